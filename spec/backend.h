@@ -1,0 +1,334 @@
+// The verbs-shaped backend interface. model/ (SystemC) and hw/ (libibverbs) implement it;
+// tests/ and tools/ are written once against it.
+//
+// Contract (every method):
+//  1. Returns 0 or a positive errno value exactly as the verbs call would (EINVAL, ENOMEM,
+//     EBUSY, EOPNOTSUPP, ...). Exceptions never cross this interface; nothing asserts on
+//     bad input. Completion statuses are data in WorkCompletion, not return codes.
+//  2. Objects are named by handles (small integers, 0 = none). A handle that is null, of
+//     another device, or already destroyed gives EINVAL, never a crash.
+//  3. Validate first, then change: a call that fails changes nothing (a rejected modify
+//     leaves the QP's state and attributes as they were).
+//  4. Destroy order is the caller's: destroying a PD/CQ/SRQ still in use returns EBUSY.
+//     A Device's destructor releases everything still alive (QP, SRQ, CQ, AH, MR, PD).
+//  5. Threading: one Device is used from one thread at a time (as the tests and the CLI
+//     do); separate Backends are independent.
+//  6. Time: the model advances simulated time only inside Wait*/Advance calls; hw uses the
+//     real clock. NowNs() is relative to the Backend's creation.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "spec/vocabulary.h"
+
+namespace qptwin {
+
+template <typename Tag>
+struct Handle {
+  uint32_t id = 0;
+  explicit operator bool() const { return id != 0; }
+  friend bool operator==(Handle a, Handle b) { return a.id == b.id; }
+  friend bool operator!=(Handle a, Handle b) { return a.id != b.id; }
+};
+using PdHandle = Handle<struct PdTag>;
+using MrHandle = Handle<struct MrTag>;
+using CqHandle = Handle<struct CqTag>;
+using SrqHandle = Handle<struct SrqTag>;
+using QpHandle = Handle<struct QpTag>;
+using AhHandle = Handle<struct AhTag>;
+using ChannelHandle = Handle<struct ChannelTag>;
+
+// ---- Device and port -------------------------------------------------------------------
+
+struct DeviceAttr {  // ibv_device_attr (the fields qptwin uses)
+  std::string name;
+  uint64_t max_mr_size = 0;
+  uint32_t vendor_id = 0;
+  uint32_t vendor_part_id = 0;
+  int max_qp = 0;
+  int max_qp_wr = 0;
+  int max_sge = 0;
+  int max_sge_rd = 0;
+  int max_cq = 0;
+  int max_cqe = 0;
+  int max_mr = 0;
+  int max_pd = 0;
+  int max_ah = 0;
+  int max_qp_rd_atom = 0;       // outstanding READ/ATOMIC as requester (max_rd_atomic)
+  int max_qp_init_rd_atom = 0;  // as responder (max_dest_rd_atomic)
+  int max_srq = 0;
+  int max_srq_wr = 0;
+  int max_srq_sge = 0;
+  int max_inline_data = 0;      // not in ibv_device_attr; the provider's inline limit
+  uint16_t max_pkeys = 0;
+  AtomicCap atomic_cap = AtomicCap::kNone;
+  uint8_t phys_port_cnt = 0;
+};
+
+struct Gid {
+  std::array<uint8_t, 16> raw{};
+  friend bool operator==(const Gid& a, const Gid& b) { return a.raw == b.raw; }
+};
+
+struct PortAttr {  // ibv_port_attr (the fields qptwin uses)
+  PortState state = PortState::kDown;
+  Mtu max_mtu = Mtu::k4096;
+  Mtu active_mtu = Mtu::k1024;
+  int gid_tbl_len = 0;
+  uint32_t max_msg_sz = 0;
+  uint16_t pkey_tbl_len = 0;
+  uint16_t lid = 0;
+  uint8_t lmc = 0;
+  uint8_t active_width = 0;
+  uint8_t active_speed = 0;
+  LinkLayer link_layer = LinkLayer::kUnspecified;
+};
+
+// ---- Address vectors -------------------------------------------------------------------
+
+struct GlobalRoute {  // ibv_global_route
+  Gid dgid;
+  uint32_t flow_label = 0;
+  uint8_t sgid_index = 0;
+  uint8_t hop_limit = 64;
+  uint8_t traffic_class = 0;
+};
+
+struct AhAttr {  // ibv_ah_attr
+  GlobalRoute grh;
+  uint16_t dlid = 0;
+  uint8_t sl = 0;
+  uint8_t src_path_bits = 0;
+  uint8_t static_rate = 0;
+  bool is_global = false;
+  uint8_t port_num = 1;
+};
+
+// ---- QPs --------------------------------------------------------------------------------
+
+struct QpCap {  // ibv_qp_cap
+  uint32_t max_send_wr = 0;
+  uint32_t max_recv_wr = 0;
+  uint32_t max_send_sge = 0;
+  uint32_t max_recv_sge = 0;
+  uint32_t max_inline_data = 0;
+};
+
+struct QpInitAttr {  // ibv_qp_init_attr
+  QpType qp_type = QpType::kRc;
+  PdHandle pd;
+  CqHandle send_cq;
+  CqHandle recv_cq;
+  SrqHandle srq;
+  QpCap cap;
+  bool sq_sig_all = false;
+};
+
+struct QpAttr {  // ibv_qp_attr: which fields count is said by the AttrMask beside it
+  QpState qp_state = QpState::kReset;
+  QpState cur_qp_state = QpState::kReset;
+  Mtu path_mtu = Mtu::k1024;
+  uint32_t qkey = 0;
+  uint32_t rq_psn = 0;
+  uint32_t sq_psn = 0;
+  uint32_t dest_qp_num = 0;
+  AccessFlags qp_access_flags = 0;
+  QpCap cap;
+  AhAttr ah_attr;
+  AhAttr alt_ah_attr;
+  uint16_t pkey_index = 0;
+  uint16_t alt_pkey_index = 0;
+  bool en_sqd_async_notify = false;
+  bool sq_draining = false;
+  uint8_t max_rd_atomic = 0;
+  uint8_t max_dest_rd_atomic = 0;
+  uint8_t min_rnr_timer = 0;
+  uint8_t port_num = 0;
+  uint8_t timeout = 0;
+  uint8_t retry_cnt = 0;
+  uint8_t rnr_retry = 0;
+  uint8_t alt_port_num = 0;
+  uint8_t alt_timeout = 0;
+  uint32_t rate_limit = 0;
+};
+
+// ---- Work requests and completions -------------------------------------------------------
+
+struct Sge {  // ibv_sge: addr is a process virtual address inside a registered MR
+  uint64_t addr = 0;
+  uint32_t length = 0;
+  uint32_t lkey = 0;
+};
+
+struct SendWr {  // ibv_send_wr
+  uint64_t wr_id = 0;
+  std::vector<Sge> sg_list;
+  WrOpcode opcode = WrOpcode::kSend;
+  SendFlags send_flags = 0;
+  uint32_t imm_data = 0;  // host byte order in qptwin (htonl is the backend's business)
+  // RDMA and atomics
+  uint64_t remote_addr = 0;
+  uint32_t rkey = 0;
+  uint64_t compare_add = 0;
+  uint64_t swap = 0;
+  // UD
+  AhHandle ah;
+  uint32_t remote_qpn = 0;
+  uint32_t remote_qkey = 0;
+};
+
+struct RecvWr {  // ibv_recv_wr
+  uint64_t wr_id = 0;
+  std::vector<Sge> sg_list;
+};
+
+struct WorkCompletion {  // ibv_wc
+  uint64_t wr_id = 0;
+  WcStatus status = WcStatus::kSuccess;
+  WcOpcode opcode = WcOpcode::kSend;  // meaningful only for SUCCESS (IBTA: undefined else)
+  uint32_t vendor_err = 0;
+  uint32_t byte_len = 0;
+  uint32_t imm_data = 0;  // host byte order; valid when wc_flags has wc_flag::kWithImm
+  uint32_t qp_num = 0;
+  uint32_t src_qp = 0;
+  uint32_t wc_flags = 0;
+  uint16_t pkey_index = 0;
+  uint16_t slid = 0;
+  uint8_t sl = 0;
+  uint8_t dlid_path_bits = 0;
+};
+
+struct AsyncEvent {  // ibv_async_event
+  EventType type = EventType::kQpFatal;
+  QpHandle qp;
+  CqHandle cq;
+  SrqHandle srq;
+  uint8_t port_num = 0;
+  uint64_t time_ns = 0;  // when it was received (Backend::NowNs)
+};
+
+// A recorded state change of a QP (modify call or device event), for tools and teaching.
+struct StateChange {
+  uint64_t time_ns = 0;
+  QpState from = QpState::kReset;
+  QpState to = QpState::kReset;
+  std::string cause;  // "modify", or the device event ("flush on send error", "RNR retry exceeded")
+};
+
+// What one side needs from the other to connect (exchanged out of band on hw).
+struct ConnectionInfo {
+  uint32_t qp_num = 0;
+  uint16_t lid = 0;
+  Gid gid;
+  uint8_t port_num = 1;
+  LinkLayer link_layer = LinkLayer::kEthernet;
+};
+
+// ---- The device ----------------------------------------------------------------------------
+
+class Device {
+ public:
+  virtual ~Device() = default;
+
+  virtual std::string Name() const = 0;
+  [[nodiscard]] virtual int QueryDevice(DeviceAttr* out) = 0;
+  // port_num counts from 1; EINVAL for a port that does not exist.
+  [[nodiscard]] virtual int QueryPort(uint8_t port_num, PortAttr* out) = 0;
+  [[nodiscard]] virtual int QueryGid(uint8_t port_num, int index, Gid* out) = 0;
+  // The GID index to use for connections on this port (RoCE v2 IPv4-mapped where present).
+  [[nodiscard]] virtual int DefaultGidIndex(uint8_t port_num, int* index) = 0;
+
+  [[nodiscard]] virtual int AllocPd(PdHandle* out) = 0;
+  [[nodiscard]] virtual int DeallocPd(PdHandle pd) = 0;  // EBUSY while MRs/QPs/SRQs/AHs use it
+
+  // Registers `length` bytes of memory that the backend allocates (zeroed, page aligned) with
+  // `access` (access::*). *buf receives its address: Sge.addr and remote addresses point
+  // into [*buf, *buf + length). REMOTE_WRITE or REMOTE_ATOMIC without LOCAL_WRITE: EINVAL.
+  [[nodiscard]] virtual int RegMr(PdHandle pd, size_t length, AccessFlags access, MrHandle* out,
+                                  uint8_t** buf, uint32_t* lkey, uint32_t* rkey) = 0;
+  [[nodiscard]] virtual int DeregMr(MrHandle mr) = 0;
+
+  [[nodiscard]] virtual int CreateCompChannel(ChannelHandle* out) = 0;
+  [[nodiscard]] virtual int DestroyCompChannel(ChannelHandle ch) = 0;  // EBUSY while CQs use it
+  // cqe: minimum depth (the device may round up: *actual_cqe). EINVAL beyond max_cqe or < 1.
+  [[nodiscard]] virtual int CreateCq(int cqe, ChannelHandle channel, CqHandle* out,
+                                     int* actual_cqe) = 0;
+  [[nodiscard]] virtual int DestroyCq(CqHandle cq) = 0;  // EBUSY while a QP or SRQ uses it
+  // As ibv_poll_cq: returns the number of completions (>= 0) written to wc[0..n), or a
+  // negative errno (-EINVAL for a bad handle). Never blocks, never advances time.
+  virtual int PollCq(CqHandle cq, int num_entries, WorkCompletion* wc) = 0;
+  [[nodiscard]] virtual int ReqNotifyCq(CqHandle cq, bool solicited_only) = 0;
+  // Waits for the next CQ event on the channel (ibv_get_cq_event); ETIMEDOUT after timeout_ns.
+  [[nodiscard]] virtual int GetCqEvent(ChannelHandle ch, uint64_t timeout_ns, CqHandle* cq) = 0;
+  virtual void AckCqEvents(CqHandle cq, unsigned n) = 0;
+
+  // Polls `cq` until `n` completions were collected (appended to *out) or timeout_ns passed
+  // (simulated time on the model, real time on hw). 0 when n were collected, else ETIMEDOUT
+  // (with what was collected appended).
+  [[nodiscard]] virtual int WaitForCompletions(CqHandle cq, int n, uint64_t timeout_ns,
+                                               std::vector<WorkCompletion>* out) = 0;
+
+  [[nodiscard]] virtual int CreateSrq(PdHandle pd, uint32_t max_wr, uint32_t max_sge,
+                                      SrqHandle* out) = 0;
+  [[nodiscard]] virtual int DestroySrq(SrqHandle srq) = 0;  // EBUSY while a QP uses it
+  [[nodiscard]] virtual int PostSrqRecv(SrqHandle srq, const std::vector<RecvWr>& wrs,
+                                        size_t* bad_wr) = 0;
+
+  [[nodiscard]] virtual int CreateAh(PdHandle pd, const AhAttr& attr, AhHandle* out) = 0;
+  [[nodiscard]] virtual int DestroyAh(AhHandle ah) = 0;
+
+  // As ibv_create_qp. EINVAL for caps beyond the device's limits, EOPNOTSUPP for a QP type
+  // the device does not support. *actual receives the caps granted (may be rounded up).
+  [[nodiscard]] virtual int CreateQp(const QpInitAttr& init, QpHandle* out, QpCap* actual) = 0;
+  [[nodiscard]] virtual int DestroyQp(QpHandle qp) = 0;
+  [[nodiscard]] virtual int QpNum(QpHandle qp, uint32_t* qp_num) = 0;
+  // As ibv_modify_qp: legality by the spec's table (qp_state_table.h), values by
+  // attr_checks.h, plus the device's own rules. Returns 0 or errno; on error nothing changes.
+  [[nodiscard]] virtual int ModifyQp(QpHandle qp, const QpAttr& attr, AttrMask mask) = 0;
+  [[nodiscard]] virtual int QueryQp(QpHandle qp, QpAttr* attr, QpInitAttr* init) = 0;
+  // As ibv_post_send/ibv_post_recv: on error *bad_wr is the index of the first WR not posted;
+  // WRs before it were posted. On success *bad_wr is unchanged.
+  [[nodiscard]] virtual int PostSend(QpHandle qp, const std::vector<SendWr>& wrs,
+                                     size_t* bad_wr) = 0;
+  [[nodiscard]] virtual int PostRecv(QpHandle qp, const std::vector<RecvWr>& wrs,
+                                     size_t* bad_wr) = 0;
+
+  // Async events received so far and not yet taken, oldest first (non-blocking).
+  virtual std::vector<AsyncEvent> TakeAsyncEvents() = 0;
+  // Waits until an async event of `type` (for `qp` when given) has arrived or timeout_ns
+  // passed; the event stays queued for TakeAsyncEvents. 0 or ETIMEDOUT.
+  [[nodiscard]] virtual int WaitForAsyncEvent(EventType type, QpHandle qp, uint64_t timeout_ns) = 0;
+
+  // The QP's recorded state changes, oldest first.
+  [[nodiscard]] virtual int QpHistory(QpHandle qp, std::vector<StateChange>* out) = 0;
+  // What a peer needs to connect to this QP.
+  [[nodiscard]] virtual int LocalConnectionInfo(QpHandle qp, ConnectionInfo* out) = 0;
+};
+
+// ---- The backend: a world of devices with one clock ---------------------------------------
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string Kind() const = 0;  // "model" or "hw"
+  virtual std::vector<std::string> ListDevices() = 0;
+  // Opens a device by name ("" = the first). ENODEV when there is none of that name.
+  [[nodiscard]] virtual int OpenDevice(const std::string& name, std::unique_ptr<Device>* out) = 0;
+  // Nanoseconds since this Backend was created (simulated on the model).
+  virtual uint64_t NowNs() = 0;
+  // Lets `ns` pass (simulated time runs on the model; hw sleeps).
+  virtual void Advance(uint64_t ns) = 0;
+};
+
+// ---- Helpers every backend and test share ------------------------------------------------
+
+// The address vector that reaches `peer` from a port of `local_link_layer`: GRH with the
+// peer's GID on RoCE (sgid_index = local_gid_index), LID otherwise.
+AhAttr AddressTo(const ConnectionInfo& peer, int local_gid_index);
+
+}  // namespace qptwin
