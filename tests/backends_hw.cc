@@ -1,0 +1,24 @@
+// The conformance suites on a real RDMA device (rxe in the CI VM). Without a device every
+// test is skipped with the reason.
+#include "hw/verbs_backend.h"
+#include "tests/backend_under_test.h"
+#include "tests/conformance/fixture.h"
+
+namespace qptwin::testing {
+
+std::vector<BackendCase> BackendsUnderTest() {
+  auto make = [](std::string* why) -> std::unique_ptr<Backend> {
+    auto b = hw::MakeVerbsBackend(hw::VerbsOptions{});
+    if (b->ListDevices().empty()) {
+      *why = "no RDMA device on this machine (run inside tools/rxe-vm/run for Soft-RoCE)";
+      return nullptr;
+    }
+    return b;
+  };
+  return {{"hw", make, /*has_sqe=*/false}};
+}
+
+INSTANTIATE_TEST_SUITE_P(Hw, Conformance, ::testing::ValuesIn(BackendsUnderTest()),
+                         [](const auto& info) { return info.param.name; });
+
+}  // namespace qptwin::testing

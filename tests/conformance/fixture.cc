@@ -1,0 +1,149 @@
+#include "tests/conformance/fixture.h"
+
+namespace qptwin::testing {
+
+void Conformance::SetUp() {
+  std::string why;
+  backend_ = GetParam().make(&why);
+  if (!backend_) GTEST_SKIP() << GetParam().name << " unavailable: " << why;
+  ASSERT_EQ(backend_->OpenDevice("", &dev_), 0);
+  ASSERT_EQ(dev_->QueryDevice(&dattr_), 0);
+  ASSERT_EQ(dev_->QueryPort(1, &pattr_), 0);
+  ASSERT_EQ(dev_->AllocPd(&pd_), 0);
+  cq_ = Cq(256);
+}
+
+void Conformance::TearDown() {
+  dev_.reset();  // the Device releases whatever a failed test left behind
+  backend_.reset();
+}
+
+Buffer Conformance::Reg(size_t len, AccessFlags access) {
+  Buffer b;
+  b.len = len;
+  EXPECT_EQ(dev_->RegMr(pd_, len, access, &b.mr, &b.buf, &b.lkey, &b.rkey), 0);
+  return b;
+}
+
+CqHandle Conformance::Cq(int cqe) {
+  CqHandle cq;
+  int actual = 0;
+  EXPECT_EQ(dev_->CreateCq(cqe, ChannelHandle{}, &cq, &actual), 0);
+  EXPECT_GE(actual, cqe);
+  return cq;
+}
+
+QpHandle Conformance::Qp(QpType type, uint32_t max_send_wr, uint32_t max_recv_wr,
+                         uint32_t max_sge, bool sq_sig_all, CqHandle cq) {
+  QpInitAttr init;
+  init.qp_type = type;
+  init.pd = pd_;
+  init.send_cq = cq ? cq : cq_;
+  init.recv_cq = cq ? cq : cq_;
+  init.cap.max_send_wr = max_send_wr;
+  init.cap.max_recv_wr = max_recv_wr;
+  init.cap.max_send_sge = max_sge;
+  init.cap.max_recv_sge = max_sge;
+  init.sq_sig_all = sq_sig_all;
+  QpHandle qp;
+  QpCap actual;
+  EXPECT_EQ(dev_->CreateQp(init, &qp, &actual), 0) << ToName(type);
+  return qp;
+}
+
+QpAttr Conformance::FullAttr(QpHandle self, QpHandle peer) {
+  ConnectionInfo info;
+  EXPECT_EQ(dev_->LocalConnectionInfo(peer ? peer : self, &info), 0);
+  int gid_index = 0;
+  EXPECT_EQ(dev_->DefaultGidIndex(1, &gid_index), 0);
+  QpAttr a;
+  a.port_num = 1;
+  a.pkey_index = 0;
+  a.qkey = kQkey;
+  a.qp_access_flags = access::kLocalWrite | access::kRemoteWrite | access::kRemoteRead |
+                      access::kRemoteAtomic;
+  a.path_mtu = pattr_.active_mtu;
+  a.ah_attr = AddressTo(info, gid_index);
+  a.dest_qp_num = info.qp_num;
+  a.rq_psn = 0x100;
+  a.sq_psn = 0x100;
+  a.timeout = 14;
+  a.retry_cnt = 7;
+  a.rnr_retry = 7;
+  a.min_rnr_timer = 12;
+  a.max_rd_atomic = 1;
+  a.max_dest_rd_atomic = 1;
+  return a;
+}
+
+void Conformance::Drive(QpType type, QpHandle qp, QpState target, QpHandle peer) {
+  QpAttr a = FullAttr(qp, peer);
+  const QpState path[] = {QpState::kInit, QpState::kRtr, QpState::kRts, QpState::kSqd};
+  if (target == QpState::kReset) return;
+  QpState cur = QpState::kReset;
+  if (target == QpState::kErr) {
+    a.qp_state = QpState::kInit;
+    ASSERT_EQ(dev_->ModifyQp(qp, a, MinimumMask(type, cur, QpState::kInit)), 0);
+    a.qp_state = QpState::kErr;
+    ASSERT_EQ(dev_->ModifyQp(qp, a, attr::kState), 0);
+    return;
+  }
+  for (QpState next : path) {
+    a.qp_state = next;
+    ASSERT_EQ(dev_->ModifyQp(qp, a, MinimumMask(type, cur, next)), 0)
+        << ToName(type) << " " << ToName(cur) << "->" << ToName(next);
+    cur = next;
+    if (cur == target) break;
+  }
+  if (target == QpState::kSqd) {
+    // SQD is entered once the (empty) send queue has drained.
+    (void)dev_->WaitForAsyncEvent(EventType::kSqDrained, qp, kSecond / 10);
+  }
+}
+
+QpState Conformance::StateOf(QpHandle qp) {
+  QpAttr a;
+  QpInitAttr init;
+  EXPECT_EQ(dev_->QueryQp(qp, &a, &init), 0);
+  return a.qp_state;
+}
+
+std::pair<QpHandle, QpHandle> Conformance::ConnectedPair(QpType type, CqHandle cq_a,
+                                                         CqHandle cq_b) {
+  QpHandle a = Qp(type, 16, 16, 2, false, cq_a);
+  QpHandle b = Qp(type, 16, 16, 2, false, cq_b);
+  Drive(type, a, QpState::kRts, b);
+  Drive(type, b, QpState::kRts, a);
+  return {a, b};
+}
+
+std::vector<WorkCompletion> Conformance::WaitWc(CqHandle cq, int n, uint64_t timeout_ns) {
+  std::vector<WorkCompletion> out;
+  EXPECT_EQ(dev_->WaitForCompletions(cq, n, timeout_ns, &out), 0)
+      << "expected " << n << " completions, got " << out.size();
+  return out;
+}
+
+std::vector<WorkCompletion> Conformance::Drain(CqHandle cq, uint64_t settle_ns) {
+  std::vector<WorkCompletion> out;
+  (void)dev_->WaitForCompletions(cq, 1 << 20, settle_ns, &out);  // ETIMEDOUT expected
+  return out;
+}
+
+SendWr Conformance::Send(uint64_t wr_id, std::vector<Sge> sges, bool signaled) {
+  SendWr wr;
+  wr.wr_id = wr_id;
+  wr.sg_list = std::move(sges);
+  wr.opcode = WrOpcode::kSend;
+  wr.send_flags = signaled ? send_flag::kSignaled : 0;
+  return wr;
+}
+
+RecvWr Conformance::Recv(uint64_t wr_id, std::vector<Sge> sges) {
+  RecvWr wr;
+  wr.wr_id = wr_id;
+  wr.sg_list = std::move(sges);
+  return wr;
+}
+
+}  // namespace qptwin::testing

@@ -1,0 +1,65 @@
+// The conformance fixture: one Backend + Device per test, with helpers to create and connect
+// QPs using only spec/backend.h. Every helper asserts through GoogleTest; none hides an errno.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "spec/backend.h"
+#include "spec/qp_state_table.h"
+#include "tests/backend_under_test.h"
+
+namespace qptwin::testing {
+
+inline constexpr uint64_t kSecond = 1'000'000'000ull;
+inline constexpr uint32_t kQkey = 0x11111111;
+
+struct Buffer {
+  MrHandle mr;
+  uint8_t* buf = nullptr;
+  uint32_t lkey = 0;
+  uint32_t rkey = 0;
+  size_t len = 0;
+  Sge At(size_t off, uint32_t len) const { return {reinterpret_cast<uint64_t>(buf) + off, len, lkey}; }
+  uint64_t Addr(size_t off) const { return reinterpret_cast<uint64_t>(buf) + off; }
+};
+
+class Conformance : public ::testing::TestWithParam<BackendCase> {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+
+  // Resources (fail the test on error).
+  Buffer Reg(size_t len, AccessFlags access);
+  CqHandle Cq(int cqe = 64);
+  QpHandle Qp(QpType type, uint32_t max_send_wr = 16, uint32_t max_recv_wr = 16,
+              uint32_t max_sge = 2, bool sq_sig_all = false, CqHandle cq = {});
+
+  // A QpAttr with a valid value for every attribute, connecting to `peer` (or to itself).
+  QpAttr FullAttr(QpHandle self, QpHandle peer);
+  // Drives `qp` from RESET through the main path to `target` (RESET, INIT, RTR, RTS, SQD, ERR)
+  // with the minimum masks; connects to `peer` (itself when none).
+  void Drive(QpType type, QpHandle qp, QpState target, QpHandle peer = {});
+  QpState StateOf(QpHandle qp);
+  // Two QPs of `type` connected to each other in RTS.
+  std::pair<QpHandle, QpHandle> ConnectedPair(QpType type, CqHandle cq_a = {}, CqHandle cq_b = {});
+
+  std::vector<WorkCompletion> WaitWc(CqHandle cq, int n, uint64_t timeout_ns = 2 * kSecond);
+  // Polls what is there without waiting further than `settle_ns` of quiet time.
+  std::vector<WorkCompletion> Drain(CqHandle cq, uint64_t settle_ns = kSecond / 10);
+
+  static SendWr Send(uint64_t wr_id, std::vector<Sge> sges, bool signaled = true);
+  static RecvWr Recv(uint64_t wr_id, std::vector<Sge> sges);
+
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Device> dev_;
+  DeviceAttr dattr_;
+  PortAttr pattr_;
+  PdHandle pd_;
+  CqHandle cq_;  // the default CQ for send and receive completions
+};
+
+}  // namespace qptwin::testing

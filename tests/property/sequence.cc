@@ -1,0 +1,423 @@
+#include "tests/property/sequence.h"
+
+#include <cerrno>
+#include <ostream>
+#include <set>
+#include <sstream>
+
+#include "spec/qp_state_table.h"
+
+namespace qptwin::testing {
+namespace {
+
+constexpr uint32_t kDepth = 8;
+constexpr uint32_t kMaxSge = 2;
+constexpr uint32_t kQkey = 0x11111111;
+constexpr size_t kMrLen = 4096;
+constexpr AccessFlags kAll =
+    access::kLocalWrite | access::kRemoteWrite | access::kRemoteRead | access::kRemoteAtomic;
+const char* const kQpName[] = {"a", "b"};
+
+// wr_id layout: qp index (bit 40), receive queue (bit 39), sequence number.
+uint64_t WrId(int qp, bool recv, uint64_t seq) {
+  return (uint64_t(qp) << 40) | (uint64_t(recv) << 39) | seq;
+}
+
+struct RefQp {
+  QpHandle h;
+  uint32_t qpn = 0;
+  QpState state = QpState::kReset;
+  std::deque<uint64_t> sq, rq;  // outstanding wr_ids in posting order
+  uint32_t sq_depth = 0, rq_depth = 0, max_send_sge = 0, max_recv_sge = 0;
+};
+
+// Everything one run needs; `fail` records the first violated rule.
+class Run {
+ public:
+  Run(Backend& backend, uint64_t settle_ns) : backend_(backend), settle_ns_(settle_ns) {}
+
+  bool Setup();
+  void Step(const SeqCommand& c);
+  void Finish();
+  std::string failure;
+  int completions = 0;
+
+ private:
+  void Fail(const std::string& why) {
+    if (failure.empty()) failure = why;
+  }
+  AttrMask MaskOf(const SeqCommand& c, QpState cur, QpState next) const;
+  QpAttr AttrFor(int qp, const SeqCommand& c);
+  void Modify(const SeqCommand& c);
+  void PostSend(const SeqCommand& c);
+  void PostRecv(const SeqCommand& c);
+  void Settle(uint64_t ns);
+  void Take(const WorkCompletion& wc);
+  void ObserveStates();
+  static int ExpectedPost(const RefQp& q, bool send, const SeqCommand& c, size_t* bad,
+                          bool* either);
+
+  Backend& backend_;
+  uint64_t settle_ns_;
+  std::unique_ptr<Device> dev_;
+  PortAttr port_;
+  DeviceAttr dattr_;
+  PdHandle pd_;
+  CqHandle cq_;
+  MrHandle mr_;
+  uint8_t* buf_ = nullptr;
+  uint32_t lkey_ = 0, rkey_ = 0;
+  RefQp qp_[2];
+  uint64_t seq_ = 0;
+  std::set<uint64_t> discarded_;  // WRs a RESET discarded (a CQE may already have been written)
+};
+
+bool Run::Setup() {
+  if (backend_.OpenDevice("", &dev_) != 0) return Fail("OpenDevice failed"), false;
+  int actual = 0;
+  if (dev_->QueryDevice(&dattr_) || dev_->QueryPort(1, &port_) || dev_->AllocPd(&pd_) ||
+      dev_->CreateCq(4096, ChannelHandle{}, &cq_, &actual) ||
+      dev_->RegMr(pd_, kMrLen, kAll, &mr_, &buf_, &lkey_, &rkey_)) {
+    return Fail("setup of PD/CQ/MR failed"), false;
+  }
+  for (auto& q : qp_) {
+    QpInitAttr init;
+    init.qp_type = QpType::kRc;
+    init.pd = pd_;
+    init.send_cq = cq_;
+    init.recv_cq = cq_;
+    init.cap = {kDepth, kDepth, kMaxSge, kMaxSge, 0};
+    init.sq_sig_all = true;
+    QpCap cap;
+    if (dev_->CreateQp(init, &q.h, &cap) || dev_->QpNum(q.h, &q.qpn)) {
+      return Fail("CreateQp failed"), false;
+    }
+    q.sq_depth = cap.max_send_wr;
+    q.rq_depth = cap.max_recv_wr;
+    q.max_send_sge = cap.max_send_sge;
+    q.max_recv_sge = cap.max_recv_sge;
+  }
+  return true;
+}
+
+AttrMask Run::MaskOf(const SeqCommand& c, QpState cur, QpState next) const {
+  AttrMask base = c.with_state ? attr::kState : 0;
+  if (TransitionOf(cur, next).valid) base |= MinimumMask(QpType::kRc, cur, next);
+  if (!c.with_state) base &= ~attr::kState;
+  return (base | c.add) & ~c.drop;
+}
+
+QpAttr Run::AttrFor(int qp, const SeqCommand& c) {
+  ConnectionInfo peer;
+  (void)dev_->LocalConnectionInfo(qp_[1 - qp].h, &peer);
+  int gid_index = 0;
+  (void)dev_->DefaultGidIndex(1, &gid_index);
+  QpAttr a;
+  a.qp_state = c.target;
+  a.cur_qp_state = qp_[qp].state;
+  a.port_num = c.bad_port ? static_cast<uint8_t>(dattr_.phys_port_cnt + 1) : 1;
+  a.pkey_index = 0;
+  a.qkey = kQkey;
+  a.qp_access_flags = kAll;
+  a.path_mtu = port_.active_mtu;
+  a.ah_attr = AddressTo(peer, gid_index);
+  a.dest_qp_num = peer.qp_num;
+  a.timeout = 8;        // 4.096 us * 2^8 ~ 1 ms
+  a.retry_cnt = 3;
+  a.rnr_retry = c.rnr_retry;
+  a.min_rnr_timer = 1;  // 0.01 ms
+  a.max_rd_atomic = 1;
+  a.max_dest_rd_atomic = 1;
+  a.en_sqd_async_notify = true;
+  return a;
+}
+
+void Run::Modify(const SeqCommand& c) {
+  RefQp& q = qp_[c.qp];
+  QpState cur = q.state;
+  QpState next = NextState(cur, c.target, c.with_state ? attr::kState : 0);
+  AttrMask mask = MaskOf(c, cur, next);
+  QpAttr now;
+  QpInitAttr init;
+  if (dev_->QueryQp(q.h, &now, &init) != 0) return Fail("QueryQp failed");
+  int expect = 0;
+  if (!IsModifyOk(cur, next, QpType::kRc, mask)) {
+    expect = EINVAL;
+  } else if (c.bad_port && (mask & attr::kPort)) {
+    expect = EINVAL;
+  } else if ((mask & attr::kState) && cur == QpState::kSqd && now.sq_draining &&
+             next != QpState::kErr) {
+    expect = EINVAL;  // R12: leaving SQD while draining
+  }
+  if (next == QpState::kReset && expect == 0) Settle(0);  // take what is already there
+  int rc = dev_->ModifyQp(q.h, AttrFor(c.qp, c), mask);
+  if (rc != expect) {
+    std::ostringstream os;
+    os << "modify " << kQpName[c.qp] << " " << ToName(cur) << "->" << ToName(next) << " mask "
+       << FormatAttrMask(mask) << ": got " << ErrnoName(rc) << ", expected " << ErrnoName(expect)
+       << " (" << Judge(QpType::kRc, cur, next, mask).Reason() << ")";
+    return Fail(os.str());
+  }
+  if (rc != 0) return;
+  q.state = next;
+  if (next == QpState::kReset) {  // R9: discarded without completions
+    for (uint64_t id : q.sq) discarded_.insert(id);
+    for (uint64_t id : q.rq) discarded_.insert(id);
+    q.sq.clear();
+    q.rq.clear();
+  }
+}
+
+// Predicts a post's result: the errno and the index of the first WR not posted. `either`
+// is set when the queue fills at the same WR whose SGE count is too large (both are right).
+int Run::ExpectedPost(const RefQp& q, bool send, const SeqCommand& c, size_t* bad, bool* either) {
+  *either = false;
+  *bad = 0;
+  if (send && (q.state == QpState::kReset || q.state == QpState::kInit ||
+               q.state == QpState::kRtr)) {
+    return EINVAL;  // R2
+  }
+  if (!send && q.state == QpState::kReset) return EINVAL;  // R4
+  size_t used = send ? q.sq.size() : q.rq.size();
+  size_t depth = send ? q.sq_depth : q.rq_depth;
+  uint32_t max_sge = send ? q.max_send_sge : q.max_recv_sge;
+  for (int i = 0; i < c.count; ++i) {
+    bool full = used + i >= depth;
+    bool too_many = (i == c.count - 1) && static_cast<uint32_t>(c.sges_last) > max_sge;
+    *bad = i;
+    if (full && too_many) *either = true;
+    if (full) return ENOMEM;  // R5
+    if (too_many) return EINVAL;
+  }
+  return 0;
+}
+
+void Run::PostSend(const SeqCommand& c) {
+  RefQp& q = qp_[c.qp];
+  std::vector<SendWr> wrs;
+  for (int i = 0; i < c.count; ++i) {
+    SendWr wr;
+    wr.wr_id = WrId(c.qp, false, ++seq_);
+    int sges = (i == c.count - 1) ? c.sges_last : 1;
+    for (int s = 0; s < sges; ++s) wr.sg_list.push_back({reinterpret_cast<uint64_t>(buf_) + 8 * s, 8, lkey_});
+    wr.opcode = c.write ? WrOpcode::kRdmaWrite : WrOpcode::kSend;
+    wr.remote_addr = reinterpret_cast<uint64_t>(buf_) + 2048;
+    wr.rkey = rkey_;
+    wrs.push_back(wr);
+  }
+  size_t want_bad;
+  bool either;
+  int expect = ExpectedPost(q, true, c, &want_bad, &either);
+  size_t bad = 12345;
+  int rc = dev_->PostSend(q.h, wrs, &bad);
+  size_t posted = rc == 0 ? wrs.size() : bad;
+  bool ok = rc == expect && (rc == 0 || bad == want_bad);
+  if (either && (rc == ENOMEM || rc == EINVAL) && bad == want_bad) ok = true;
+  if (!ok) {
+    std::ostringstream os;
+    os << "post_send " << kQpName[c.qp] << " (" << c.count << " WRs) in " << ToName(q.state)
+       << ": got " << ErrnoName(rc) << " bad_wr=" << bad << ", expected " << ErrnoName(expect)
+       << " bad_wr=" << want_bad;
+    return Fail(os.str());
+  }
+  for (size_t i = 0; i < posted && i < wrs.size(); ++i) q.sq.push_back(wrs[i].wr_id);
+}
+
+void Run::PostRecv(const SeqCommand& c) {
+  RefQp& q = qp_[c.qp];
+  std::vector<RecvWr> wrs;
+  for (int i = 0; i < c.count; ++i) {
+    RecvWr wr;
+    wr.wr_id = WrId(c.qp, true, ++seq_);
+    int sges = (i == c.count - 1) ? c.sges_last : 1;
+    for (int s = 0; s < sges; ++s) {
+      wr.sg_list.push_back({reinterpret_cast<uint64_t>(buf_) + 1024 + 64 * s, 64, lkey_});
+    }
+    wrs.push_back(wr);
+  }
+  size_t want_bad;
+  bool either;
+  int expect = ExpectedPost(q, false, c, &want_bad, &either);
+  size_t bad = 12345;
+  int rc = dev_->PostRecv(q.h, wrs, &bad);
+  size_t posted = rc == 0 ? wrs.size() : bad;
+  bool ok = rc == expect && (rc == 0 || bad == want_bad);
+  if (either && (rc == ENOMEM || rc == EINVAL) && bad == want_bad) ok = true;
+  if (!ok) {
+    std::ostringstream os;
+    os << "post_recv " << kQpName[c.qp] << " (" << c.count << " WRs) in " << ToName(q.state)
+       << ": got " << ErrnoName(rc) << " bad_wr=" << bad << ", expected " << ErrnoName(expect)
+       << " bad_wr=" << want_bad;
+    return Fail(os.str());
+  }
+  for (size_t i = 0; i < posted && i < wrs.size(); ++i) q.rq.push_back(wrs[i].wr_id);
+}
+
+void Run::Take(const WorkCompletion& wc) {
+  ++completions;
+  int qp = static_cast<int>((wc.wr_id >> 40) & 1);
+  bool recv = (wc.wr_id >> 39) & 1;
+  RefQp& q = qp_[qp];
+  std::deque<uint64_t>& queue = recv ? q.rq : q.sq;
+  std::ostringstream os;
+  os << "completion wr_id=0x" << std::hex << wc.wr_id << std::dec << " status "
+     << ToName(wc.status) << " on " << kQpName[qp] << (recv ? " RQ" : " SQ");
+  if (wc.qp_num != q.qpn) return Fail(os.str() + ": qp_num does not match");
+  if (!queue.empty() && queue.front() == wc.wr_id) {
+    queue.pop_front();
+    return;
+  }
+  if (discarded_.erase(wc.wr_id)) return;  // written before the RESET discarded the queue
+  bool known = false;
+  for (uint64_t id : queue) known |= id == wc.wr_id;
+  Fail(os.str() + (known ? ": out of posting order" : ": not outstanding (lost or duplicated)"));
+}
+
+void Run::Settle(uint64_t ns) {
+  std::vector<WorkCompletion> wcs;
+  if (ns == 0) {
+    WorkCompletion wc[16];
+    int n;
+    while ((n = dev_->PollCq(cq_, 16, wc)) > 0) wcs.insert(wcs.end(), wc, wc + n);
+  } else {
+    (void)dev_->WaitForCompletions(cq_, 1 << 20, ns, &wcs);  // ETIMEDOUT: quiet for ns
+  }
+  for (const auto& wc : wcs) Take(wc);
+}
+
+void Run::ObserveStates() {
+  for (int i = 0; i < 2; ++i) {
+    QpAttr a;
+    QpInitAttr init;
+    if (dev_->QueryQp(qp_[i].h, &a, &init) != 0) return Fail("QueryQp failed");
+    if (a.qp_state == qp_[i].state) continue;
+    if (a.qp_state != QpState::kErr) {
+      return Fail(std::string("QP ") + kQpName[i] + " moved by itself from " +
+                  std::string(ToName(qp_[i].state)) + " to " + std::string(ToName(a.qp_state)));
+    }
+    qp_[i].state = a.qp_state;  // the device moved it to ERR (an error completion, R7/R15)
+  }
+}
+
+void Run::Step(const SeqCommand& c) {
+  switch (c.kind) {
+    case SeqCommand::Kind::kModify: Modify(c); break;
+    case SeqCommand::Kind::kPostSend: PostSend(c); break;
+    case SeqCommand::Kind::kPostRecv: PostRecv(c); break;
+    case SeqCommand::Kind::kSettle: break;
+    case SeqCommand::Kind::kBringUp: {
+      SeqCommand m = c;
+      m.kind = SeqCommand::Kind::kModify;
+      m.add = m.drop = 0;
+      m.bad_port = false;
+      m.with_state = true;
+      if (qp_[c.qp].state == QpState::kErr || qp_[c.qp].state == QpState::kSqe) {
+        m.target = QpState::kReset;
+        Modify(m);
+      }
+      for (QpState s : {QpState::kInit, QpState::kRtr, QpState::kRts}) {
+        if (static_cast<int>(qp_[c.qp].state) >= static_cast<int>(s)) continue;
+        m.target = s;
+        Modify(m);
+      }
+      break;
+    }
+  }
+  Settle(settle_ns_);
+  ObserveStates();
+}
+
+void Run::Finish() {
+  if (!failure.empty()) return;
+  for (auto& q : qp_) {
+    if (q.state == QpState::kReset) continue;
+    QpAttr a;
+    a.qp_state = QpState::kErr;
+    if (dev_->ModifyQp(q.h, a, attr::kState) != 0) return Fail("final move to ERR failed");
+    q.state = QpState::kErr;
+  }
+  size_t left = qp_[0].sq.size() + qp_[0].rq.size() + qp_[1].sq.size() + qp_[1].rq.size();
+  std::vector<WorkCompletion> wcs;
+  (void)dev_->WaitForCompletions(cq_, static_cast<int>(left), 5'000'000'000ull, &wcs);
+  for (const auto& wc : wcs) Take(wc);
+  Settle(settle_ns_);  // nothing more may come
+  for (int i = 0; i < 2; ++i) {
+    if (!qp_[i].sq.empty() || !qp_[i].rq.empty()) {
+      Fail(std::string("QP ") + kQpName[i] + ": " + std::to_string(qp_[i].sq.size()) + " send and " +
+           std::to_string(qp_[i].rq.size()) + " receive WRs never completed after ERR");
+    }
+  }
+}
+
+}  // namespace
+
+void showValue(const SeqCommand& c, std::ostream& os) {
+  const char* qp = kQpName[c.qp];
+  switch (c.kind) {
+    case SeqCommand::Kind::kModify:
+      os << "modify " << qp;
+      if (c.with_state) os << " state=" << ToName(c.target);
+      os << "  # minimum mask";
+      if (c.add) os << " +" << FormatAttrMask(c.add);
+      if (c.drop) os << " -" << FormatAttrMask(c.drop);
+      if (c.bad_port) os << ", port out of range";
+      os << ", rnr_retry=" << int(c.rnr_retry);
+      break;
+    case SeqCommand::Kind::kPostSend:
+      for (int i = 0; i < c.count; ++i) {
+        if (i) os << "\n";
+        os << "post_send " << qp << " wr_id=" << i << " op=" << (c.write ? "WRITE remote=m:2048" : "SEND")
+           << " sge=" << ((i == c.count - 1 && c.sges_last > 1) ? "m:0:8,m:8:8" : "m:0:8");
+        if (c.sges_last > 2 && i == c.count - 1) os << ",m:16:8";
+      }
+      break;
+    case SeqCommand::Kind::kPostRecv:
+      for (int i = 0; i < c.count; ++i) {
+        if (i) os << "\n";
+        os << "post_recv " << qp << " wr_id=" << i << " sge=m:1024:64";
+        if (i == c.count - 1 && c.sges_last > 1) os << ",m:1088:64";
+        if (i == c.count - 1 && c.sges_last > 2) os << ",m:1152:64";
+      }
+      break;
+    case SeqCommand::Kind::kSettle:
+      os << "poll cq0 n=1 timeout_ms=1";
+      break;
+    case SeqCommand::Kind::kBringUp:
+      os << "# bring " << qp << " up to RTS (minimum masks, through RESET from ERR)\n"
+         << "modify " << qp << " state=INIT pkey_index=0 port=1 access=LOCAL_WRITE|REMOTE_WRITE|"
+         << "REMOTE_READ|REMOTE_ATOMIC\nmodify " << qp << " state=RTR dest=" << kQpName[1 - c.qp]
+         << " path_mtu=1024 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=1\nmodify " << qp
+         << " state=RTS sq_psn=0 timeout=8 retry_cnt=3 rnr_retry=" << int(c.rnr_retry)
+         << " max_rd_atomic=1";
+      break;
+  }
+}
+
+std::string SequencePreamble() {
+  return "device d0\n"
+         "pd pd0\n"
+         "mr m pd=pd0 len=4096 access=LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC\n"
+         "cq cq0 cqe=4096\n"
+         "qp a type=RC pd=pd0 send_cq=cq0 recv_cq=cq0 max_send_wr=8 max_recv_wr=8 "
+         "max_send_sge=2 max_recv_sge=2 sq_sig_all=1\n"
+         "qp b type=RC pd=pd0 send_cq=cq0 recv_cq=cq0 max_send_wr=8 max_recv_wr=8 "
+         "max_send_sge=2 max_recv_sge=2 sq_sig_all=1\n";
+}
+
+SeqResult RunSequence(Backend& backend, const std::vector<SeqCommand>& cmds, uint64_t settle_ns) {
+  Run run(backend, settle_ns);
+  SeqResult r;
+  if (run.Setup()) {
+    for (const auto& c : cmds) {
+      run.Step(c);
+      ++r.commands;
+      if (!run.failure.empty()) break;
+    }
+    run.Finish();
+  }
+  r.failure = run.failure;
+  r.completions = run.completions;
+  return r;
+}
+
+}  // namespace qptwin::testing
