@@ -1,0 +1,163 @@
+// `qptwin run` / `qptwin diff` end to end on the model (and hw when a device exists).
+#include "tools/scenario/run_command.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "hw/verbs_backend.h"
+
+namespace qptwin::scenario {
+namespace {
+
+constexpr char kGood[] =
+    "device d profile=rxe\n"
+    "pd p\n"
+    "cq c\n"
+    "qp a type=RC pd=p send_cq=c recv_cq=c\n"
+    "modify a state=INIT pkey_index=0 port=1 access=0 expect=ok\n"
+    "query a expect=INIT\n"
+    "modify a state=RTS expect=EINVAL\n";
+
+struct Cli {
+  int code = 0;
+  std::string out, err;
+};
+
+Cli RunCli(const std::vector<std::string>& args, const std::string& stdin_text = "") {
+  std::istringstream in(stdin_text);
+  std::ostringstream out, err;
+  Cli r;
+  r.code = RunScenarioCli(args, in, out, err);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+std::string TempFile(const std::string& name, const std::string& text) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  std::string path = std::string(dir ? dir : "/tmp") + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(RunCommand, CanonicalTranscriptFromStdin) {
+  Cli r = RunCli({"--backend", "model", "--canonical", "-"}, kGood);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "L1 ok\nL2 ok\nL3 ok\nL4 ok\nL5 ok\nL6 state INIT\nL7 error EINVAL\n");
+}
+
+TEST(RunCommand, NarratedTraceShowsTimesAndTheOracleReason) {
+  Cli r = RunCli({"-"}, kGood);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("time is simulated"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0.000 us] L7  modify a state=RTS"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("invalid transition INIT->RTS"), std::string::npos) << r.out;
+}
+
+TEST(RunCommand, FailedExpectationExitsOneWithTheLine) {
+  Cli r = RunCli({"--canonical", "-"}, std::string(kGood) + "query a expect=RTS\n");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("-: line 8: expected RTS, got INIT"), std::string::npos) << r.err;
+}
+
+TEST(RunCommand, FailedCheckExitsOne) {
+  Cli r = RunCli({"--canonical", "-"},
+              "device d\npd p\nmr m pd=p len=64 access=LOCAL_WRITE\nfill m 0 8 7\n"
+              "check m 4 8 7\n");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("L5 mismatch at=8 got=0x00 want=0x07"), std::string::npos) << r.out;
+}
+
+TEST(RunCommand, SyntaxErrorExitsTwoWithFileAndLine) {
+  std::string path = TempFile("bad.qps", "device d\npd p\nmr m pd=p\n");
+  Cli r = RunCli({path});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find(path + ":3: missing len="), std::string::npos) << r.err;
+}
+
+TEST(RunCommand, UsageErrorsExitTwo) {
+  EXPECT_EQ(RunCli({}).code, 2);
+  EXPECT_EQ(RunCli({"--backend", "fpga", "x.qps"}).code, 2);
+  EXPECT_EQ(RunCli({"--frobnicate", "x.qps"}).code, 2);
+  Cli r = RunCli({"/nonexistent/x.qps"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("cannot read"), std::string::npos);
+}
+
+TEST(RunCommand, UnknownProfileExitsTwo) {
+  Cli r = RunCli({"--profile", "nosuch", "-"}, kGood);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("unknown model profile 'nosuch'"), std::string::npos) << r.err;
+}
+
+TEST(RunCommand, HwWithoutDeviceIsOneClearLine) {
+  if (!hw::MakeVerbsBackend(hw::VerbsOptions{})->ListDevices().empty()) {
+    GTEST_SKIP() << "an RDMA device is present; this test is about having none";
+  }
+  Cli r = RunCli({"--backend", "hw", "-"}, kGood);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("no RDMA device"), std::string::npos) << r.err;
+}
+
+TEST(DiffCommand, SameBackendTwiceIsTheSame) {
+  std::string path = TempFile("good.qps", kGood);
+  std::istringstream in;
+  std::ostringstream out, err;
+  int code = DiffScenarioCli({"--backend", "model", "--against", "model:rxe", path}, in, out, err);
+  EXPECT_EQ(code, 0) << err.str();
+  EXPECT_EQ(out.str(), path + ": same (7 lines)\n");
+}
+
+TEST(DiffCommand, NeedsFilesAndAgainst) {
+  std::string path = TempFile("good2.qps", kGood);
+  std::istringstream in;
+  std::ostringstream out, err;
+  EXPECT_EQ(DiffScenarioCli({"--against", "model"}, in, out, err), 2);
+  EXPECT_EQ(DiffScenarioCli({path}, in, out, err), 2);
+  EXPECT_EQ(DiffScenarioCli({"--against", "fpga", path}, in, out, err), 2);
+}
+
+TEST(DiffCommand, ReportsTheFirstDifferingLine) {
+  // A UD receive on RoCE (the rxe profile) counts the 40-byte GRH in byte_len; the ibta
+  // profile models an InfiniBand port without GRH. The diff must find that line.
+  std::string path = TempFile("ud.qps",
+                              "device d\npd p\nmr m pd=p len=4096 access=LOCAL_WRITE\n"
+                              "cq c\ncq r\n"
+                              "qp a type=UD pd=p send_cq=c recv_cq=c\n"
+                              "qp b type=UD pd=p send_cq=r recv_cq=r\n"
+                              "modify a state=INIT pkey_index=0 port=1 qkey=1\n"
+                              "modify b state=INIT pkey_index=0 port=1 qkey=1\n"
+                              "modify a state=RTR\nmodify b state=RTR\n"
+                              "modify a state=RTS sq_psn=0\n"
+                              "post_recv b wr_id=1 sge=m:0:1024\n"
+                              "post_send a wr_id=2 op=SEND sge=m:2048:64 ah=b flags=SIGNALED\n"
+                              "poll r\n");
+  std::istringstream in;
+  std::ostringstream out, err;
+  int code = DiffScenarioCli({"--profile", "rxe", "--against", "model:ibta", path}, in, out, err);
+  EXPECT_EQ(code, 1) << out.str() << err.str();
+  EXPECT_NE(out.str().find(path + ": first difference at transcript line 15\n"
+                           "  model/rxe: L15 wc wr_id=1 status=SUCCESS opcode=RECV qp=b len=104\n"
+                           "  model/ibta: L15 wc wr_id=1 status=SUCCESS opcode=RECV qp=b len=64\n"),
+            std::string::npos)
+      << out.str();
+}
+
+}  // namespace
+}  // namespace qptwin::scenario
+
+namespace {
+const bool kQuiet = (setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0), true);
+}  // namespace
+
+// libsystemc.so owns main() and calls sc_main().
+extern "C" int sc_main(int argc, char** argv) {
+  testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
