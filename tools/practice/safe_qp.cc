@@ -1,0 +1,82 @@
+#include "tools/practice/safe_qp.h"
+
+#include <cerrno>
+
+#include "spec/qp_state_table.h"
+
+namespace qptwin::practice {
+
+SafeQp::SafeQp(Device* dev, std::shared_ptr<DeviceLock> lock, QpHandle qp,
+               StateHistory* history)
+    : dev_(dev), lock_(std::move(lock)), qp_(qp), history_(history), state_(QpState::kReset) {
+  (void)lock_->Run([&] { return ReadStateLocked(); });
+}
+
+int SafeQp::ReadStateLocked() {
+  QpState s = QpState::kReset;
+  int err = QueryState(*dev_, qp_, &s);
+  if (err == 0) state_.store(s, std::memory_order_release);
+  return err;
+}
+
+int SafeQp::ModifyLocked(const QpAttr& attr, AttrMask mask) {
+  int err = history_ ? history_->Modify(qp_, attr, mask) : dev_->ModifyQp(qp_, attr, mask);
+  if (err) return err;
+  return ReadStateLocked();
+}
+
+int SafeQp::Modify(const QpAttr& attr, AttrMask mask) {
+  std::lock_guard<std::mutex> state(state_mu_);
+  return lock_->Run([&] { return ModifyLocked(attr, mask); });
+}
+
+int SafeQp::ModifySequence(const std::vector<std::pair<QpAttr, AttrMask>>& steps) {
+  std::lock_guard<std::mutex> state(state_mu_);
+  for (const auto& [attr, mask] : steps) {
+    // The device lock is dropped between steps: other QPs' work goes on meanwhile.
+    if (int err = lock_->Run([&] { return ModifyLocked(attr, mask); })) return err;
+  }
+  return 0;
+}
+
+int SafeQp::Connect(const StoredConnection& conn) {
+  std::lock_guard<std::mutex> state(state_mu_);
+  QpAttr a;
+  QpAttr cur_attr;
+  QpInitAttr init;
+  int err = lock_->Run([&] {
+    if (int e = ConnectAttr(*dev_, conn, &a)) return e;
+    return dev_->QueryQp(qp_, &cur_attr, &init);
+  });
+  if (err) return err;
+  QpState cur = cur_attr.qp_state;
+  if (cur != QpState::kReset) return EINVAL;
+  for (QpState next : {QpState::kInit, QpState::kRtr, QpState::kRts}) {
+    a.qp_state = next;
+    AttrMask mask = MinimumMask(init.qp_type, cur, next);
+    if (mask == 0) return EINVAL;
+    if (int e = lock_->Run([&] { return ModifyLocked(a, mask); })) return e;
+    cur = next;
+  }
+  return 0;
+}
+
+int SafeQp::Query(QpAttr* attr, QpInitAttr* init) {
+  std::lock_guard<std::mutex> state(state_mu_);
+  return lock_->Run([&] { return dev_->QueryQp(qp_, attr, init); });
+}
+
+int SafeQp::Refresh() {
+  std::lock_guard<std::mutex> state(state_mu_);
+  return lock_->Run([&] { return ReadStateLocked(); });
+}
+
+int SafeQp::PostSend(const std::vector<SendWr>& wrs, size_t* bad_wr) {
+  return lock_->Run([&] { return dev_->PostSend(qp_, wrs, bad_wr); });
+}
+
+int SafeQp::PostRecv(const std::vector<RecvWr>& wrs, size_t* bad_wr) {
+  return lock_->Run([&] { return dev_->PostRecv(qp_, wrs, bad_wr); });
+}
+
+}  // namespace qptwin::practice
