@@ -1,0 +1,187 @@
+// The completer: ACKs, NAKs and read/atomic responses retire send WQEs in order
+// (rxe_comp.c); RNR and transport retries; errors end in ERR (or SQE) with a flush.
+#include <cstring>
+
+#include "model/engine/nic.h"
+#include "model/engine/world.h"
+
+namespace qptwin::model::engine {
+namespace {
+
+// IBTA 9.7.5.2.8 table 45: RNR NAK timer field -> microseconds x 100.
+constexpr uint32_t kRnrTimerCentiUs[32] = {
+    65536, 1,    2,    3,    4,    6,    8,     12,    16,    24,    32,
+    48,    64,   96,   128,  192,  256,  384,   512,   768,   1024,  1536,
+    2048,  3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152};
+
+uint64_t RnrDelayNs(uint8_t timer) { return uint64_t{kRnrTimerCentiUs[timer & 31]} * 10000; }
+
+bool IsSendOrWrite(WrOpcode op) {
+  return op == WrOpcode::kSend || op == WrOpcode::kSendWithImm || op == WrOpcode::kRdmaWrite ||
+         op == WrOpcode::kRdmaWriteWithImm;
+}
+
+uint32_t LastPsn(const SendWqe& w) { return PsnAdd(w.psn, w.npkts - 1); }
+
+}  // namespace
+
+void Nic::HandleResponse(Qp& qp, Packet& pkt) {
+  // R10: responses are dropped while the QP is not (or no longer) sending.
+  if (qp.state != QpState::kRts && qp.state != QpState::kSqd && qp.state != QpState::kSqe) return;
+  if (qp.type != QpType::kRc) return;
+  // The WQE the response is about, and implicit ACKs of earlier SEND/WRITEs.
+  size_t index = qp.sq_next;
+  bool progress = false;
+  for (size_t i = 0; i < qp.sq_next; ++i) {
+    SendWqe& w = qp.sq[i];
+    if (w.done || !w.sent) continue;
+    bool contains = PsnDiff(pkt.psn, w.psn) >= 0 && PsnDiff(pkt.psn, LastPsn(w)) <= 0;
+    if (contains) {
+      index = i;
+      break;
+    }
+    if (PsnDiff(LastPsn(w), pkt.psn) < 0) {
+      if (IsSendOrWrite(w.wr.opcode)) {
+        w.done = true;  // covered by a later response: acknowledged
+        progress = true;
+      } else if (pkt.kind == PacketKind::kAck) {
+        // A READ/ATOMIC whose response never came, overtaken by a later ACK: resend it.
+        index = qp.sq_next;
+        GoBackTo(qp, i);
+        break;
+      }
+    }
+  }
+  if (index < qp.sq_next) {
+    SendWqe& w = qp.sq[index];
+    switch (pkt.kind) {
+      case PacketKind::kAck:
+        if (IsSendOrWrite(w.wr.opcode) && PsnDiff(LastPsn(w), pkt.psn) <= 0) {
+          w.done = progress = true;
+        }
+        break;
+      case PacketKind::kReadResp:
+      case PacketKind::kAtomicResp: {
+        if (IsSendOrWrite(w.wr.opcode)) break;
+        uint8_t orig[8];
+        const uint8_t* data = pkt.data.data();
+        size_t len = pkt.data.size();
+        if (pkt.kind == PacketKind::kAtomicResp) {
+          std::memcpy(orig, &pkt.atomic_orig, 8);
+          data = orig;
+          len = 8;
+        }
+        WcStatus st = mrs_.Scatter(w.wr.sg_list, qp.init.pd.id, data, len);
+        if (st != WcStatus::kSuccess) {
+          FailWqe(qp, index, st, "local error on response data");
+          return;
+        }
+        w.done = progress = true;
+        break;
+      }
+      case PacketKind::kNak:
+        switch (pkt.nak) {
+          case NakCode::kRnr: OnRnrNak(qp, index, pkt.rnr_timer); return;
+          case NakCode::kPsnSeqErr: GoBackTo(qp, index); break;
+          case NakCode::kInvalidRequest:
+            FailWqe(qp, index, WcStatus::kRemInvReqErr, "remote invalid request");
+            return;
+          case NakCode::kRemoteAccess:
+            FailWqe(qp, index, WcStatus::kRemAccessErr, "remote access error");
+            return;
+          default:
+            FailWqe(qp, index, WcStatus::kRemOpErr, "remote operational error");
+            return;
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  if (progress) {
+    qp.retry_left = qp.attr.retry_cnt;
+    qp.rnr_left = qp.attr.rnr_retry;
+  }
+  DrainSq(qp);
+  if (qp.state == QpState::kErr) return;
+  if (progress) {
+    bool outstanding = false;
+    for (size_t i = 0; i < qp.sq_next; ++i) outstanding |= !qp.sq[i].done;
+    if (outstanding) {
+      ArmTimer(qp);
+    } else {
+      ++qp.timer_gen;
+      qp.timer_armed = false;
+    }
+  }
+  CheckDrained(qp);
+  Kick(qp);
+}
+
+void Nic::CompleteWqe(Qp& qp, size_t index, WcStatus status) {
+  qp.sq[index].done = true;
+  qp.sq[index].status = status;
+  DrainSq(qp);
+  CheckDrained(qp);
+  if (qp.state == QpState::kRts) Kick(qp);
+}
+
+void Nic::DrainSq(Qp& qp) {
+  // SQ completions in posting order: only the head may retire.
+  while (!qp.sq.empty() && qp.sq.front().done) {
+    SendWqe w = std::move(qp.sq.front());
+    qp.sq.pop_front();
+    if (qp.sq_next > 0) --qp.sq_next;
+    // R21: a CQE only for signaled WRs or errors.
+    if (w.status == WcStatus::kSuccess && !w.signaled) continue;
+    WorkCompletion wc;
+    wc.wr_id = w.wr.wr_id;
+    wc.status = w.status;
+    wc.qp_num = qp.qpn;
+    wc.opcode = SendWcOpcode(w.wr.opcode);
+    bool atomic = w.wr.opcode == WrOpcode::kAtomicCmpAndSwp ||
+                  w.wr.opcode == WrOpcode::kAtomicFetchAndAdd;
+    wc.byte_len = atomic ? 8 : static_cast<uint32_t>(w.length);
+    PushCqe(qp, *qp.send_cq, wc, false);
+  }
+}
+
+void Nic::FailWqe(Qp& qp, size_t index, WcStatus status, const std::string& cause) {
+  // R7: the failing WR completes with its own status (even unsignaled), then the flush.
+  qp.sq[index].done = true;
+  qp.sq[index].status = status;
+  if (qp.type != QpType::kRc && profile().quirks.send_errors_to_sqe) {
+    EnterSqe(qp, cause);  // R8 (IBTA C10-38)
+  } else {
+    EnterError(qp, cause);
+  }
+}
+
+void Nic::OnRnrNak(Qp& qp, size_t index, uint8_t timer) {
+  // R18: rnr_retry 7 retries forever; otherwise each RNR NAK uses one retry.
+  if (qp.attr.rnr_retry != 7) {
+    if (qp.rnr_left <= 0) {
+      FailWqe(qp, index, WcStatus::kRnrRetryExcErr, "RNR retry exceeded");
+      return;
+    }
+    --qp.rnr_left;
+  }
+  ++qp.timer_gen;  // no transport timeout while waiting out the RNR timer
+  qp.timer_armed = false;
+  qp.sq_next = index;
+  qp.rnr_wait = true;
+  std::weak_ptr<Qp> weak = qps_[qp.handle];
+  world_->events().After(RnrDelayNs(timer), [this, weak] {
+    auto q = weak.lock();
+    if (!q || !q->rnr_wait) return;
+    q->rnr_wait = false;
+    RunRequester(*q);
+  });
+}
+
+void Nic::GoBackTo(Qp& qp, size_t index) {
+  if (index < qp.sq_next) qp.sq_next = index;
+  Kick(qp);
+}
+
+}  // namespace qptwin::model::engine

@@ -1,0 +1,163 @@
+#include "model/engine/memory.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace qptwin::model::engine {
+namespace {
+constexpr size_t kPage = 4096;
+
+size_t Rounded(size_t length) {
+  size_t n = (length + kPage - 1) / kPage * kPage;
+  return n == 0 ? kPage : n;
+}
+
+// Anonymous mappings are page aligned, zeroed and only backed by memory once touched, so
+// registering a large region costs nothing until data moves into it.
+uint8_t* MapZeroed(size_t length) {
+  void* p = mmap(nullptr, Rounded(length), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                 -1, 0);
+  return p == MAP_FAILED ? nullptr : static_cast<uint8_t*>(p);
+}
+
+void Unmap(Mr& mr) { munmap(mr.buf, Rounded(mr.length)); }
+
+}  // namespace
+
+MrTable::~MrTable() {
+  for (auto& [h, mr] : by_handle_) Unmap(*mr);
+}
+
+Mr* MrTable::Register(uint32_t handle, uint32_t ctx, uint32_t pd, size_t length,
+                      AccessFlags access) {
+  uint8_t* mem = MapZeroed(length);
+  if (mem == nullptr) return nullptr;
+  auto mr = std::make_unique<Mr>();
+  mr->handle = handle;
+  mr->ctx = ctx;
+  mr->pd = pd;
+  mr->buf = mem;
+  mr->length = length;
+  mr->access = access;
+  // rxe: key = index << 8 | an 8-bit key; lkey == rkey for memory regions.
+  uint32_t index = next_index_++;
+  mr->lkey = mr->rkey = (index << 8) | ((index * 37u) & 0xff);
+  Mr* raw = mr.get();
+  by_key_[raw->lkey] = raw;
+  by_handle_[handle] = std::move(mr);
+  return raw;
+}
+
+void MrTable::Deregister(uint32_t handle) {
+  auto it = by_handle_.find(handle);
+  if (it == by_handle_.end()) return;
+  by_key_.erase(it->second->lkey);
+  Unmap(*it->second);
+  by_handle_.erase(it);
+}
+
+void MrTable::DeregisterContext(uint32_t ctx) {
+  std::vector<uint32_t> gone;
+  for (const auto& [h, mr] : by_handle_) {
+    if (mr->ctx == ctx) gone.push_back(h);
+  }
+  for (uint32_t h : gone) Deregister(h);
+}
+
+Mr* MrTable::ByHandle(uint32_t handle) {
+  auto it = by_handle_.find(handle);
+  return it == by_handle_.end() ? nullptr : it->second.get();
+}
+
+size_t MrTable::CountForPd(uint32_t pd) const {
+  size_t n = 0;
+  for (const auto& [h, mr] : by_handle_) n += (mr->pd == pd);
+  return n;
+}
+
+const Mr* MrTable::ByKey(uint32_t key) const {
+  auto it = by_key_.find(key);
+  return it == by_key_.end() ? nullptr : it->second;
+}
+
+bool MrTable::Inside(const Mr& mr, uint64_t addr, uint64_t len) {
+  uint64_t start = reinterpret_cast<uint64_t>(mr.buf);
+  return addr >= start && len <= mr.length && addr - start <= mr.length - len;
+}
+
+WcStatus MrTable::CheckLocal(const std::vector<Sge>& sges, uint32_t pd,
+                             AccessFlags need) const {
+  for (const Sge& s : sges) {
+    if (s.length == 0) continue;
+    const Mr* mr = ByKey(s.lkey);
+    if (!mr || mr->pd != pd || !Inside(*mr, s.addr, s.length) ||
+        (mr->access & need) != need) {
+      return WcStatus::kLocProtErr;
+    }
+  }
+  return WcStatus::kSuccess;
+}
+
+bool MrTable::AnyContains(const std::vector<Sge>& sges) const {
+  for (const Sge& s : sges) {
+    if (s.length == 0) continue;
+    bool found = false;
+    for (const auto& [h, mr] : by_handle_) {
+      if (Inside(*mr, s.addr, s.length)) {
+        found = true;
+        break;
+      }
+    }
+    if (!found) return false;
+  }
+  return true;
+}
+
+std::vector<uint8_t> MrTable::Gather(const std::vector<Sge>& sges) const {
+  std::vector<uint8_t> out;
+  for (const Sge& s : sges) {
+    if (s.length == 0) continue;
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(s.addr);
+    out.insert(out.end(), p, p + s.length);
+  }
+  return out;
+}
+
+WcStatus MrTable::Scatter(const std::vector<Sge>& sges, uint32_t pd, const uint8_t* data,
+                          size_t len) const {
+  uint64_t room = 0;
+  for (const Sge& s : sges) room += s.length;
+  if (len > room) return WcStatus::kLocLenErr;
+  // Only the SGEs the data reaches are touched, and so checked.
+  std::vector<Sge> used;
+  size_t left = len;
+  for (const Sge& s : sges) {
+    if (left == 0) break;
+    Sge u = s;
+    u.length = static_cast<uint32_t>(std::min<uint64_t>(s.length, left));
+    left -= u.length;
+    used.push_back(u);
+  }
+  WcStatus st = CheckLocal(used, pd, access::kLocalWrite);
+  if (st != WcStatus::kSuccess) return st;
+  size_t off = 0;
+  for (const Sge& u : used) {
+    if (u.length == 0) continue;
+    std::memcpy(reinterpret_cast<uint8_t*>(u.addr), data + off, u.length);
+    off += u.length;
+  }
+  return WcStatus::kSuccess;
+}
+
+uint8_t* MrTable::Remote(uint32_t rkey, uint32_t pd, uint64_t addr, uint64_t len,
+                         AccessFlags need) const {
+  const Mr* mr = ByKey(rkey);
+  if (!mr || mr->pd != pd || (mr->access & need) != need) return nullptr;
+  if (len == 0) return mr->buf;  // a zero-length access checks only key, PD and rights
+  if (!Inside(*mr, addr, len)) return nullptr;
+  return reinterpret_cast<uint8_t*>(addr);
+}
+
+}  // namespace qptwin::model::engine

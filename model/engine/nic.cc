@@ -1,0 +1,148 @@
+#include "model/engine/nic.h"
+
+#include "model/engine/world.h"
+
+namespace qptwin::model::engine {
+
+Nic::Nic(World* world, int index) : world_(world), index_(index) {}
+Nic::~Nic() = default;
+
+const Profile& Nic::profile() const { return world_->profile(); }
+
+uint16_t Nic::lid() const {
+  // RoCE has no LIDs (rxe: RXE_PORT_LID = 0); on IB each port gets lid = index + 1.
+  return profile().port.link_layer == LinkLayer::kEthernet ? 0
+                                                            : static_cast<uint16_t>(index_ + 1);
+}
+
+DeviceAttr Nic::device_attr() const {
+  DeviceAttr a = profile().device;
+  a.name = name();
+  return a;
+}
+
+PortAttr Nic::port_attr() const {
+  PortAttr p = profile().port;
+  p.lid = lid();
+  return p;
+}
+
+bool Nic::GidAt(int index, Gid* out) const {
+  if (index < 0 || index >= profile().port.gid_tbl_len) return false;
+  Gid g;
+  if (index == 0) {  // fe80::<interface id>
+    g.raw[0] = 0xfe;
+    g.raw[1] = 0x80;
+    g.raw[8] = 0x02;
+    g.raw[15] = static_cast<uint8_t>(index_ + 1);
+  } else if (index == 1 && profile().port.link_layer == LinkLayer::kEthernet) {
+    // RoCE v2: ::ffff:10.0.0.<index + 1>
+    g.raw[10] = 0xff;
+    g.raw[11] = 0xff;
+    g.raw[12] = 10;
+    g.raw[15] = static_cast<uint8_t>(index_ + 1);
+  }
+  *out = g;  // unpopulated entries read as zero
+  return true;
+}
+
+int Nic::default_gid_index() const {
+  return profile().port.link_layer == LinkLayer::kEthernet ? 1 : 0;
+}
+
+void Nic::ReleaseContext(uint32_t ctx) {
+  for (auto it = qps_.begin(); it != qps_.end();) {
+    if (it->second->ctx == ctx) {
+      by_qpn_.erase(it->second->qpn);
+      it = qps_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto it = srqs_.begin(); it != srqs_.end();) {
+    it = it->second->ctx == ctx ? srqs_.erase(it) : std::next(it);
+  }
+  for (auto it = cqs_.begin(); it != cqs_.end();) {
+    it = it->second->ctx() == ctx ? cqs_.erase(it) : std::next(it);
+  }
+  for (auto it = ahs_.begin(); it != ahs_.end();) it = it->second.ctx == ctx ? ahs_.erase(it) : std::next(it);
+  for (auto it = channels_.begin(); it != channels_.end();) {
+    it = it->second.ctx == ctx ? channels_.erase(it) : std::next(it);
+  }
+  for (auto it = pds_.begin(); it != pds_.end();) it = it->second.ctx == ctx ? pds_.erase(it) : std::next(it);
+  mrs_.DeregisterContext(ctx);
+  events_.erase(ctx);
+}
+
+Qp* Nic::FindQp(uint32_t ctx, uint32_t qp) {
+  auto it = qps_.find(qp);
+  return (it == qps_.end() || it->second->ctx != ctx) ? nullptr : it->second.get();
+}
+
+Srq* Nic::FindSrq(uint32_t ctx, uint32_t srq) {
+  auto it = srqs_.find(srq);
+  return (it == srqs_.end() || it->second->ctx != ctx) ? nullptr : it->second.get();
+}
+
+Ah* Nic::FindAh(uint32_t ctx, uint32_t ah) {
+  auto it = ahs_.find(ah);
+  return (it == ahs_.end() || it->second.ctx != ctx) ? nullptr : &it->second;
+}
+
+Cq* Nic::FindCq(uint32_t ctx, uint32_t cq) {
+  auto it = cqs_.find(cq);
+  return (it == cqs_.end() || it->second->ctx() != ctx) ? nullptr : it->second.get();
+}
+
+Channel* Nic::FindChannel(uint32_t ctx, uint32_t ch) {
+  auto it = channels_.find(ch);
+  return (it == channels_.end() || it->second.ctx != ctx) ? nullptr : &it->second;
+}
+
+uint32_t Nic::PathMtuBytes(const Qp& qp) const {
+  if (qp.type == QpType::kUd) return MtuBytes(profile().port.active_mtu);
+  return MtuBytes(qp.attr.path_mtu);
+}
+
+void Nic::RaiseEvent(uint32_t ctx, AsyncEvent ev) {
+  ev.time_ns = world_->events().Now();
+  events_[ctx].push_back(ev);
+}
+
+void Nic::RaiseQpEvent(const Qp& qp, EventType type) {
+  AsyncEvent ev;
+  ev.type = type;
+  ev.qp = QpHandle{qp.handle};
+  if (qp.srq) ev.srq = SrqHandle{qp.srq->handle};
+  RaiseEvent(qp.ctx, ev);
+}
+
+std::vector<AsyncEvent> Nic::TakeEvents(uint32_t ctx) {
+  std::vector<AsyncEvent> out;
+  auto it = events_.find(ctx);
+  if (it != events_.end()) out.swap(it->second);
+  return out;
+}
+
+bool Nic::HasEvent(uint32_t ctx, EventType type, uint32_t qp) const {
+  auto it = events_.find(ctx);
+  if (it == events_.end()) return false;
+  for (const AsyncEvent& ev : it->second) {
+    if (ev.type == type && (qp == 0 || ev.qp.id == qp)) return true;
+  }
+  return false;
+}
+
+void Nic::Receive(Packet pkt) {
+  auto it = by_qpn_.find(pkt.dst_qpn);
+  if (it == by_qpn_.end()) return;  // no such QP: silently dropped, as on the wire
+  Qp& qp = *it->second;
+  if (qp.type != pkt.transport) return;
+  if (IsRequest(pkt.kind)) {
+    HandleRequest(qp, pkt);
+  } else {
+    HandleResponse(qp, pkt);
+  }
+}
+
+}  // namespace qptwin::model::engine

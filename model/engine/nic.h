@@ -1,0 +1,160 @@
+// One modelled NIC (one port): its objects, the verbs on them, and the transport engines
+// (requester, responder, completer) that move data through the World's fabric.
+//
+// Contract:
+//  1. Every verb takes the opening context `ctx`; objects of another context, of another
+//     NIC or destroyed ones are not found: EINVAL. Verbs return 0 or a positive errno and
+//     validate everything before changing anything.
+//  2. Nothing here knows SystemC: time is World::events().
+//  3. Every posted WR completes exactly once (success CQE if signaled, error CQE always,
+//     FLUSH_ERR when flushed) unless the QP is reset or destroyed (discarded, R9).
+//  4. Files: nic.cc (identity, events, contexts), nic_resources.cc (PD/MR/CQ/SRQ/AH),
+//     nic_qp.cc (QP create/modify/query and state effects), nic_post.cc (posting rules),
+//     requester.cc, responder.cc, completer.cc (the data path).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/engine/memory.h"
+#include "model/engine/objects.h"
+#include "model/engine/packet.h"
+#include "model/profile.h"
+#include "spec/backend.h"
+
+namespace qptwin::model::engine {
+
+class World;
+
+// The CQE opcode of a send-queue WR.
+WcOpcode SendWcOpcode(WrOpcode op);
+
+class Nic {
+ public:
+  static constexpr int kPopulatedGids = 2;  // 0: link-local, 1: RoCE v2 IPv4-mapped
+
+  Nic(World* world, int index);
+  ~Nic();
+
+  // ---- Identity ----
+  int index() const { return index_; }
+  std::string name() const { return "mdev" + std::to_string(index_); }
+  uint16_t lid() const;
+  DeviceAttr device_attr() const;
+  PortAttr port_attr() const;
+  bool GidAt(int index, Gid* out) const;
+  int default_gid_index() const;
+  const Profile& profile() const;
+  uint32_t NewContext() { return next_ctx_++; }
+  void ReleaseContext(uint32_t ctx);  // destroys everything the context created
+
+  // ---- Resources (nic_resources.cc) ----
+  int AllocPd(uint32_t ctx, uint32_t* out);
+  int DeallocPd(uint32_t ctx, uint32_t pd);
+  int RegMr(uint32_t ctx, uint32_t pd, size_t length, AccessFlags access, Mr** out);
+  int DeregMr(uint32_t ctx, uint32_t mr);
+  int CreateChannel(uint32_t ctx, uint32_t* out);
+  int DestroyChannel(uint32_t ctx, uint32_t ch);
+  int CreateCq(uint32_t ctx, int cqe, uint32_t channel, uint32_t* out, int* actual);
+  int DestroyCq(uint32_t ctx, uint32_t cq);
+  int PollCq(uint32_t ctx, uint32_t cq, int n, WorkCompletion* wc);  // n or -errno
+  int ReqNotifyCq(uint32_t ctx, uint32_t cq, bool solicited_only);
+  Channel* FindChannel(uint32_t ctx, uint32_t ch);
+  Cq* FindCq(uint32_t ctx, uint32_t cq);
+  int AckCqEvents(uint32_t ctx, uint32_t cq, unsigned n);
+  int CreateSrq(uint32_t ctx, uint32_t pd, uint32_t max_wr, uint32_t max_sge, uint32_t* out);
+  int DestroySrq(uint32_t ctx, uint32_t srq);
+  int PostSrqRecv(uint32_t ctx, uint32_t srq, const std::vector<RecvWr>& wrs, size_t* bad);
+  int CreateAh(uint32_t ctx, uint32_t pd, const AhAttr& attr, uint32_t* out);
+  int DestroyAh(uint32_t ctx, uint32_t ah);
+
+  // ---- QPs (nic_qp.cc, nic_post.cc) ----
+  int CreateQp(uint32_t ctx, const QpInitAttr& init, uint32_t* out, QpCap* actual);
+  int DestroyQp(uint32_t ctx, uint32_t qp);
+  int QpNum(uint32_t ctx, uint32_t qp, uint32_t* qpn);
+  int ModifyQp(uint32_t ctx, uint32_t qp, const QpAttr& attr, AttrMask mask);
+  int QueryQp(uint32_t ctx, uint32_t qp, QpAttr* attr, QpInitAttr* init);
+  int PostSend(uint32_t ctx, uint32_t qp, const std::vector<SendWr>& wrs, size_t* bad);
+  int PostRecv(uint32_t ctx, uint32_t qp, const std::vector<RecvWr>& wrs, size_t* bad);
+  int History(uint32_t ctx, uint32_t qp, std::vector<StateChange>* out);
+
+  // ---- Async events ----
+  std::vector<AsyncEvent> TakeEvents(uint32_t ctx);
+  bool HasEvent(uint32_t ctx, EventType type, uint32_t qp) const;
+
+  // ---- Data path: a message arrives from the fabric ----
+  void Receive(Packet pkt);
+
+ private:
+  Qp* FindQp(uint32_t ctx, uint32_t qp);
+  Srq* FindSrq(uint32_t ctx, uint32_t srq);
+  Ah* FindAh(uint32_t ctx, uint32_t ah);
+  uint32_t PathMtuBytes(const Qp& qp) const;
+
+  // State effects (nic_qp.cc).
+  void SetState(Qp& qp, QpState to, const std::string& cause);
+  void EnterError(Qp& qp, const std::string& cause);
+  void EnterSqe(Qp& qp, const std::string& cause);
+  void FlushSq(Qp& qp);
+  void FlushRq(Qp& qp);
+  void ResetQueues(Qp& qp);
+  void CheckDrained(Qp& qp);
+  // Pushes a CQE; on overflow raises CQ_ERR and moves `qp` to ERR (R13, R14).
+  bool PushCqe(Qp& qp, Cq& cq, const WorkCompletion& wc, bool solicited);
+  void RaiseQpEvent(const Qp& qp, EventType type);
+  void RaiseEvent(uint32_t ctx, AsyncEvent ev);
+
+  // Requester (requester.cc).
+  enum class ReqStep { kGetWqe, kCheckLimits, kCheckLocal, kTransmit, kDone };
+  void Kick(Qp& qp);
+  void RunRequester(Qp& qp);
+  ReqStep ReqGetWqe(Qp& qp);
+  ReqStep ReqCheckLimits(Qp& qp);
+  ReqStep ReqCheckLocal(Qp& qp, std::vector<uint8_t>* payload);
+  ReqStep ReqTransmit(Qp& qp, std::vector<uint8_t> payload);
+  void ArmTimer(Qp& qp);
+  void OnTimeout(Qp& qp, uint64_t gen);
+  void SendUnreliableDone(Qp& qp, uint64_t serial, uint64_t at);
+
+  // Completer (completer.cc).
+  void HandleResponse(Qp& qp, Packet& pkt);
+  void CompleteWqe(Qp& qp, size_t index, WcStatus status);
+  void FailWqe(Qp& qp, size_t index, WcStatus status, const std::string& cause);
+  void DrainSq(Qp& qp);
+  void OnRnrNak(Qp& qp, size_t index, uint8_t timer);
+  void GoBackTo(Qp& qp, size_t index);
+
+  // Responder (responder.cc).
+  enum class RespStep { kCheckState, kCheckPsn, kCheckOp, kExecute, kDone };
+  void HandleRequest(Qp& qp, Packet& pkt);
+  RespStep RespCheckState(Qp& qp, const Packet& pkt);
+  RespStep RespCheckPsn(Qp& qp, const Packet& pkt);
+  RespStep RespCheckOp(Qp& qp, const Packet& pkt);
+  RespStep RespExecute(Qp& qp, Packet& pkt);
+  bool TakeRecv(Qp& qp, RecvWr* out);
+  bool PeekRecv(Qp& qp);
+  void ReceiveSendLike(Qp& qp, Packet& pkt);
+  void RespondError(Qp& qp, const Packet& pkt, NakCode code, EventType event);
+  void SendResponse(const Qp& qp, const Packet& req, Packet resp);
+  void SendAck(const Qp& qp, const Packet& req);
+
+  World* world_;
+  int index_;
+  uint32_t next_ctx_ = 1;
+  uint32_t next_qpn_ = 17;  // rxe: RXE_MIN_QP_INDEX = 16; QP0/QP1 are reserved
+
+  std::map<uint32_t, Pd> pds_;
+  MrTable mrs_;
+  std::map<uint32_t, Channel> channels_;
+  std::map<uint32_t, std::shared_ptr<Cq>> cqs_;
+  std::map<uint32_t, std::shared_ptr<Srq>> srqs_;
+  std::map<uint32_t, Ah> ahs_;
+  std::map<uint32_t, std::shared_ptr<Qp>> qps_;   // by handle
+  std::map<uint32_t, Qp*> by_qpn_;
+  std::map<uint32_t, std::vector<AsyncEvent>> events_;  // by context
+};
+
+}  // namespace qptwin::model::engine

@@ -1,0 +1,285 @@
+// QP creation, modify (legality, values, effects), query, and the state effects shared
+// with the data path: ERR (flush), SQE, RESET (discard), SQD (drain).
+#include <cerrno>
+
+#include "model/engine/nic.h"
+#include "model/engine/world.h"
+#include "spec/attr_checks.h"
+#include "spec/qp_state_table.h"
+
+namespace qptwin::model::engine {
+namespace {
+
+bool TypeSupported(QpType t, const Quirks& q) {
+  switch (t) {
+    case QpType::kRc: return true;
+    case QpType::kUc: return q.supports_uc;
+    case QpType::kUd: return q.supports_ud;
+    default: return false;  // R1: rxe_qp_chk_init accepts RC/UC/UD (+GSI in the kernel)
+  }
+}
+
+}  // namespace
+
+WcOpcode SendWcOpcode(WrOpcode op) {
+  switch (op) {
+    case WrOpcode::kRdmaWrite:
+    case WrOpcode::kRdmaWriteWithImm: return WcOpcode::kRdmaWrite;
+    case WrOpcode::kRdmaRead: return WcOpcode::kRdmaRead;
+    case WrOpcode::kAtomicCmpAndSwp: return WcOpcode::kCompSwap;
+    case WrOpcode::kAtomicFetchAndAdd: return WcOpcode::kFetchAdd;
+    default: return WcOpcode::kSend;
+  }
+}
+
+int Nic::CreateQp(uint32_t ctx, const QpInitAttr& init, uint32_t* out, QpCap* actual) {
+  auto pd = pds_.find(init.pd.id);
+  if (pd == pds_.end() || pd->second.ctx != ctx) return EINVAL;
+  Cq* scq = FindCq(ctx, init.send_cq.id);
+  Cq* rcq = FindCq(ctx, init.recv_cq.id);
+  if (!scq || !rcq) return EINVAL;
+  Srq* srq = nullptr;
+  if (init.srq && !(srq = FindSrq(ctx, init.srq.id))) return EINVAL;
+  if (!TypeSupported(init.qp_type, profile().quirks)) return EOPNOTSUPP;
+  if (!CheckQpCaps(init, profile().device).empty()) return EINVAL;
+  if (static_cast<int>(qps_.size()) >= profile().device.max_qp) return ENOMEM;
+
+  auto qp = std::make_shared<Qp>();
+  qp->handle = world_->NewHandle();
+  qp->ctx = ctx;
+  qp->qpn = next_qpn_++ & 0xffffff;
+  qp->type = init.qp_type;
+  qp->init = init;
+  qp->cap = GrantedCaps(profile().quirks, init.cap);
+  if (srq) qp->cap.max_recv_wr = qp->cap.max_recv_sge = 0;
+  qp->send_cq = cqs_[scq->handle()];
+  qp->recv_cq = cqs_[rcq->handle()];
+  if (srq) qp->srq = srqs_[srq->handle];
+  qp->attr.port_num = 0;
+  qp->attr.path_mtu = profile().port.active_mtu;
+  ++pd->second.users;
+  ++scq->users;
+  ++rcq->users;
+  if (srq) ++srq->users;
+  qp->history.push_back({world_->events().Now(), QpState::kReset, QpState::kReset, "create"});
+  *out = qp->handle;
+  if (actual) *actual = qp->cap;
+  by_qpn_[qp->qpn] = qp.get();
+  qps_[qp->handle] = std::move(qp);
+  return 0;
+}
+
+int Nic::DestroyQp(uint32_t ctx, uint32_t h) {
+  Qp* qp = FindQp(ctx, h);
+  if (!qp) return EINVAL;
+  --pds_[qp->init.pd.id].users;
+  --qp->send_cq->users;
+  --qp->recv_cq->users;
+  if (qp->srq) --qp->srq->users;
+  by_qpn_.erase(qp->qpn);
+  qps_.erase(h);  // pending callbacks hold weak references and find nothing
+  return 0;
+}
+
+int Nic::QpNum(uint32_t ctx, uint32_t h, uint32_t* qpn) {
+  Qp* qp = FindQp(ctx, h);
+  if (!qp) return EINVAL;
+  *qpn = qp->qpn;
+  return 0;
+}
+
+int Nic::ModifyQp(uint32_t ctx, uint32_t h, const QpAttr& a, AttrMask mask) {
+  Qp* qp = FindQp(ctx, h);
+  if (!qp) return EINVAL;
+  // ib_uverbs / rxe: bits beyond IB_QP_ATTR_STANDARD_BITS are refused before anything else.
+  if (profile().quirks.reject_extended_mask && (mask & ~attr::kStandardBits)) return EOPNOTSUPP;
+  // ib_uverbs_modify_qp / ib_modify_qp_is_ok: a state beyond ERR is EINVAL.
+  if (((mask & attr::kState) && a.qp_state > QpState::kErr) ||
+      ((mask & attr::kCurState) && a.cur_qp_state > QpState::kErr)) {
+    return EINVAL;
+  }
+  // rxe_qp_chk_attr: cur_state = CUR_STATE in mask ? attr->cur_qp_state : qp's state.
+  QpState cur = (mask & attr::kCurState) ? a.cur_qp_state : qp->state;
+  QpState next = NextState(cur, a.qp_state, mask);
+  if (!IsModifyOk(cur, next, qp->type, mask)) return EINVAL;
+  // R12 (__qp_chk_state): leaving SQD while still draining is refused, except to ERR.
+  if (qp->state == QpState::kSqd && qp->sq_draining && next != QpState::kErr) return EINVAL;
+  std::vector<PortAttr> ports = {port_attr()};
+  if (!CheckAttrValues(a, mask, qp->type, profile().device, ports, qp->attr.port_num).empty()) {
+    return EINVAL;
+  }
+
+  // Apply the attributes (everything is valid now).
+  QpAttr& s = qp->attr;
+  if (mask & attr::kEnSqdAsyncNotify) s.en_sqd_async_notify = a.en_sqd_async_notify;
+  if (mask & attr::kAccessFlags) s.qp_access_flags = a.qp_access_flags;
+  if (mask & attr::kPkeyIndex) s.pkey_index = a.pkey_index;
+  if (mask & attr::kPort) s.port_num = a.port_num;
+  if (mask & attr::kQkey) s.qkey = a.qkey;
+  if (mask & attr::kAv) {
+    s.ah_attr = a.ah_attr;
+    qp->dst_nic = world_->ResolveAddress(a.ah_attr);
+  }
+  if (mask & attr::kPathMtu) s.path_mtu = a.path_mtu;
+  if (mask & attr::kTimeout) s.timeout = a.timeout;
+  if (mask & attr::kRetryCnt) qp->retry_left = s.retry_cnt = a.retry_cnt;
+  if (mask & attr::kRnrRetry) qp->rnr_left = s.rnr_retry = a.rnr_retry;
+  if (mask & attr::kRqPsn) qp->epsn = s.rq_psn = a.rq_psn & 0xffffff;  // verbs.c: 24 bits
+  if (mask & attr::kMaxQpRdAtomic) s.max_rd_atomic = a.max_rd_atomic;
+  if (mask & attr::kAltPath) {
+    s.alt_ah_attr = a.alt_ah_attr;
+    s.alt_pkey_index = a.alt_pkey_index;
+    s.alt_port_num = a.alt_port_num;
+    s.alt_timeout = a.alt_timeout;
+  }
+  if (mask & attr::kMinRnrTimer) s.min_rnr_timer = a.min_rnr_timer;
+  if (mask & attr::kSqPsn) qp->next_psn = s.sq_psn = a.sq_psn & 0xffffff;
+  if (mask & attr::kMaxDestRdAtomic) s.max_dest_rd_atomic = a.max_dest_rd_atomic;
+  if (mask & attr::kDestQpn) s.dest_qp_num = a.dest_qp_num & 0xffffff;
+
+  if (next == qp->state && next != QpState::kErr) return 0;
+  switch (next) {
+    case QpState::kReset:
+      SetState(*qp, next, "modify");
+      ResetQueues(*qp);  // R9: discarded, no completions
+      break;
+    case QpState::kErr:
+      EnterError(*qp, "modify");  // R6: flush
+      break;
+    case QpState::kSqd:
+      SetState(*qp, next, "modify");
+      qp->sq_draining = true;  // R11: in-flight messages finish, nothing new starts
+      CheckDrained(*qp);
+      break;
+    case QpState::kRts:
+      SetState(*qp, next, "modify");
+      Kick(*qp);
+      break;
+    default:
+      SetState(*qp, next, "modify");
+      break;
+  }
+  return 0;
+}
+
+int Nic::QueryQp(uint32_t ctx, uint32_t h, QpAttr* attr, QpInitAttr* init) {
+  Qp* qp = FindQp(ctx, h);
+  if (!qp) return EINVAL;
+  if (attr) {
+    *attr = qp->attr;
+    attr->qp_state = attr->cur_qp_state = qp->state;
+    attr->cap = qp->cap;
+    attr->sq_draining = qp->sq_draining;
+    attr->sq_psn = qp->next_psn;
+  }
+  if (init) {
+    *init = qp->init;
+    init->cap = qp->cap;
+  }
+  return 0;
+}
+
+int Nic::History(uint32_t ctx, uint32_t h, std::vector<StateChange>* out) {
+  Qp* qp = FindQp(ctx, h);
+  if (!qp) return EINVAL;
+  *out = qp->history;
+  return 0;
+}
+
+void Nic::SetState(Qp& qp, QpState to, const std::string& cause) {
+  qp.history.push_back({world_->events().Now(), qp.state, to, cause});
+  qp.state = to;
+  qp.attr.qp_state = to;
+}
+
+void Nic::ResetQueues(Qp& qp) {
+  qp.sq.clear();
+  qp.rq.clear();
+  qp.sq_next = 0;
+  ++qp.timer_gen;
+  qp.timer_armed = qp.rnr_wait = qp.sq_draining = false;
+  qp.comm_est_raised = qp.last_wqe_raised = false;
+  qp.atomic_replay.clear();
+}
+
+void Nic::EnterError(Qp& qp, const std::string& cause) {
+  SetState(qp, QpState::kErr, cause);
+  ++qp.timer_gen;
+  qp.timer_armed = qp.rnr_wait = qp.sq_draining = false;
+  FlushSq(qp);
+  FlushRq(qp);
+  // IBTA 11.6.3: a QP with an SRQ reports LAST_WQE_REACHED when it enters ERR.
+  if (qp.srq && !qp.last_wqe_raised) {
+    qp.last_wqe_raised = true;
+    RaiseQpEvent(qp, EventType::kQpLastWqeReached);
+  }
+}
+
+void Nic::EnterSqe(Qp& qp, const std::string& cause) {
+  SetState(qp, QpState::kSqe, cause);
+  ++qp.timer_gen;
+  qp.timer_armed = false;
+  FlushSq(qp);  // C10-38: the send queue is flushed, receives continue
+}
+
+void Nic::FlushSq(Qp& qp) {
+  // R6/R7: head to tail; a finished WQE reports its own outcome, the rest WR_FLUSH_ERR.
+  std::deque<SendWqe> sq;
+  sq.swap(qp.sq);
+  qp.sq_next = 0;
+  for (const SendWqe& w : sq) {
+    WorkCompletion wc;
+    wc.wr_id = w.wr.wr_id;
+    wc.qp_num = qp.qpn;
+    wc.status = w.done ? w.status : WcStatus::kWrFlushErr;
+    if (wc.status == WcStatus::kSuccess) {
+      if (!w.signaled) continue;
+      wc.opcode = SendWcOpcode(w.wr.opcode);
+      wc.byte_len = static_cast<uint32_t>(w.length);
+    }
+    PushCqe(qp, *qp.send_cq, wc, false);
+  }
+}
+
+void Nic::FlushRq(Qp& qp) {
+  std::deque<RecvWr> rq;
+  rq.swap(qp.rq);
+  for (const RecvWr& r : rq) {
+    WorkCompletion wc;
+    wc.wr_id = r.wr_id;
+    wc.qp_num = qp.qpn;
+    wc.status = WcStatus::kWrFlushErr;
+    PushCqe(qp, *qp.recv_cq, wc, false);
+  }
+}
+
+void Nic::CheckDrained(Qp& qp) {
+  if (qp.state != QpState::kSqd || !qp.sq_draining || qp.sq_next != 0) return;
+  qp.sq_draining = false;
+  if (profile().quirks.sqd_event_needs_notify && !qp.attr.en_sqd_async_notify) return;
+  RaiseQpEvent(qp, EventType::kSqDrained);  // R11
+}
+
+bool Nic::PushCqe(Qp& qp, Cq& cq, const WorkCompletion& wc, bool solicited) {
+  bool was_error = cq.in_error();
+  if (!cq.Push(wc)) {
+    if (!was_error || !cq.sticky_error()) {  // R13: IB_EVENT_CQ_ERR (rxe: on every refusal)
+      AsyncEvent ev;
+      ev.type = EventType::kCqErr;
+      ev.cq = CqHandle{cq.handle()};
+      RaiseEvent(cq.ctx(), ev);
+    }
+    if (qp.state != QpState::kErr) {
+      // R14; IBTA 11.6.3.2: the QP's work queue is in a catastrophic error.
+      if (profile().quirks.qp_error_events) RaiseQpEvent(qp, EventType::kQpFatal);
+      EnterError(qp, "CQ overflow");
+    }
+    return false;
+  }
+  if (cq.TakeNotify(solicited, wc.status != WcStatus::kSuccess)) {
+    if (Channel* ch = FindChannel(cq.ctx(), cq.channel())) ch->events.push_back(cq.handle());
+  }
+  return true;
+}
+
+}  // namespace qptwin::model::engine

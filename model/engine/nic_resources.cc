@@ -1,0 +1,190 @@
+// PDs, MRs, completion channels, CQs, SRQs and AHs.
+#include <cerrno>
+
+#include "model/engine/nic.h"
+#include "model/engine/world.h"
+
+namespace qptwin::model::engine {
+
+int Nic::AllocPd(uint32_t ctx, uint32_t* out) {
+  if (static_cast<int>(pds_.size()) >= profile().device.max_pd) return ENOMEM;
+  uint32_t h = world_->NewHandle();
+  pds_[h] = Pd{ctx, 0};
+  *out = h;
+  return 0;
+}
+
+int Nic::DeallocPd(uint32_t ctx, uint32_t pd) {
+  auto it = pds_.find(pd);
+  if (it == pds_.end() || it->second.ctx != ctx) return EINVAL;
+  if (it->second.users > 0 || mrs_.CountForPd(pd) > 0) return EBUSY;
+  pds_.erase(it);
+  return 0;
+}
+
+int Nic::RegMr(uint32_t ctx, uint32_t pd, size_t length, AccessFlags access, Mr** out) {
+  auto it = pds_.find(pd);
+  if (it == pds_.end() || it->second.ctx != ctx) return EINVAL;
+  if (access & ~access::kKnownMask) return EINVAL;
+  // ibv_reg_mr(3): REMOTE_WRITE or REMOTE_ATOMIC requires LOCAL_WRITE.
+  if ((access & (access::kRemoteWrite | access::kRemoteAtomic)) &&
+      !(access & access::kLocalWrite)) {
+    return EINVAL;
+  }
+  if (length > profile().device.max_mr_size) return EINVAL;
+  if (length > (size_t{1} << 36)) return ENOMEM;  // the model maps real memory
+  Mr* mr = mrs_.Register(world_->NewHandle(), ctx, pd, length, access);
+  if (mr == nullptr) return ENOMEM;
+  *out = mr;
+  return 0;
+}
+
+int Nic::DeregMr(uint32_t ctx, uint32_t mr) {
+  Mr* m = mrs_.ByHandle(mr);
+  if (!m || m->ctx != ctx) return EINVAL;
+  mrs_.Deregister(mr);
+  return 0;
+}
+
+int Nic::CreateChannel(uint32_t ctx, uint32_t* out) {
+  uint32_t h = world_->NewHandle();
+  channels_[h].ctx = ctx;
+  *out = h;
+  return 0;
+}
+
+int Nic::DestroyChannel(uint32_t ctx, uint32_t ch) {
+  Channel* c = FindChannel(ctx, ch);
+  if (!c) return EINVAL;
+  if (c->users > 0) return EBUSY;
+  channels_.erase(ch);
+  return 0;
+}
+
+int Nic::CreateCq(uint32_t ctx, int cqe, uint32_t channel, uint32_t* out, int* actual) {
+  if (cqe < 1 || cqe > profile().device.max_cqe) return EINVAL;
+  Channel* ch = nullptr;
+  if (channel != 0 && !(ch = FindChannel(ctx, channel))) return EINVAL;
+  if (static_cast<int>(cqs_.size()) >= profile().device.max_cq) return ENOMEM;
+  uint32_t h = world_->NewHandle();
+  int depth = static_cast<int>(QueueSlots(profile().quirks, static_cast<uint32_t>(cqe)));
+  cqs_[h] = std::make_shared<Cq>(h, ctx, depth, channel, profile().quirks.cq_overrun_is_sticky);
+  if (ch) ++ch->users;
+  *out = h;
+  if (actual) *actual = depth;
+  return 0;
+}
+
+int Nic::DestroyCq(uint32_t ctx, uint32_t cq) {
+  Cq* c = FindCq(ctx, cq);
+  if (!c) return EINVAL;
+  // R23: a CQ still used by a QP cannot be destroyed (ib_destroy_cq: usecnt -> EBUSY).
+  if (c->users > 0) return EBUSY;
+  if (Channel* ch = FindChannel(ctx, c->channel())) {
+    --ch->users;
+    for (auto it = ch->events.begin(); it != ch->events.end();) {
+      it = (*it == cq) ? ch->events.erase(it) : std::next(it);
+    }
+  }
+  cqs_.erase(cq);
+  return 0;
+}
+
+int Nic::PollCq(uint32_t ctx, uint32_t cq, int n, WorkCompletion* wc) {
+  Cq* c = FindCq(ctx, cq);
+  if (!c || n < 0 || (n > 0 && wc == nullptr)) return -EINVAL;
+  return c->Poll(n, wc);
+}
+
+int Nic::ReqNotifyCq(uint32_t ctx, uint32_t cq, bool solicited_only) {
+  Cq* c = FindCq(ctx, cq);
+  if (!c) return EINVAL;
+  c->Arm(solicited_only);
+  return 0;
+}
+
+int Nic::AckCqEvents(uint32_t ctx, uint32_t cq, unsigned n) {
+  Cq* c = FindCq(ctx, cq);
+  if (!c) return EINVAL;
+  c->events_unacked = n > c->events_unacked ? 0 : c->events_unacked - n;
+  return 0;
+}
+
+int Nic::CreateSrq(uint32_t ctx, uint32_t pd, uint32_t max_wr, uint32_t max_sge,
+                   uint32_t* out) {
+  auto it = pds_.find(pd);
+  if (it == pds_.end() || it->second.ctx != ctx) return EINVAL;
+  const DeviceAttr& d = profile().device;
+  if (max_wr < 1 || max_wr > static_cast<uint32_t>(d.max_srq_wr) || max_sge < 1 ||
+      max_sge > static_cast<uint32_t>(d.max_srq_sge)) {
+    return EINVAL;
+  }
+  if (static_cast<int>(srqs_.size()) >= d.max_srq) return ENOMEM;
+  auto srq = std::make_shared<Srq>();
+  srq->handle = world_->NewHandle();
+  srq->ctx = ctx;
+  srq->pd = pd;
+  srq->max_wr = QueueSlots(profile().quirks, max_wr);
+  srq->max_sge = max_sge;
+  ++it->second.users;
+  *out = srq->handle;
+  srqs_[srq->handle] = std::move(srq);
+  return 0;
+}
+
+int Nic::DestroySrq(uint32_t ctx, uint32_t srq) {
+  Srq* s = FindSrq(ctx, srq);
+  if (!s) return EINVAL;
+  if (s->users > 0) return EBUSY;
+  --pds_[s->pd].users;
+  srqs_.erase(srq);
+  return 0;
+}
+
+int Nic::PostSrqRecv(uint32_t ctx, uint32_t srq, const std::vector<RecvWr>& wrs,
+                     size_t* bad) {
+  Srq* s = FindSrq(ctx, srq);
+  if (!s) {
+    if (bad) *bad = 0;
+    return EINVAL;
+  }
+  for (size_t i = 0; i < wrs.size(); ++i) {
+    int err = 0;
+    if (wrs[i].sg_list.size() > s->max_sge) {
+      err = EINVAL;
+    } else if (s->rq.size() >= s->max_wr) {
+      err = ENOMEM;
+    }
+    if (err) {
+      if (bad) *bad = i;
+      return err;
+    }
+    s->rq.push_back(wrs[i]);
+  }
+  return 0;
+}
+
+int Nic::CreateAh(uint32_t ctx, uint32_t pd, const AhAttr& attr, uint32_t* out) {
+  auto it = pds_.find(pd);
+  if (it == pds_.end() || it->second.ctx != ctx) return EINVAL;
+  const PortAttr port = port_attr();
+  if (attr.port_num != 1) return EINVAL;
+  if (port.link_layer == LinkLayer::kEthernet && !attr.is_global) return EINVAL;
+  if (attr.is_global && attr.grh.sgid_index >= port.gid_tbl_len) return EINVAL;
+  if (static_cast<int>(ahs_.size()) >= profile().device.max_ah) return ENOMEM;
+  uint32_t h = world_->NewHandle();
+  ahs_[h] = Ah{ctx, pd, attr, world_->ResolveAddress(attr)};
+  ++it->second.users;
+  *out = h;
+  return 0;
+}
+
+int Nic::DestroyAh(uint32_t ctx, uint32_t ah) {
+  Ah* a = FindAh(ctx, ah);
+  if (!a) return EINVAL;
+  --pds_[a->pd].users;
+  ahs_.erase(ah);
+  return 0;
+}
+
+}  // namespace qptwin::model::engine

@@ -1,0 +1,95 @@
+// The NIC's objects as plain data: PD, AH, SRQ, completion channel, QP and its WQEs.
+// Behaviour lives in Nic (nic.h); these structs only hold state.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "model/engine/cq.h"
+#include "spec/backend.h"
+
+namespace qptwin::model::engine {
+
+struct Pd {
+  uint32_t ctx = 0;
+  int users = 0;  // QPs, SRQs, AHs (MRs are counted in the MrTable)
+};
+
+struct Ah {
+  uint32_t ctx = 0;
+  uint32_t pd = 0;
+  AhAttr attr;
+  int dst_nic = -1;  // -1: the address reaches no device
+};
+
+struct Channel {
+  uint32_t ctx = 0;
+  std::deque<uint32_t> events;  // CQ handles, oldest first
+  int users = 0;
+};
+
+struct Srq {
+  uint32_t handle = 0;
+  uint32_t ctx = 0;
+  uint32_t pd = 0;
+  uint32_t max_wr = 0;
+  uint32_t max_sge = 0;
+  std::deque<RecvWr> rq;
+  int users = 0;
+};
+
+struct SendWqe {
+  uint64_t serial = 0;  // unique within the QP; timers and callbacks name WQEs by it
+  SendWr wr;
+  std::vector<uint8_t> inline_data;
+  bool is_inline = false;
+  bool signaled = false;
+  uint64_t length = 0;
+  bool sent = false;  // transmitted at least once (psn/npkts assigned)
+  uint32_t psn = 0;
+  uint32_t npkts = 1;
+  bool done = false;  // finished; `status` holds the outcome
+  WcStatus status = WcStatus::kSuccess;
+};
+
+struct Qp {
+  uint32_t handle = 0;
+  uint32_t ctx = 0;
+  uint32_t qpn = 0;
+  QpType type = QpType::kRc;
+  QpInitAttr init;
+  QpCap cap;
+  QpState state = QpState::kReset;
+  QpAttr attr;  // the attributes set so far (qp_state mirrors `state`)
+  std::shared_ptr<Cq> send_cq;
+  std::shared_ptr<Cq> recv_cq;
+  std::shared_ptr<Srq> srq;
+  std::vector<StateChange> history;
+
+  // Send queue: [0, sq_next) started, [sq_next, end) waiting. Popped in order when done.
+  std::deque<SendWqe> sq;
+  size_t sq_next = 0;
+  uint64_t next_serial = 1;
+  std::deque<RecvWr> rq;
+
+  // Requester / completer.
+  int dst_nic = -1;
+  uint32_t next_psn = 0;
+  int retry_left = 0;
+  int rnr_left = 0;
+  bool rnr_wait = false;
+  bool kick_pending = false;
+  uint64_t timer_gen = 0;
+  bool timer_armed = false;
+  bool sq_draining = false;
+
+  // Responder.
+  uint32_t epsn = 0;
+  bool comm_est_raised = false;
+  bool last_wqe_raised = false;
+  std::deque<std::pair<uint32_t, uint64_t>> atomic_replay;  // psn -> original value
+};
+
+}  // namespace qptwin::model::engine

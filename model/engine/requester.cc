@@ -1,0 +1,207 @@
+// The requester: takes the next send WQE, checks limits and local memory, and puts the
+// message on the wire (rxe_req.c, written as steps).
+#include <algorithm>
+
+#include "model/engine/nic.h"
+#include "model/engine/world.h"
+
+namespace qptwin::model::engine {
+namespace {
+
+bool IsReadOrAtomic(WrOpcode op) {
+  return op == WrOpcode::kRdmaRead || op == WrOpcode::kAtomicCmpAndSwp ||
+         op == WrOpcode::kAtomicFetchAndAdd;
+}
+
+PacketKind KindOf(WrOpcode op) {
+  switch (op) {
+    case WrOpcode::kRdmaWrite:
+    case WrOpcode::kRdmaWriteWithImm: return PacketKind::kWrite;
+    case WrOpcode::kRdmaRead: return PacketKind::kReadReq;
+    case WrOpcode::kAtomicCmpAndSwp:
+    case WrOpcode::kAtomicFetchAndAdd: return PacketKind::kAtomic;
+    default: return PacketKind::kSend;
+  }
+}
+
+}  // namespace
+
+void Nic::Kick(Qp& qp) {
+  if (qp.kick_pending) return;
+  qp.kick_pending = true;
+  std::weak_ptr<Qp> weak = qps_[qp.handle];
+  world_->events().After(0, [this, weak] {
+    if (auto q = weak.lock()) {
+      q->kick_pending = false;
+      RunRequester(*q);
+    }
+  });
+}
+
+void Nic::RunRequester(Qp& qp) {
+  std::vector<uint8_t> payload;
+  ReqStep step = ReqStep::kGetWqe;
+  for (;;) {
+    switch (step) {
+      case ReqStep::kGetWqe: step = ReqGetWqe(qp); break;
+      case ReqStep::kCheckLimits: step = ReqCheckLimits(qp); break;
+      case ReqStep::kCheckLocal: step = ReqCheckLocal(qp, &payload); break;
+      case ReqStep::kTransmit: step = ReqTransmit(qp, std::move(payload)); break;
+      case ReqStep::kDone: return;
+    }
+  }
+}
+
+Nic::ReqStep Nic::ReqGetWqe(Qp& qp) {
+  // R11: in SQD nothing new starts; in SQE/ERR the queue is flushed.
+  // Retransmissions of already started WQEs continue in SQD (they are the drain).
+  if (qp.rnr_wait || qp.sq_next >= qp.sq.size()) return ReqStep::kDone;
+  if (qp.state == QpState::kRts) return ReqStep::kCheckLimits;
+  if (qp.state == QpState::kSqd && qp.sq[qp.sq_next].sent) return ReqStep::kCheckLimits;
+  return ReqStep::kDone;
+}
+
+Nic::ReqStep Nic::ReqCheckLimits(Qp& qp) {
+  const SendWqe& w = qp.sq[qp.sq_next];
+  int outstanding_rd = 0;
+  int outstanding = 0;
+  for (size_t i = 0; i < qp.sq_next; ++i) {
+    if (qp.sq[i].done) continue;
+    ++outstanding;
+    if (IsReadOrAtomic(qp.sq[i].wr.opcode)) ++outstanding_rd;
+  }
+  // R20: a fenced WR waits for every earlier READ/ATOMIC of this SQ (rxe: for every
+  // earlier WR).
+  if (w.wr.send_flags & send_flag::kFence) {
+    int blocking = profile().quirks.fence_waits_for_all ? outstanding : outstanding_rd;
+    if (blocking > 0) return ReqStep::kDone;
+  }
+  int max_rd = std::max<int>(1, qp.attr.max_rd_atomic);
+  if (IsReadOrAtomic(w.wr.opcode) && outstanding_rd >= max_rd) return ReqStep::kDone;
+  return ReqStep::kCheckLocal;
+}
+
+Nic::ReqStep Nic::ReqCheckLocal(Qp& qp, std::vector<uint8_t>* payload) {
+  SendWqe& w = qp.sq[qp.sq_next];
+  payload->clear();
+  if (w.length > profile().port.max_msg_sz) {
+    FailWqe(qp, qp.sq_next, WcStatus::kLocLenErr, "message longer than max_msg_sz");
+    return ReqStep::kDone;
+  }
+  if (KindOf(w.wr.opcode) == PacketKind::kSend || KindOf(w.wr.opcode) == PacketKind::kWrite) {
+    if (w.is_inline) {
+      *payload = w.inline_data;
+    } else if (mrs_.CheckLocal(w.wr.sg_list, qp.init.pd.id, 0) != WcStatus::kSuccess) {
+      FailWqe(qp, qp.sq_next, WcStatus::kLocProtErr, "local protection error");
+      return ReqStep::kDone;
+    } else {
+      *payload = mrs_.Gather(w.wr.sg_list);
+    }
+  }
+  return ReqStep::kTransmit;
+}
+
+Nic::ReqStep Nic::ReqTransmit(Qp& qp, std::vector<uint8_t> payload) {
+  SendWqe& w = qp.sq[qp.sq_next];
+  const uint32_t mtu = PathMtuBytes(qp);
+  Packet p;
+  p.kind = KindOf(w.wr.opcode);
+  p.transport = qp.type;
+  p.src_nic = index_;
+  p.src_qpn = qp.qpn;
+  p.op = w.wr.opcode;
+  p.solicited = (w.wr.send_flags & send_flag::kSolicited) != 0;
+  p.has_imm = w.wr.opcode == WrOpcode::kSendWithImm || w.wr.opcode == WrOpcode::kRdmaWriteWithImm;
+  p.imm = w.wr.imm_data;
+  p.remote_addr = w.wr.remote_addr;
+  p.rkey = w.wr.rkey;
+  p.compare_add = w.wr.compare_add;
+  p.swap = w.wr.swap;
+  p.length = static_cast<uint32_t>(w.length);
+  if (qp.type == QpType::kUd) {
+    Ah* ah = FindAh(qp.ctx, w.wr.ah.id);
+    // R22: a UD message longer than the MTU is not sent but completes successfully.
+    if (!ah || w.length > mtu) {
+      ++qp.sq_next;
+      CompleteWqe(qp, qp.sq_next - 1, WcStatus::kSuccess);
+      return ReqStep::kGetWqe;
+    }
+    p.dst_nic = ah->dst_nic;
+    p.dst_qpn = w.wr.remote_qpn;
+    // IBTA 10.2.5: a Q_Key with the high bit set means "use the QP's own Q_Key".
+    p.qkey = (w.wr.remote_qkey & 0x80000000u) ? qp.attr.qkey : w.wr.remote_qkey;
+  } else {
+    p.dst_nic = qp.dst_nic;
+    p.dst_qpn = qp.attr.dest_qp_num;
+  }
+  uint32_t npkts = PacketCount(p.kind == PacketKind::kAtomic ? 8 : w.length, mtu);
+  if (!w.sent) {
+    w.sent = true;
+    w.psn = qp.next_psn;
+    w.npkts = npkts;
+    qp.next_psn = PsnAdd(qp.next_psn, npkts);
+  }
+  p.psn = w.psn;
+  p.npkts = w.npkts;
+  if (p.kind == PacketKind::kReadReq) p.npkts = 1;  // the request itself is one packet
+  p.data = std::move(payload);
+  uint64_t serial = w.serial;
+  ++qp.sq_next;
+  uint64_t gone = world_->Transmit(std::move(p), profile().timing.processing_ns, mtu);
+  if (qp.type == QpType::kRc) {
+    if (!qp.timer_armed) ArmTimer(qp);
+  } else {
+    SendUnreliableDone(qp, serial, gone);  // UC/UD: done when the last byte left
+  }
+  return ReqStep::kGetWqe;
+}
+
+void Nic::SendUnreliableDone(Qp& qp, uint64_t serial, uint64_t at) {
+  std::weak_ptr<Qp> weak = qps_[qp.handle];
+  world_->events().At(at, [this, weak, serial] {
+    auto q = weak.lock();
+    if (!q) return;
+    for (size_t i = 0; i < q->sq_next && i < q->sq.size(); ++i) {
+      if (q->sq[i].serial == serial && !q->sq[i].done) {
+        CompleteWqe(*q, i, WcStatus::kSuccess);
+        return;
+      }
+    }
+  });
+}
+
+void Nic::ArmTimer(Qp& qp) {
+  ++qp.timer_gen;
+  qp.timer_armed = false;
+  if (qp.attr.timeout == 0) return;  // R19: 0 = wait forever
+  // R19: timeout = 4.096 us * 2^attr.timeout
+  uint64_t ns = uint64_t{4096} << qp.attr.timeout;
+  qp.timer_armed = true;
+  std::weak_ptr<Qp> weak = qps_[qp.handle];
+  uint64_t gen = qp.timer_gen;
+  world_->events().After(ns, [this, weak, gen] {
+    if (auto q = weak.lock()) OnTimeout(*q, gen);
+  });
+}
+
+void Nic::OnTimeout(Qp& qp, uint64_t gen) {
+  if (gen != qp.timer_gen) return;
+  qp.timer_armed = false;
+  if (qp.state != QpState::kRts && qp.state != QpState::kSqd) return;
+  size_t first = qp.sq_next;
+  for (size_t i = 0; i < qp.sq_next; ++i) {
+    if (!qp.sq[i].done) {
+      first = i;
+      break;
+    }
+  }
+  if (first == qp.sq_next) return;  // nothing outstanding
+  if (qp.retry_left <= 0) {
+    FailWqe(qp, first, WcStatus::kRetryExcErr, "retry count exceeded");
+    return;
+  }
+  --qp.retry_left;
+  GoBackTo(qp, first);
+}
+
+}  // namespace qptwin::model::engine

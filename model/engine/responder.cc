@@ -1,0 +1,269 @@
+// The responder: checks state, PSN and rights, executes SEND/WRITE/READ/ATOMIC against the
+// MR table, consumes receive WQEs and answers with ACK/NAK/data (rxe_resp.c, as steps).
+#include <cstring>
+
+#include "model/engine/nic.h"
+#include "model/engine/world.h"
+
+namespace qptwin::model::engine {
+namespace {
+constexpr uint32_t kGrhBytes = 40;  // RoCE/IB global route header in front of UD data
+constexpr size_t kAtomicReplayDepth = 16;
+}  // namespace
+
+void Nic::HandleRequest(Qp& qp, Packet& pkt) {
+  RespStep step = RespStep::kCheckState;
+  for (;;) {
+    switch (step) {
+      case RespStep::kCheckState: step = RespCheckState(qp, pkt); break;
+      case RespStep::kCheckPsn: step = RespCheckPsn(qp, pkt); break;
+      case RespStep::kCheckOp: step = RespCheckOp(qp, pkt); break;
+      case RespStep::kExecute: step = RespExecute(qp, pkt); break;
+      case RespStep::kDone: return;
+    }
+  }
+}
+
+Nic::RespStep Nic::RespCheckState(Qp& qp, const Packet& pkt) {
+  // R10: requests are dropped while the QP is below RTR (and in ERR).
+  if (qp.state == QpState::kReset || qp.state == QpState::kInit || qp.state == QpState::kErr) {
+    return RespStep::kDone;
+  }
+  if (qp.type == QpType::kUd) {
+    if (pkt.qkey != qp.attr.qkey) return RespStep::kDone;  // Q_Key violation: silent drop
+  } else if (pkt.src_qpn != qp.attr.dest_qp_num) {
+    return RespStep::kDone;  // not from the connected peer
+  }
+  if (qp.state == QpState::kRtr && profile().quirks.comm_est_event && !qp.comm_est_raised) {
+    qp.comm_est_raised = true;
+    RaiseQpEvent(qp, EventType::kCommEst);
+  }
+  return RespStep::kCheckPsn;
+}
+
+Nic::RespStep Nic::RespCheckPsn(Qp& qp, const Packet& pkt) {
+  if (qp.type == QpType::kUd) return RespStep::kCheckOp;
+  int32_t d = PsnDiff(pkt.psn, qp.epsn);
+  if (qp.type == QpType::kUc) {
+    // UC: a gap means the messages in between are lost; resynchronise on this one.
+    if (d != 0) qp.epsn = pkt.psn;
+    return RespStep::kCheckOp;
+  }
+  if (d > 0) {  // a gap: NAK with the PSN we expect (IBTA 9.7.5.1.1)
+    Packet nak;
+    nak.kind = PacketKind::kNak;
+    nak.nak = NakCode::kPsnSeqErr;
+    nak.psn = qp.epsn;
+    SendResponse(qp, pkt, std::move(nak));
+    return RespStep::kDone;
+  }
+  if (d < 0) {  // a duplicate: answer again without executing twice
+    if (pkt.kind == PacketKind::kReadReq) return RespStep::kCheckOp;  // reads are idempotent
+    if (pkt.kind == PacketKind::kAtomic) {
+      for (const auto& [psn, orig] : qp.atomic_replay) {
+        if (psn == pkt.psn) {
+          Packet r;
+          r.kind = PacketKind::kAtomicResp;
+          r.psn = pkt.psn;
+          r.atomic_orig = orig;
+          SendResponse(qp, pkt, std::move(r));
+        }
+      }
+      return RespStep::kDone;
+    }
+    SendAck(qp, pkt);
+    return RespStep::kDone;
+  }
+  return RespStep::kCheckOp;
+}
+
+Nic::RespStep Nic::RespCheckOp(Qp& qp, const Packet& pkt) {
+  AccessFlags need = 0;
+  if (pkt.kind == PacketKind::kWrite) need = access::kRemoteWrite;
+  if (pkt.kind == PacketKind::kReadReq) need = access::kRemoteRead;
+  if (pkt.kind == PacketKind::kAtomic) need = access::kRemoteAtomic;
+  // R16: an operation the QP's access flags do not allow is an invalid request.
+  bool bad = (qp.attr.qp_access_flags & need) != need;
+  if (pkt.kind == PacketKind::kAtomic && (pkt.remote_addr & 7)) bad = true;  // misaligned
+  if (bad) {
+    if (qp.type == QpType::kRc) RespondError(qp, pkt, NakCode::kInvalidRequest, EventType::kQpReqErr);
+    return RespStep::kDone;
+  }
+  return RespStep::kExecute;
+}
+
+Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
+  const bool dup = qp.type == QpType::kRc && PsnDiff(pkt.psn, qp.epsn) < 0;
+  const uint32_t pd = qp.init.pd.id;
+  switch (pkt.kind) {
+    case PacketKind::kSend:
+      ReceiveSendLike(qp, pkt);
+      return RespStep::kDone;
+    case PacketKind::kWrite: {
+      uint8_t* dst = mrs_.Remote(pkt.rkey, pd, pkt.remote_addr, pkt.data.size(),
+                                 access::kRemoteWrite);
+      if (!dst) {  // R15: RC NAKs, UC drops silently
+        if (qp.type == QpType::kRc) {
+          RespondError(qp, pkt, NakCode::kRemoteAccess, EventType::kQpAccessErr);
+        }
+        return RespStep::kDone;
+      }
+      if (pkt.has_imm && !PeekRecv(qp)) {
+        ReceiveSendLike(qp, pkt);  // sends the RNR NAK / drops
+        return RespStep::kDone;
+      }
+      if (!pkt.data.empty()) std::memcpy(dst, pkt.data.data(), pkt.data.size());
+      if (pkt.has_imm) {
+        ReceiveSendLike(qp, pkt);
+      } else {
+        qp.epsn = PsnAdd(pkt.psn, pkt.npkts);
+        if (qp.type == QpType::kRc) SendAck(qp, pkt);
+      }
+      return RespStep::kDone;
+    }
+    case PacketKind::kReadReq: {
+      uint8_t* src = mrs_.Remote(pkt.rkey, pd, pkt.remote_addr, pkt.length, access::kRemoteRead);
+      if (!src) {
+        RespondError(qp, pkt, NakCode::kRemoteAccess, EventType::kQpAccessErr);
+        return RespStep::kDone;
+      }
+      Packet r;
+      r.kind = PacketKind::kReadResp;
+      r.psn = pkt.psn;
+      r.data.assign(src, src + pkt.length);
+      r.npkts = PacketCount(pkt.length, MtuBytes(qp.attr.path_mtu));
+      if (!dup) qp.epsn = PsnAdd(pkt.psn, r.npkts);
+      SendResponse(qp, pkt, std::move(r));
+      return RespStep::kDone;
+    }
+    case PacketKind::kAtomic: {
+      uint8_t* p = mrs_.Remote(pkt.rkey, pd, pkt.remote_addr, 8, access::kRemoteAtomic);
+      if (!p) {
+        RespondError(qp, pkt, NakCode::kRemoteAccess, EventType::kQpAccessErr);
+        return RespStep::kDone;
+      }
+      uint64_t orig;
+      std::memcpy(&orig, p, 8);
+      uint64_t next = pkt.op == WrOpcode::kAtomicCmpAndSwp
+                          ? (orig == pkt.compare_add ? pkt.swap : orig)
+                          : orig + pkt.compare_add;
+      std::memcpy(p, &next, 8);
+      qp.atomic_replay.emplace_back(pkt.psn, orig);
+      if (qp.atomic_replay.size() > kAtomicReplayDepth) qp.atomic_replay.pop_front();
+      qp.epsn = PsnAdd(pkt.psn, 1);
+      Packet r;
+      r.kind = PacketKind::kAtomicResp;
+      r.psn = pkt.psn;
+      r.atomic_orig = orig;
+      SendResponse(qp, pkt, std::move(r));
+      return RespStep::kDone;
+    }
+    default:
+      return RespStep::kDone;
+  }
+}
+
+bool Nic::PeekRecv(Qp& qp) { return qp.srq ? !qp.srq->rq.empty() : !qp.rq.empty(); }
+
+bool Nic::TakeRecv(Qp& qp, RecvWr* out) {
+  std::deque<RecvWr>& q = qp.srq ? qp.srq->rq : qp.rq;
+  if (q.empty()) return false;
+  *out = std::move(q.front());
+  q.pop_front();
+  return true;
+}
+
+void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
+  RecvWr r;
+  if (!TakeRecv(qp, &r)) {
+    // R17: RC answers RNR NAK with min_rnr_timer; UC and UD drop.
+    if (qp.type == QpType::kRc) {
+      Packet nak;
+      nak.kind = PacketKind::kNak;
+      nak.nak = NakCode::kRnr;
+      nak.psn = pkt.psn;
+      nak.rnr_timer = qp.attr.min_rnr_timer;
+      SendResponse(qp, pkt, std::move(nak));
+    }
+    return;
+  }
+  const bool write_imm = pkt.kind == PacketKind::kWrite;
+  std::vector<uint8_t> grh_and_data;
+  const uint8_t* data = pkt.data.data();
+  size_t len = write_imm ? 0 : pkt.data.size();
+  const bool grh = qp.type == QpType::kUd && profile().port.link_layer == LinkLayer::kEthernet;
+  if (grh) {  // UD on RoCE: 40 bytes of GRH first in the receive buffer
+    grh_and_data.assign(kGrhBytes, 0);
+    grh_and_data[0] = 0x60;  // IPv6 version
+    Gid sgid, dgid;
+    world_->nic(pkt.src_nic)->GidAt(1, &sgid);
+    GidAt(1, &dgid);
+    std::memcpy(&grh_and_data[8], sgid.raw.data(), 16);
+    std::memcpy(&grh_and_data[24], dgid.raw.data(), 16);
+    grh_and_data.insert(grh_and_data.end(), pkt.data.begin(), pkt.data.end());
+    data = grh_and_data.data();
+    len = grh_and_data.size();
+  }
+  WorkCompletion wc;
+  wc.wr_id = r.wr_id;
+  wc.qp_num = qp.qpn;
+  wc.src_qp = pkt.src_qpn;
+  uint32_t pd = qp.srq ? qp.srq->pd : qp.init.pd.id;
+  WcStatus st = len ? mrs_.Scatter(r.sg_list, pd, data, len) : WcStatus::kSuccess;
+  if (st != WcStatus::kSuccess) {
+    wc.status = st;
+    PushCqe(qp, *qp.recv_cq, wc, false);
+    if (qp.type == QpType::kUd) return;  // a UD QP carries on
+    if (qp.type == QpType::kRc) {
+      Packet nak;
+      nak.kind = PacketKind::kNak;
+      nak.nak = st == WcStatus::kLocLenErr ? NakCode::kInvalidRequest : NakCode::kRemoteOp;
+      nak.psn = pkt.psn;
+      SendResponse(qp, pkt, std::move(nak));
+    }
+    if (qp.state != QpState::kErr) EnterError(qp, "receive error");
+    return;
+  }
+  if (qp.type != QpType::kUd) qp.epsn = PsnAdd(pkt.psn, pkt.npkts);
+  wc.status = WcStatus::kSuccess;
+  wc.opcode = write_imm ? WcOpcode::kRecvRdmaWithImm : WcOpcode::kRecv;
+  wc.byte_len = static_cast<uint32_t>(write_imm ? pkt.data.size() : len);
+  if (pkt.has_imm) {
+    wc.imm_data = pkt.imm;
+    wc.wc_flags |= wc_flag::kWithImm;
+  }
+  if (grh) wc.wc_flags |= wc_flag::kGrh;
+  bool ok = PushCqe(qp, *qp.recv_cq, wc, pkt.solicited);
+  if (qp.type == QpType::kRc && ok) SendAck(qp, pkt);
+}
+
+void Nic::RespondError(Qp& qp, const Packet& pkt, NakCode code, EventType event) {
+  Packet nak;
+  nak.kind = PacketKind::kNak;
+  nak.nak = code;
+  nak.psn = pkt.psn;
+  SendResponse(qp, pkt, std::move(nak));
+  if (profile().quirks.qp_error_events) RaiseQpEvent(qp, event);
+  // R15: both sides end in ERR.
+  EnterError(qp, code == NakCode::kRemoteAccess ? "remote access violation"
+                                                : "invalid request");
+}
+
+void Nic::SendAck(const Qp& qp, const Packet& req) {
+  Packet ack;
+  ack.kind = PacketKind::kAck;
+  ack.psn = PsnAdd(req.psn, req.npkts - 1);
+  SendResponse(qp, req, std::move(ack));
+}
+
+void Nic::SendResponse(const Qp& qp, const Packet& req, Packet resp) {
+  resp.transport = qp.type;
+  resp.src_nic = index_;
+  resp.dst_nic = req.src_nic;
+  resp.src_qpn = qp.qpn;
+  resp.dst_qpn = req.src_qpn;
+  world_->Transmit(std::move(resp), profile().timing.ack_processing_ns,
+                   MtuBytes(qp.attr.path_mtu));
+}
+
+}  // namespace qptwin::model::engine

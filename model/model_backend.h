@@ -1,0 +1,48 @@
+// The SystemC model of an RDMA NIC behind spec/backend.h.
+//
+// Contract:
+//  1. MakeModelBackend() never fails for a known profile; an unknown profile name gives
+//     nullptr (ProfileNames() lists the known ones: "rxe", "ibta").
+//  2. Devices are named "mdev0", "mdev1", ... (ModelOptions.devices of them), one port each,
+//     all connected by one fabric; QPs on the same or different devices talk to each other.
+//  3. Simulated time runs only inside Backend::Advance and the Device's Wait*/GetCqEvent
+//     calls (each at most 2^50 ns, about 13 simulated days; longer ones are cut there).
+//     Same scenario + same ModelOptions (seed) -> same results and times, every run.
+//  4. Many Backends may exist in one process, one after another or side by side; each has
+//     its own clock starting at 0 (NowNs()).
+//  5. Threading: all model Backends of a process must be used from one thread (SystemC has
+//     one kernel per process).
+//
+// main(): nothing special is needed. A binary with its own main() (the CLI) just links
+// //model:model_backend; the SystemC kernel starts lazily on first use (sc_start from any
+// main). libsystemc.so exports a main() of its own that calls sc_main(): the model provides
+// a weak sc_main so such binaries link, and test binaries link //model/sim:test_main
+// (a strong sc_main running GoogleTest) instead of gtest_main. RunWithSystemC() silences
+// SystemC's banner and calls fn(argc, argv); using it is optional.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "spec/backend.h"
+
+namespace qptwin::model {
+
+struct ModelOptions {
+  std::string profile = "rxe";
+  int devices = 2;  // device names "mdev0", "mdev1", ...
+  double loss_rate = 0;  // probability that one packet is lost on the wire (0..1)
+  uint64_t seed = 1;     // for loss injection; deterministic
+};
+
+std::unique_ptr<Backend> MakeModelBackend(const ModelOptions& opts);
+
+// "rxe", "ibta", ...
+std::vector<std::string> ProfileNames();
+
+int RunWithSystemC(int argc, char** argv, const std::function<int(int, char**)>& fn);
+
+}  // namespace qptwin::model

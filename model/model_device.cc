@@ -1,0 +1,195 @@
+#include "model/model_device.h"
+
+#include <cerrno>
+#include <algorithm>
+
+namespace qptwin::model {
+
+ModelDevice::ModelDevice(std::shared_ptr<engine::World> world, int nic_index)
+    : world_(std::move(world)), nic_(world_->nic(nic_index)), ctx_(nic_->NewContext()) {}
+
+ModelDevice::~ModelDevice() { nic_->ReleaseContext(ctx_); }
+
+std::string ModelDevice::Name() const { return nic_->name(); }
+
+int ModelDevice::QueryDevice(DeviceAttr* out) {
+  if (!out) return EINVAL;
+  *out = nic_->device_attr();
+  return 0;
+}
+
+int ModelDevice::QueryPort(uint8_t port_num, PortAttr* out) {
+  if (!out || port_num != 1) return EINVAL;
+  *out = nic_->port_attr();
+  return 0;
+}
+
+int ModelDevice::QueryGid(uint8_t port_num, int index, Gid* out) {
+  if (!out || port_num != 1) return EINVAL;
+  return nic_->GidAt(index, out) ? 0 : EINVAL;
+}
+
+int ModelDevice::DefaultGidIndex(uint8_t port_num, int* index) {
+  if (!index || port_num != 1) return EINVAL;
+  *index = nic_->default_gid_index();
+  return 0;
+}
+
+int ModelDevice::AllocPd(PdHandle* out) {
+  if (!out) return EINVAL;
+  return nic_->AllocPd(ctx_, &out->id);
+}
+
+int ModelDevice::DeallocPd(PdHandle pd) { return nic_->DeallocPd(ctx_, pd.id); }
+
+int ModelDevice::RegMr(PdHandle pd, size_t length, AccessFlags access, MrHandle* out,
+                       uint8_t** buf, uint32_t* lkey, uint32_t* rkey) {
+  if (!out) return EINVAL;
+  engine::Mr* mr = nullptr;
+  int err = nic_->RegMr(ctx_, pd.id, length, access, &mr);
+  if (err) return err;
+  out->id = mr->handle;
+  if (buf) *buf = mr->buf;
+  if (lkey) *lkey = mr->lkey;
+  if (rkey) *rkey = mr->rkey;
+  return 0;
+}
+
+int ModelDevice::DeregMr(MrHandle mr) { return nic_->DeregMr(ctx_, mr.id); }
+
+int ModelDevice::CreateCompChannel(ChannelHandle* out) {
+  if (!out) return EINVAL;
+  return nic_->CreateChannel(ctx_, &out->id);
+}
+
+int ModelDevice::DestroyCompChannel(ChannelHandle ch) { return nic_->DestroyChannel(ctx_, ch.id); }
+
+int ModelDevice::CreateCq(int cqe, ChannelHandle channel, CqHandle* out, int* actual_cqe) {
+  if (!out) return EINVAL;
+  return nic_->CreateCq(ctx_, cqe, channel.id, &out->id, actual_cqe);
+}
+
+int ModelDevice::DestroyCq(CqHandle cq) { return nic_->DestroyCq(ctx_, cq.id); }
+
+int ModelDevice::PollCq(CqHandle cq, int num_entries, WorkCompletion* wc) {
+  return nic_->PollCq(ctx_, cq.id, num_entries, wc);
+}
+
+int ModelDevice::ReqNotifyCq(CqHandle cq, bool solicited_only) {
+  return nic_->ReqNotifyCq(ctx_, cq.id, solicited_only);
+}
+
+uint64_t ModelDevice::Deadline(uint64_t timeout_ns) const {
+  // A wait longer than kMaxWaitNs (about 13 simulated days) is cut there: the SystemC
+  // clock of the process is shared by every scenario and must not run out.
+  return world_->events().Now() + std::min(timeout_ns, kMaxWaitNs);
+}
+
+int ModelDevice::GetCqEvent(ChannelHandle ch, uint64_t timeout_ns, CqHandle* cq) {
+  if (!cq || !nic_->FindChannel(ctx_, ch.id)) return EINVAL;
+  auto ready = [&] {
+    engine::Channel* c = nic_->FindChannel(ctx_, ch.id);
+    return c && !c->events.empty();
+  };
+  if (!world_->events().RunUntil(ready, Deadline(timeout_ns))) return ETIMEDOUT;
+  engine::Channel* c = nic_->FindChannel(ctx_, ch.id);
+  cq->id = c->events.front();
+  c->events.pop_front();
+  if (engine::Cq* q = nic_->FindCq(ctx_, cq->id)) ++q->events_unacked;
+  return 0;
+}
+
+void ModelDevice::AckCqEvents(CqHandle cq, unsigned n) { (void)nic_->AckCqEvents(ctx_, cq.id, n); }
+
+int ModelDevice::WaitForCompletions(CqHandle cq, int n, uint64_t timeout_ns,
+                                    std::vector<WorkCompletion>* out) {
+  if (!out || n < 0 || !nic_->FindCq(ctx_, cq.id)) return EINVAL;
+  int got = 0;
+  auto done = [&] {
+    WorkCompletion wc[16];
+    while (got < n) {
+      int k = nic_->PollCq(ctx_, cq.id, std::min(16, n - got), wc);
+      if (k <= 0) break;
+      out->insert(out->end(), wc, wc + k);
+      got += k;
+    }
+    return got >= n;
+  };
+  return world_->events().RunUntil(done, Deadline(timeout_ns)) ? 0 : ETIMEDOUT;
+}
+
+int ModelDevice::CreateSrq(PdHandle pd, uint32_t max_wr, uint32_t max_sge, SrqHandle* out) {
+  if (!out) return EINVAL;
+  return nic_->CreateSrq(ctx_, pd.id, max_wr, max_sge, &out->id);
+}
+
+int ModelDevice::DestroySrq(SrqHandle srq) { return nic_->DestroySrq(ctx_, srq.id); }
+
+int ModelDevice::PostSrqRecv(SrqHandle srq, const std::vector<RecvWr>& wrs, size_t* bad_wr) {
+  return nic_->PostSrqRecv(ctx_, srq.id, wrs, bad_wr);
+}
+
+int ModelDevice::CreateAh(PdHandle pd, const AhAttr& attr, AhHandle* out) {
+  if (!out) return EINVAL;
+  return nic_->CreateAh(ctx_, pd.id, attr, &out->id);
+}
+
+int ModelDevice::DestroyAh(AhHandle ah) { return nic_->DestroyAh(ctx_, ah.id); }
+
+int ModelDevice::CreateQp(const QpInitAttr& init, QpHandle* out, QpCap* actual) {
+  if (!out) return EINVAL;
+  return nic_->CreateQp(ctx_, init, &out->id, actual);
+}
+
+int ModelDevice::DestroyQp(QpHandle qp) { return nic_->DestroyQp(ctx_, qp.id); }
+
+int ModelDevice::QpNum(QpHandle qp, uint32_t* qp_num) {
+  if (!qp_num) return EINVAL;
+  return nic_->QpNum(ctx_, qp.id, qp_num);
+}
+
+int ModelDevice::ModifyQp(QpHandle qp, const QpAttr& attr, AttrMask mask) {
+  return nic_->ModifyQp(ctx_, qp.id, attr, mask);
+}
+
+int ModelDevice::QueryQp(QpHandle qp, QpAttr* attr, QpInitAttr* init) {
+  return nic_->QueryQp(ctx_, qp.id, attr, init);
+}
+
+int ModelDevice::PostSend(QpHandle qp, const std::vector<SendWr>& wrs, size_t* bad_wr) {
+  return nic_->PostSend(ctx_, qp.id, wrs, bad_wr);
+}
+
+int ModelDevice::PostRecv(QpHandle qp, const std::vector<RecvWr>& wrs, size_t* bad_wr) {
+  return nic_->PostRecv(ctx_, qp.id, wrs, bad_wr);
+}
+
+std::vector<AsyncEvent> ModelDevice::TakeAsyncEvents() { return nic_->TakeEvents(ctx_); }
+
+int ModelDevice::WaitForAsyncEvent(EventType type, QpHandle qp, uint64_t timeout_ns) {
+  uint32_t dummy = 0;
+  if (qp && nic_->QpNum(ctx_, qp.id, &dummy) != 0) return EINVAL;
+  auto seen = [&] { return nic_->HasEvent(ctx_, type, qp.id); };
+  return world_->events().RunUntil(seen, Deadline(timeout_ns)) ? 0 : ETIMEDOUT;
+}
+
+int ModelDevice::QpHistory(QpHandle qp, std::vector<StateChange>* out) {
+  if (!out) return EINVAL;
+  return nic_->History(ctx_, qp.id, out);
+}
+
+int ModelDevice::LocalConnectionInfo(QpHandle qp, ConnectionInfo* out) {
+  if (!out) return EINVAL;
+  ConnectionInfo info;
+  int err = nic_->QpNum(ctx_, qp.id, &info.qp_num);
+  if (err) return err;
+  PortAttr port = nic_->port_attr();
+  info.lid = port.lid;
+  info.port_num = 1;
+  info.link_layer = port.link_layer;
+  nic_->GidAt(nic_->default_gid_index(), &info.gid);
+  *out = info;
+  return 0;
+}
+
+}  // namespace qptwin::model

@@ -1,0 +1,74 @@
+// The Device of spec/backend.h over one engine::Nic: handle translation, and the waits
+// that let simulated time run. One ModelDevice is one opened context on its NIC.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/engine/nic.h"
+#include "model/engine/world.h"
+#include "spec/backend.h"
+
+namespace qptwin::model {
+
+// The longest single wait or Advance the model performs (2^50 ns, about 13 days).
+inline constexpr uint64_t kMaxWaitNs = uint64_t{1} << 50;
+
+class ModelDevice : public Device {
+ public:
+  ModelDevice(std::shared_ptr<engine::World> world, int nic_index);
+  ~ModelDevice() override;
+
+  std::string Name() const override;
+  int QueryDevice(DeviceAttr* out) override;
+  int QueryPort(uint8_t port_num, PortAttr* out) override;
+  int QueryGid(uint8_t port_num, int index, Gid* out) override;
+  int DefaultGidIndex(uint8_t port_num, int* index) override;
+
+  int AllocPd(PdHandle* out) override;
+  int DeallocPd(PdHandle pd) override;
+  int RegMr(PdHandle pd, size_t length, AccessFlags access, MrHandle* out, uint8_t** buf,
+            uint32_t* lkey, uint32_t* rkey) override;
+  int DeregMr(MrHandle mr) override;
+
+  int CreateCompChannel(ChannelHandle* out) override;
+  int DestroyCompChannel(ChannelHandle ch) override;
+  int CreateCq(int cqe, ChannelHandle channel, CqHandle* out, int* actual_cqe) override;
+  int DestroyCq(CqHandle cq) override;
+  int PollCq(CqHandle cq, int num_entries, WorkCompletion* wc) override;
+  int ReqNotifyCq(CqHandle cq, bool solicited_only) override;
+  int GetCqEvent(ChannelHandle ch, uint64_t timeout_ns, CqHandle* cq) override;
+  void AckCqEvents(CqHandle cq, unsigned n) override;
+  int WaitForCompletions(CqHandle cq, int n, uint64_t timeout_ns,
+                         std::vector<WorkCompletion>* out) override;
+
+  int CreateSrq(PdHandle pd, uint32_t max_wr, uint32_t max_sge, SrqHandle* out) override;
+  int DestroySrq(SrqHandle srq) override;
+  int PostSrqRecv(SrqHandle srq, const std::vector<RecvWr>& wrs, size_t* bad_wr) override;
+
+  int CreateAh(PdHandle pd, const AhAttr& attr, AhHandle* out) override;
+  int DestroyAh(AhHandle ah) override;
+
+  int CreateQp(const QpInitAttr& init, QpHandle* out, QpCap* actual) override;
+  int DestroyQp(QpHandle qp) override;
+  int QpNum(QpHandle qp, uint32_t* qp_num) override;
+  int ModifyQp(QpHandle qp, const QpAttr& attr, AttrMask mask) override;
+  int QueryQp(QpHandle qp, QpAttr* attr, QpInitAttr* init) override;
+  int PostSend(QpHandle qp, const std::vector<SendWr>& wrs, size_t* bad_wr) override;
+  int PostRecv(QpHandle qp, const std::vector<RecvWr>& wrs, size_t* bad_wr) override;
+
+  std::vector<AsyncEvent> TakeAsyncEvents() override;
+  int WaitForAsyncEvent(EventType type, QpHandle qp, uint64_t timeout_ns) override;
+  int QpHistory(QpHandle qp, std::vector<StateChange>* out) override;
+  int LocalConnectionInfo(QpHandle qp, ConnectionInfo* out) override;
+
+ private:
+  uint64_t Deadline(uint64_t timeout_ns) const;
+
+  std::shared_ptr<engine::World> world_;
+  engine::Nic* nic_;
+  uint32_t ctx_;
+};
+
+}  // namespace qptwin::model

@@ -1,0 +1,31 @@
+// The SystemC glue: one SystemC kernel per process carries the simulated time of every
+// model Backend in the process.
+//
+// Contract:
+//  1. The kernel starts lazily on the first Advance (no modules; sc_start only), with
+//     SystemC's banner silenced and, when still possible, a 1 ns time resolution.
+//  2. Advance(ns) runs sc_start(ns): the process-wide SystemC time is the sum of all
+//     simulated time of all Backends. Each Backend keeps its own clock (engine::EventQueue)
+//     that starts at 0, so its times do not depend on other Backends.
+//  3. Never calls sc_stop (it is final); not thread-safe (SystemC is not).
+//
+// Why the engine's callbacks run in the caller and not in an SC_THREAD: sc_start(t) stops
+// *before* the events due exactly at t (they run on the next sc_start), every callback
+// would need a coroutine stack, and nothing in the model is concurrent. So the engine's
+// EventQueue decides what runs when, and each of its steps moves SystemC's clock by the
+// same amount (EventQueue::SetStepHook -> Advance) before the step's callbacks run: the
+// SystemC time and the model's time advance together, deterministically.
+#pragma once
+
+#include <cstdint>
+
+namespace qptwin::model::sim {
+
+// Silences the banner; safe to call more than once and before anything else.
+void PrepareSystemC();
+// Lets `ns` of simulated time pass in the SystemC kernel.
+void Advance(uint64_t ns);
+// The kernel's time (all Backends of the process together), in ns.
+uint64_t KernelNowNs();
+
+}  // namespace qptwin::model::sim
