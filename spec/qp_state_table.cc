@@ -182,10 +182,15 @@ std::vector<Verdict::Step> ShortestPath(T type, S from, S to) {
 }  // namespace
 
 const Transition& TransitionOf(QpState cur, QpState next) {
+  static const Transition kInvalid{};
+  if (static_cast<int>(cur) >= kNumQpStates || static_cast<int>(next) >= kNumQpStates) {
+    return kInvalid;  // not a state: no transition from or to it
+  }
   return TheTable()[static_cast<int>(cur)][static_cast<int>(next)];
 }
 
 bool IsModifyOk(QpState cur, QpState next, QpType type, AttrMask mask) {
+  if (static_cast<int>(type) >= kQpTypeSlots) return false;
   if ((mask & attr::kCurState) && !CurStateAllowedFrom(cur)) return false;
   const Transition& t = TransitionOf(cur, next);
   if (!t.valid) return false;
@@ -198,7 +203,7 @@ bool IsModifyOk(QpState cur, QpState next, QpType type, AttrMask mask) {
 
 AttrMask MinimumMask(QpType type, QpState cur, QpState next) {
   const Transition& t = TransitionOf(cur, next);
-  if (!t.valid) return 0;
+  if (!t.valid || static_cast<int>(type) >= kQpTypeSlots) return 0;
   return attr::kState | t.required[static_cast<int>(type)];
 }
 
@@ -210,8 +215,8 @@ Verdict Judge(QpType type, QpState cur, QpState next, AttrMask mask) {
   v.mask = mask;
   v.cur_state_misuse = (mask & attr::kCurState) && !CurStateAllowedFrom(cur);
   const Transition& t = TransitionOf(cur, next);
-  v.invalid_pair = !t.valid;
-  if (t.valid) {
+  v.invalid_pair = !t.valid || static_cast<int>(type) >= kQpTypeSlots;
+  if (!v.invalid_pair) {
     v.required = t.required[static_cast<int>(type)];
     v.optional = t.optional[static_cast<int>(type)];
     v.missing = v.required & ~mask;
@@ -220,7 +225,9 @@ Verdict Judge(QpType type, QpState cur, QpState next, AttrMask mask) {
     v.fixed_mask = (mask | v.missing) & ~v.forbidden;
     if (v.cur_state_misuse) v.fixed_mask &= ~attr::kCurState;
   } else {
-    v.path = ShortestPath(type, cur, next);
+    if (static_cast<int>(cur) < kNumQpStates && static_cast<int>(next) < kNumQpStates) {
+      v.path = ShortestPath(type, cur, next);
+    }
   }
   v.legal = !v.cur_state_misuse && !v.invalid_pair && v.missing == 0 && v.forbidden == 0;
   return v;

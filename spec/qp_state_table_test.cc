@@ -198,6 +198,19 @@ TEST(QpStateTable, CapAndReservedBitsAreNeverAllowed) {
   }
 }
 
+TEST(QpStateTable, ValuesOutsideTheEnumsAreIllegalNotUndefined) {
+  const auto bad_state = static_cast<S>(7);
+  const auto bad_type = static_cast<T>(11);
+  EXPECT_FALSE(IsModifyOk(bad_state, S::kInit, T::kRc, attr::kState));
+  EXPECT_FALSE(IsModifyOk(S::kReset, bad_state, T::kRc, attr::kState));
+  EXPECT_FALSE(IsModifyOk(S::kReset, S::kReset, bad_type, 0));
+  EXPECT_EQ(MinimumMask(bad_type, S::kReset, S::kInit), 0u);
+  Verdict v = Judge(T::kRc, S::kReset, bad_state, attr::kState);
+  EXPECT_FALSE(v.legal);
+  EXPECT_TRUE(v.path.empty());
+  EXPECT_FALSE(Judge(bad_type, S::kReset, S::kInit, attr::kState).legal);
+}
+
 TEST(QpStateTable, ExplainNamesTheFix) {
   Verdict v = Judge(T::kRc, S::kInit, S::kRtr, attr::kState | attr::kAv | attr::kQkey);
   std::string e = v.Explain();
