@@ -77,6 +77,15 @@ class HandleTable {
     }
   }
 
+  template <typename F>
+  void ForEach(F&& f) const {
+    for (const auto& [id, value] : entries_) {
+      HandleType h;
+      h.id = id;
+      f(h, value);
+    }
+  }
+
   size_t size() const { return entries_.size(); }
 
  private:

@@ -125,7 +125,7 @@ QpAttr Run::AttrFor(int qp, const SeqCommand& c) {
   a.timeout = 8;        // 4.096 us * 2^8 ~ 1 ms
   a.retry_cnt = 3;
   a.rnr_retry = c.rnr_retry;
-  a.min_rnr_timer = 1;  // 0.01 ms
+  a.min_rnr_timer = 14;  // 1.28 ms (IBTA 9.7.5.2.8 encoding): few RNR retries per settle
   a.max_rd_atomic = 1;
   a.max_dest_rd_atomic = 1;
   a.en_sqd_async_notify = true;
@@ -386,7 +386,7 @@ void showValue(const SeqCommand& c, std::ostream& os) {
       os << "# bring " << qp << " up to RTS (minimum masks, through RESET from ERR)\n"
          << "modify " << qp << " state=INIT pkey_index=0 port=1 access=LOCAL_WRITE|REMOTE_WRITE|"
          << "REMOTE_READ|REMOTE_ATOMIC\nmodify " << qp << " state=RTR dest=" << kQpName[1 - c.qp]
-         << " path_mtu=1024 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=1\nmodify " << qp
+         << " path_mtu=1024 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=14\nmodify " << qp
          << " state=RTS sq_psn=0 timeout=8 retry_cnt=3 rnr_retry=" << int(c.rnr_retry)
          << " max_rd_atomic=1";
       break;

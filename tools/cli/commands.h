@@ -5,7 +5,9 @@
 //   1  the judged request is illegal (explain only)
 //   2  bad input: unknown subcommand, flag, name or malformed value (one line on `err`
 //      naming the valid choices)
-// No subcommand throws or calls exit(); main.cc only dispatches.
+// No subcommand throws or calls exit(); main.cc only dispatches. `run` and `diff`
+// (tools/scenario/run_command.h) and `fuzz` (tools/fuzz/fuzz_command.h, where 1 means a
+// rule was broken) live beside their libraries and keep the same contract.
 #pragma once
 
 #include <iosfwd>

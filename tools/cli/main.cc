@@ -1,10 +1,18 @@
 // qptwin: one binary, one subcommand per entry of kCommands (add new ones there).
+//
+// The binary links the SystemC model (fuzz, run, diff), and libsystemc.so exports a main() of
+// its own that calls sc_main(). The main() below is the program's: a symbol the executable
+// defines wins over a shared library's. sc_main() runs the same dispatch, so the CLI behaves
+// the same even if SystemC's main() were the one started. The model starts the SystemC
+// kernel lazily on first use (model/model_backend.h), so nothing else is needed here.
 #include <iostream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "tools/cli/commands.h"
+#include "tools/fuzz/fuzz_command.h"
+#include "tools/scenario/run_command.h"
 
 namespace {
 
@@ -26,6 +34,13 @@ constexpr Command kCommands[] = {
     {"diagram", qptwin::cli::RunDiagram,
      "a QP type's state diagram: --type T [--format dot|svg] [-o FILE]"},
     {"demo", qptwin::cli::RunDemo, "a tour: the RC state machine, a legal and an illegal modify"},
+    {"run", qptwin::scenario::RunScenarioCli,
+     "run .qps scenarios on a backend: [--backend model|hw] [--profile P] FILE..."},
+    {"diff", qptwin::scenario::DiffScenarioCli,
+     "compare two backends' transcripts of .qps scenarios: --against K[:P] FILE..."},
+    {"fuzz", qptwin::fuzz::RunFuzzCli,
+     "random modify/post/poll sequences against the reference model: [--backend model|hw] "
+     "[--seconds N] [--seed S]"},
 };
 
 void PrintHelp(std::ostream& out) {
@@ -45,9 +60,7 @@ std::string CommandNames() {
   return names;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Dispatch(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
   const std::string_view name = argc > 1 ? argv[1] : "help";
   if (name == "help" || name == "--help" || name == "-h") {
@@ -66,3 +79,9 @@ int main(int argc, char** argv) {
             << ", help)\n";
   return qptwin::cli::kExitBadInput;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return Dispatch(argc, argv); }
+
+extern "C" int sc_main(int argc, char** argv) { return Dispatch(argc, argv); }

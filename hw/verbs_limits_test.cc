@@ -1,0 +1,176 @@
+// Limits and capabilities on a real device: what is refused, with which errno, and what a
+// partially refused post list leaves (skipped without a device; run inside tools/rxe-vm/run).
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "hw/test_device.h"
+
+namespace qptwin::hw {
+namespace {
+
+class VerbsLimitsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    t_ = OpenTestDevice();
+    if (!t_.device) GTEST_SKIP() << "no RDMA device: " << t_.unavailable;
+    dev_ = t_.device.get();
+    ASSERT_EQ(dev_->QueryDevice(&attr_), 0);
+    ASSERT_EQ(CreateRcPair(dev_, &p_), 0);
+  }
+
+  QpInitAttr RcInit() {
+    QpInitAttr init;
+    init.pd = p_.pd;
+    init.send_cq = p_.a.cq;
+    init.recv_cq = p_.a.cq;
+    init.cap = {4, 4, 1, 1, 0};
+    return init;
+  }
+
+  Sge SgeOf(const Side& s, size_t offset, uint32_t length) {
+    return Sge{reinterpret_cast<uint64_t>(s.buf + offset), length, s.lkey};
+  }
+
+  TestDevice t_;
+  Device* dev_ = nullptr;
+  DeviceAttr attr_;
+  RcPair p_;
+};
+
+TEST_F(VerbsLimitsTest, CqDepthOutsideOneToMaxCqeIsEinval) {
+  CqHandle cq;
+  EXPECT_EQ(dev_->CreateCq(0, ChannelHandle{}, &cq, nullptr), EINVAL);
+  EXPECT_EQ(dev_->CreateCq(attr_.max_cqe + 1, ChannelHandle{}, &cq, nullptr), EINVAL);
+  int actual = 0;
+  ASSERT_EQ(dev_->CreateCq(attr_.max_cqe, ChannelHandle{}, &cq, &actual), 0);
+  EXPECT_GE(actual, attr_.max_cqe);
+}
+
+TEST_F(VerbsLimitsTest, QpCapsBeyondTheDeviceAreEinval) {
+  QpHandle qp;
+  QpInitAttr init = RcInit();
+  init.cap.max_send_wr = static_cast<uint32_t>(attr_.max_qp_wr) + 1;
+  EXPECT_EQ(dev_->CreateQp(init, &qp, nullptr), EINVAL);
+  init = RcInit();
+  init.cap.max_recv_sge = static_cast<uint32_t>(attr_.max_sge) + 1;
+  EXPECT_EQ(dev_->CreateQp(init, &qp, nullptr), EINVAL);
+  init = RcInit();
+  init.cap.max_inline_data = static_cast<uint32_t>(attr_.max_inline_data) + 1;
+  EXPECT_EQ(dev_->CreateQp(init, &qp, nullptr), EINVAL);
+  init.cap.max_inline_data = static_cast<uint32_t>(attr_.max_inline_data);
+  QpCap granted;
+  ASSERT_EQ(dev_->CreateQp(init, &qp, &granted), 0);
+  EXPECT_GE(granted.max_inline_data, init.cap.max_inline_data);
+}
+
+// rdma-facts R1: rxe creates GSI, RC, UC and UD QPs only.
+TEST_F(VerbsLimitsTest, UnsupportedQpTypeIsRefused) {
+  if (dev_->Name().rfind("rxe", 0) != 0)
+    GTEST_SKIP() << "rxe's type list; device is " << dev_->Name();
+  QpInitAttr init = RcInit();
+  QpHandle qp;
+  init.qp_type = QpType::kUc;
+  EXPECT_EQ(dev_->CreateQp(init, &qp, nullptr), 0);
+  init.qp_type = QpType::kRawPacket;
+  EXPECT_EQ(dev_->CreateQp(init, &qp, nullptr), EOPNOTSUPP);
+}
+
+// rdma-facts: rxe refuses attribute bits above DEST_QPN with EOPNOTSUPP.
+TEST_F(VerbsLimitsTest, RateLimitBitIsEopnotsuppOnRxe) {
+  if (dev_->Name().rfind("rxe", 0) != 0)
+    GTEST_SKIP() << "rxe's mask check; device is " << dev_->Name();
+  QpAttr a;
+  a.qp_state = QpState::kInit;
+  a.port_num = 1;
+  a.rate_limit = 100;
+  EXPECT_EQ(dev_->ModifyQp(p_.a.qp, a,
+                           attr::kState | attr::kPkeyIndex | attr::kPort | attr::kAccessFlags |
+                               attr::kRateLimit),
+            EOPNOTSUPP);
+  QpAttr now;
+  ASSERT_EQ(dev_->QueryQp(p_.a.qp, &now, nullptr), 0);
+  EXPECT_EQ(now.qp_state, QpState::kReset);
+}
+
+// rdma-facts R5: too many SGEs is EINVAL at that WR; the WRs before it are posted and run.
+TEST_F(VerbsLimitsTest, TooManySgesStopsTheListAtThatWr) {
+  ASSERT_EQ(ConnectRcPair(dev_, p_), 0);
+  RecvWr r;
+  r.wr_id = 1;
+  r.sg_list = {SgeOf(p_.b, 0, 256)};
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostRecv(p_.b.qp, {r, r}, &bad), 0);
+  SendWr ok;
+  ok.wr_id = 10;
+  ok.sg_list = {SgeOf(p_.a, 0, 8)};
+  ok.send_flags = send_flag::kSignaled;
+  SendWr wide = ok;
+  wide.wr_id = 11;
+  wide.sg_list.assign(static_cast<size_t>(attr_.max_sge) + 1, SgeOf(p_.a, 0, 1));
+  SendWr after = ok;
+  after.wr_id = 12;
+  EXPECT_EQ(dev_->PostSend(p_.a.qp, {ok, wide, after}, &bad), EINVAL);
+  EXPECT_EQ(bad, 1u);
+  std::vector<WorkCompletion> wcs;
+  ASSERT_EQ(dev_->WaitForCompletions(p_.a.cq, 1, kWaitNs, &wcs), 0);
+  EXPECT_EQ(wcs[0].wr_id, 10u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kSuccess);
+  EXPECT_EQ(dev_->WaitForCompletions(p_.a.cq, 1, 50'000'000, &wcs), ETIMEDOUT);
+  EXPECT_EQ(wcs.size(), 1u);
+}
+
+// rxe's providers refuse an empty WR list (wr_list NULL) with EINVAL; hw/ passes that through.
+TEST_F(VerbsLimitsTest, EmptyPostListIsEinvalOnRxe) {
+  if (dev_->Name().rfind("rxe", 0) != 0)
+    GTEST_SKIP() << "rxe's provider; device is " << dev_->Name();
+  ASSERT_EQ(ConnectRcPair(dev_, p_), 0);
+  size_t bad = 99;
+  EXPECT_EQ(dev_->PostSend(p_.a.qp, {}, &bad), EINVAL);
+  EXPECT_EQ(bad, 0u);
+  bad = 99;
+  EXPECT_EQ(dev_->PostRecv(p_.a.qp, {}, &bad), EINVAL);
+  EXPECT_EQ(bad, 0u);
+}
+
+TEST_F(VerbsLimitsTest, FullSendQueueIsEnomem) {
+  ASSERT_EQ(ConnectRcPair(dev_, p_), 0);
+  QpAttr attr;
+  QpInitAttr init;
+  ASSERT_EQ(dev_->QueryQp(p_.a.qp, &attr, &init), 0);
+  // rnr_retry 7 and no receives at b: every send waits (RNR) and stays in the queue.
+  std::vector<SendWr> wrs(init.cap.max_send_wr + 1);
+  for (size_t i = 0; i < wrs.size(); ++i) wrs[i].wr_id = i;
+  size_t bad = 0;
+  EXPECT_EQ(dev_->PostSend(p_.a.qp, wrs, &bad), ENOMEM);
+  EXPECT_EQ(bad, init.cap.max_send_wr);
+}
+
+TEST_F(VerbsLimitsTest, InlineSendCopiesAtPostTime) {
+  ASSERT_EQ(ConnectRcPair(dev_, p_), 0);
+  RecvWr r;
+  r.sg_list = {SgeOf(p_.b, 0, 64)};
+  size_t bad = 0;
+  ASSERT_EQ(dev_->PostRecv(p_.b.qp, {r}, &bad), 0);
+  uint8_t local[32];
+  for (int i = 0; i < 32; ++i) local[i] = static_cast<uint8_t>(0xa0 + i);
+  SendWr w;
+  // Inline data need not be registered: lkey 0 and a stack buffer (ibv_post_send(3)).
+  w.sg_list = {Sge{reinterpret_cast<uint64_t>(local), 32, 0}};
+  w.send_flags = send_flag::kInline | send_flag::kSignaled;
+  QpInitAttr init;
+  QpAttr attr;
+  ASSERT_EQ(dev_->QueryQp(p_.a.qp, &attr, &init), 0);
+  if (init.cap.max_inline_data < 32) GTEST_SKIP() << "QP granted no inline data";
+  ASSERT_EQ(dev_->PostSend(p_.a.qp, {w}, &bad), 0);
+  std::memset(local, 0, sizeof local);  // the data was copied by the post
+  std::vector<WorkCompletion> wcs;
+  ASSERT_EQ(dev_->WaitForCompletions(p_.b.cq, 1, kWaitNs, &wcs), 0);
+  EXPECT_EQ(wcs[0].status, WcStatus::kSuccess);
+  EXPECT_EQ(wcs[0].byte_len, 32u);
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(p_.b.buf[i], 0xa0 + i) << "byte " << i;
+}
+
+}  // namespace
+}  // namespace qptwin::hw

@@ -1,0 +1,180 @@
+#include "tools/fuzz/fuzz_command.h"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <optional>
+#include <ostream>
+#include <random>
+
+#include "hw/verbs_backend.h"
+#include "model/model_backend.h"
+#include "tests/property/sequence_gen.h"
+#include "tools/cli/commands.h"
+#include "tools/cli/flags.h"
+#include "tools/fuzz/fuzz_loop.h"
+
+namespace qptwin::fuzz {
+namespace {
+
+using cli::BadInput;
+
+constexpr int kExitFailures = 1;  // a rule was broken (the files say which)
+
+constexpr char kUsage[] =
+    "usage: qptwin fuzz [--backend model|hw] [--profile P] [--seconds N] [--seed S] [--out DIR]\n"
+    "                   [--max-len L] [--replay N]\n"
+    "  runs random modify/post/poll sequences of 1..L commands (default 20) on two connected\n"
+    "  RC QPs against the reference model for N seconds (default 10); progress on stderr.\n"
+    "  Every sequence that breaks a rule is saved as DIR/fail-S-N.qps (DIR defaults to .) and\n"
+    "  the exit code is 1. The same seed S gives the same sequences (default: a random seed,\n"
+    "  printed); --replay N runs only sequence N of seed S and prints it.\n"
+    "  --profile: the model's device profile (rxe, ibta; default rxe).\n";
+
+const std::vector<cli::FlagSpec> kFlags = {{"--backend"}, {"--profile"}, {"--seconds"},
+                                           {"--seed"},    {"--out"},     {"--max-len"},
+                                           {"--replay"}};
+
+constexpr size_t kMaxLen = 1000;
+
+std::optional<uint64_t> ParseUint(const std::string& s) {
+  uint64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
+std::optional<double> ParseSeconds(const std::string& s) {
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v) || v <= 0) return {};
+  return v;
+}
+
+std::string Join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+uint64_t FreshSeed() {
+  std::random_device rd;
+  const uint64_t t = std::chrono::steady_clock::now().time_since_epoch().count();
+  return ((uint64_t{rd()} << 20) ^ t) % 1'000'000'000'000ull;  // short enough to type
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> MakeFuzzBackend(const std::string& kind, const std::string& profile,
+                                         std::string* error) {
+  if (kind == "model") {
+    model::ModelOptions opts;
+    opts.profile = profile;
+    opts.devices = 1;  // both QPs of a sequence live on the first device
+    auto backend = model::MakeModelBackend(opts);
+    if (!backend) {
+      *error = "unknown model profile '" + profile + "' (valid: " + Join(model::ProfileNames()) +
+               ")";
+    }
+    return backend;
+  }
+  auto backend = hw::MakeVerbsBackend(hw::VerbsOptions{});
+  if (backend->ListDevices().empty()) {
+    *error = "--backend hw: no RDMA device found (load Soft-RoCE with `rdma link add rxe0 "
+             "type rxe netdev IFACE`, or run inside tools/rxe-vm/run)";
+    return nullptr;
+  }
+  return backend;
+}
+
+int RunFuzzWith(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
+                std::ostream& err, const BackendFactory& make) {
+  std::string error;
+  auto flags = cli::ParseFlags(args, kFlags, &error);
+  if (!flags) return BadInput(err, "fuzz: " + error);
+  if (flags->help) {
+    out << kUsage;
+    return cli::kExitOk;
+  }
+  const std::string kind = flags->Get("--backend", "model");
+  if (kind != "model" && kind != "hw") {
+    return BadInput(err, "fuzz: unknown backend '" + kind + "' (valid: model, hw)");
+  }
+  const std::string profile = flags->Get("--profile", "rxe");
+  if (kind == "hw" && flags->Has("--profile")) {
+    return BadInput(err, "fuzz: --profile is for --backend model (valid: model profiles " +
+                             Join(model::ProfileNames()) + ")");
+  }
+  FuzzOptions opts;
+  if (flags->Has("--seconds")) {
+    auto s = ParseSeconds(flags->Get("--seconds"));
+    if (!s) return BadInput(err, "fuzz: --seconds '" + flags->Get("--seconds") +
+                                     "' is not a positive number of seconds (e.g. 10, 0.5)");
+    opts.seconds = *s;
+  }
+  if (flags->Has("--max-len")) {
+    auto l = ParseUint(flags->Get("--max-len"));
+    if (!l || *l < 1 || *l > kMaxLen) {
+      return BadInput(err, "fuzz: --max-len '" + flags->Get("--max-len") +
+                               "' is not a sequence length (valid: 1.." + std::to_string(kMaxLen) +
+                               ")");
+    }
+    opts.max_len = *l;
+  }
+  if (flags->Has("--seed")) {
+    auto s = ParseUint(flags->Get("--seed"));
+    if (!s) return BadInput(err, "fuzz: --seed '" + flags->Get("--seed") +
+                                     "' is not a seed (valid: 0..18446744073709551615)");
+    opts.seed = *s;
+  } else {
+    opts.seed = FreshSeed();
+  }
+  if (flags->Has("--replay")) {
+    auto n = ParseUint(flags->Get("--replay"));
+    if (!n) return BadInput(err, "fuzz: --replay '" + flags->Get("--replay") +
+                                     "' is not a sequence number (valid: 0, 1, 2, ...)");
+    if (!flags->Has("--seed")) return BadInput(err, "fuzz: --replay needs the --seed it came from");
+    opts.replay = *n;
+  }
+  opts.out_dir = flags->Get("--out", ".");
+  opts.settle_ns = kind == "model" ? 2'000'000 : 20'000'000;
+  opts.backend_flags = "--backend " + kind + (kind == "model" ? " --profile " + profile : "");
+
+  // One backend up front: a bad profile or a missing device is bad input, not a failure.
+  if (!make(kind, profile, &error)) return BadInput(err, "fuzz: " + error);
+  const BackendMaker maker = [&] {
+    std::string ignored;
+    return make(kind, profile, &ignored);
+  };
+
+  if (opts.replay) {
+    out << "# sequence " << *opts.replay << " of seed " << opts.seed << "\n"
+        << testing::SequenceText(testing::RandomSequence(
+               testing::SequenceSeed(opts.seed, *opts.replay), opts.max_len));
+  } else {
+    err << "fuzz: " << opts.backend_flags << " --seed " << opts.seed << " --max-len "
+        << opts.max_len << " for " << opts.seconds << " s\n";
+  }
+  const FuzzStats stats = RunFuzzLoop(opts, maker, err);
+  if (!stats.io_error.empty()) return BadInput(err, "fuzz: " + stats.io_error);
+
+  out << "fuzz: " << stats.sequences << " sequences, " << stats.commands << " commands, "
+      << stats.completions << " completions checked in " << stats.seconds << " s ("
+      << static_cast<uint64_t>(stats.sequences / std::max(stats.seconds, 1e-9))
+      << " sequences/s); " << stats.failures << " failures";
+  if (stats.known > 0) out << " (" << stats.known << " of them known open bugs)";
+  out << "\n";
+  if (stats.failures == 0) return cli::kExitOk;
+  out << "fuzz: first failure: " << stats.first_failure << "\n"
+      << "fuzz: saved as " << opts.out_dir << "/fail-" << opts.seed << "-*.qps\n";
+  return kExitFailures;
+}
+
+int RunFuzzCli(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
+               std::ostream& err) {
+  return RunFuzzWith(args, in, out, err, MakeFuzzBackend);
+}
+
+}  // namespace qptwin::fuzz
