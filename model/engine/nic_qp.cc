@@ -32,6 +32,11 @@ WcOpcode SendWcOpcode(WrOpcode op) {
   }
 }
 
+uint32_t Nic::SendWcFlags(WrOpcode op) const {
+  bool imm = op == WrOpcode::kSendWithImm || op == WrOpcode::kRdmaWriteWithImm;
+  return imm && profile().quirks.send_wc_with_imm ? wc_flag::kWithImm : 0;  // imm_data 0
+}
+
 int Nic::CreateQp(uint32_t ctx, const QpInitAttr& init, uint32_t* out, QpCap* actual) {
   auto pd = pds_.find(init.pd.id);
   if (pd == pds_.end() || pd->second.ctx != ctx) return EINVAL;
@@ -102,8 +107,12 @@ int Nic::ModifyQp(uint32_t ctx, uint32_t h, const QpAttr& a, AttrMask mask) {
   QpState cur = (mask & attr::kCurState) ? a.cur_qp_state : qp->state;
   QpState next = NextState(cur, a.qp_state, mask);
   if (!IsModifyOk(cur, next, qp->type, mask)) return EINVAL;
-  // R12 (__qp_chk_state): leaving SQD while still draining is refused, except to ERR.
-  if (qp->state == QpState::kSqd && qp->sq_draining && next != QpState::kErr) return EINVAL;
+  // R12 (__qp_chk_state): leaving SQD while still draining is refused, except to ERR; only a
+  // modify that carries IBV_QP_STATE counts (a modify without it changes no state).
+  if ((mask & attr::kState) && cur == QpState::kSqd && qp->sq_draining &&
+      next != QpState::kErr) {
+    return EINVAL;
+  }
   std::vector<PortAttr> ports = {port_attr()};
   if (!CheckAttrValues(a, mask, qp->type, profile().device, ports, qp->attr.port_num).empty()) {
     return EINVAL;
@@ -236,6 +245,7 @@ void Nic::FlushSq(Qp& qp) {
       if (!w.signaled) continue;
       wc.opcode = SendWcOpcode(w.wr.opcode);
       wc.byte_len = static_cast<uint32_t>(w.length);
+      wc.wc_flags = SendWcFlags(w.wr.opcode);
     }
     PushCqe(qp, *qp.send_cq, wc, false);
   }
