@@ -1,7 +1,8 @@
-// Runs every examples/*.qps on the model (profile rxe): each must meet all its expectations,
-// and its canonical transcript must equal examples/golden/NAME.txt exactly.
+// Runs every examples/*.qps and examples/gallery/*.qps on the model (profile rxe): each must
+// meet all its expectations, and its canonical transcript must equal DIR/golden/NAME.txt.
 // To refresh the goldens after an intended change:
 //   bazel-bin/tools/scenario/qps run --canonical examples/NAME.qps > examples/golden/NAME.txt
+//   (gallery: examples/gallery/NAME.qps > examples/gallery/golden/NAME.txt)
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -28,14 +29,27 @@ fs::path ExamplesDir() {
   return "examples";
 }
 
-std::vector<std::string> ExampleNames() {
+// Names relative to examples/ without ".qps": "01_rc_setup", "gallery/g01_setup_minimal_masks".
+std::vector<std::string> ExampleNames(const std::string& subdir = "") {
   std::vector<std::string> names;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(ExamplesDir(), ec)) {
-    if (entry.path().extension() == ".qps") names.push_back(entry.path().stem().string());
+  for (const auto& entry : fs::directory_iterator(ExamplesDir() / subdir, ec)) {
+    if (entry.path().extension() != ".qps") continue;
+    names.push_back((fs::path(subdir) / entry.path().stem()).string());
   }
   std::sort(names.begin(), names.end());
   return names;
+}
+
+std::vector<std::string> AllExampleNames() {
+  std::vector<std::string> names = ExampleNames();
+  for (const std::string& n : ExampleNames("gallery")) names.push_back(n);
+  return names;
+}
+
+fs::path GoldenOf(const std::string& name) {
+  fs::path p(name);
+  return ExamplesDir() / p.parent_path() / "golden" / (p.filename().string() + ".txt");
 }
 
 std::string ReadAll(const fs::path& p) {
@@ -48,8 +62,18 @@ std::string ReadAll(const fs::path& p) {
 TEST(Examples, AtLeastFifteenWithGoldens) {
   std::vector<std::string> names = ExampleNames();
   EXPECT_GE(names.size(), 15u) << "looked in " << ExamplesDir();
+  for (const std::string& n : AllExampleNames()) {
+    EXPECT_TRUE(fs::exists(GoldenOf(n))) << n << " has no golden";
+  }
+}
+
+TEST(Examples, GalleryHasFifteenSeedScenariosEachWithAVerdict) {
+  std::vector<std::string> names = ExampleNames("gallery");
+  EXPECT_GE(names.size(), 15u);
   for (const std::string& n : names) {
-    EXPECT_TRUE(fs::exists(ExamplesDir() / "golden" / (n + ".txt"))) << n << " has no golden";
+    std::string text = ReadAll(ExamplesDir() / (n + ".qps"));
+    EXPECT_EQ(text.rfind("# Seed ", 0), 0u) << n << " must start by quoting its seed";
+    EXPECT_NE(text.find("# Verdict: "), std::string::npos) << n << " has no verdict";
   }
 }
 
@@ -67,10 +91,9 @@ TEST_P(ExampleTest, MeetsItsExpectationsAndMatchesGolden) {
   ASSERT_NE(backend, nullptr) << why;
   RunResult result = Runner(backend.get()).Run(sc);
   EXPECT_EQ(result.FailureCount(), 0) << FailureReport(result);
-  std::string golden = ReadAll(ExamplesDir() / "golden" / (name + ".txt"));
+  std::string golden = ReadAll(GoldenOf(name));
   EXPECT_EQ(CanonicalTranscript(result), golden)
-      << "canonical transcript of " << name << " differs from examples/golden/" << name
-      << ".txt";
+      << "canonical transcript of " << name << " differs from " << GoldenOf(name);
 }
 
 std::string TestName(const testing::TestParamInfo<std::string>& info) {
@@ -81,7 +104,7 @@ std::string TestName(const testing::TestParamInfo<std::string>& info) {
   return s;
 }
 
-INSTANTIATE_TEST_SUITE_P(All, ExampleTest, testing::ValuesIn(ExampleNames()), TestName);
+INSTANTIATE_TEST_SUITE_P(All, ExampleTest, testing::ValuesIn(AllExampleNames()), TestName);
 
 }  // namespace
 }  // namespace qptwin::scenario

@@ -4,6 +4,7 @@
 
 #include "spec/attr_checks.h"
 #include "spec/qp_state_table.h"
+#include "tools/scenario/narrate.h"
 
 namespace qptwin::scenario {
 namespace {
@@ -43,7 +44,9 @@ Runner::~Runner() {
 
 RunResult Runner::Run(const Scenario& scenario) {
   RunResult result;
+  trace_ = &result.trace;
   start_ns_ = backend_->NowNs();
+  std::vector<QpView> before;
   for (const Command& c : scenario.commands) {
     Step step;
     step.line = c.line;
@@ -58,8 +61,16 @@ RunResult Runner::Run(const Scenario& scenario) {
     }
     CheckExpectation(c, ret, &step);
     step.end_ns = backend_->NowNs() - start_ns_;
+    const size_t states_before = result.trace.states.size();
+    ObserveStates(c, ret, &step);
+    step.qps = Views();
+    std::vector<StateEvent> changes(result.trace.states.begin() + states_before,
+                                    result.trace.states.end());
+    step.why = ExplainStep(c, ret, step, before, changes);
+    before = step.qps;
     result.steps.push_back(std::move(step));
   }
+  trace_ = nullptr;
   return result;
 }
 
@@ -193,6 +204,11 @@ int Runner::CreateQp(const Command& c, Step* step) {
   if (ret != 0) return ret;
   o.handle = h.id;
   if (dev->QpNum(h, &o.qp_num) != 0) o.qp_num = 0;
+  o.init = init;
+  o.init.cap = actual;
+  o.send_cq = c.send_cq;
+  o.recv_cq = c.recv_cq;
+  o.srq = c.srq;
   step->note = CapsText(actual);
   return 0;
 }
@@ -306,7 +322,10 @@ int Runner::Destroy(const Command& c, Step* step) {
       return dev->DestroySrq(SrqHandle{o.handle});
     case ObjectKind::kQp: {
       int ret = dev->DestroyQp(QpHandle{o.handle});
-      if (ret == 0) o.destroyed = true;
+      if (ret == 0) {
+        o.destroyed = true;
+        EndQueues(&o, Wqe::End::kDestroyed, *step);
+      }
       return ret;
     }
     case ObjectKind::kDevice:

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -22,6 +23,7 @@
 
 #include "spec/backend.h"
 #include "tools/scenario/command.h"
+#include "tools/scenario/trace.h"
 
 namespace qptwin::scenario {
 
@@ -47,10 +49,13 @@ struct Step {
   std::vector<Outcome> outcomes;
   std::string note;                  // narration detail (Judge reason, caps granted, bad_wr)
   std::vector<std::string> failures;  // failed expectations, "expected X, got Y"
+  std::vector<std::string> why;       // narration: what changed and which rule decided
+  std::vector<QpView> qps;            // every live QP after the step
 };
 
 struct RunResult {
   std::vector<Step> steps;
+  RunTrace trace;
   int FailureCount() const;
 };
 
@@ -79,6 +84,12 @@ class Runner {
     uint32_t qkey = 0;
     uint32_t qp_num = 0;
     bool destroyed = false;
+    // Tracing (runner_trace.cc): caps, CQs, outstanding WRs (indexes into trace.wqes).
+    QpInitAttr init;
+    std::string send_cq, recv_cq, srq;
+    std::deque<size_t> sq, rq;
+    size_t history_seen = 0;
+    QpState state = QpState::kReset;
   };
 
   // Control path (runner.cc). Each returns 0 or the errno of the verb it called.
@@ -98,6 +109,12 @@ class Runner {
   int FillOrCheck(const Command& c, Step* step);
   std::vector<Sge> ResolveSges(const Command& c);
   int AddressHandleTo(const Object& sender, const std::string& target, AhHandle* ah);
+  // Tracing (runner_trace.cc).
+  void RecordPosts(const Command& c, size_t posted, uint64_t now_ns);
+  void RecordCompletion(const std::string& cq, const Outcome& o, const Step& step);
+  void EndQueues(Object* o, Wqe::End end, const Step& step);
+  void ObserveStates(const Command& c, int ret, Step* step);
+  std::vector<QpView> Views();
 
   Device* DeviceOf(const Object& o);
   Object& Obj(const std::string& name) { return objects_[name]; }
@@ -108,6 +125,7 @@ class Runner {
                 uint32_t* qp_num);
 
   Backend* backend_;
+  RunTrace* trace_ = nullptr;  // of the Run in progress
   uint64_t start_ns_ = 0;
   int devices_opened_ = 0;
   std::vector<std::unique_ptr<Device>> devices_;

@@ -62,6 +62,7 @@ int Runner::PostSend(const Command& c, Step* step) {
   size_t bad = wrs.size();
   int ret = dev->PostSend(QpHandle{qp.handle}, wrs, &bad);
   if (ret != 0 && c.count > 1) step->note = "bad_wr index " + std::to_string(bad);
+  RecordPosts(c, ret == 0 ? wrs.size() : (bad < wrs.size() ? bad : 0), step->start_ns);
   return ret;
 }
 
@@ -78,6 +79,7 @@ int Runner::PostRecv(const Command& c, Step* step) {
                 ? dev->PostSrqRecv(SrqHandle{target.handle}, wrs, &bad)
                 : dev->PostRecv(QpHandle{target.handle}, wrs, &bad);
   if (ret != 0 && c.count > 1) step->note = "bad_wr index " + std::to_string(bad);
+  RecordPosts(c, ret == 0 ? wrs.size() : (bad < wrs.size() ? bad : 0), step->start_ns);
   return ret;
 }
 
@@ -108,6 +110,7 @@ int Runner::Poll(const Command& c, Step* step) {
     o.qp = QpName(cq.device, wc.qp_num);
     step->outcomes.push_back(o);
   }
+  for (const Outcome& o : step->outcomes) RecordCompletion(c.name, o, *step);
   Outcome polled;
   polled.kind = Outcome::Kind::kPolled;
   polled.count = static_cast<int>(wcs.size());

@@ -7,13 +7,17 @@
 
 #include "tools/scenario/parser.h"
 #include "tools/scenario/runner.h"
+#include "tools/scenario/trace_json.h"
+#include "tools/scenario/trace_vcd.h"
 #include "tools/scenario/transcript.h"
 
 namespace qptwin::scenario {
 namespace {
 
 constexpr char kRunUsage[] =
-    "usage: qptwin run [--backend model|hw] [--profile P] [--canonical] FILE...  (- = stdin)";
+    "usage: qptwin run [--backend model|hw] [--profile P] [--canonical | --narrate]\n"
+    "                  [--vcd OUT.vcd] [--trace-json OUT.json] FILE...  (- = stdin;\n"
+    "                  --vcd/--trace-json take one FILE)";
 constexpr char kDiffUsage[] =
     "usage: qptwin diff [--backend model|hw] [--profile P] --against model[:P]|hw FILE...";
 
@@ -22,6 +26,8 @@ struct Options {
   bool has_against = false;
   BackendChoice against{"hw", "", 1};
   bool canonical = false;
+  bool narrate = false;
+  std::string vcd, trace_json;  // output paths ("" = none)
   std::vector<std::string> files;
 };
 
@@ -63,6 +69,13 @@ bool ParseArgs(const std::vector<std::string>& args, bool diff, Options* o, std:
       o->has_against = true;
     } else if (!diff && a == "--canonical") {
       o->canonical = true;
+    } else if (!diff && a == "--narrate") {
+      o->narrate = true;
+    } else if (!diff && (a == "--vcd" || a == "--trace-json")) {
+      if (!value(a == "--vcd" ? &o->vcd : &o->trace_json)) {
+        err << a << " needs an output file\n" << usage << "\n";
+        return false;
+      }
     } else if (a.size() > 1 && a[0] == '-') {
       err << "unknown option " << a << "\n" << usage << "\n";
       return false;
@@ -72,6 +85,14 @@ bool ParseArgs(const std::vector<std::string>& args, bool diff, Options* o, std:
   }
   if (o->files.empty() || (diff && !o->has_against)) {
     err << usage << "\n";
+    return false;
+  }
+  if (o->canonical && o->narrate) {
+    err << "--canonical and --narrate exclude each other\n" << usage << "\n";
+    return false;
+  }
+  if ((!o->vcd.empty() || !o->trace_json.empty()) && o->files.size() != 1) {
+    err << "--vcd and --trace-json trace one scenario FILE\n" << usage << "\n";
     return false;
   }
   return true;
@@ -88,6 +109,13 @@ bool ReadFile(const std::string& path, std::istream& in, std::string* text) {
   }
   *text = ss.str();
   return true;
+}
+
+bool WriteFile(const std::string& path, const std::string& text, std::ostream& err) {
+  std::ofstream f(path, std::ios::binary);
+  if (f) f << text;
+  if (!f) err << path << ": cannot write the file\n";
+  return static_cast<bool>(f);
 }
 
 // Reads and parses `path`; on failure prints why and returns false.
@@ -123,6 +151,19 @@ std::string Label(const BackendChoice& c) {
 
 }  // namespace
 
+int LoadAndRun(const std::string& path, std::istream& in, const BackendChoice& choice,
+               const BackendFactory& make, std::ostream& err, ScenarioRun* out) {
+  if (!Load(path, in, &out->scenario, err)) return 2;
+  std::unique_ptr<Backend> backend = Make(make, choice, out->scenario, err);
+  if (!backend) return 2;
+  BackendChoice used = choice;
+  if (used.profile.empty()) used.profile = out->scenario.first_profile;
+  out->backend_label = Label(used);
+  out->clock = backend->Kind() == "model" ? "simulated" : "real";
+  out->result = Runner(backend.get()).Run(out->scenario);
+  return 0;
+}
+
 int RunScenarios(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
                  std::ostream& err, const BackendFactory& make) {
   Options o;
@@ -137,12 +178,18 @@ int RunScenarios(const std::vector<std::string>& args, std::istream& in, std::os
     std::unique_ptr<Backend> backend = Make(make, o.backend, sc, err);
     if (!backend) return 2;
     RunResult result = Runner(backend.get()).Run(sc);
+    const std::string clock = backend->Kind() == "model" ? "simulated" : "real";
     if (o.files.size() > 1) out << "== " << path << "\n";
     if (o.canonical) {
       out << CanonicalTranscript(result);
     } else {
       out << "# " << path << " on " << Label(o.backend) << "\n";
-      out << NarratedTranscript(result, backend->Kind() == "model" ? "simulated" : "real");
+      out << NarratedTranscript(result, clock, o.narrate);
+    }
+    if (!o.vcd.empty() && !WriteFile(o.vcd, RenderVcd(result, path), err)) return 2;
+    if (!o.trace_json.empty() &&
+        !WriteFile(o.trace_json, RenderTraceJson(result, path, Label(o.backend), clock), err)) {
+      return 2;
     }
     if (result.FailureCount() > 0) {
       std::istringstream lines(FailureReport(result));

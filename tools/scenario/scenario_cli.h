@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "spec/backend.h"
+#include "tools/scenario/command.h"
+#include "tools/scenario/runner.h"
 
 namespace qptwin::scenario {
 
@@ -26,7 +28,20 @@ struct BackendChoice {
 using BackendFactory =
     std::function<std::unique_ptr<Backend>(const BackendChoice& choice, std::string* error)>;
 
-// args: [--backend model|hw] [--profile P] [--canonical] FILE...   ("-" reads `in`)
+// One scenario file loaded and run (for tools that render a run: tools/report).
+struct ScenarioRun {
+  Scenario scenario;
+  RunResult result;
+  std::string backend_label;  // "model/rxe" or "hw"
+  std::string clock;          // "simulated" or "real"
+};
+// Reads, parses and runs `path` ("-" reads `in`) on the backend `choice` names (profile as in
+// RunScenarios). 0, or 2 with one line on `err` (unreadable, syntax error, no backend).
+int LoadAndRun(const std::string& path, std::istream& in, const BackendChoice& choice,
+               const BackendFactory& make, std::ostream& err, ScenarioRun* out);
+
+// args: [--backend model|hw] [--profile P] [--canonical | --narrate] [--vcd OUT]
+//       [--trace-json OUT] FILE...   ("-" reads `in`; --vcd/--trace-json: one FILE)
 int RunScenarios(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
                  std::ostream& err, const BackendFactory& make);
 

@@ -74,7 +74,8 @@ std::string CanonicalTranscript(const RunResult& result) {
   return out;
 }
 
-std::string NarratedTranscript(const RunResult& result, const std::string& clock) {
+std::string NarratedTranscript(const RunResult& result, const std::string& clock,
+                               bool explain) {
   std::string out = "# time is " + clock + ", from the start of the scenario\n";
   const std::string indent(20, ' ');
   for (const Step& s : result.steps) {
@@ -95,6 +96,9 @@ std::string NarratedTranscript(const RunResult& result, const std::string& clock
       }
       if (!s.note.empty()) out += indent + "(" + s.note + ")\n";
       if (s.end_ns != s.start_ns) out += indent + "until " + Micros(s.end_ns) + "\n";
+    }
+    if (explain) {
+      for (const std::string& w : s.why) out += indent + "- " + w + "\n";
     }
     for (const std::string& f : s.failures) {
       out += indent + "!! expectation failed: " + f + "\n";

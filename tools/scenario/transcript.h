@@ -15,8 +15,10 @@ namespace qptwin::scenario {
 
 std::string CanonicalLine(int line, const Outcome& o);
 std::string CanonicalTranscript(const RunResult& result);
-// `clock` names the time base in the header ("simulated" or "real").
-std::string NarratedTranscript(const RunResult& result, const std::string& clock);
+// `clock` names the time base in the header ("simulated" or "real"). With `explain`, each
+// step is followed by its narration (Step::why: what changed, why, which rule).
+std::string NarratedTranscript(const RunResult& result, const std::string& clock,
+                               bool explain = false);
 // "line 12: expected SUCCESS, got WR_FLUSH_ERR", one per failure.
 std::string FailureReport(const RunResult& result);
 

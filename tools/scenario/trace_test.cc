@@ -1,0 +1,256 @@
+// The run trace (trace.h), its narration (narrate.h) and its VCD/JSON renderings, on real runs
+// of small scenarios on the model.
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "gtest/gtest.h"
+#include "tools/scenario/narrate.h"
+#include "tools/scenario/parser.h"
+#include "tools/scenario/run_command.h"
+#include "tools/scenario/runner.h"
+#include "tools/scenario/trace_json.h"
+#include "tools/scenario/trace_vcd.h"
+#include "tools/scenario/transcript.h"
+
+namespace qptwin::scenario {
+namespace {
+
+constexpr char kSetup[] = R"(device d0 profile=rxe
+pd p
+mr ma pd=p len=4096 access=LOCAL_WRITE
+mr mb pd=p len=4096 access=LOCAL_WRITE|REMOTE_WRITE
+cq ca
+cq cb
+qp a type=RC pd=p send_cq=ca recv_cq=ca max_send_wr=3
+qp b type=RC pd=p send_cq=cb recv_cq=cb
+modify a state=INIT pkey_index=0 port=1 access=0
+modify b state=INIT pkey_index=0 port=1 access=REMOTE_WRITE
+modify a state=RTR path_mtu=1024 dest=b rq_psn=0 max_dest_rd_atomic=0 min_rnr_timer=12
+modify b state=RTR path_mtu=1024 dest=a rq_psn=0 max_dest_rd_atomic=0 min_rnr_timer=12
+)";
+constexpr char kToRts[] = R"(modify a state=RTS sq_psn=0 timeout=14 retry_cnt=7 rnr_retry=7 max_rd_atomic=0
+modify b state=RTS sq_psn=0 timeout=14 retry_cnt=7 rnr_retry=7 max_rd_atomic=0
+)";
+
+RunResult RunText(const std::string& text) {
+  Scenario sc;
+  ParseError pe;
+  EXPECT_TRUE(ParseScenario(text, &sc, &pe)) << pe.line << ": " << pe.message;
+  std::string why;
+  std::unique_ptr<Backend> backend =
+      MakeScenarioBackend(BackendChoice{"model", "rxe", std::max(1, sc.device_lines)}, &why);
+  EXPECT_NE(backend, nullptr) << why;
+  return Runner(backend.get()).Run(sc);
+}
+
+const Step& StepAt(const RunResult& r, int line) {
+  for (const Step& s : r.steps) {
+    if (s.line == line) return s;
+  }
+  ADD_FAILURE() << "no step at line " << line;
+  return r.steps.front();
+}
+
+bool Has(const std::vector<std::string>& lines, const std::string& part) {
+  for (const std::string& l : lines) {
+    if (l.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::string Why(const Step& s) {
+  std::string out;
+  for (const std::string& w : s.why) out += w + "\n";
+  return out;
+}
+
+TEST(Narration, PostSendBeforeRtsCitesR2AndTheState) {
+  RunResult r = RunText(std::string(kSetup) + "post_send a wr_id=1 op=SEND sge=ma:0:16\n");
+  const Step& s = StepAt(r, 13);
+  EXPECT_TRUE(Has(s.why, "post_send needs RTS or later: the QP is in RTR (rdma-facts R2")) << Why(s);
+}
+
+TEST(Narration, IllegalModifyGivesTheOracleReasonAndTheRoute) {
+  RunResult r = RunText(
+      "device d\npd p\ncq c\nqp a type=RC pd=p send_cq=c recv_cq=c\nmodify a state=RTS sq_psn=0\n");
+  const Step& s = StepAt(r, 5);
+  EXPECT_TRUE(Has(s.why, "refused by the state table (kernel verbs.c ib_modify_qp_is_ok)")) << Why(s);
+  EXPECT_TRUE(Has(s.why, "the legal route is RESET -> INIT [")) << Why(s);
+  EXPECT_TRUE(Has(s.why, "stays in RESET")) << Why(s);
+}
+
+TEST(Narration, MissingAttributeNamesTheFixedMask) {
+  RunResult r = RunText(std::string(kSetup) + "modify a state=RTS sq_psn=0\n");
+  const Step& s = StepAt(r, 13);
+  EXPECT_TRUE(Has(s.why, "a mask the table accepts for RC RTR->RTS: ")) << Why(s);
+  EXPECT_TRUE(Has(s.why, "TIMEOUT")) << Why(s);
+}
+
+TEST(Narration, FullQueueAndPartialListAreExplained) {
+  RunResult r = RunText(std::string(kSetup) + kToRts +
+                        "post_send a wr_id=1 count=5 op=WRITE sge=ma:0:8 remote=mb:0\n");
+  const Step& s = StepAt(r, 15);
+  EXPECT_TRUE(Has(s.why, "the send queue is full: 0 of 3 outstanding when the list started (R5)") ||
+              Has(s.why, "queue is full"))
+      << Why(s);
+  EXPECT_TRUE(Has(s.why, "the WRs before bad_wr were posted (3 here)")) << Why(s);
+  EXPECT_TRUE(Has(s.why, "outstanding WRs: a SQ 0->3/3")) << Why(s);
+}
+
+TEST(Narration, ErrFlushesAndCqesAreExplained) {
+  RunResult r = RunText(std::string(kSetup) + kToRts +
+                        "post_recv a wr_id=7 sge=ma:100:8\nmodify a state=ERR\npoll ca\n");
+  EXPECT_TRUE(Has(StepAt(r, 16).why, "ERR flushes every outstanding WR with WR_FLUSH_ERR")) << Why(StepAt(r, 16));
+  EXPECT_TRUE(Has(StepAt(r, 17).why, "wr_id=7 on a: WR_FLUSH_ERR: flushed because the QP is in ERR"));
+}
+
+TEST(Trace, EveryPostedWrEndsExactlyOnce) {
+  // wr 1,2 unsignaled, 3 signaled: 1 and 2 retire implicitly with 3's CQE; 4 is flushed by
+  // ERR; the receive on b is discarded by RESET.
+  RunResult r = RunText(std::string(kSetup) + kToRts +
+                        "post_recv b wr_id=50 sge=mb:0:8\n"
+                        "post_send a wr_id=1 count=2 op=WRITE sge=ma:0:8 remote=mb:64\n"
+                        "post_send a wr_id=3 op=WRITE sge=ma:0:8 remote=mb:64 flags=SIGNALED\n"
+                        "poll ca\n"
+                        "modify b state=RESET\n");
+  ASSERT_EQ(r.trace.wqes.size(), 4u);
+  std::map<uint64_t, Wqe::End> end;
+  for (const Wqe& w : r.trace.wqes) end[w.wr_id] = w.end;
+  EXPECT_EQ(end[1], Wqe::End::kImplicit);
+  EXPECT_EQ(end[2], Wqe::End::kImplicit);
+  EXPECT_EQ(end[3], Wqe::End::kCqe);
+  EXPECT_EQ(end[50], Wqe::End::kDiscarded);
+  EXPECT_EQ(r.steps.back().qps.size(), 2u);
+  for (const QpView& v : r.steps.back().qps) {
+    EXPECT_EQ(v.sq, 0) << v.name;
+    EXPECT_EQ(v.rq, 0) << v.name;
+  }
+}
+
+TEST(Trace, StateChangesIncludeWhatTheDeviceDid) {
+  RunResult r = RunText(std::string(kSetup) + kToRts +
+                        "post_send a wr_id=1 op=WRITE sge=ma:0:64 remote=mb:4064 flags=SIGNALED\n"
+                        "poll ca\n");
+  std::vector<std::string> seen;
+  uint64_t last = 0;
+  for (const StateEvent& e : r.trace.states) {
+    EXPECT_GE(e.time_ns, last) << "state changes out of time order";
+    last = e.time_ns;
+    seen.push_back(e.qp + ":" + std::string(ToName(e.to)) + ":" + e.cause);
+  }
+  EXPECT_EQ(seen.front(), "a:RESET:created");
+  EXPECT_EQ(seen[2], "a:INIT:modify");
+  EXPECT_NE(r.trace.states.back().cause, "modify");  // the device moved a QP to ERR
+  EXPECT_EQ(r.trace.states.back().to, QpState::kErr);
+}
+
+// A small VCD reader: declarations, then time-ordered changes of declared codes only.
+void ValidateVcd(const std::string& vcd, int* vars, int* changes) {
+  std::istringstream in(vcd);
+  std::set<std::string> codes;
+  bool defs_done = false, timescale = false;
+  long long last_time = -1;
+  *vars = *changes = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    if (!defs_done) {
+      if (line == "$timescale 1ns $end") timescale = true;
+      if (line.rfind("$var ", 0) == 0) {
+        std::istringstream v(line);
+        std::string tag, type, width, code, name, end;
+        v >> tag >> type >> width >> code >> name >> end;
+        EXPECT_TRUE(type == "integer" || type == "wire" || type == "real") << line;
+        EXPECT_EQ(end, "$end") << line;
+        EXPECT_TRUE(codes.insert(code).second) << "duplicate code " << code;
+        ++*vars;
+      }
+      if (line == "$enddefinitions $end") defs_done = true;
+      continue;
+    }
+    if (line[0] == '#') {
+      long long t = std::stoll(line.substr(1));
+      EXPECT_GT(t, last_time) << "times must increase";
+      last_time = t;
+      continue;
+    }
+    if (line[0] == '$') continue;  // $dumpvars / $end
+    std::string code = line[0] == 'b' ? line.substr(line.find(' ') + 1) : line.substr(1);
+    EXPECT_TRUE(codes.count(code)) << "undeclared code in " << line;
+    ++*changes;
+  }
+  EXPECT_TRUE(timescale);
+  EXPECT_TRUE(defs_done);
+}
+
+TEST(Vcd, IsWellFormedAndShowsStatesAndDepths) {
+  RunResult r = RunText(std::string(kSetup) + kToRts +
+                        "post_send a wr_id=1 op=WRITE sge=ma:0:8 remote=mb:0 flags=SIGNALED\n"
+                        "poll ca\nmodify a state=ERR\n");
+  std::string vcd = RenderVcd(r, "t.qps");
+  int vars = 0, changes = 0;
+  ValidateVcd(vcd, &vars, &changes);
+  EXPECT_EQ(vars, 2 + 2 * 4);  // line, failures; 4 per QP
+  EXPECT_GT(changes, 20);
+  EXPECT_NE(vcd.find("$var integer 8 # state $end"), std::string::npos);
+  EXPECT_NE(vcd.find("b110 #"), std::string::npos);  // a reached ERR (6)
+  EXPECT_NE(vcd.find("b1 %"), std::string::npos);    // a's SQ held one WR
+}
+
+TEST(TraceJson, HasSchemaAndEventsOfEveryKind) {
+  RunResult r = RunText(std::string(kSetup) + kToRts +
+                        "post_send a wr_id=1 op=WRITE sge=ma:0:8 remote=mb:0 flags=SIGNALED\n"
+                        "poll ca\nevents\n");
+  std::string json = RenderTraceJson(r, "t \"q\".qps", "model/rxe", "simulated");
+  EXPECT_NE(json.find("\"schema\": \"qptwin-trace/1\""), std::string::npos);
+  EXPECT_NE(json.find("\"scenario\": \"t \\\"q\\\".qps\""), std::string::npos);
+  for (const char* kind : {"call", "post", "completion", "state", "depth"}) {
+    EXPECT_NE(json.find(std::string("\"kind\": \"") + kind + "\""), std::string::npos) << kind;
+  }
+  EXPECT_NE(json.find("\"status\": \"SUCCESS\", \"opcode\": \"RDMA_WRITE\""), std::string::npos);
+  // Balanced braces and brackets outside strings: a cheap well-formedness check.
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    char c = json[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    if (c == '{' || c == '[') ++depth;
+    if (c == '}' || c == ']') --depth;
+    ASSERT_GE(depth, 0);
+  }
+  EXPECT_EQ(depth, 0);
+}
+
+TEST(Cli, RunWritesVcdAndJsonAndNarrates) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  std::string dir = tmp ? tmp : "/tmp";
+  std::istringstream in(std::string(kSetup) + "post_send a wr_id=1 op=SEND sge=ma:0:8\n");
+  std::ostringstream out, err;
+  int rc = RunScenarioCli({"--narrate", "--vcd", dir + "/t.vcd", "--trace-json", dir + "/t.json",
+                           "-"},
+                          in, out, err);
+  EXPECT_EQ(rc, 0) << err.str();
+  EXPECT_NE(out.str().find("- post_send needs RTS or later"), std::string::npos) << out.str();
+  std::istringstream in2("");
+  std::ostringstream out2, err2;
+  EXPECT_EQ(RunScenarioCli({"--vcd", dir + "/x.vcd", "a.qps", "b.qps"}, in2, out2, err2), 2);
+  EXPECT_EQ(RunScenarioCli({"--canonical", "--narrate", "a.qps"}, in2, out2, err2), 2);
+}
+
+}  // namespace
+}  // namespace qptwin::scenario
+
+namespace {
+const bool kQuiet = (setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0), true);
+}  // namespace
+
+extern "C" int sc_main(int argc, char** argv) {
+  testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
