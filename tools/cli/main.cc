@@ -12,6 +12,7 @@
 
 #include "tools/cli/commands.h"
 #include "tools/fuzz/fuzz_command.h"
+#include "tools/report/report_command.h"
 #include "tools/scenario/run_command.h"
 
 namespace {
@@ -41,6 +42,8 @@ constexpr Command kCommands[] = {
     {"fuzz", qptwin::fuzz::RunFuzzCli,
      "random modify/post/poll sequences against the reference model: [--backend model|hw] "
      "[--seconds N] [--seed S]"},
+    {"report", qptwin::report::RunReportCli,
+     "one self-contained HTML page for a .qps scenario: FILE.qps -o report.html"},
 };
 
 void PrintHelp(std::ostream& out) {
