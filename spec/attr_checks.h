@@ -17,7 +17,7 @@ namespace qptwin {
 
 struct ValueProblem {
   AttrMask bit;        // the attribute that is wrong
-  std::string reason;  // e.g. "path_mtu 4096 exceeds the port's active MTU 1024"
+  std::string reason;  // e.g. "path_mtu 4096 exceeds the port's max MTU 2048"
 };
 
 // `ports[i]` describes port i+1. `current_port` is the QP's port (0 before RESET->INIT);

@@ -20,7 +20,7 @@ std::vector<PortAttr> RocePorts() {
   PortAttr p;
   p.state = PortState::kActive;
   p.active_mtu = Mtu::k1024;
-  p.max_mtu = Mtu::k4096;
+  p.max_mtu = Mtu::k2048;
   p.gid_tbl_len = 4;
   p.pkey_tbl_len = 1;
   p.link_layer = LinkLayer::kEthernet;
@@ -50,7 +50,7 @@ TEST(AttrChecks, EachBadValueIsNamed) {
   const Case cases[] = {
       {attr::kPort, [](QpAttr& a) { a.port_num = 2; }},
       {attr::kPkeyIndex, [](QpAttr& a) { a.pkey_index = 1; }},
-      {attr::kPathMtu, [](QpAttr& a) { a.path_mtu = Mtu::k4096; }},
+      {attr::kPathMtu, [](QpAttr& a) { a.path_mtu = Mtu::k4096; }},  // above max_mtu 2048
       {attr::kTimeout, [](QpAttr& a) { a.timeout = 32; }},
       {attr::kRetryCnt, [](QpAttr& a) { a.retry_cnt = 8; }},
       {attr::kRnrRetry, [](QpAttr& a) { a.rnr_retry = 8; }},
@@ -70,6 +70,12 @@ TEST(AttrChecks, EachBadValueIsNamed) {
     EXPECT_EQ(problems[0].bit, c.bit);
     EXPECT_FALSE(problems[0].reason.empty());
   }
+}
+
+TEST(AttrChecks, PathMtuIsCheckedAgainstTheMaxNotTheActiveMtu) {
+  QpAttr a;
+  a.path_mtu = Mtu::k2048;  // active 1024, max 2048: accepted, as rxe does
+  EXPECT_TRUE(CheckAttrValues(a, attr::kPathMtu, QpType::kRc, Dev(), RocePorts(), 1).empty());
 }
 
 TEST(AttrChecks, QpCapsBeyondDeviceLimits) {

@@ -293,6 +293,13 @@ class Device {
   [[nodiscard]] virtual int QueryQp(QpHandle qp, QpAttr* attr, QpInitAttr* init) = 0;
   // As ibv_post_send/ibv_post_recv: on error *bad_wr is the index of the first WR not posted;
   // WRs before it were posted. On success *bad_wr is unchanged.
+  // "Posted" means queued on the device: each posted WR completes (or is flushed, or is
+  // discarded by a move to RESET) exactly once. A device may post WRs and still return an
+  // error: rxe's provider writes every valid WR into the send ring before its doorbell
+  // refuses a QP below RTS (EINVAL with bad_wr NULL), so PostSend reports EINVAL with
+  // *bad_wr == wrs.size() there (or the index of the WR that did not fit or was invalid);
+  // those WRs run once the QP is in RTS, or are flushed by ERR. A device that refuses
+  // before queueing reports EINVAL with *bad_wr == 0.
   [[nodiscard]] virtual int PostSend(QpHandle qp, const std::vector<SendWr>& wrs,
                                      size_t* bad_wr) = 0;
   [[nodiscard]] virtual int PostRecv(QpHandle qp, const std::vector<RecvWr>& wrs,

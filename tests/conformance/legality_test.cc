@@ -121,7 +121,7 @@ TEST_P(Conformance, OutOfRangeValuesAreEinval) {
   Drive(QpType::kRc, qp, QpState::kInit);
   a = FullAttr(qp, {});
   a.qp_state = QpState::kRtr;
-  if (pattr_.active_mtu != Mtu::k4096) {  // rxe_qp_chk_attr: path_mtu above the port's MTU
+  if (pattr_.max_mtu != Mtu::k4096) {  // rxe_qp_chk_attr: path_mtu above the port's max MTU
     a.path_mtu = Mtu::k4096;
     EXPECT_EQ(dev_->ModifyQp(qp, a, MinimumMask(QpType::kRc, QpState::kInit, QpState::kRtr)), EINVAL);
     EXPECT_EQ(StateOf(qp), QpState::kInit);
