@@ -32,11 +32,6 @@ WcOpcode SendWcOpcode(WrOpcode op) {
   }
 }
 
-uint32_t Nic::SendWcFlags(WrOpcode op) const {
-  bool imm = op == WrOpcode::kSendWithImm || op == WrOpcode::kRdmaWriteWithImm;
-  return imm && profile().quirks.send_wc_with_imm ? wc_flag::kWithImm : 0;  // imm_data 0
-}
-
 int Nic::CreateQp(uint32_t ctx, const QpInitAttr& init, uint32_t* out, QpCap* actual) {
   auto pd = pds_.find(init.pd.id);
   if (pd == pds_.end() || pd->second.ctx != ctx) return EINVAL;
@@ -245,7 +240,6 @@ void Nic::FlushSq(Qp& qp) {
       if (!w.signaled) continue;
       wc.opcode = SendWcOpcode(w.wr.opcode);
       wc.byte_len = static_cast<uint32_t>(w.length);
-      wc.wc_flags = SendWcFlags(w.wr.opcode);
     }
     PushCqe(qp, *qp.send_cq, wc, false);
   }
