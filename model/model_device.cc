@@ -85,8 +85,14 @@ uint64_t ModelDevice::Deadline(uint64_t timeout_ns) const {
   return world_->events().Now() + std::min(timeout_ns, kMaxWaitNs);
 }
 
+void ModelDevice::CatchUpHost() {
+  uint64_t until = std::min(nic_->host_free_ns(), world_->events().Now() + kMaxWaitNs);
+  if (until > world_->events().Now()) world_->events().RunUntil([] { return false; }, until);
+}
+
 int ModelDevice::GetCqEvent(ChannelHandle ch, uint64_t timeout_ns, CqHandle* cq) {
   if (!cq || !nic_->FindChannel(ctx_, ch.id)) return EINVAL;
+  CatchUpHost();
   auto ready = [&] {
     engine::Channel* c = nic_->FindChannel(ctx_, ch.id);
     return c && !c->events.empty();
@@ -96,6 +102,10 @@ int ModelDevice::GetCqEvent(ChannelHandle ch, uint64_t timeout_ns, CqHandle* cq)
   cq->id = c->events.front();
   c->events.pop_front();
   if (engine::Cq* q = nic_->FindCq(ctx_, cq->id)) ++q->events_unacked;
+  // The interrupt follows the CQE's write; the thread then wakes up (timing.h).
+  const Timing& t = nic_->profile().timing;
+  nic_->ChargeHost(t.nic.cqe_ns + t.host.event_wakeup_ns);
+  CatchUpHost();
   return 0;
 }
 
@@ -104,6 +114,7 @@ void ModelDevice::AckCqEvents(CqHandle cq, unsigned n) { (void)nic_->AckCqEvents
 int ModelDevice::WaitForCompletions(CqHandle cq, int n, uint64_t timeout_ns,
                                     std::vector<WorkCompletion>* out) {
   if (!out || n < 0 || !nic_->FindCq(ctx_, cq.id)) return EINVAL;
+  CatchUpHost();
   int got = 0;
   auto done = [&] {
     WorkCompletion wc[16];
@@ -115,7 +126,9 @@ int ModelDevice::WaitForCompletions(CqHandle cq, int n, uint64_t timeout_ns,
     }
     return got >= n;
   };
-  return world_->events().RunUntil(done, Deadline(timeout_ns)) ? 0 : ETIMEDOUT;
+  bool ok = world_->events().RunUntil(done, Deadline(timeout_ns));
+  CatchUpHost();  // consuming the CQEs took the thread's time
+  return ok ? 0 : ETIMEDOUT;
 }
 
 int ModelDevice::CreateSrq(PdHandle pd, uint32_t max_wr, uint32_t max_sge, SrqHandle* out) {
@@ -169,6 +182,7 @@ std::vector<AsyncEvent> ModelDevice::TakeAsyncEvents() { return nic_->TakeEvents
 int ModelDevice::WaitForAsyncEvent(EventType type, QpHandle qp, uint64_t timeout_ns) {
   uint32_t dummy = 0;
   if (qp && nic_->QpNum(ctx_, qp.id, &dummy) != 0) return EINVAL;
+  CatchUpHost();
   auto seen = [&] { return nic_->HasEvent(ctx_, type, qp.id); };
   return world_->events().RunUntil(seen, Deadline(timeout_ns)) ? 0 : ETIMEDOUT;
 }

@@ -65,6 +65,9 @@ class ModelDevice : public Device {
 
  private:
   uint64_t Deadline(uint64_t timeout_ns) const;
+  // Runs simulated time until this device's host thread is free (posting, polling and
+  // control verbs it did occupy it: timing.h). Called first by every wait.
+  void CatchUpHost();
 
   std::shared_ptr<engine::World> world_;
   engine::Nic* nic_;

@@ -64,7 +64,8 @@ TEST_F(StateTest, PostingInEveryStateOfAnRcQp) {
   const Row rows[] = {
       {QpState::kReset, EINVAL, EINVAL, false}, {QpState::kInit, EINVAL, 0, false},
       {QpState::kRtr, EINVAL, 0, false},        {QpState::kRts, 0, 0, false},
-      {QpState::kSqd, 0, 0, false},             {QpState::kErr, 0, 0, true},
+      // rxe: a receive posted in ERR waits for the responder (model_quirks_test.cc).
+      {QpState::kSqd, 0, 0, false},             {QpState::kErr, 0, 0, false},
   };
   Connect(a_, b_);  // b_ is the peer; a_ walks the states
   ASSERT_EQ(ToReset(a_), 0);
@@ -153,10 +154,12 @@ TEST_F(StateTest, ErrFlushesEverythingInOrderIncludingUnsignaled) {
   EXPECT_EQ(rwc[0].wr_id, 10u);
   EXPECT_EQ(rwc[1].wr_id, 11u);
   EXPECT_EQ(rwc[1].status, WcStatus::kWrFlushErr);
-  // In ERR, new WRs are flushed at once (R4 for receives; sends likewise).
+  // In ERR, new sends are flushed at once; rxe flushes a new receive when the responder
+  // runs next (here: the ERR -> ERR modify). R4 / Quirks::recv_in_err_flushed_at_once.
   ASSERT_EQ(Send(a_, 4, 0), 0);
   ASSERT_EQ(Recv(a_, 12), 0);
   EXPECT_EQ(Wait(a_, a_.scq, 1)[0].wr_id, 4u);
+  ASSERT_EQ(ToErr(a_), 0);
   EXPECT_EQ(Wait(a_, a_.rcq, 1)[0].wr_id, 12u);
 }
 
@@ -240,7 +243,10 @@ TEST_F(StateTest, SqdDrainsInFlightThenRaisesSqDrained) {
   EXPECT_EQ(events[0].qp, a_.qp);
 }
 
-TEST_F(StateTest, SrqQpEnteringErrRaisesLastWqeReached) {
+// rxe on Linux 6.1 raises no LAST_WQE_REACHED (measured in the rxe VM, hw/README.md;
+// Quirks::last_wqe_reached_event); the ibta profile's event is checked by
+// tests/conformance (SrqQpEnteringErrRaisesLastWqeReachedAsTheDeviceDoes).
+TEST_F(StateTest, SrqQpEnteringErrRaisesNoLastWqeReachedOnRxe) {
   SrqHandle srq;
   ASSERT_EQ(b_.dev->CreateSrq(b_.pd, 8, 2, &srq), 0);
   QpInitAttr init;
@@ -256,7 +262,7 @@ TEST_F(StateTest, SrqQpEnteringErrRaisesLastWqeReached) {
   EXPECT_EQ(s.dev->PostRecv(s.qp, {Rwr(1, {})}, &bad), EINVAL);  // R4: QP with an SRQ
   ASSERT_EQ(ToInit(s), 0);
   ASSERT_EQ(ToErr(s), 0);
-  ASSERT_EQ(s.dev->WaitForAsyncEvent(EventType::kQpLastWqeReached, s.qp, 1000), 0);
+  EXPECT_EQ(s.dev->WaitForAsyncEvent(EventType::kQpLastWqeReached, s.qp, 1000), ETIMEDOUT);
   ASSERT_EQ(s.dev->DestroyQp(s.qp), 0);
   EXPECT_EQ(s.dev->DestroySrq(srq), 0);
 }

@@ -2,13 +2,10 @@
 //
 // Contract:
 //  1. A profile is plain data; the engine reads it and never branches on the profile name.
-//  2. FindProfile() returns nullptr for an unknown name.
-//  3. Timing: a message of n payload bytes is cut into ceil(n / path_mtu) packets (at least
-//     one); each costs (payload + header_bytes) * 8 / link_gbps ns on the wire, plus
-//     wire_latency_ns of propagation. The requester spends processing_ns before a message
-//     leaves, the responder ack_processing_ns before its ACK/NAK/response leaves; with
-//     serial_processing these costs queue on the device's one engine. Each port sends one
-//     packet at a time (messages queue behind each other on the link).
+//  2. FindProfile() returns nullptr for an unknown name; names compare case-insensitively.
+//  3. Timing (timing.h) says what every step of a message costs; wire.h computes the
+//     packets and their bytes on the wire. Every timing number carries its source in
+//     profile.cc / profile_cx6.cc, or says that it is an estimate.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +14,8 @@
 
 #include "spec/backend.h"
 #include "spec/vocabulary.h"
+#include "model/timing.h"
+#include "model/wire.h"
 
 namespace qptwin::model {
 
@@ -40,18 +39,27 @@ struct Quirks {
   // IBTA 11.6.3: affiliated async errors (QP_FATAL on a CQ overrun, QP_ACCESS_ERR and
   // QP_REQ_ERR at a responder that NAKs). rxe_qp_error() raises none of them.
   bool qp_error_events = false;
+  // rxe_comp.c make_send_cqe: the requester's own CQE of a SEND_WITH_IMM or
+  // RDMA_WRITE_WITH_IMM carries IB_WC_WITH_IMM (imm_data 0). IBTA 11.4.2.1 defines
+  // WITH_IMM for receive completions only.
+  bool send_wc_with_imm = true;
+  // rdma-core providers/rxe has no receive doorbell: a receive posted while the QP is in
+  // ERR is only written to the queue; the kernel flushes it when the responder task runs
+  // next (rxe_qp_error on a modify to ERR, or an arriving packet). IBTA/R4: flushed at once.
+  bool recv_in_err_flushed_at_once = false;
+  // The next two default to IBTA's behaviour (a hardware profile need not set them); rxe sets
+  // them in profile.cc.
+  // rdma-core providers/rxe rxe_post_send writes each valid WR into the mapped send ring,
+  // then its doorbell (post_send_db) fails below RTS: EINVAL with bad_wr NULL, yet the WRs
+  // stay queued and run once in RTS (or are flushed by ERR, discarded by RESET). The post
+  // then reports EINVAL with bad_wr = the first WR not queued. IBTA/R2: nothing is queued.
+  bool post_send_below_rts_queues = false;
+  // IBTA 11.6.3 / rdma-facts R6: a QP with an SRQ raises LAST_WQE_REACHED when it enters
+  // ERR. rxe on Linux 6.1 raises none (rxe_qp_error has no event; measured in the rxe VM,
+  // hw/README.md); later kernels add it.
+  bool last_wqe_reached_event = true;
 };
 
-struct Timing {
-  double link_gbps = 10;           // line rate
-  uint32_t header_bytes = 78;      // per packet: preamble/IFG 20, Eth 18, IPv4 20, UDP 8, BTH 12
-  uint64_t wire_latency_ns = 500;  // propagation, one way
-  uint64_t processing_ns = 2000;   // per message at the requester, before it leaves
-  uint64_t ack_processing_ns = 500;  // at the responder, before its response leaves
-  // A software device (rxe) handles one message at a time on its CPU; a hardware pipeline
-  // overlaps the processing of consecutive messages.
-  bool serial_processing = true;
-};
 
 struct Profile {
   std::string name;
@@ -70,9 +78,8 @@ uint32_t QueueSlots(const Quirks& q, uint32_t requested);
 // The QP caps the device grants for `requested` (what ibv_create_qp writes back).
 QpCap GrantedCaps(const Quirks& q, const QpCap& requested);
 
-// Ns on the wire for one packet with `payload` bytes.
-uint64_t PacketWireNs(const Timing& t, uint32_t payload);
-// Packets of a message of `len` bytes with path MTU `mtu_bytes` (at least 1).
-uint32_t PacketCount(uint64_t len, uint32_t mtu_bytes);
+// The ConnectX-6-like profiles (profile_cx6.cc).
+Profile MakeCx6Profile();    // "cx6-100g": two 100 GbE NICs back to back
+Profile MakeCx6DcProfile();  // "cx6-dc": the same NICs three switch hops apart
 
 }  // namespace qptwin::model

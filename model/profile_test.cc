@@ -25,7 +25,6 @@ TEST(Profile, IbtaUsesSqeAndInfiniBand) {
   EXPECT_TRUE(p->quirks.send_errors_to_sqe);
   EXPECT_EQ(p->port.link_layer, LinkLayer::kInfiniBand);
   EXPECT_EQ(FindProfile("nope"), nullptr);
-  EXPECT_EQ(KnownProfileNames().size(), 2u);
 }
 
 TEST(Profile, RxeRoundsQueuesAndSharesInlineWithSges) {
@@ -42,14 +41,34 @@ TEST(Profile, RxeRoundsQueuesAndSharesInlineWithSges) {
   EXPECT_EQ(QueueSlots(ibta, 16), 16u);
 }
 
-TEST(Profile, PacketMath) {
-  EXPECT_EQ(PacketCount(0, 1024), 1u);
-  EXPECT_EQ(PacketCount(1024, 1024), 1u);
-  EXPECT_EQ(PacketCount(1025, 1024), 2u);
-  Timing t;
-  t.link_gbps = 8;
-  t.header_bytes = 0;
-  EXPECT_EQ(PacketWireNs(t, 1000), 1000u);  // 8000 bits at 8 Gb/s
+TEST(Profile, KnownProfilesIncludeTheTimingProfiles) {
+  auto names = KnownProfileNames();
+  for (const char* n : {"rxe", "ibta", "cx6-100g", "cx6-dc"}) {
+    EXPECT_NE(FindProfile(n), nullptr) << n;
+  }
+  EXPECT_EQ(names.size(), 4u);
+}
+
+TEST(Profile, Cx6IsA100GbRoceNicWithHardwarePipelining) {
+  const Profile* p = FindProfile("cx6-100g");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->timing.link.gbps, 100);
+  EXPECT_EQ(p->timing.link.format, WireFormat::kRoceV2);
+  EXPECT_EQ(p->port.link_layer, LinkLayer::kEthernet);
+  EXPECT_EQ(p->port.active_mtu, Mtu::k4096);
+  EXPECT_FALSE(p->timing.nic.serial_processing);
+  EXPECT_GT(p->timing.control.create_qp_ns, p->timing.control.modify_qp_ns);
+  EXPECT_GT(p->timing.nic.pcie_gbps, p->timing.link.gbps) << "PCIe must not limit the link";
+}
+
+TEST(Profile, DatacenterVariantAddsSwitchHopsOnly) {
+  const Profile* a = FindProfile("cx6-100g");
+  const Profile* b = FindProfile("cx6-dc");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(a->timing.link.switch_hops, 0);
+  EXPECT_GT(b->timing.link.switch_hops, 0);
+  EXPECT_EQ(a->timing.nic.pcie_read_ns, b->timing.nic.pcie_read_ns);
+  EXPECT_EQ(a->timing.host.post_call_ns, b->timing.host.post_call_ns);
 }
 
 }  // namespace

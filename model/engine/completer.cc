@@ -106,7 +106,7 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
   if (qp.state == QpState::kErr) return;
   if (progress) {
     bool outstanding = false;
-    for (size_t i = 0; i < qp.sq_next; ++i) outstanding |= !qp.sq[i].done;
+    for (size_t i = 0; i < qp.sq_next && !outstanding; ++i) outstanding = !qp.sq[i].done;
     if (outstanding) {
       ArmTimer(qp);
     } else {
@@ -142,6 +142,7 @@ void Nic::DrainSq(Qp& qp) {
     bool atomic = w.wr.opcode == WrOpcode::kAtomicCmpAndSwp ||
                   w.wr.opcode == WrOpcode::kAtomicFetchAndAdd;
     wc.byte_len = atomic ? 8 : static_cast<uint32_t>(w.length);
+    wc.wc_flags = SendWcFlags(w.wr.opcode);
     PushCqe(qp, *qp.send_cq, wc, false);
   }
 }

@@ -7,6 +7,9 @@
 //     overflow fails too; without it (rxe_cq_post) a Push fails only while the CQ is full.
 //  3. Arm()/TakeNotify(): one notification per arm (ibv_req_notify_cq semantics); a
 //     solicited-only arm fires for solicited completions and for errors.
+//  4. A completion pushed with `visible_at` is in the queue (it counts against the depth)
+//     but Poll(.., now) returns it only once now >= visible_at: the CQE's DMA write is on
+//     its way. visible_at never decreases from one Push to the next (FIFO stays FIFO).
 #pragma once
 
 #include <cstdint>
@@ -29,8 +32,8 @@ class Cq {
   bool in_error() const { return error_; }
   bool sticky_error() const { return sticky_; }
 
-  bool Push(const WorkCompletion& wc);
-  int Poll(int max, WorkCompletion* out);
+  bool Push(const WorkCompletion& wc, uint64_t visible_at = 0);
+  int Poll(int max, WorkCompletion* out, uint64_t now = ~uint64_t{0});
 
   void Arm(bool solicited_only) {
     armed_ = true;
@@ -48,7 +51,12 @@ class Cq {
   int depth_;
   uint32_t channel_;
   bool sticky_;
-  std::deque<WorkCompletion> entries_;
+  struct Entry {
+    WorkCompletion wc;
+    uint64_t visible_at;
+  };
+  std::deque<Entry> entries_;
+  uint64_t last_visible_ = 0;
   bool error_ = false;
   bool armed_ = false;
   bool solicited_only_ = false;

@@ -54,3 +54,35 @@ TEST(Cq, SolicitedOnlyArmIgnoresPlainCompletionsAndFiresOnce) {
 
 }  // namespace
 }  // namespace qptwin::model::engine
+
+namespace qptwin::model::engine {
+namespace {
+
+TEST(CqVisibility, ACqeIsPolledOnlyOnceItsDmaWriteLanded) {
+  Cq cq(1, 1, 4, 0, false);
+  WorkCompletion wc;
+  wc.wr_id = 7;
+  ASSERT_TRUE(cq.Push(wc, 1000));
+  WorkCompletion out;
+  EXPECT_EQ(cq.Poll(1, &out, 999), 0);
+  EXPECT_EQ(cq.size(), 1u) << "in the queue already: it counts against the depth";
+  EXPECT_EQ(cq.Poll(1, &out, 1000), 1);
+  EXPECT_EQ(out.wr_id, 7u);
+}
+
+TEST(CqVisibility, VisibilityNeverReordersTheQueue) {
+  Cq cq(1, 1, 4, 0, false);
+  WorkCompletion a, b;
+  a.wr_id = 1;
+  b.wr_id = 2;
+  ASSERT_TRUE(cq.Push(a, 500));
+  ASSERT_TRUE(cq.Push(b, 100));  // an earlier time is raised to the previous one
+  WorkCompletion out[2];
+  EXPECT_EQ(cq.Poll(2, out, 499), 0);
+  ASSERT_EQ(cq.Poll(2, out, 500), 2);
+  EXPECT_EQ(out[0].wr_id, 1u);
+  EXPECT_EQ(out[1].wr_id, 2u);
+}
+
+}  // namespace
+}  // namespace qptwin::model::engine

@@ -2,6 +2,8 @@
 
 #include "model/engine/world.h"
 
+#include <algorithm>
+
 namespace qptwin::model::engine {
 
 Nic::Nic(World* world, int index) : world_(world), index_(index) {}
@@ -133,11 +135,22 @@ bool Nic::HasEvent(uint32_t ctx, EventType type, uint32_t qp) const {
   return false;
 }
 
+uint64_t Nic::ChargeHost(uint64_t ns) {
+  host_free_ns_ = std::max(host_free_ns_, world_->events().Now()) + ns;
+  return host_free_ns_;
+}
+
 void Nic::Receive(Packet pkt) {
   auto it = by_qpn_.find(pkt.dst_qpn);
   if (it == by_qpn_.end()) return;  // no such QP: silently dropped, as on the wire
   Qp& qp = *it->second;
   if (qp.type != pkt.transport) return;
+  // rxe_responder in ERR: drains the packet and flushes the receive queue (the receives
+  // posted since the QP entered ERR, Quirks::recv_in_err_flushed_at_once).
+  if (qp.state == QpState::kErr && IsRequest(pkt.kind)) {
+    FlushRq(qp);
+    return;
+  }
   if (IsRequest(pkt.kind)) {
     HandleRequest(qp, pkt);
   } else {

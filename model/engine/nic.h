@@ -88,6 +88,11 @@ class Nic {
   // ---- Data path: a message arrives from the fabric ----
   void Receive(Packet pkt);
 
+  // ---- The host thread of this NIC (timing.h HostTiming, ControlTiming) ----
+  // Occupies the host for `ns` from max(now, when it is free); returns when it is free again.
+  uint64_t ChargeHost(uint64_t ns);
+  uint64_t host_free_ns() const { return host_free_ns_; }
+
  private:
   Qp* FindQp(uint32_t ctx, uint32_t qp);
   Srq* FindSrq(uint32_t ctx, uint32_t srq);
@@ -105,6 +110,8 @@ class Nic {
   // Pushes a CQE; on overflow raises CQ_ERR and moves `qp` to ERR (R13, R14).
   bool PushCqe(Qp& qp, Cq& cq, const WorkCompletion& wc, bool solicited);
   void RaiseQpEvent(const Qp& qp, EventType type);
+  // wc_flags of a successful send-queue CQE (Quirks::send_wc_with_imm).
+  uint32_t SendWcFlags(WrOpcode op) const;
   void RaiseEvent(uint32_t ctx, AsyncEvent ev);
 
   // Requester (requester.cc).
@@ -116,7 +123,8 @@ class Nic {
   ReqStep ReqCheckLocal(Qp& qp, std::vector<uint8_t>* payload);
   ReqStep ReqTransmit(Qp& qp, std::vector<uint8_t> payload);
   void ArmTimer(Qp& qp);
-  void OnTimeout(Qp& qp, uint64_t gen);
+  void ScheduleTimer(Qp& qp, uint64_t at);
+  void OnTimeout(Qp& qp);
   void SendUnreliableDone(Qp& qp, uint64_t serial, uint64_t at);
 
   // Completer (completer.cc).
@@ -138,13 +146,16 @@ class Nic {
   bool PeekRecv(Qp& qp);
   void ReceiveSendLike(Qp& qp, Packet& pkt);
   void RespondError(Qp& qp, const Packet& pkt, NakCode code, EventType event);
-  void SendResponse(const Qp& qp, const Packet& req, Packet resp);
+  // `ready_ns`: when the response can start (READ data / atomic result fetched by DMA).
+  void SendResponse(const Qp& qp, const Packet& req, Packet resp, uint64_t ready_ns = 0,
+                    uint64_t dma_bytes = 0);
   void SendAck(const Qp& qp, const Packet& req);
 
   World* world_;
   int index_;
   uint32_t next_ctx_ = 1;
   uint32_t next_qpn_ = 17;  // rxe: RXE_MIN_QP_INDEX = 16; QP0/QP1 are reserved
+  uint64_t host_free_ns_ = 0;
 
   std::map<uint32_t, Pd> pds_;
   MrTable mrs_;

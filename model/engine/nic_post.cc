@@ -40,15 +40,29 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     if (bad) *bad = 0;
     return EINVAL;
   }
+  // Host: one call builds every WQE and rings one doorbell; the NIC then fetches the WQEs
+  // (one DMA read), except a single inline WR pushed with the doorbell (BlueFlame).
+  const Timing& t = profile().timing;
+  uint64_t ready = ChargeHost(t.host.post_call_ns + wrs.size() * t.host.post_wr_ns) +
+                   t.nic.doorbell_ns;
+  bool by_mmio = t.nic.wqe_by_mmio && wrs.size() == 1 &&
+                 (wrs[0].send_flags & send_flag::kInline) != 0;
+  if (!by_mmio && t.nic.pcie_gbps > 0) {
+    ready += t.nic.pcie_read_ns +
+             (SerializationPs(t.nic.pcie_gbps, wrs.size() * uint64_t{t.nic.wqe_bytes}) + 999) / 1000;
+  }
   bool posted = false;
+  // R2: a QP below RTS refuses the post. With post_send_below_rts_queues (rxe) the WRs are
+  // queued first and the doorbell refuses afterwards: EINVAL, bad = the first WR not queued.
+  const bool below_rts = qp->state == QpState::kReset || qp->state == QpState::kInit ||
+                         qp->state == QpState::kRtr;
+  const bool queue_anyway = below_rts && profile().quirks.post_send_below_rts_queues;
   for (size_t i = 0; i < wrs.size(); ++i) {
     const SendWr& wr = wrs[i];
     uint64_t len = TotalLength(wr.sg_list);
     bool is_inline = (wr.send_flags & send_flag::kInline) != 0;
     int err = 0;
-    // R2: rxe_post_send refuses a QP that is not yet ready to send.
-    if (qp->state == QpState::kReset || qp->state == QpState::kInit ||
-        qp->state == QpState::kRtr) {
+    if (below_rts && !queue_anyway) {
       err = EINVAL;
     } else if (wr.sg_list.size() > qp->cap.max_send_sge) {
       err = EINVAL;  // R5
@@ -77,13 +91,14 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     if (err) {
       if (bad) *bad = i;
       if (posted) Kick(*qp);
-      return err;
+      return queue_anyway ? EINVAL : err;  // rxe: the doorbell's EINVAL wins
     }
     w.serial = qp->next_serial++;
     w.wr = wr;
     w.is_inline = is_inline;
     w.length = len;
     w.signaled = qp->init.sq_sig_all || (wr.send_flags & send_flag::kSignaled);
+    w.ready_ns = ready;
     if (qp->state == QpState::kErr || qp->state == QpState::kSqe) {
       // Posted to a QP in error: flushed at once.
       qp->sq.push_back(std::move(w));
@@ -92,6 +107,11 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     }
     qp->sq.push_back(std::move(w));
     posted = true;
+  }
+  if (queue_anyway) {
+    // Queued, not started: the requester starts them once the QP is in RTS.
+    if (bad) *bad = wrs.size();
+    return EINVAL;
   }
   if (posted) Kick(*qp);
   return 0;
@@ -103,6 +123,8 @@ int Nic::PostRecv(uint32_t ctx, uint32_t h, const std::vector<RecvWr>& wrs, size
     if (bad) *bad = 0;
     return EINVAL;
   }
+  const HostTiming& host = profile().timing.host;
+  ChargeHost(host.post_call_ns + wrs.size() * host.post_wr_ns);
   for (size_t i = 0; i < wrs.size(); ++i) {
     int err = 0;
     if (qp->state == QpState::kReset || qp->srq) {
@@ -117,7 +139,8 @@ int Nic::PostRecv(uint32_t ctx, uint32_t h, const std::vector<RecvWr>& wrs, size
       return err;
     }
     qp->rq.push_back(wrs[i]);
-    if (qp->state == QpState::kErr) FlushRq(*qp);  // R4: flushed at once in ERR
+    // R4: flushed at once in ERR. rxe: queued until the responder runs (Quirks).
+    if (qp->state == QpState::kErr && profile().quirks.recv_in_err_flushed_at_once) FlushRq(*qp);
   }
   return 0;
 }

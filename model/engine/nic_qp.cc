@@ -32,6 +32,11 @@ WcOpcode SendWcOpcode(WrOpcode op) {
   }
 }
 
+uint32_t Nic::SendWcFlags(WrOpcode op) const {
+  bool imm = op == WrOpcode::kSendWithImm || op == WrOpcode::kRdmaWriteWithImm;
+  return imm && profile().quirks.send_wc_with_imm ? wc_flag::kWithImm : 0;  // imm_data 0
+}
+
 int Nic::CreateQp(uint32_t ctx, const QpInitAttr& init, uint32_t* out, QpCap* actual) {
   auto pd = pds_.find(init.pd.id);
   if (pd == pds_.end() || pd->second.ctx != ctx) return EINVAL;
@@ -66,6 +71,7 @@ int Nic::CreateQp(uint32_t ctx, const QpInitAttr& init, uint32_t* out, QpCap* ac
   if (actual) *actual = qp->cap;
   by_qpn_[qp->qpn] = qp.get();
   qps_[qp->handle] = std::move(qp);
+  ChargeHost(profile().timing.control.create_qp_ns);  // a command to the device
   return 0;
 }
 
@@ -78,6 +84,7 @@ int Nic::DestroyQp(uint32_t ctx, uint32_t h) {
   if (qp->srq) --qp->srq->users;
   by_qpn_.erase(qp->qpn);
   qps_.erase(h);  // pending callbacks hold weak references and find nothing
+  ChargeHost(profile().timing.control.destroy_qp_ns);
   return 0;
 }
 
@@ -113,7 +120,8 @@ int Nic::ModifyQp(uint32_t ctx, uint32_t h, const QpAttr& a, AttrMask mask) {
     return EINVAL;
   }
 
-  // Apply the attributes (everything is valid now).
+  // Apply the attributes (everything is valid now). The command costs device time.
+  ChargeHost(profile().timing.control.modify_qp_ns);
   QpAttr& s = qp->attr;
   if (mask & attr::kEnSqdAsyncNotify) s.en_sqd_async_notify = a.en_sqd_async_notify;
   if (mask & attr::kAccessFlags) s.qp_access_flags = a.qp_access_flags;
@@ -141,6 +149,11 @@ int Nic::ModifyQp(uint32_t ctx, uint32_t h, const QpAttr& a, AttrMask mask) {
   if (mask & attr::kMaxDestRdAtomic) s.max_dest_rd_atomic = a.max_dest_rd_atomic;
   if (mask & attr::kDestQpn) s.dest_qp_num = a.dest_qp_num & 0xffffff;
 
+  // rxe_qp_from_attr runs rxe_qp_reset on every modify to RESET, RESET -> RESET too: it
+  // discards what a refused post left queued (Quirks::post_send_below_rts_queues).
+  if ((mask & attr::kState) && next == QpState::kReset && qp->state == QpState::kReset) {
+    ResetQueues(*qp);
+  }
   if (next == qp->state && next != QpState::kErr) return 0;
   switch (next) {
     case QpState::kReset:
@@ -212,8 +225,9 @@ void Nic::EnterError(Qp& qp, const std::string& cause) {
   qp.timer_armed = qp.rnr_wait = qp.sq_draining = false;
   FlushSq(qp);
   FlushRq(qp);
-  // IBTA 11.6.3: a QP with an SRQ reports LAST_WQE_REACHED when it enters ERR.
-  if (qp.srq && !qp.last_wqe_raised) {
+  // IBTA 11.6.3: a QP with an SRQ reports LAST_WQE_REACHED when it enters ERR (not rxe on
+  // Linux 6.1: Quirks::last_wqe_reached_event).
+  if (qp.srq && !qp.last_wqe_raised && profile().quirks.last_wqe_reached_event) {
     qp.last_wqe_raised = true;
     RaiseQpEvent(qp, EventType::kQpLastWqeReached);
   }
@@ -240,6 +254,7 @@ void Nic::FlushSq(Qp& qp) {
       if (!w.signaled) continue;
       wc.opcode = SendWcOpcode(w.wr.opcode);
       wc.byte_len = static_cast<uint32_t>(w.length);
+      wc.wc_flags = SendWcFlags(w.wr.opcode);
     }
     PushCqe(qp, *qp.send_cq, wc, false);
   }
@@ -266,7 +281,11 @@ void Nic::CheckDrained(Qp& qp) {
 
 bool Nic::PushCqe(Qp& qp, Cq& cq, const WorkCompletion& wc, bool solicited) {
   bool was_error = cq.in_error();
-  if (!cq.Push(wc)) {
+  // The CQE reaches host memory cqe_ns later (completion engine + PCIe write); a no-op
+  // event then lets waiters see it.
+  const uint64_t cqe_ns = profile().timing.nic.cqe_ns;
+  const uint64_t visible = world_->events().Now() + cqe_ns;
+  if (!cq.Push(wc, visible)) {
     if (!was_error || !cq.sticky_error()) {  // R13: IB_EVENT_CQ_ERR (rxe: on every refusal)
       AsyncEvent ev;
       ev.type = EventType::kCqErr;
@@ -280,6 +299,7 @@ bool Nic::PushCqe(Qp& qp, Cq& cq, const WorkCompletion& wc, bool solicited) {
     }
     return false;
   }
+  if (cqe_ns > 0) world_->events().At(visible, [] {});
   if (cq.TakeNotify(solicited, wc.status != WcStatus::kSuccess)) {
     if (Channel* ch = FindChannel(cq.ctx(), cq.channel())) ch->events.push_back(cq.handle());
   }

@@ -36,6 +36,8 @@ int Nic::RegMr(uint32_t ctx, uint32_t pd, size_t length, AccessFlags access, Mr*
   Mr* mr = mrs_.Register(world_->NewHandle(), ctx, pd, length, access);
   if (mr == nullptr) return ENOMEM;
   *out = mr;
+  const ControlTiming& c = profile().timing.control;
+  ChargeHost(c.reg_mr_ns + (length + 4095) / 4096 * c.reg_mr_page_ns);  // pin + map pages
   return 0;
 }
 
@@ -72,6 +74,7 @@ int Nic::CreateCq(uint32_t ctx, int cqe, uint32_t channel, uint32_t* out, int* a
   if (ch) ++ch->users;
   *out = h;
   if (actual) *actual = depth;
+  ChargeHost(profile().timing.control.create_cq_ns);
   return 0;
 }
 
@@ -93,7 +96,9 @@ int Nic::DestroyCq(uint32_t ctx, uint32_t cq) {
 int Nic::PollCq(uint32_t ctx, uint32_t cq, int n, WorkCompletion* wc) {
   Cq* c = FindCq(ctx, cq);
   if (!c || n < 0 || (n > 0 && wc == nullptr)) return -EINVAL;
-  return c->Poll(n, wc);
+  int got = c->Poll(n, wc, world_->events().Now());
+  if (got > 0) ChargeHost(got * profile().timing.host.poll_cqe_ns);
+  return got;
 }
 
 int Nic::ReqNotifyCq(uint32_t ctx, uint32_t cq, bool solicited_only) {

@@ -47,6 +47,7 @@ struct SendWqe {
   bool is_inline = false;
   bool signaled = false;
   uint64_t length = 0;
+  uint64_t ready_ns = 0;  // the NIC has the WQE (doorbell + WQE fetch, timing.h)
   bool sent = false;  // transmitted at least once (psn/npkts assigned)
   uint32_t psn = 0;
   uint32_t npkts = 1;
@@ -83,6 +84,8 @@ struct Qp {
   bool kick_pending = false;
   uint64_t timer_gen = 0;
   bool timer_armed = false;
+  uint64_t timer_deadline = 0;  // the transport timer fires then (when armed)
+  uint64_t timer_event_at = 0;  // the pending timer event (0: none)
   bool sq_draining = false;
 
   // Responder.

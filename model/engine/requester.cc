@@ -27,7 +27,8 @@ PacketKind KindOf(WrOpcode op) {
 }  // namespace
 
 void Nic::Kick(Qp& qp) {
-  if (qp.kick_pending) return;
+  // Nothing waiting: the requester would stop at once (ReqGetWqe).
+  if (qp.kick_pending || qp.sq_next >= qp.sq.size()) return;
   qp.kick_pending = true;
   std::weak_ptr<Qp> weak = qps_[qp.handle];
   world_->events().After(0, [this, weak] {
@@ -63,6 +64,8 @@ Nic::ReqStep Nic::ReqGetWqe(Qp& qp) {
 
 Nic::ReqStep Nic::ReqCheckLimits(Qp& qp) {
   const SendWqe& w = qp.sq[qp.sq_next];
+  const bool fenced = (w.wr.send_flags & send_flag::kFence) != 0;
+  if (!fenced && !IsReadOrAtomic(w.wr.opcode)) return ReqStep::kCheckLocal;
   int outstanding_rd = 0;
   int outstanding = 0;
   for (size_t i = 0; i < qp.sq_next; ++i) {
@@ -146,8 +149,12 @@ Nic::ReqStep Nic::ReqTransmit(Qp& qp, std::vector<uint8_t> payload) {
   if (p.kind == PacketKind::kReadReq) p.npkts = 1;  // the request itself is one packet
   p.data = std::move(payload);
   uint64_t serial = w.serial;
+  // Inline data travelled with the WQE: no payload DMA read (timing.h).
+  bool has_payload = p.kind == PacketKind::kSend || p.kind == PacketKind::kWrite;
+  uint64_t dma = has_payload && !w.is_inline ? p.data.size() : 0;
   ++qp.sq_next;
-  uint64_t gone = world_->Transmit(std::move(p), profile().timing.processing_ns, mtu);
+  uint64_t gone = world_->Transmit(std::move(p), w.ready_ns, profile().timing.nic.tx_latency_ns,
+                                   dma, mtu);
   if (qp.type == QpType::kRc) {
     if (!qp.timer_armed) ArmTimer(qp);
   } else {
@@ -177,15 +184,30 @@ void Nic::ArmTimer(Qp& qp) {
   // R19: timeout = 4.096 us * 2^attr.timeout
   uint64_t ns = uint64_t{4096} << qp.attr.timeout;
   qp.timer_armed = true;
+  qp.timer_deadline = world_->events().Now() + ns;
+  // Re-arming (every ACK that makes progress) only moves the deadline: a pending timer
+  // event that fires before it looks again (one event per timeout, not one per ACK).
+  if (qp.timer_event_at != 0 && qp.timer_event_at <= qp.timer_deadline) return;
+  ScheduleTimer(qp, qp.timer_deadline);
+}
+
+void Nic::ScheduleTimer(Qp& qp, uint64_t at) {
+  qp.timer_event_at = at;
   std::weak_ptr<Qp> weak = qps_[qp.handle];
-  uint64_t gen = qp.timer_gen;
-  world_->events().After(ns, [this, weak, gen] {
-    if (auto q = weak.lock()) OnTimeout(*q, gen);
+  world_->events().At(at, [this, weak, at] {
+    auto q = weak.lock();
+    if (!q || q->timer_event_at != at) return;  // superseded by an earlier event
+    q->timer_event_at = 0;
+    if (!q->timer_armed) return;
+    if (world_->events().Now() < q->timer_deadline) {
+      ScheduleTimer(*q, q->timer_deadline);
+      return;
+    }
+    OnTimeout(*q);
   });
 }
 
-void Nic::OnTimeout(Qp& qp, uint64_t gen) {
-  if (gen != qp.timer_gen) return;
+void Nic::OnTimeout(Qp& qp) {
   qp.timer_armed = false;
   if (qp.state != QpState::kRts && qp.state != QpState::kSqd) return;
   size_t first = qp.sq_next;

@@ -133,7 +133,7 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
       r.data.assign(src, src + pkt.length);
       r.npkts = PacketCount(pkt.length, MtuBytes(qp.attr.path_mtu));
       if (!dup) qp.epsn = PsnAdd(pkt.psn, r.npkts);
-      SendResponse(qp, pkt, std::move(r));
+      SendResponse(qp, pkt, std::move(r), 0, pkt.length);  // the data is read by DMA
       return RespStep::kDone;
     }
     case PacketKind::kAtomic: {
@@ -155,7 +155,9 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
       r.kind = PacketKind::kAtomicResp;
       r.psn = pkt.psn;
       r.atomic_orig = orig;
-      SendResponse(qp, pkt, std::move(r));
+      // The atomic reads and writes host memory: a PCIe read round trip plus the operation.
+      const NicTiming& t = profile().timing.nic;
+      SendResponse(qp, pkt, std::move(r), world_->events().Now() + t.pcie_read_ns + t.atomic_ns);
       return RespStep::kDone;
     }
     default:
@@ -256,13 +258,14 @@ void Nic::SendAck(const Qp& qp, const Packet& req) {
   SendResponse(qp, req, std::move(ack));
 }
 
-void Nic::SendResponse(const Qp& qp, const Packet& req, Packet resp) {
+void Nic::SendResponse(const Qp& qp, const Packet& req, Packet resp, uint64_t ready_ns,
+                       uint64_t dma_bytes) {
   resp.transport = qp.type;
   resp.src_nic = index_;
   resp.dst_nic = req.src_nic;
   resp.src_qpn = qp.qpn;
   resp.dst_qpn = req.src_qpn;
-  world_->Transmit(std::move(resp), profile().timing.ack_processing_ns,
+  world_->Transmit(std::move(resp), ready_ns, profile().timing.nic.ack_ns, dma_bytes,
                    MtuBytes(qp.attr.path_mtu));
 }
 

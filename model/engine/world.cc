@@ -10,8 +10,7 @@ World::World(const Profile& profile, int devices, double loss_rate, uint64_t see
     : profile_(profile), loss_rate_(loss_rate), rng_(seed) {
   for (int i = 0; i < devices; ++i) {
     nics_.push_back(std::make_unique<Nic>(this, i));
-    tx_free_at_.push_back(0);
-    engine_free_at_.push_back(0);
+    ports_.push_back(Port{});
   }
 }
 
@@ -37,33 +36,87 @@ bool World::Lose() {
   return u < loss_rate_;
 }
 
-uint64_t World::Transmit(Packet pkt, uint64_t delay_ns, uint32_t mtu_bytes) {
-  const Timing& t = profile_.timing;
-  uint64_t ready = events_.Now() + delay_ns;
-  if (t.serial_processing) {
-    ready = std::max(events_.Now(), engine_free_at_[pkt.src_nic]) + delay_ns;
-    engine_free_at_[pkt.src_nic] = ready;
+namespace {
+
+constexpr uint64_t kPsPerNs = 1000;
+
+WireOp WireOpOf(PacketKind k) {
+  switch (k) {
+    case PacketKind::kSend: return WireOp::kSend;
+    case PacketKind::kWrite: return WireOp::kWrite;
+    case PacketKind::kReadReq: return WireOp::kReadReq;
+    case PacketKind::kAtomic: return WireOp::kAtomic;
+    case PacketKind::kReadResp: return WireOp::kReadResp;
+    case PacketKind::kAtomicResp: return WireOp::kAtomicResp;
+    default: return WireOp::kAck;  // ACK and NAK: BTH + AETH
   }
-  uint64_t start = std::max(ready, tx_free_at_[pkt.src_nic]);
-  uint64_t bytes = pkt.data.size();
-  uint64_t dur = 0;
+}
+
+uint64_t CeilNs(uint64_t ps) { return (ps + kPsPerNs - 1) / kPsPerNs; }
+
+}  // namespace
+
+uint64_t World::FabricLatencyNs() const {
+  const LinkTiming& l = profile_.timing.link;
+  uint64_t hops = static_cast<uint64_t>(std::max(0, l.switch_hops));
+  return l.propagation_ns * (hops + 1) + l.switch_ns * hops + profile_.timing.nic.rx_latency_ns;
+}
+
+uint64_t World::Transmit(Packet pkt, uint64_t ready_ns, uint64_t proc_ns, uint64_t dma_bytes,
+                         uint32_t mtu_bytes) {
+  const NicTiming& nic = profile_.timing.nic;
+  const LinkTiming& link = profile_.timing.link;
+  Port& port = ports_[pkt.src_nic];
+  const uint64_t ready = std::max(events_.Now(), ready_ns);
+
+  // Payload DMA read: latency, then the bytes at the PCIe rate (the channel is shared).
+  uint64_t first_ps = ready * kPsPerNs;
+  uint64_t all_ps = first_ps;
+  if (dma_bytes > 0 && nic.pcie_gbps > 0) {
+    uint64_t start = std::max(ready * kPsPerNs, port.dma_free_ps);
+    uint64_t first = std::min<uint64_t>(dma_bytes, mtu_bytes ? mtu_bytes : dma_bytes);
+    port.dma_free_ps = start + SerializationPs(nic.pcie_gbps, dma_bytes);
+    first_ps = start + nic.pcie_read_ns * kPsPerNs + SerializationPs(nic.pcie_gbps, first);
+    all_ps = port.dma_free_ps + nic.pcie_read_ns * kPsPerNs;
+  }
+
+  // The pipeline: on a serial device every cost queues on the one engine.
+  const bool ud = pkt.transport == QpType::kUd;
+  MessageWire w = WireOf(link, WireOpOf(pkt.kind), pkt.data.size(), mtu_bytes, pkt.has_imm, ud);
+  uint64_t first_ns = CeilNs(first_ps);
+  uint64_t leave_ns;
+  if (nic.serial_processing) {
+    leave_ns = std::max(first_ns, port.engine_free_ns) + proc_ns;
+    port.engine_free_ns = leave_ns;
+  } else {
+    leave_ns = std::max(first_ns + proc_ns, port.engine_free_ns);
+    port.engine_free_ns = leave_ns + uint64_t{w.packets} * nic.tx_pkt_ns;
+  }
+
+  // The wire: one packet at a time per port; the last packet not before its data.
+  uint64_t start_ps = std::max(leave_ns * kPsPerNs, port.tx_free_ps);
+  uint64_t end_ps = start_ps + w.wire_ps;
+  if (w.packets > 1 && all_ps > first_ps) {
+    uint64_t last = SerializationPs(link.gbps, w.wire_bytes / w.packets);
+    end_ps = std::max(end_ps, all_ps + proc_ns * kPsPerNs + last);
+  }
+  port.tx_free_ps = end_ps;
+
   bool lost = false;
-  for (uint32_t i = 0; i < pkt.npkts; ++i) {
-    uint32_t payload = static_cast<uint32_t>(std::min<uint64_t>(bytes, mtu_bytes));
-    bytes -= payload;
-    dur += PacketWireNs(t, payload);
-    ++packets_sent_;
+  for (uint32_t i = 0; i < w.packets; ++i) {
     if (Lose()) {
       lost = true;
       ++packets_lost_;
     }
   }
-  uint64_t end = start + dur;
-  tx_free_at_[pkt.src_nic] = end;
+  packets_sent_ += w.packets;
+  ++messages_sent_;
+  wire_bytes_ += w.wire_bytes;
+  uint64_t end = CeilNs(end_ps);
   int dst = pkt.dst_nic;
   if (!lost && dst >= 0 && dst < nic_count()) {
     Nic* target = nics_[dst].get();
-    events_.At(end + t.wire_latency_ns,
+    events_.At(end + FabricLatencyNs(),
                [target, p = std::move(pkt)]() mutable { target->Receive(std::move(p)); });
   }
   return end;

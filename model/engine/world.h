@@ -2,9 +2,12 @@
 //
 // Contract:
 //  1. Handles are unique across the world (so a handle of another device is never found).
-//  2. Transmit() models the wire: serialization per port (link rate, header bytes per
-//     packet), propagation latency and loss (deterministic from the seed). A lost message
-//     is simply never delivered.
+//  2. Transmit() models a message's way out of a NIC and over the fabric (timing.h): the
+//     payload's DMA read (one PCIe read channel per NIC), the send engine (tx_pkt_ns per
+//     packet; one engine for everything with serial_processing), the port (one packet at
+//     a time, every packet with its own headers, wire.h, exact in ps), cables, switches and
+//     the far NIC's rx_latency_ns; loss is per packet (deterministic from the seed). A lost
+//     message is simply never delivered.
 //  3. Everything is single-threaded; callbacks run only inside EventQueue::AdvanceBy/RunUntil.
 #pragma once
 
@@ -35,12 +38,19 @@ class World {
   // The device whose port has this address (GID on RoCE, LID on IB), or -1.
   int ResolveAddress(const AhAttr& ah) const;
 
-  // Sends `pkt` from its src_nic after `delay_ns` of processing; returns the time its last
-  // byte leaves the port. Delivery (if not lost) calls Nic::Receive at the far end.
-  uint64_t Transmit(Packet pkt, uint64_t delay_ns, uint32_t mtu_bytes);
+  // Sends `pkt` from its src_nic: its WQE/request is ready at `ready_ns` (never before
+  // now), `dma_bytes` of payload are then read over PCIe, and the pipeline takes
+  // `proc_ns` before the first byte leaves. Returns the time (ns, rounded up) the last byte
+  // leaves the port. Delivery (if not lost) calls Nic::Receive at the far end.
+  uint64_t Transmit(Packet pkt, uint64_t ready_ns, uint64_t proc_ns, uint64_t dma_bytes,
+                    uint32_t mtu_bytes);
+  // One-way latency from the last byte leaving a port to the far NIC acting on it.
+  uint64_t FabricLatencyNs() const;
 
   uint64_t packets_sent() const { return packets_sent_; }
   uint64_t packets_lost() const { return packets_lost_; }
+  uint64_t messages_sent() const { return messages_sent_; }
+  uint64_t wire_bytes() const { return wire_bytes_; }
 
  private:
   bool Lose();
@@ -48,13 +58,19 @@ class World {
   const Profile& profile_;
   EventQueue events_;
   std::vector<std::unique_ptr<Nic>> nics_;
-  std::vector<uint64_t> tx_free_at_;
-  std::vector<uint64_t> engine_free_at_;  // serial_processing: when each NIC's engine is idle
+  struct Port {
+    uint64_t tx_free_ps = 0;      // the port's last byte so far
+    uint64_t dma_free_ps = 0;     // the PCIe read channel
+    uint64_t engine_free_ns = 0;  // the send engine (or the one engine: serial_processing)
+  };
+  std::vector<Port> ports_;
   double loss_rate_;
   std::mt19937_64 rng_;
   uint32_t next_handle_ = 1;
   uint64_t packets_sent_ = 0;
   uint64_t packets_lost_ = 0;
+  uint64_t messages_sent_ = 0;
+  uint64_t wire_bytes_ = 0;
 };
 
 }  // namespace qptwin::model::engine

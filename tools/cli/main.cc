@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tools/cli/commands.h"
+#include "tools/bench/bench_command.h"
 #include "tools/fuzz/fuzz_command.h"
 #include "tools/report/report_command.h"
 #include "tools/scenario/run_command.h"
@@ -42,6 +43,8 @@ constexpr Command kCommands[] = {
     {"fuzz", qptwin::fuzz::RunFuzzCli,
      "random modify/post/poll sequences against the reference model: [--backend model|hw] "
      "[--seconds N] [--seed S]"},
+    {"bench", qptwin::bench::RunBenchCli,
+     "perftest-style benchmarks on either backend: write_bw|read_bw|send_bw|atomic_bw|*_lat [-s ...]"},
     {"report", qptwin::report::RunReportCli,
      "one self-contained HTML page for a .qps scenario: FILE.qps -o report.html"},
 };

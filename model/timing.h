@@ -1,0 +1,82 @@
+// Timing parameters of a modelled NIC, its link and its host, as profile data.
+//
+// Contract:
+//  1. Plain data: the engine reads these and never branches on a profile name. Every value
+//     is a duration in ns or a rate in Gb/s (10^9 bit/s); 0 means "free" (no cost).
+//  2. Message path (requester side), each step starting when the previous one is done:
+//       host:  post call (post_call_ns + post_wr_ns per WR) -> doorbell_ns (MMIO) ->
+//       NIC:   WQE fetch (pcie_read_ns + WQEs at pcie_gbps; skipped for a single inline WR
+//              when wqe_by_mmio: BlueFlame) -> payload fetch (pcie_read_ns + bytes at
+//              pcie_gbps; skipped for inline data) -> tx_latency_ns -> the wire
+//       wire:  each packet's payload + its own headers (wire.h) at link.gbps, one packet at a
+//              time per port -> propagation_ns per cable (hops + 1 cables) + switch_ns per
+//              switch -> rx_latency_ns at the far NIC.
+//     The responder answers after ack_ns (ACK/NAK), pcie_read_ns + ack_ns (READ response
+//     data), pcie_read_ns + atomic_ns + ack_ns (atomics). A CQE is visible to the host
+//     cqe_ns after the NIC completes the WQE (completion engine + PCIe posted write).
+//  3. Engines: the send engine is busy tx_pkt_ns per packet (the NIC's packet rate); with
+//     serial_processing (a software device) a message's tx_latency_ns and a response's
+//     ack_ns also queue on one engine instead of overlapping.
+//  4. Host: one thread per device. Posting, consuming CQEs (poll_cqe_ns each) and control
+//     verbs (ControlTiming) occupy it; a Wait* returns no earlier than the thread is free.
+//     Completion events add event_wakeup_ns (interrupt, wake-up, ibv_get_cq_event).
+#pragma once
+
+#include <cstdint>
+
+namespace qptwin::model {
+
+enum class WireFormat : uint8_t {
+  kRoceV2,      // Ethernet + IPv4 + UDP + IB transport headers + ICRC
+  kInfiniBand,  // LRH + IB transport headers + ICRC + VCRC
+};
+
+struct LinkTiming {
+  WireFormat format = WireFormat::kRoceV2;
+  double gbps = 10;              // data rate on the wire (after line coding)
+  uint64_t propagation_ns = 500;  // per cable, one way (about 5 ns per metre of fibre)
+  int switch_hops = 0;           // switches between two NICs
+  uint64_t switch_ns = 0;        // per switch, port to port (cut-through)
+};
+
+struct NicTiming {
+  double pcie_gbps = 0;         // DMA data rate; 0: memory copies are free (rxe)
+  uint64_t pcie_read_ns = 0;    // DMA read round trip (WQE, payload, READ/ATOMIC data)
+  uint64_t doorbell_ns = 0;     // MMIO doorbell write until the NIC sees it
+  uint32_t wqe_bytes = 64;      // one send WQE (fetched by DMA unless pushed by MMIO)
+  bool wqe_by_mmio = false;     // a single inline WR travels with its doorbell (BlueFlame)
+  uint64_t tx_pkt_ns = 0;       // send engine occupancy per packet
+  uint64_t tx_latency_ns = 2000;  // WQE ready -> first byte on the wire
+  uint64_t rx_latency_ns = 0;   // last byte in -> responder/completer acts
+  uint64_t ack_ns = 500;        // request processed -> ACK/NAK/response on the wire
+  uint64_t atomic_ns = 0;       // responder: executing an atomic after its PCIe read
+  uint64_t cqe_ns = 0;          // WQE done -> CQE visible in host memory
+  bool serial_processing = true;  // one engine for everything (software device)
+};
+
+struct HostTiming {
+  uint64_t post_call_ns = 0;    // per ibv_post_send/recv call: barrier + doorbell write
+  uint64_t post_wr_ns = 0;      // per WR in the call: building the WQE
+  uint64_t poll_cqe_ns = 0;     // per CQE consumed by ibv_poll_cq
+  uint64_t event_wakeup_ns = 0;  // completion channel: interrupt -> thread runs again
+};
+
+// Control verbs are commands to the device (firmware on a hardware NIC, a system call
+// into the kernel driver on rxe); the calling thread waits for them.
+struct ControlTiming {
+  uint64_t create_cq_ns = 0;
+  uint64_t create_qp_ns = 0;
+  uint64_t modify_qp_ns = 0;   // per ibv_modify_qp call (one state transition)
+  uint64_t destroy_qp_ns = 0;
+  uint64_t reg_mr_ns = 0;      // fixed part of ibv_reg_mr
+  uint64_t reg_mr_page_ns = 0;  // per 4 KiB page pinned and mapped
+};
+
+struct Timing {
+  LinkTiming link;
+  NicTiming nic;
+  HostTiming host;
+  ControlTiming control;
+};
+
+}  // namespace qptwin::model

@@ -1,0 +1,57 @@
+// Bytes and time on the wire, per packet and per message, for RoCE v2 and InfiniBand.
+//
+// Contract:
+//  1. A message of n payload bytes is cut into PacketCount(n, mtu) packets (at least one);
+//     every packet carries its own headers: the base headers of the format plus the
+//     extension headers of its opcode and position (IBTA 9.2-9.4):
+//       SEND        first/middle: -          last/only: ImmDt 4 if with immediate
+//       WRITE       first: RETH 16  middle: -  last: ImmDt 4 if imm  only: RETH 16 (+ImmDt)
+//       READ req    RETH 16 (no payload)      READ resp  first/last/only: AETH 4, middle: -
+//       ATOMIC      AtomicETH 28              ATOMIC resp AETH 4 + AtomicAckETH 8
+//       ACK/NAK     AETH 4                    UD SEND     + DETH 8
+//  2. RoCE v2 base: preamble+SFD+IFG 20, Ethernet 14, FCS 4, IPv4 20, UDP 8, BTH 12, ICRC 4
+//     (82 bytes), the frame (without preamble/IFG) at least 64 bytes. InfiniBand base: LRH 8,
+//     BTH 12, ICRC 4, VCRC 2 (26 bytes). Payloads are padded to 4 bytes (BTH PadCnt).
+//  3. Times are exact in picoseconds: bytes * 8000 / gbps, rounded up once per packet.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "model/timing.h"
+
+namespace qptwin::model {
+
+enum class WireOp : uint8_t { kSend, kWrite, kReadReq, kReadResp, kAtomic, kAtomicResp, kAck };
+inline constexpr int kNumWireOps = 7;
+enum class PacketPos : uint8_t { kOnly, kFirst, kMiddle, kLast };
+
+std::string_view ToName(WireOp op);
+
+// Packets of a message of `len` bytes with path MTU `mtu_bytes` (at least 1).
+uint32_t PacketCount(uint64_t len, uint32_t mtu_bytes);
+// Position of packet `i` of `n`.
+PacketPos PositionOf(uint32_t i, uint32_t n);
+// Header (and framing) bytes of one packet, payload padding excluded.
+uint32_t HeaderBytes(WireFormat f, WireOp op, PacketPos pos, bool imm, bool ud);
+// Bytes one packet occupies on the wire: headers + payload padded to 4 (+ Ethernet minimum).
+uint32_t PacketWireBytes(WireFormat f, WireOp op, PacketPos pos, bool imm, bool ud,
+                         uint32_t payload);
+// Picoseconds one packet of `wire_bytes` occupies a link of `gbps`.
+uint64_t SerializationPs(double gbps, uint64_t wire_bytes);
+
+struct MessageWire {
+  uint32_t packets = 0;
+  uint64_t wire_bytes = 0;  // all packets, headers included
+  uint64_t wire_ps = 0;     // sum of the packets' serialization times
+};
+// The packets of a message of `payload` bytes (READ response: the data; requests without
+// payload: 0) on `link` with path MTU `mtu`.
+MessageWire WireOf(const LinkTiming& link, WireOp op, uint64_t payload, uint32_t mtu, bool imm,
+                   bool ud);
+
+// The analytic goodput bound of a stream of back-to-back messages: payload bits per second
+// (Gb/s) when only the link limits, all headers counted.
+double GoodputBoundGbps(const LinkTiming& link, WireOp op, uint64_t payload, uint32_t mtu);
+
+}  // namespace qptwin::model

@@ -1,0 +1,55 @@
+// The options of `qptwin bench`, with perftest's flag names and defaults.
+//
+// Contract:
+//  1. ParseBenchArgs() never throws: it returns false with one line in *error naming the
+//     bad flag or value (and the valid choices).
+//  2. Defaults follow perftest: bw tests -s 65536 -t 128 -Q 100 -n 5000; lat tests -s 2
+//     -t 1 -n 1000; inline up to the device's limit (220 B) for lat tests, 0 for bw tests.
+//     A value given on the command line always wins.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "spec/vocabulary.h"
+
+namespace qptwin::bench {
+
+enum class Op : uint8_t { kWrite, kRead, kSend, kAtomic };
+enum class Kind : uint8_t { kBw, kLat };
+
+struct BenchOptions {
+  std::string test = "write_bw";  // write_bw read_bw send_bw atomic_bw, *_lat
+  Op op = Op::kWrite;
+  Kind kind = Kind::kBw;
+  uint64_t size = 65536;      // -s
+  bool all_sizes = false;     // -a: 2 B .. 8 MiB
+  int qps = 1;                // -q
+  int tx_depth = 128;         // -t
+  int post_list = 1;          // -l
+  int cq_mod = 100;           // -Q: one signaled WR every cq_mod
+  uint64_t iters = 5000;      // -n
+  uint32_t mtu = 0;           // -m (bytes); 0 = the port's active MTU
+  QpType conn = QpType::kRc;  // -c RC|UC|UD
+  int inline_size = -1;       // -I; -1 = the test's default
+  bool events = false;        // -e
+  int outs = 0;               // -o: outstanding READ/ATOMICs (max_rd_atomic); 0 = device max
+  std::string backend = "model";
+  std::string profile = "cx6-100g";
+  std::string device;         // -d (hw); model: mdev0 -> mdev1
+  bool json = false;
+  bool csv = false;
+  std::string plot;           // --plot FILE.svg
+  std::vector<int> depth_sweep;  // --sweep-depth 1,2,4,...: bandwidth vs tx depth
+  uint64_t lat_poll_ns = 1;   // model write_lat: memory polling step
+};
+
+// args exclude the program and subcommand names.
+bool ParseBenchArgs(const std::vector<std::string>& args, BenchOptions* out, std::string* error);
+std::string BenchUsage();
+
+// The sizes -a runs: 2, 4, ..., 8 MiB.
+std::vector<uint64_t> AllSizes();
+
+}  // namespace qptwin::bench

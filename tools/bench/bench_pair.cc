@@ -1,0 +1,160 @@
+#include "tools/bench/bench_pair.h"
+
+#include <algorithm>
+#include <cerrno>
+
+namespace qptwin::bench {
+namespace {
+
+constexpr uint32_t kQkey = 0x11111111;
+constexpr AccessFlags kAccess = access::kLocalWrite | access::kRemoteWrite |
+                                access::kRemoteRead | access::kRemoteAtomic;
+
+int Fail(int rc, const std::string& step, std::string* what) {
+  if (rc != 0 && what) *what = step;
+  return rc;
+}
+
+}  // namespace
+
+BenchPair::~BenchPair() {
+  for (Endpoint& e : side_) {
+    if (!e.dev) continue;
+    for (QpHandle q : e.qps) (void)e.dev->DestroyQp(q);
+    for (AhHandle a : e.ahs) (void)e.dev->DestroyAh(a);
+    if (e.scq) (void)e.dev->DestroyCq(e.scq);
+    if (e.rcq) (void)e.dev->DestroyCq(e.rcq);
+    if (e.channel) (void)e.dev->DestroyCompChannel(e.channel);
+    if (e.mr) (void)e.dev->DeregMr(e.mr);
+    if (e.pd) (void)e.dev->DeallocPd(e.pd);
+  }
+}
+
+int BenchPair::Open(Endpoint& e, const std::string& name, std::string* what) {
+  if (int rc = backend_->OpenDevice(name, &e.dev)) return Fail(rc, "open device " + name, what);
+  DeviceAttr da;
+  PortAttr pa;
+  if (int rc = e.dev->QueryDevice(&da)) return Fail(rc, "query device", what);
+  if (int rc = e.dev->QueryPort(1, &pa)) return Fail(rc, "query port", what);
+  if (int rc = e.dev->DefaultGidIndex(1, &e.gid_index)) return Fail(rc, "gid index", what);
+  Mtu m = pa.active_mtu;
+  if (cfg_.mtu) {
+    for (Mtu c : {Mtu::k256, Mtu::k512, Mtu::k1024, Mtu::k2048, Mtu::k4096}) {
+      if (MtuBytes(c) == cfg_.mtu) m = c;
+    }
+    if (static_cast<int>(m) > static_cast<int>(pa.max_mtu)) m = pa.max_mtu;
+  }
+  mtu_ = m;
+  mtu_bytes_ = MtuBytes(m);
+  max_rd_atomic_ = std::max(1, std::min({da.max_qp_rd_atom, da.max_qp_init_rd_atom, 16}));
+  if (cfg_.outs > 0) max_rd_atomic_ = std::min(max_rd_atomic_, cfg_.outs);
+  e.max_inline = std::min<uint32_t>(cfg_.inline_size, static_cast<uint32_t>(da.max_inline_data));
+  if (int rc = e.dev->AllocPd(&e.pd)) return Fail(rc, "alloc pd", what);
+  e.buf_len = cfg_.buf_len;
+  if (int rc = e.dev->RegMr(e.pd, e.buf_len, kAccess, &e.mr, &e.buf, &e.lkey, &e.rkey)) {
+    return Fail(rc, "reg mr", what);
+  }
+  if (cfg_.events) {
+    if (int rc = e.dev->CreateCompChannel(&e.channel)) return Fail(rc, "comp channel", what);
+  }
+  if (int rc = e.dev->CreateCq(cfg_.cq_depth, e.channel, &e.scq, nullptr)) {
+    return Fail(rc, "create send cq", what);
+  }
+  if (int rc = e.dev->CreateCq(cfg_.cq_depth, e.channel, &e.rcq, nullptr)) {
+    return Fail(rc, "create recv cq", what);
+  }
+  return 0;
+}
+
+int BenchPair::CreateQp(Endpoint& e, std::string* what) {
+  QpInitAttr init;
+  init.qp_type = cfg_.type;
+  init.pd = e.pd;
+  init.send_cq = e.scq;
+  init.recv_cq = e.rcq;
+  init.cap = QpCap{cfg_.send_depth, cfg_.recv_depth, 1, 1, e.max_inline};
+  QpHandle qp;
+  if (int rc = e.dev->CreateQp(init, &qp, &e.cap)) return Fail(rc, "create qp", what);
+  uint32_t qpn = 0;
+  if (int rc = e.dev->QpNum(qp, &qpn)) return Fail(rc, "qp num", what);
+  e.qps.push_back(qp);
+  e.qpns.push_back(qpn);
+  e.recvs.push_back(0);
+  QpAttr a;
+  a.qp_state = QpState::kInit;
+  a.pkey_index = 0;
+  a.port_num = 1;
+  a.qp_access_flags = kAccess;
+  a.qkey = kQkey;
+  AttrMask m = attr::kState | attr::kPkeyIndex | attr::kPort;
+  m |= cfg_.type == QpType::kUd ? attr::kQkey : attr::kAccessFlags;
+  if (cfg_.type == QpType::kUc) a.qp_access_flags = access::kLocalWrite | access::kRemoteWrite;
+  return Fail(e.dev->ModifyQp(qp, a, m), "modify to INIT", what);
+}
+
+int BenchPair::Connect(Endpoint& e, size_t i, const Endpoint& peer, std::string* what) {
+  ConnectionInfo info;
+  if (int rc = peer.dev->LocalConnectionInfo(peer.qps[i], &info)) return Fail(rc, "conn info", what);
+  QpHandle qp = e.qps[i];
+  QpAttr a;
+  a.qp_state = QpState::kRtr;
+  AttrMask m = attr::kState;
+  if (cfg_.type != QpType::kUd) {
+    a.ah_attr = AddressTo(info, e.gid_index);
+    a.path_mtu = mtu_;
+    a.dest_qp_num = info.qp_num;
+    a.rq_psn = 0;
+    m |= attr::kAv | attr::kPathMtu | attr::kDestQpn | attr::kRqPsn;
+    if (cfg_.type == QpType::kRc) {
+      a.max_dest_rd_atomic = static_cast<uint8_t>(max_rd_atomic_);
+      a.min_rnr_timer = 12;  // 0.64 ms, as perftest
+      m |= attr::kMaxDestRdAtomic | attr::kMinRnrTimer;
+    }
+  }
+  if (int rc = e.dev->ModifyQp(qp, a, m)) return Fail(rc, "modify to RTR", what);
+  QpAttr r;
+  r.qp_state = QpState::kRts;
+  r.sq_psn = 0;
+  AttrMask rm = attr::kState | attr::kSqPsn;
+  if (cfg_.type == QpType::kRc) {
+    r.timeout = 14;
+    r.retry_cnt = 7;
+    r.rnr_retry = 7;
+    r.max_rd_atomic = static_cast<uint8_t>(max_rd_atomic_);
+    rm |= attr::kTimeout | attr::kRetryCnt | attr::kRnrRetry | attr::kMaxQpRdAtomic;
+  }
+  if (int rc = e.dev->ModifyQp(qp, r, rm)) return Fail(rc, "modify to RTS", what);
+  if (cfg_.type == QpType::kUd) {
+    AhHandle ah;
+    if (int rc = e.dev->CreateAh(e.pd, AddressTo(info, e.gid_index), &ah)) {
+      return Fail(rc, "create ah", what);
+    }
+    e.ahs.push_back(ah);
+  }
+  return 0;
+}
+
+int BenchPair::AddConnectedQp(std::string* what) {
+  if (int rc = CreateQp(side_[0], what)) return rc;
+  if (int rc = CreateQp(side_[1], what)) return rc;
+  size_t i = side_[0].qps.size() - 1;
+  if (int rc = Connect(side_[0], i, side_[1], what)) return rc;
+  return Connect(side_[1], i, side_[0], what);
+}
+
+int BenchPair::Setup(const PairConfig& cfg, const std::string& device, std::string* what) {
+  cfg_ = cfg;
+  std::vector<std::string> devs = backend_->ListDevices();
+  if (devs.empty()) return Fail(ENODEV, "no device", what);
+  std::string a = device.empty() ? devs[0] : device;
+  std::string b = a;
+  if (device.empty() && backend_->Kind() == "model" && devs.size() > 1) b = devs[1];
+  if (int rc = Open(side_[0], a, what)) return rc;
+  if (int rc = Open(side_[1], b, what)) return rc;
+  for (int i = 0; i < cfg.qps; ++i) {
+    if (int rc = AddConnectedQp(what)) return rc;
+  }
+  return 0;
+}
+
+}  // namespace qptwin::bench

@@ -1,0 +1,85 @@
+// Two connected endpoints for a benchmark, through spec/backend.h only: the client posts,
+// the server answers (receives, ping-pong). On the model they are two devices (mdev0 ->
+// mdev1); on hw two opened contexts of one device (loopback), as perftest on one host.
+//
+// Contract:
+//  1. Setup() creates per side one PD, one MR (buffer of max(size, 64) * slots bytes), a send
+//     and a receive CQ (with a completion channel when events are on) and `qps` QPs, and
+//     connects client QP i to server QP i (RC/UC) or creates AHs (UD). 0 or the first errno,
+//     with *what saying which step failed.
+//  2. Single-threaded; the Backend outlives the pair.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "spec/backend.h"
+#include "tools/bench/bench_options.h"
+
+namespace qptwin::bench {
+
+struct Endpoint {
+  std::unique_ptr<Device> dev;
+  PdHandle pd;
+  MrHandle mr;
+  uint8_t* buf = nullptr;
+  size_t buf_len = 0;
+  uint32_t lkey = 0;
+  uint32_t rkey = 0;
+  ChannelHandle channel;
+  CqHandle scq;
+  CqHandle rcq;
+  std::vector<QpHandle> qps;
+  std::vector<uint32_t> qpns;
+  std::vector<AhHandle> ahs;  // UD: the address of the peer's QP i
+  std::vector<uint32_t> recvs;  // receives posted and not yet completed, per QP
+  QpCap cap;
+  uint32_t max_inline = 0;
+  int gid_index = 0;
+};
+
+struct PairConfig {
+  QpType type = QpType::kRc;
+  int qps = 1;
+  uint32_t send_depth = 128;
+  uint32_t recv_depth = 512;
+  int cq_depth = 1024;
+  size_t buf_len = 65536;
+  uint32_t inline_size = 0;
+  uint32_t mtu = 0;  // 0: the port's active MTU
+  bool events = false;
+  int outs = 0;  // max_rd_atomic / max_dest_rd_atomic; 0 = the device's maximum (<= 16)
+};
+
+class BenchPair {
+ public:
+  explicit BenchPair(Backend* backend) : backend_(backend) {}
+  ~BenchPair();
+
+  [[nodiscard]] int Setup(const PairConfig& cfg, const std::string& device, std::string* what);
+  // Creates, brings to RTS and connects QP i of both sides (also used by the warm-pool
+  // experiment to time create-on-demand). 0 or errno.
+  [[nodiscard]] int AddConnectedQp(std::string* what);
+
+  Backend* backend() { return backend_; }
+  Endpoint& client() { return side_[0]; }
+  Endpoint& server() { return side_[1]; }
+  const PairConfig& config() const { return cfg_; }
+  uint32_t path_mtu_bytes() const { return mtu_bytes_; }
+  int max_rd_atomic() const { return max_rd_atomic_; }
+
+ private:
+  int Open(Endpoint& e, const std::string& name, std::string* what);
+  int CreateQp(Endpoint& e, std::string* what);
+  int Connect(Endpoint& e, size_t i, const Endpoint& peer, std::string* what);
+
+  Backend* backend_;
+  PairConfig cfg_;
+  Endpoint side_[2];
+  uint32_t mtu_bytes_ = 1024;
+  Mtu mtu_ = Mtu::k1024;
+  int max_rd_atomic_ = 1;
+};
+
+}  // namespace qptwin::bench

@@ -1,0 +1,28 @@
+// The sections of the bench report (bench_report.cc runs them in order).
+#pragma once
+
+#include <iosfwd>
+#include <string>
+
+#include "tools/bench/bench_session.h"
+
+namespace qptwin::bench {
+
+struct ReportCtx {
+  std::ostream& out;
+  std::ostream& err;
+  std::string dir;  // where SVGs go ("" = none)
+  bool ok = true;
+  // Runs a `qptwin bench` command line (without the program name); false on failure
+  // (reported on err, ok cleared).
+  bool Run(const std::string& cmd, SessionResult* r);
+  void Svg(const std::string& name, const std::string& svg);
+};
+
+void LatencySection(ReportCtx& c);       // 2: latency with its breakdown
+void OptimisationSection(ReportCtx& c);  // 3: the seed's optimisations, before/after
+void ChartsSection(ReportCtx& c);        // 4: charts
+void HwSection(ReportCtx& c);            // 7: hw vs perftest (docs/bench/hw_vs_perftest.md)
+void LimitsSection(ReportCtx& c);        // 8: what the model does not do
+
+}  // namespace qptwin::bench

@@ -1,0 +1,254 @@
+#include "tools/bench/bench_run.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+
+namespace qptwin::bench {
+namespace {
+
+constexpr uint64_t kWaitNs = 10'000'000'000;  // one wait: 10 s (simulated or real)
+constexpr uint32_t kQkey = 0x11111111;
+constexpr uint32_t kGrh = 40;  // UD receive buffers start with the GRH
+constexpr uint64_t kCountMask = (uint64_t{1} << 40) - 1;
+
+double WallNow() {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+WrOpcode OpcodeOf(Op op) {
+  switch (op) {
+    case Op::kWrite: return WrOpcode::kRdmaWrite;
+    case Op::kRead: return WrOpcode::kRdmaRead;
+    case Op::kAtomic: return WrOpcode::kAtomicFetchAndAdd;
+    default: return WrOpcode::kSend;
+  }
+}
+
+// One WR of the test from client QP q to server QP q.
+SendWr MakeWr(BenchPair& p, Op op, size_t q, uint64_t size, uint64_t local_off,
+              uint64_t remote_off, bool inl) {
+  Endpoint& c = p.client();
+  Endpoint& s = p.server();
+  SendWr w;
+  w.opcode = OpcodeOf(op);
+  w.sg_list.push_back(Sge{reinterpret_cast<uint64_t>(c.buf) + local_off,
+                          static_cast<uint32_t>(size), c.lkey});
+  w.remote_addr = reinterpret_cast<uint64_t>(s.buf) + remote_off;
+  w.rkey = s.rkey;
+  if (op == Op::kAtomic) w.compare_add = 1;
+  if (inl) w.send_flags |= send_flag::kInline;
+  if (p.config().type == QpType::kUd) {
+    w.ah = c.ahs[q];
+    w.remote_qpn = s.qpns[q];
+    w.remote_qkey = kQkey;
+  }
+  return w;
+}
+
+bool InlineOk(const Endpoint& e, Op op, uint64_t size) {
+  return (op == Op::kWrite || op == Op::kSend) && size <= e.max_inline && size > 0;
+}
+
+int PostRecvs(Endpoint& e, size_t q, int n, uint64_t size, bool ud, std::string* error) {
+  std::vector<RecvWr> wrs(static_cast<size_t>(n));
+  for (RecvWr& r : wrs) {
+    r.wr_id = q;
+    // The whole buffer: receives left over from a smaller size still fit a larger one.
+    uint32_t len = static_cast<uint32_t>(std::max<uint64_t>(e.buf_len, size + (ud ? kGrh : 0)));
+    r.sg_list.push_back(Sge{reinterpret_cast<uint64_t>(e.buf), len, e.lkey});
+  }
+  size_t bad = 0;
+  int rc = e.dev->PostRecv(e.qps[q], wrs, &bad);
+  if (rc) *error = "post_recv failed";
+  if (rc == 0) e.recvs[q] += static_cast<uint32_t>(n);
+  return rc;
+}
+
+int CheckWc(const WorkCompletion& wc, std::string* error) {
+  if (wc.status == WcStatus::kSuccess) return 0;
+  *error = "completion with status " + std::string(ToName(wc.status));
+  return EIO;
+}
+
+size_t QpIndex(const Endpoint& e, uint32_t qpn) {
+  for (size_t i = 0; i < e.qpns.size(); ++i) {
+    if (e.qpns[i] == qpn) return i;
+  }
+  return 0;
+}
+
+// Reposts as many receives as completed on the server (send tests).
+int Replenish(BenchPair& p, uint64_t size, std::string* error) {
+  Endpoint& s = p.server();
+  WorkCompletion wc[64];
+  int n;
+  while ((n = s.dev->PollCq(s.rcq, 64, wc)) > 0) {
+    std::vector<int> per_qp(s.qps.size(), 0);
+    for (int i = 0; i < n; ++i) {
+      if (int rc = CheckWc(wc[i], error)) return rc;
+      ++per_qp[QpIndex(s, wc[i].qp_num)];
+    }
+    for (size_t q = 0; q < per_qp.size(); ++q) {
+      if (per_qp[q] == 0) continue;
+      s.recvs[q] -= std::min<uint32_t>(s.recvs[q], static_cast<uint32_t>(per_qp[q]));
+      if (int rc = PostRecvs(s, q, per_qp[q], size, p.config().type == QpType::kUd, error)) {
+        return rc;
+      }
+    }
+  }
+  return n < 0 ? -n : 0;
+}
+
+}  // namespace
+
+void Settle(BenchPair& p) {
+  std::vector<WorkCompletion> none;
+  for (Endpoint* e : {&p.client(), &p.server()}) {
+    (void)e->dev->WaitForCompletions(e->scq, 0, 0, &none);
+  }
+}
+
+int WaitCqe(Endpoint& e, CqHandle cq, bool events, std::vector<WorkCompletion>* got,
+            std::string* error, Backend* spin_) {
+  if (!events && spin_) {
+    // hw: spin on ibv_poll_cq as perftest does (WaitForCompletions yields the CPU between
+    // empty polls, which costs a system call per poll on a small VM).
+    // The clock is read only every 4096 empty polls: a clock read can be a system call
+    // (e.g. in a VM without a usable TSC) and would dominate a tight loop.
+    WorkCompletion wc[32];
+    const uint64_t deadline = spin_->NowNs() + kWaitNs;
+    for (uint64_t spins = 1;; ++spins) {
+      int n = e.dev->PollCq(cq, 32, wc);
+      if (n < 0) return -n;
+      if (n > 0) {
+        got->insert(got->end(), wc, wc + n);
+        return 0;
+      }
+      if (spins % 4096 == 0 && spin_->NowNs() > deadline) {
+        *error = "no completion within 10 s";
+        return ETIMEDOUT;
+      }
+    }
+  }
+  if (!events) {
+    int rc = e.dev->WaitForCompletions(cq, 1, kWaitNs, got);
+    if (rc) *error = "no completion within 10 s";
+    return rc;
+  }
+  if (int rc = e.dev->ReqNotifyCq(cq, false)) return rc;
+  WorkCompletion wc[32];
+  int n = e.dev->PollCq(cq, 32, wc);  // a CQE may have come before the arm
+  if (n > 0) {
+    got->insert(got->end(), wc, wc + n);
+    return 0;
+  }
+  CqHandle which;
+  if (int rc = e.dev->GetCqEvent(e.channel, kWaitNs, &which)) {
+    *error = "no completion event within 10 s";
+    return rc;
+  }
+  e.dev->AckCqEvents(which, 1);
+  n = e.dev->PollCq(cq, 32, wc);
+  if (n > 0) got->insert(got->end(), wc, wc + n);
+  return 0;
+}
+
+uint64_t PacketsPerMessage(Op op, QpType type, uint64_t size, uint32_t mtu) {
+  uint64_t data = mtu ? (size + mtu - 1) / mtu : 1;
+  if (data == 0) data = 1;
+  switch (op) {
+    case Op::kRead: return 1 + data;
+    case Op::kAtomic: return 2;
+    default: return data + (type == QpType::kRc ? 1 : 0);
+  }
+}
+
+int RunBw(BenchPair& p, const BenchOptions& o, uint64_t size, BwResult* out, std::string* error) {
+  Endpoint& c = p.client();
+  const size_t nq = c.qps.size();
+  const bool ud = p.config().type == QpType::kUd;
+  const bool inl = InlineOk(c, o.op, size);
+  const uint64_t per_qp = o.iters;
+  const int depth = std::min<int>(o.tx_depth, static_cast<int>(c.cap.max_send_wr));
+  const int list = std::min(o.post_list, depth);
+  // perftest: CQ moderation above the tx depth would never signal within the window.
+  const uint64_t cq_mod = static_cast<uint64_t>(std::max(1, std::min(o.cq_mod, depth)));
+  if (o.op == Op::kSend) {
+    for (size_t q = 0; q < nq; ++q) {  // top the receive queues up (earlier runs left some)
+      Endpoint& s = p.server();
+      int n = static_cast<int>(s.cap.max_recv_wr - std::min(s.cap.max_recv_wr, s.recvs[q]));
+      if (n == 0) continue;
+      if (int rc = PostRecvs(p.server(), q, n, size, ud, error)) return rc;
+    }
+  }
+  std::vector<uint64_t> posted(nq, 0), done(nq, 0), last_signaled(nq, 0);
+  std::vector<std::vector<SendWr>> lists(nq);
+  for (size_t q = 0; q < nq; ++q) {
+    lists[q].assign(static_cast<size_t>(list), MakeWr(p, o.op, q, size, 0, 0, inl));
+  }
+  const uint64_t total = per_qp * nq;
+  uint64_t total_done = 0;
+  Settle(p);
+  std::vector<WorkCompletion> got;
+  const double wall0 = WallNow();
+  const uint64_t t0 = p.backend()->NowNs();
+  while (total_done < total) {
+    for (size_t q = 0; q < nq; ++q) {
+      while (posted[q] < per_qp && posted[q] - done[q] + list <= static_cast<uint64_t>(depth)) {
+        size_t n = static_cast<size_t>(std::min<uint64_t>(list, per_qp - posted[q]));
+        std::vector<SendWr>& wrs = lists[q];
+        wrs.resize(n, wrs.front());
+        for (size_t k = 0; k < n; ++k) {
+          uint64_t idx = posted[q] + k + 1;
+          bool sig = idx % cq_mod == 0 || idx == per_qp;
+          wrs[k].send_flags = (inl ? send_flag::kInline : 0) | (sig ? send_flag::kSignaled : 0);
+          wrs[k].wr_id = sig ? (uint64_t{q} << 40) | (idx - last_signaled[q]) : 0;
+          if (sig) last_signaled[q] = idx;
+        }
+        size_t bad = 0;
+        if (int rc = c.dev->PostSend(c.qps[q], wrs, &bad)) {
+          *error = "post_send failed";
+          return rc;
+        }
+        posted[q] += n;
+      }
+    }
+    if (o.op == Op::kSend) {
+      if (int rc = Replenish(p, size, error)) return rc;
+    }
+    got.clear();
+    WorkCompletion wc[64];
+    int n = c.dev->PollCq(c.scq, 64, wc);
+    if (n < 0) return -n;
+    if (n == 0) {
+      if (int rc = WaitCqe(c, c.scq, o.events, &got, error, SpinFor(p))) return rc;
+    } else {
+      got.assign(wc, wc + n);
+    }
+    for (const WorkCompletion& w : got) {
+      if (int rc = CheckWc(w, error)) return rc;
+      size_t q = static_cast<size_t>(w.wr_id >> 40);
+      if (q >= nq) continue;
+      done[q] += w.wr_id & kCountMask;
+      total_done += w.wr_id & kCountMask;
+    }
+  }
+  const uint64_t t1 = p.backend()->NowNs();
+  out->size = size;
+  out->iters = total;
+  out->time_ns = std::max<uint64_t>(1, t1 - t0);
+  double secs = static_cast<double>(out->time_ns) * 1e-9;
+  double bytes = static_cast<double>(size) * static_cast<double>(total);
+  out->mib_per_s = bytes / secs / 1048576.0;
+  out->gb_per_s = bytes / secs * 1e-9;
+  out->gbps = bytes * 8 / secs * 1e-9;
+  out->mpps = static_cast<double>(total) / secs * 1e-6;
+  out->speed.wall_s = WallNow() - wall0;
+  out->speed.wrs = total;
+  out->speed.packets = total * PacketsPerMessage(o.op, p.config().type, size, p.path_mtu_bytes());
+  return 0;
+}
+
+}  // namespace qptwin::bench

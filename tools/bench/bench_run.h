@@ -1,0 +1,71 @@
+// The measurement loops of `qptwin bench`, perftest style, on any Backend (simulated time on
+// the model, the real clock on hw; both through Backend::NowNs).
+//
+// Contract:
+//  1. RunBw: the client keeps up to tx_depth WRs outstanding per QP, posts lists of
+//     post_list WRs, signals one WR every cq_mod (and the last), and counts a signaled CQE
+//     as all WRs up to it. The server reposts receives (send_bw). Every posted WR is
+//     accounted for; an error CQE or errno ends the run with the errno (EIO for a CQE).
+//  2. RunLat: write_lat and send_lat are ping-pongs (reported per half round trip, as
+//     perftest); read_lat and atomic_lat time post -> CQE (a full round trip).
+//  3. Both report wall-clock time and simulated WRs/packets per wall second (model).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tools/bench/bench_options.h"
+#include "tools/bench/bench_pair.h"
+#include "tools/bench/bench_stats.h"
+
+namespace qptwin::bench {
+
+struct SpeedStats {
+  double wall_s = 0;
+  uint64_t wrs = 0;
+  uint64_t packets = 0;  // data packets and their responses (ACKs, READ responses)
+  double wrs_per_wall_s() const { return wall_s > 0 ? wrs / wall_s : 0; }
+  double packets_per_wall_s() const { return wall_s > 0 ? packets / wall_s : 0; }
+};
+
+struct BwResult {
+  uint64_t size = 0;
+  uint64_t iters = 0;  // WRs completed, all QPs
+  uint64_t time_ns = 0;
+  double mib_per_s = 0;  // perftest's "BW average[MB/sec]" (2^20 bytes)
+  double gb_per_s = 0;   // 10^9 bytes per second
+  double gbps = 0;       // 10^9 bits per second
+  double mpps = 0;       // MsgRate [Mpps]
+  SpeedStats speed;
+};
+
+struct LatResult {
+  uint64_t size = 0;
+  LatStats stats;  // us
+  SpeedStats speed;
+};
+
+// Lets both hosts finish what setup left them (control verbs cost time on the model:
+// ControlTiming) so that a measurement starts on idle hosts. A no-op on hw.
+void Settle(BenchPair& pair);
+
+// Waits for one CQE on `cq` of `e` by polling, or with a completion event first (events).
+// `spin`: a real-time backend (hw) is polled in a tight loop, as perftest does; null (the
+// model) waits with WaitForCompletions, which runs simulated time.
+[[nodiscard]] int WaitCqe(Endpoint& e, CqHandle cq, bool events, std::vector<WorkCompletion>* got,
+                          std::string* error, Backend* spin);
+// The `spin` argument of WaitCqe for this pair's backend.
+inline Backend* SpinFor(BenchPair& p) {
+  return p.backend()->Kind() == "model" ? nullptr : p.backend();
+}
+
+// Packets a message of `size` bytes puts on the wire, its responses included.
+uint64_t PacketsPerMessage(Op op, QpType type, uint64_t size, uint32_t mtu);
+
+[[nodiscard]] int RunBw(BenchPair& pair, const BenchOptions& o, uint64_t size, BwResult* out,
+                        std::string* error);
+[[nodiscard]] int RunLat(BenchPair& pair, const BenchOptions& o, uint64_t size, LatResult* out,
+                         std::string* error);
+
+}  // namespace qptwin::bench

@@ -1,0 +1,154 @@
+#include "tools/bench/bench_session.h"
+
+#include <algorithm>
+#include <cerrno>
+
+#include "hw/verbs_backend.h"
+#include "model/model_backend.h"
+#include "tools/bench/bench_pair.h"
+#include "tools/bench/bench_svg.h"
+
+namespace qptwin::bench {
+namespace {
+
+constexpr uint32_t kDefaultLatInline = 220;  // perftest's default for small lat messages
+
+PairConfig ConfigFor(const BenchOptions& o, uint64_t max_size, int depth) {
+  PairConfig c;
+  c.type = o.conn;
+  c.qps = o.qps;
+  c.send_depth = static_cast<uint32_t>(std::max(depth, o.kind == Kind::kLat ? 16 : 1));
+  c.recv_depth = o.kind == Kind::kLat ? 64 : 512;
+  c.cq_depth = static_cast<int>(std::min<uint64_t>(
+      32767, (uint64_t{c.send_depth} + c.recv_depth) * static_cast<uint64_t>(o.qps) + 64));
+  c.buf_len = 2 * std::max<uint64_t>(max_size, 64) + 4096;
+  c.inline_size = o.inline_size >= 0 ? static_cast<uint32_t>(o.inline_size)
+                                     : (o.kind == Kind::kLat ? kDefaultLatInline : 0);
+  c.mtu = o.mtu;
+  c.events = o.events;
+  c.outs = o.outs;
+  return c;
+}
+
+std::vector<uint64_t> SizesOf(const BenchOptions& o, uint32_t mtu) {
+  std::vector<uint64_t> sizes = o.all_sizes ? AllSizes() : std::vector<uint64_t>{o.size};
+  if (o.op == Op::kAtomic) sizes = {8};
+  if (o.conn == QpType::kUd) {
+    sizes.erase(std::remove_if(sizes.begin(), sizes.end(), [&](uint64_t s) { return s > mtu; }),
+                sizes.end());
+  }
+  return sizes;
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> MakeBenchBackend(const BenchOptions& o, std::string* error) {
+  if (o.backend == "model") {
+    model::ModelOptions m;
+    m.profile = o.profile;
+    m.devices = 2;
+    auto be = model::MakeModelBackend(m);
+    if (!be) {
+      std::string known;
+      for (const std::string& p : model::ProfileNames()) known += (known.empty() ? "" : ", ") + p;
+      *error = "unknown model profile '" + o.profile + "' (known: " + known + ")";
+    }
+    return be;
+  }
+  hw::VerbsOptions v;
+  v.device = o.device;
+  auto be = hw::MakeVerbsBackend(v);
+  if (be->ListDevices().empty()) {
+    *error = "no RDMA device found (load Soft-RoCE, or run inside tools/rxe-vm/run)";
+    return nullptr;
+  }
+  return be;
+}
+
+int RunSession(const BenchOptions& o, SessionResult* out, std::string* error) {
+  std::unique_ptr<Backend> be = MakeBenchBackend(o, error);
+  if (!be) return ENODEV;
+  int max_depth = o.tx_depth;
+  for (int d : o.depth_sweep) max_depth = std::max(max_depth, d);
+  const uint64_t max_size = o.all_sizes ? AllSizes().back() : std::max<uint64_t>(o.size, 8);
+  BenchPair pair(be.get());
+  std::string what;
+  if (int rc = pair.Setup(ConfigFor(o, max_size, max_depth), o.device, &what)) {
+    *error = "setup failed at '" + what + "': errno " + std::to_string(rc);
+    return rc;
+  }
+  RunHeader& h = out->header;
+  h.test = o.test;
+  h.backend = be->Kind() == "model" ? "model/" + o.profile : "hw/" + pair.client().dev->Name();
+  h.clock = be->Kind() == "model" ? "simulated" : "real";
+  h.conn = std::string(ToName(o.conn));
+  h.qps = o.qps;
+  h.tx_depth = o.tx_depth;
+  h.post_list = o.post_list;
+  h.cq_mod = o.cq_mod;
+  h.mtu = pair.path_mtu_bytes();
+  h.inline_size = pair.client().max_inline;
+  h.events = o.events;
+  for (uint64_t size : SizesOf(o, pair.path_mtu_bytes())) {
+    if (o.kind == Kind::kBw) {
+      BwResult r;
+      if (int rc = RunBw(pair, o, size, &r, error)) return rc;
+      out->bw.push_back(r);
+    } else {
+      LatResult r;
+      if (int rc = RunLat(pair, o, size, &r, error)) return rc;
+      out->lat.push_back(r);
+    }
+  }
+  if (o.kind == Kind::kBw) {
+    for (int d : o.depth_sweep) {
+      BenchOptions od = o;
+      od.tx_depth = d;
+      od.post_list = std::min(o.post_list, d);
+      od.cq_mod = std::min(o.cq_mod, d);
+      BwResult r;
+      if (int rc = RunBw(pair, od, o.size, &r, error)) return rc;
+      out->depth_sweep.emplace_back(d, r);
+    }
+  }
+  return 0;
+}
+
+std::string SessionSvg(const SessionResult& r) {
+  Chart c;
+  const std::string where = r.header.test + " on " + r.header.backend;
+  if (!r.depth_sweep.empty()) {
+    c.title = where + ": bandwidth vs tx depth";
+    c.x_label = "tx depth (WRs outstanding)";
+    c.y_label = "Gb/s";
+    c.log_x = true;
+    Series s{"BW average", {}};
+    for (const auto& [d, b] : r.depth_sweep) s.points.emplace_back(d, b.gbps);
+    c.series.push_back(s);
+  } else if (!r.bw.empty()) {
+    c.title = where + ": bandwidth vs message size";
+    c.x_label = "message size (bytes)";
+    c.y_label = "Gb/s";
+    c.log_x = true;
+    Series s{"BW average", {}};
+    for (const BwResult& b : r.bw) s.points.emplace_back(static_cast<double>(b.size), b.gbps);
+    c.series.push_back(s);
+  } else {
+    c.title = where + ": latency percentiles";
+    c.x_label = "message size (bytes)";
+    c.y_label = "usec";
+    c.log_x = true;
+    Series mn{"t_min", {}}, med{"t_typical", {}}, p99{"99%", {}}, p999{"99.9%", {}};
+    for (const LatResult& l : r.lat) {
+      double x = static_cast<double>(l.size);
+      mn.points.emplace_back(x, l.stats.t_min);
+      med.points.emplace_back(x, l.stats.t_typical);
+      p99.points.emplace_back(x, l.stats.p99);
+      p999.points.emplace_back(x, l.stats.p999);
+    }
+    c.series = {mn, med, p99, p999};
+  }
+  return RenderSvg(c);
+}
+
+}  // namespace qptwin::bench

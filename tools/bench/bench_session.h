@@ -1,0 +1,33 @@
+// One benchmark invocation: backend + connected pair + the runs of the options (sizes,
+// depth sweep), collected for printing. Shared by the CLI and the report.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "spec/backend.h"
+#include "tools/bench/bench_format.h"
+#include "tools/bench/bench_options.h"
+#include "tools/bench/bench_run.h"
+
+namespace qptwin::bench {
+
+struct SessionResult {
+  RunHeader header;
+  std::vector<BwResult> bw;
+  std::vector<LatResult> lat;
+  std::vector<std::pair<int, BwResult>> depth_sweep;  // (tx depth, result)
+};
+
+// Makes the backend the options name: null with *error set (unknown profile, no device).
+std::unique_ptr<Backend> MakeBenchBackend(const BenchOptions& o, std::string* error);
+
+// Runs everything `o` asks for. 0 or errno with *error set.
+[[nodiscard]] int RunSession(const BenchOptions& o, SessionResult* out, std::string* error);
+
+// The charts --plot draws for a session (bandwidth vs size, latency percentiles, bandwidth
+// vs tx depth): whichever the session has data for.
+std::string SessionSvg(const SessionResult& r);
+
+}  // namespace qptwin::bench
