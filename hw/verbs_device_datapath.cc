@@ -52,7 +52,10 @@ int VerbsDevice::PostSend(QpHandle h, const std::vector<SendWr>& wrs, size_t* ba
   ibv_send_wr* bad = nullptr;
   int ret = ibv_post_send(q->qp, chain.head(), &bad);
   if (ret != 0) {
-    *bad_wr = chain.IndexOf(bad);
+    // A NULL bad_wr with an error: every WR given was written to the send ring and the
+    // doorbell failed after it (rdma-core providers/rxe rxe_post_send: post_send_db refuses
+    // a QP below RTS). Those WRs were posted: they run or are flushed later (spec/backend.h).
+    *bad_wr = bad == nullptr ? usable : chain.IndexOf(bad);
     return ret;
   }
   if (usable < wrs.size()) {
@@ -69,6 +72,7 @@ int VerbsDevice::PostRecv(QpHandle h, const std::vector<RecvWr>& wrs, size_t* ba
   BuildRecvChain(wrs, &chain);
   ibv_recv_wr* bad = nullptr;
   int ret = ibv_post_recv(q->qp, chain.head(), &bad);
+  // A NULL bad_wr here means nothing was written (rxe_post_recv checks RESET first): 0.
   if (ret != 0) *bad_wr = chain.IndexOf(bad);
   return ret;
 }

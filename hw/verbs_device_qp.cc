@@ -1,4 +1,5 @@
 // VerbsDevice: QPs (control path) and their recorded state history.
+#include <algorithm>
 #include <cerrno>
 
 #include "hw/convert.h"
@@ -9,6 +10,25 @@ namespace {
 
 // Every standard attribute: what QueryQp asks for (providers fill what they know).
 constexpr int kQueryAllMask = static_cast<int>(attr::kStandardBits);
+
+// The caps a new QP really has. libibverbs writes back what the kernel returned, but rxe
+// (kernel 6.1) returns the requested max_send_wr/max_recv_wr while its rings hold
+// roundup_pow_of_two(n + 1) - 1 entries (rxe_queue_init), and the provider accepts WRs
+// until the ring is full; ibv_query_qp reports the ring sizes (rxe_qp_to_attr). So the
+// granted caps are the larger of both answers, field by field.
+QpCap GrantedCaps(ibv_qp* qp, const ibv_qp_cap& written_back) {
+  QpCap cap = FromIbvQpCap(written_back);
+  ibv_qp_attr qa{};
+  ibv_qp_init_attr qi{};
+  if (ibv_query_qp(qp, &qa, IBV_QP_CAP, &qi) != 0) return cap;
+  const QpCap queried = FromIbvQpCap(qi.cap);
+  cap.max_send_wr = std::max(cap.max_send_wr, queried.max_send_wr);
+  cap.max_recv_wr = std::max(cap.max_recv_wr, queried.max_recv_wr);
+  cap.max_send_sge = std::max(cap.max_send_sge, queried.max_send_sge);
+  cap.max_recv_sge = std::max(cap.max_recv_sge, queried.max_recv_sge);
+  cap.max_inline_data = std::max(cap.max_inline_data, queried.max_inline_data);
+  return cap;
+}
 
 }  // namespace
 
@@ -37,9 +57,9 @@ int VerbsDevice::CreateQp(const QpInitAttr& init, QpHandle* out, QpCap* actual) 
   QpEntry entry;
   entry.qp = qp;
   entry.init = init;
-  entry.init.cap = FromIbvQpCap(ia.cap);  // libibverbs writes the granted caps back
+  entry.init.cap = GrantedCaps(qp, ia.cap);
+  if (actual != nullptr) *actual = entry.init.cap;
   *out = qps_.Add(std::move(entry));
-  if (actual != nullptr) *actual = FromIbvQpCap(ia.cap);
   return 0;
 }
 

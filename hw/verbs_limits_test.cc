@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "hw/test_device.h"
 
@@ -170,6 +171,38 @@ TEST_F(VerbsLimitsTest, InlineSendCopiesAtPostTime) {
   EXPECT_EQ(wcs[0].status, WcStatus::kSuccess);
   EXPECT_EQ(wcs[0].byte_len, 32u);
   for (int i = 0; i < 32; ++i) EXPECT_EQ(p_.b.buf[i], 0xa0 + i) << "byte " << i;
+}
+
+// What CreateQp grants is what the queues hold: rxe (kernel 6.1) writes the requested
+// max_recv_wr back from ibv_create_qp, but its ring holds roundup_pow_of_two(n + 1) - 1
+// (4 -> 7) and ibv_query_qp says so; hw/ reports the ring in `actual` and QueryQp.
+TEST_F(VerbsLimitsTest, GrantedQueueDepthIsWhatTheQueuesHold) {
+  QpInitAttr init = RcInit();  // 4 send and 4 receive WRs requested
+  QpHandle qp;
+  QpCap actual;
+  ASSERT_EQ(dev_->CreateQp(init, &qp, &actual), 0);
+  QpAttr attr;
+  QpInitAttr queried;
+  ASSERT_EQ(dev_->QueryQp(qp, &attr, &queried), 0);
+  EXPECT_EQ(queried.cap.max_recv_wr, actual.max_recv_wr);
+  EXPECT_EQ(queried.cap.max_send_wr, actual.max_send_wr);
+  if (dev_->Name().rfind("rxe", 0) == 0) {
+    EXPECT_EQ(actual.max_recv_wr, 7u) << "rxe_queue_init: 2^k - 1 slots";
+    EXPECT_EQ(actual.max_send_wr, 7u);
+  }
+  QpAttr a;
+  a.qp_state = QpState::kInit;
+  a.port_num = 1;
+  a.qp_access_flags = access::kLocalWrite;
+  ASSERT_EQ(dev_->ModifyQp(qp, a, attr::kState | attr::kPkeyIndex | attr::kPort |
+                                      attr::kAccessFlags), 0);
+  RecvWr r;
+  r.sg_list = {SgeOf(p_.a, 0, 16)};
+  std::vector<RecvWr> wrs(actual.max_recv_wr + 1, r);
+  size_t bad = 0;
+  EXPECT_EQ(dev_->PostRecv(qp, wrs, &bad), ENOMEM);
+  EXPECT_EQ(bad, actual.max_recv_wr) << "exactly the granted depth fits";
+  EXPECT_EQ(dev_->DestroyQp(qp), 0);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "spec/backend.h"
+#include "tests/property/device_behaviour.h"
 
 namespace qptwin::testing {
 
@@ -17,8 +18,18 @@ struct BackendCase {
   std::string name;  // "model_rxe", "hw"
   // Returns nullptr and sets *why when the backend cannot run here (e.g. no RDMA device).
   std::function<std::unique_ptr<Backend>(std::string* why)> make;
-  // Behaviour that differs by device and that a suite may check (named profile settings).
+  // Behaviour that differs by device and that the suites check (named profile settings;
+  // docs/differences.md has the evidence).
   bool has_sqe = false;  // UC/UD send errors move the QP to SQE (IBTA); rxe never enters SQE
+  // Refused sends below RTS stay queued, and receives posted in ERR wait for the next move
+  // to ERR (tests/property/device_behaviour.h).
+  DeviceBehaviour behaviour;
+  // A QP with an SRQ raises LAST_WQE_REACHED on entering ERR (IBTA 11.6.3, rdma-facts R6);
+  // rxe on Linux 6.1 raises none.
+  bool last_wqe_reached = true;
+  // Affiliated async errors (IBTA 11.6.3): QP_ACCESS_ERR at a responder that NAKs a bad
+  // rkey. rxe_qp_error raises none.
+  bool qp_error_events = true;
 };
 
 inline std::ostream& operator<<(std::ostream& os, const BackendCase& c) { return os << c.name; }

@@ -15,10 +15,24 @@ std::vector<BackendCase> BackendsUnderTest() {
       return b;
     };
   };
-  return {
-      {"model_rxe", make("rxe"), /*has_sqe=*/false},
-      {"model_ibta", make("ibta"), /*has_sqe=*/true},
-  };
+  // model/profile.cc Quirks: rxe as Soft-RoCE on kernel 6.1 does, ibta as the spec says.
+  BackendCase rxe;
+  rxe.name = "model_rxe";
+  rxe.make = make("rxe");
+  rxe.has_sqe = false;
+  rxe.behaviour.rejected_send_queues = true;  // Quirks::post_send_below_rts_queues
+  rxe.behaviour.recv_in_err_waits = true;     // !Quirks::recv_in_err_flushed_at_once
+  rxe.last_wqe_reached = false;               // Quirks::last_wqe_reached_event
+  rxe.qp_error_events = false;             // Quirks::qp_error_events
+  BackendCase ibta;
+  ibta.name = "model_ibta";
+  ibta.make = make("ibta");
+  ibta.has_sqe = true;
+  ibta.behaviour.rejected_send_queues = false;
+  ibta.behaviour.recv_in_err_waits = false;
+  ibta.last_wqe_reached = true;
+  ibta.qp_error_events = true;
+  return {rxe, ibta};
 }
 
 INSTANTIATE_TEST_SUITE_P(Model, Conformance, ::testing::ValuesIn(BackendsUnderTest()),

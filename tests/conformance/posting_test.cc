@@ -11,22 +11,37 @@ QpCap CapOf(Device& dev, QpHandle qp) {
   return init.cap;
 }
 
+// R2. With rejected_send_queues (rxe) the refused WRs were queued all the same: bad_wr is
+// the count; the move to RESET discards them without completions (R9).
 TEST_P(Conformance, PostSendBelowRtsIsEinval) {
   Buffer b = Reg(4096, access::kLocalWrite);
+  const size_t queued = GetParam().behaviour.rejected_send_queues ? 2 : 0;
   for (QpType type : {QpType::kRc, QpType::kUc, QpType::kUd}) {
     QpHandle qp = Qp(type);
+    AhHandle ah;
+    if (type == QpType::kUd) {
+      ASSERT_EQ(dev_->CreateAh(pd_, FullAttr(qp, {}).ah_attr, &ah), 0);
+    }
     for (QpState s : {QpState::kReset, QpState::kInit, QpState::kRtr}) {
       Drive(type, qp, s);
+      std::vector<SendWr> wrs = {Send(1, {b.At(0, 8)}), Send(2, {b.At(8, 8)})};
+      for (SendWr& w : wrs) {
+        w.ah = ah;
+        w.remote_qkey = kQkey;
+      }
       size_t bad = 99;
-      EXPECT_EQ(dev_->PostSend(qp, {Send(1, {b.At(0, 8)})}, &bad), EINVAL)
-          << ToName(type) << " in " << ToName(s);
-      EXPECT_EQ(bad, 0u);
+      EXPECT_EQ(dev_->PostSend(qp, wrs, &bad), EINVAL) << ToName(type) << " in " << ToName(s);
+      EXPECT_EQ(bad, queued) << ToName(type) << " in " << ToName(s);
       QpAttr a;
       a.qp_state = QpState::kReset;
       ASSERT_EQ(dev_->ModifyQp(qp, a, attr::kState), 0);
     }
+    ASSERT_EQ(dev_->DestroyQp(qp), 0);
+    if (ah) {
+      ASSERT_EQ(dev_->DestroyAh(ah), 0);
+    }
   }
-  EXPECT_TRUE(Drain(cq_).empty()) << "a rejected post must not complete";
+  EXPECT_TRUE(Drain(cq_).empty()) << "a refused or discarded post must not complete";
 }
 
 TEST_P(Conformance, PostRecvInResetIsEinvalAndAcceptedFromInit) {

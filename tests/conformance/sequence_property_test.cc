@@ -54,7 +54,7 @@ TEST_P(Conformance, RandomSequencesMatchTheReferenceAndLoseNothing) {
     std::string why;
     auto backend = GetParam().make(&why);
     RC_ASSERT(backend != nullptr);
-    SeqResult r = RunSequence(*backend, cmds, settle_ns);
+    SeqResult r = RunSequence(*backend, cmds, settle_ns, GetParam().behaviour);
     ++runs;
     commands += r.commands;
     completions += r.completions;

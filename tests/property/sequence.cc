@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "spec/qp_state_table.h"
+#include "tests/property/device_behaviour.h"
 
 namespace qptwin::testing {
 namespace {
@@ -34,7 +35,10 @@ struct RefQp {
 // Everything one run needs; `fail` records the first violated rule.
 class Run {
  public:
-  Run(Backend& backend, uint64_t settle_ns) : backend_(backend), settle_ns_(settle_ns) {}
+  Run(Backend& backend, uint64_t settle_ns, const DeviceBehaviour* behaviour)
+      : backend_(backend), settle_ns_(settle_ns), probe_(behaviour == nullptr) {
+    if (behaviour) behaviour_ = *behaviour;
+  }
 
   bool Setup();
   void Step(const SeqCommand& c);
@@ -54,11 +58,17 @@ class Run {
   void Settle(uint64_t ns);
   void Take(const WorkCompletion& wc);
   void ObserveStates();
-  static int ExpectedPost(const RefQp& q, bool send, const SeqCommand& c, size_t* bad,
-                          bool* either);
+  void CheckFlushedAtOnce();
+  int ExpectedPost(const RefQp& q, bool send, const SeqCommand& c, size_t* bad,
+                   bool* either) const;
+  // R4/R5 within the queue: the first WR that does not fit (ENOMEM) or has too many SGEs.
+  static int ExpectedPostInQueue(const RefQp& q, bool send, const SeqCommand& c, size_t* bad,
+                                 bool* either);
 
   Backend& backend_;
   uint64_t settle_ns_;
+  bool probe_;  // no behaviour given: find it out on the device (ProbeDeviceBehaviour)
+  DeviceBehaviour behaviour_;
   std::unique_ptr<Device> dev_;
   PortAttr port_;
   DeviceAttr dattr_;
@@ -70,6 +80,7 @@ class Run {
   RefQp qp_[2];
   uint64_t seq_ = 0;
   std::set<uint64_t> discarded_;  // WRs a RESET discarded (a CQE may already have been written)
+  std::vector<uint64_t> flush_now_;  // receives posted in ERR that R4 flushes at once
 };
 
 bool Run::Setup() {
@@ -79,6 +90,9 @@ bool Run::Setup() {
       dev_->CreateCq(4096, ChannelHandle{}, &cq_, &actual) ||
       dev_->RegMr(pd_, kMrLen, kAll, &mr_, &buf_, &lkey_, &rkey_)) {
     return Fail("setup of PD/CQ/MR failed"), false;
+  }
+  if (probe_ && ProbeDeviceBehaviour(*dev_, pd_, settle_ns_, &behaviour_) != 0) {
+    return Fail("probing the device's behaviour failed"), false;
   }
   for (auto& q : qp_) {
     QpInitAttr init;
@@ -149,7 +163,9 @@ void Run::Modify(const SeqCommand& c) {
              next != QpState::kErr) {
     expect = EINVAL;  // R12: leaving SQD while draining
   }
-  if (next == QpState::kReset && expect == 0) Settle(0);  // take what is already there
+  // Only a modify carrying IBV_QP_STATE resets (rxe_qp_from_attr); RESET -> RESET too.
+  const bool resets = next == QpState::kReset && (mask & attr::kState) && expect == 0;
+  if (resets) Settle(0);  // take what is already there
   int rc = dev_->ModifyQp(q.h, AttrFor(c.qp, c), mask);
   if (rc != expect) {
     std::ostringstream os;
@@ -160,7 +176,7 @@ void Run::Modify(const SeqCommand& c) {
   }
   if (rc != 0) return;
   q.state = next;
-  if (next == QpState::kReset) {  // R9: discarded without completions
+  if (resets) {  // R9: discarded without completions
     for (uint64_t id : q.sq) discarded_.insert(id);
     for (uint64_t id : q.rq) discarded_.insert(id);
     q.sq.clear();
@@ -170,13 +186,27 @@ void Run::Modify(const SeqCommand& c) {
 
 // Predicts a post's result: the errno and the index of the first WR not posted. `either`
 // is set when the queue fills at the same WR whose SGE count is too large (both are right).
-int Run::ExpectedPost(const RefQp& q, bool send, const SeqCommand& c, size_t* bad, bool* either) {
+int Run::ExpectedPost(const RefQp& q, bool send, const SeqCommand& c, size_t* bad,
+                      bool* either) const {
   *either = false;
   *bad = 0;
-  if (send && (q.state == QpState::kReset || q.state == QpState::kInit ||
-               q.state == QpState::kRtr)) {
-    return EINVAL;  // R2
+  const bool below_rts = send && (q.state == QpState::kReset || q.state == QpState::kInit ||
+                                  q.state == QpState::kRtr);
+  if (below_rts && !behaviour_.rejected_send_queues) return EINVAL;  // R2
+  if (below_rts) {
+    // rxe: queued up to the first WR that does not fit or is invalid; the doorbell then
+    // refuses the QP: EINVAL whatever the WR's own error was.
+    int own = ExpectedPostInQueue(q, send, c, bad, either);
+    if (own == 0) *bad = c.count;
+    return EINVAL;
   }
+  return ExpectedPostInQueue(q, send, c, bad, either);
+}
+
+int Run::ExpectedPostInQueue(const RefQp& q, bool send, const SeqCommand& c, size_t* bad,
+                             bool* either) {
+  *either = false;
+  *bad = 0;
   if (!send && q.state == QpState::kReset) return EINVAL;  // R4
   size_t used = send ? q.sq.size() : q.rq.size();
   size_t depth = send ? q.sq_depth : q.rq_depth;
@@ -250,7 +280,28 @@ void Run::PostRecv(const SeqCommand& c) {
        << " bad_wr=" << want_bad;
     return Fail(os.str());
   }
-  for (size_t i = 0; i < posted && i < wrs.size(); ++i) q.rq.push_back(wrs[i].wr_id);
+  for (size_t i = 0; i < posted && i < wrs.size(); ++i) {
+    q.rq.push_back(wrs[i].wr_id);
+    if (q.state == QpState::kErr && !behaviour_.recv_in_err_waits) {
+      flush_now_.push_back(wrs[i].wr_id);
+    }
+  }
+}
+
+// R4: a receive posted in ERR is flushed at once, so it has completed once the step settled
+// (not with recv_in_err_waits: then the next move to ERR flushes it, Finish's at the latest).
+void Run::CheckFlushedAtOnce() {
+  for (uint64_t id : flush_now_) {
+    const RefQp& q = qp_[(id >> 40) & 1];
+    for (uint64_t left : q.rq) {
+      if (left != id) continue;
+      std::ostringstream os;
+      os << "receive wr_id=0x" << std::hex << id << std::dec << " posted in ERR on "
+         << kQpName[(id >> 40) & 1] << " was not flushed at once (R4)";
+      return Fail(os.str());
+    }
+  }
+  flush_now_.clear();
 }
 
 void Run::Take(const WorkCompletion& wc) {
@@ -325,12 +376,19 @@ void Run::Step(const SeqCommand& c) {
   }
   Settle(settle_ns_);
   ObserveStates();
+  CheckFlushedAtOnce();
 }
 
 void Run::Finish() {
   if (!failure.empty()) return;
   for (auto& q : qp_) {
-    if (q.state == QpState::kReset) continue;
+    if (q.state == QpState::kReset) {
+      // RESET -> ERR is illegal. What a refused send left queued in RESET
+      // (rejected_send_queues) stays there until the QP is destroyed: no completion.
+      for (uint64_t id : q.sq) discarded_.insert(id);
+      q.sq.clear();
+      continue;
+    }
     QpAttr a;
     a.qp_state = QpState::kErr;
     if (dev_->ModifyQp(q.h, a, attr::kState) != 0) return Fail("final move to ERR failed");
@@ -349,63 +407,9 @@ void Run::Finish() {
   }
 }
 
-}  // namespace
-
-void showValue(const SeqCommand& c, std::ostream& os) {
-  const char* qp = kQpName[c.qp];
-  switch (c.kind) {
-    case SeqCommand::Kind::kModify:
-      os << "modify " << qp;
-      if (c.with_state) os << " state=" << ToName(c.target);
-      os << "  # minimum mask";
-      if (c.add) os << " +" << FormatAttrMask(c.add);
-      if (c.drop) os << " -" << FormatAttrMask(c.drop);
-      if (c.bad_port) os << ", port out of range";
-      os << ", rnr_retry=" << int(c.rnr_retry);
-      break;
-    case SeqCommand::Kind::kPostSend:
-      for (int i = 0; i < c.count; ++i) {
-        if (i) os << "\n";
-        os << "post_send " << qp << " wr_id=" << i << " op=" << (c.write ? "WRITE remote=m:2048" : "SEND")
-           << " sge=" << ((i == c.count - 1 && c.sges_last > 1) ? "m:0:8,m:8:8" : "m:0:8");
-        if (c.sges_last > 2 && i == c.count - 1) os << ",m:16:8";
-      }
-      break;
-    case SeqCommand::Kind::kPostRecv:
-      for (int i = 0; i < c.count; ++i) {
-        if (i) os << "\n";
-        os << "post_recv " << qp << " wr_id=" << i << " sge=m:1024:64";
-        if (i == c.count - 1 && c.sges_last > 1) os << ",m:1088:64";
-        if (i == c.count - 1 && c.sges_last > 2) os << ",m:1152:64";
-      }
-      break;
-    case SeqCommand::Kind::kSettle:
-      os << "poll cq0 n=1 timeout_ms=1";
-      break;
-    case SeqCommand::Kind::kBringUp:
-      os << "# bring " << qp << " up to RTS (minimum masks, through RESET from ERR)\n"
-         << "modify " << qp << " state=INIT pkey_index=0 port=1 access=LOCAL_WRITE|REMOTE_WRITE|"
-         << "REMOTE_READ|REMOTE_ATOMIC\nmodify " << qp << " state=RTR dest=" << kQpName[1 - c.qp]
-         << " path_mtu=1024 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=14\nmodify " << qp
-         << " state=RTS sq_psn=0 timeout=8 retry_cnt=3 rnr_retry=" << int(c.rnr_retry)
-         << " max_rd_atomic=1";
-      break;
-  }
-}
-
-std::string SequencePreamble() {
-  return "device d0\n"
-         "pd pd0\n"
-         "mr m pd=pd0 len=4096 access=LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC\n"
-         "cq cq0 cqe=4096\n"
-         "qp a type=RC pd=pd0 send_cq=cq0 recv_cq=cq0 max_send_wr=8 max_recv_wr=8 "
-         "max_send_sge=2 max_recv_sge=2 sq_sig_all=1\n"
-         "qp b type=RC pd=pd0 send_cq=cq0 recv_cq=cq0 max_send_wr=8 max_recv_wr=8 "
-         "max_send_sge=2 max_recv_sge=2 sq_sig_all=1\n";
-}
-
-SeqResult RunSequence(Backend& backend, const std::vector<SeqCommand>& cmds, uint64_t settle_ns) {
-  Run run(backend, settle_ns);
+SeqResult RunWith(Backend& backend, const std::vector<SeqCommand>& cmds, uint64_t settle_ns,
+                  const DeviceBehaviour* behaviour) {
+  Run run(backend, settle_ns, behaviour);
   SeqResult r;
   if (run.Setup()) {
     for (const auto& c : cmds) {
@@ -418,6 +422,17 @@ SeqResult RunSequence(Backend& backend, const std::vector<SeqCommand>& cmds, uin
   r.failure = run.failure;
   r.completions = run.completions;
   return r;
+}
+
+}  // namespace
+
+SeqResult RunSequence(Backend& backend, const std::vector<SeqCommand>& cmds, uint64_t settle_ns) {
+  return RunWith(backend, cmds, settle_ns, nullptr);
+}
+
+SeqResult RunSequence(Backend& backend, const std::vector<SeqCommand>& cmds, uint64_t settle_ns,
+                      const DeviceBehaviour& behaviour) {
+  return RunWith(backend, cmds, settle_ns, &behaviour);
 }
 
 }  // namespace qptwin::testing

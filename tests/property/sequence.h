@@ -5,7 +5,9 @@
 // receive queues. It predicts every return code (the legality oracle, the posting rules R2, R4,
 // R5, the SQD drain rule R12) and checks every completion against the queues: each WR completes
 // at most once, in posting order per queue, and after the final move to ERR every WR posted has
-// completed exactly once (all WRs are signaled: sq_sig_all = 1).
+// completed exactly once (all WRs are signaled: sq_sig_all = 1). Where rxe and IBTA differ
+// (refused sends that stay queued, receives in ERR that wait) it predicts the device's
+// DeviceBehaviour (device_behaviour.h).
 #pragma once
 
 #include <cstdint>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "spec/backend.h"
+#include "tests/property/device_behaviour.h"
 
 namespace qptwin::testing {
 
@@ -44,9 +47,13 @@ struct SeqResult {
   int completions = 0;
 };
 
-// Runs `cmds` on a fresh device of `backend` with the reference model alongside.
-// `has_sqe`: the device moves UC/UD QPs to SQE on send errors (not used by RC, kept for
-// symmetry with the profile setting). `settle_ns`: how long Settle waits for quiet.
+// Runs `cmds` on a fresh device of `backend` with the reference model alongside, which
+// predicts `behaviour` (the device's named settings, device_behaviour.h). `settle_ns`: how
+// long each command's Settle polls for completions.
+SeqResult RunSequence(Backend& backend, const std::vector<SeqCommand>& cmds, uint64_t settle_ns,
+                      const DeviceBehaviour& behaviour);
+// The same, with the behaviour probed on the device first (ProbeDeviceBehaviour): for tools
+// that hold only a Backend.
 SeqResult RunSequence(Backend& backend, const std::vector<SeqCommand>& cmds, uint64_t settle_ns);
 
 // The .qps preamble that creates the objects RunSequence uses (for replaying a failure).

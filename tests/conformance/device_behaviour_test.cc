@@ -1,0 +1,178 @@
+// The behaviours in which real rxe (Linux 6.1, rdma-core 44) and IBTA differ, each asserted as
+// the BackendCase's named setting says (docs/differences.md): refused sends that stay queued,
+// receives posted in ERR that wait, LAST_WQE_REACHED, async events on a bad rkey.
+#include "tests/conformance/fixture.h"
+#include "tests/property/device_behaviour.h"
+
+namespace qptwin::testing {
+namespace {
+
+constexpr AccessFlags kAll =
+    access::kLocalWrite | access::kRemoteWrite | access::kRemoteRead | access::kRemoteAtomic;
+
+// The BackendCase's settings are what the device does: the reference model of the sequence
+// property (and `qptwin fuzz`, which probes) would otherwise predict the wrong errnos.
+TEST_P(Conformance, ProbedBehaviourMatchesTheCase) {
+  DeviceBehaviour probed;
+  const bool model = backend_->Kind() == "model";
+  ASSERT_EQ(ProbeDeviceBehaviour(*dev_, pd_, model ? 2'000'000 : 50'000'000, &probed), 0);
+  EXPECT_EQ(probed.rejected_send_queues, GetParam().behaviour.rejected_send_queues);
+  EXPECT_EQ(probed.recv_in_err_waits, GetParam().behaviour.recv_in_err_waits);
+  EXPECT_TRUE(Drain(cq_).empty()) << "the probe uses a CQ of its own";
+}
+
+// R2 on IBTA: a send refused below RTS never runs. rxe (rdma-core providers/rxe
+// rxe_post_send) writes it into the ring before the doorbell refuses the QP; it runs at the
+// next doorbell in RTS, ahead of the WR that rings it.
+TEST_P(Conformance, SendRefusedInInitRunsInRtsOnlyWhereItWasQueued) {
+  const bool queues = GetParam().behaviour.rejected_send_queues;
+  Buffer buf = Reg(4096, kAll);
+  QpHandle qa = Qp(QpType::kRc), qb = Qp(QpType::kRc);
+  Drive(QpType::kRc, qb, QpState::kRts, qa);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(0, 64)}), Recv(11, {buf.At(64, 64)})}, &bad), 0);
+  Drive(QpType::kRc, qa, QpState::kInit, qb);
+  EXPECT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(1024, 8)})}, &bad), EINVAL);
+  EXPECT_EQ(bad, queues ? 1u : 0u);
+  QpAttr a = FullAttr(qa, qb);
+  for (QpState next : {QpState::kRtr, QpState::kRts}) {
+    const QpState cur = next == QpState::kRtr ? QpState::kInit : QpState::kRtr;
+    a.qp_state = next;
+    ASSERT_EQ(dev_->ModifyQp(qa, a, MinimumMask(QpType::kRc, cur, next)), 0);
+  }
+  ASSERT_EQ(dev_->PostSend(qa, {Send(2, {buf.At(1032, 8)})}, &bad), 0);
+  auto wcs = WaitWc(cq_, queues ? 4 : 2);
+  std::vector<uint64_t> sends, recvs;
+  for (const auto& wc : wcs) {
+    EXPECT_EQ(wc.status, WcStatus::kSuccess) << "wr_id " << wc.wr_id;
+    (wc.wr_id >= 10 ? recvs : sends).push_back(wc.wr_id);
+  }
+  const std::vector<uint64_t> want_sends = queues ? std::vector<uint64_t>{1, 2} : std::vector<uint64_t>{2};
+  const std::vector<uint64_t> want_recvs = queues ? std::vector<uint64_t>{10, 11} : std::vector<uint64_t>{10};
+  EXPECT_EQ(sends, want_sends);
+  EXPECT_EQ(recvs, want_recvs);
+  EXPECT_TRUE(Drain(cq_).empty());
+}
+
+// Only a modify that carries IBV_QP_STATE resets (rxe_qp_from_attr calls rxe_qp_reset for
+// RESET -> RESET too); a modify without it changes nothing. Found by `qptwin fuzz --backend hw
+// --seed 7 --replay 472`: the reference and the model had discarded on a mask without STATE.
+TEST_P(Conformance, OnlyAModifyWithStateToResetDiscardsARefusedSend) {
+  const bool queues = GetParam().behaviour.rejected_send_queues;
+  Buffer buf = Reg(4096, kAll);
+  QpHandle qa = Qp(QpType::kRc), qb = Qp(QpType::kRc);
+  Drive(QpType::kRc, qb, QpState::kRts, qa);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(0, 64)}), Recv(11, {buf.At(64, 64)})}, &bad), 0);
+  EXPECT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(1024, 8)})}, &bad), EINVAL);
+  QpAttr a;
+  a.qp_state = QpState::kReset;
+  ASSERT_EQ(dev_->ModifyQp(qa, a, attr::kState), 0);  // RESET -> RESET: discards WR 1
+  EXPECT_EQ(dev_->PostSend(qa, {Send(2, {buf.At(1024, 8)})}, &bad), EINVAL);
+  ASSERT_EQ(dev_->ModifyQp(qa, a, 0), 0);  // no state: WR 2 stays where it was queued
+  Drive(QpType::kRc, qa, QpState::kRts, qb);
+  ASSERT_EQ(dev_->PostSend(qa, {Send(3, {buf.At(1032, 8)})}, &bad), 0);
+  std::vector<uint64_t> sends;
+  for (const auto& wc : WaitWc(cq_, queues ? 4 : 2)) {
+    EXPECT_EQ(wc.status, WcStatus::kSuccess) << "wr_id " << wc.wr_id;
+    if (wc.wr_id < 10) sends.push_back(wc.wr_id);
+  }
+  const std::vector<uint64_t> want = queues ? std::vector<uint64_t>{2, 3} : std::vector<uint64_t>{3};
+  EXPECT_EQ(sends, want);
+  EXPECT_TRUE(Drain(cq_).empty());
+}
+
+// A refused send queued in RTR is flushed by a move to ERR, in posting order (R6).
+TEST_P(Conformance, SendRefusedInRtrIsFlushedByErrWhereItWasQueued) {
+  const bool queues = GetParam().behaviour.rejected_send_queues;
+  Buffer buf = Reg(4096, kAll);
+  QpHandle qp = Qp(QpType::kRc);
+  Drive(QpType::kRc, qp, QpState::kRtr);
+  size_t bad = 99;
+  EXPECT_EQ(dev_->PostSend(qp, {Send(1, {buf.At(0, 8)}), Send(2, {buf.At(8, 8)})}, &bad), EINVAL);
+  EXPECT_EQ(bad, queues ? 2u : 0u);
+  QpAttr a;
+  a.qp_state = QpState::kErr;
+  ASSERT_EQ(dev_->ModifyQp(qp, a, attr::kState), 0);
+  auto wcs = queues ? WaitWc(cq_, 2) : Drain(cq_);
+  ASSERT_EQ(wcs.size(), queues ? 2u : 0u);
+  for (size_t i = 0; i < wcs.size(); ++i) {
+    EXPECT_EQ(wcs[i].wr_id, i + 1);
+    EXPECT_EQ(wcs[i].status, WcStatus::kWrFlushErr);
+  }
+  EXPECT_TRUE(Drain(cq_).empty());
+}
+
+// R4: a receive posted in ERR is flushed at once. rxe has no receive doorbell: it waits
+// until the responder runs, here at the next modify to ERR. Either way exactly once.
+TEST_P(Conformance, ReceivePostedInErrIsFlushedAtOnceOrByTheNextErr) {
+  const bool waits = GetParam().behaviour.recv_in_err_waits;
+  Buffer buf = Reg(4096, kAll);
+  QpHandle qp = Qp(QpType::kRc);
+  Drive(QpType::kRc, qp, QpState::kErr);
+  // rxe: the move to ERR schedules the responder; a receive posted before it ran would be
+  // flushed by that run. Let it run first.
+  EXPECT_TRUE(Drain(cq_).empty());
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostRecv(qp, {Recv(5, {buf.At(0, 64)})}, &bad), 0);
+  auto first = Drain(cq_);
+  EXPECT_EQ(first.size(), waits ? 0u : 1u);
+  QpAttr a;
+  a.qp_state = QpState::kErr;
+  ASSERT_EQ(dev_->ModifyQp(qp, a, attr::kState), 0);
+  auto second = Drain(cq_);
+  EXPECT_EQ(second.size(), waits ? 1u : 0u);
+  first.insert(first.end(), second.begin(), second.end());
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].wr_id, 5u);
+  EXPECT_EQ(first[0].status, WcStatus::kWrFlushErr);
+}
+
+// IBTA 11.6.3 (rdma-facts R6): LAST_WQE_REACHED when a QP with an SRQ enters ERR. Linux 6.1
+// rxe raises none (rxe_qp_error has no event; newer kernels add it).
+TEST_P(Conformance, SrqQpEnteringErrRaisesLastWqeReachedAsTheDeviceDoes) {
+  SrqHandle srq;
+  ASSERT_EQ(dev_->CreateSrq(pd_, 8, 1, &srq), 0);
+  QpInitAttr init;
+  init.qp_type = QpType::kRc;
+  init.pd = pd_;
+  init.send_cq = cq_;
+  init.recv_cq = cq_;
+  init.srq = srq;
+  init.cap = {4, 0, 1, 0, 0};
+  QpHandle qp;
+  QpCap cap;
+  ASSERT_EQ(dev_->CreateQp(init, &qp, &cap), 0);
+  Drive(QpType::kRc, qp, QpState::kErr);
+  EXPECT_EQ(dev_->WaitForAsyncEvent(EventType::kQpLastWqeReached, qp, kSecond / 5),
+            GetParam().last_wqe_reached ? 0 : ETIMEDOUT);
+  ASSERT_EQ(dev_->DestroyQp(qp), 0);
+  EXPECT_EQ(dev_->DestroySrq(srq), 0);
+}
+
+// R15 on a bad rkey: both QPs end in ERR. IBTA 11.6.3 adds an affiliated async error at the
+// responder (QP_ACCESS_ERR); rxe_qp_error raises none, on either side.
+TEST_P(Conformance, BadRkeyRaisesAnAccessErrorEventOnlyWhereTheDeviceDoes) {
+  auto [qa, qb] = ConnectedPair(QpType::kRc);
+  Buffer local = Reg(4096, kAll), remote = Reg(4096, access::kLocalWrite);
+  SendWr w = Send(7, {local.At(0, 64)});
+  w.opcode = WrOpcode::kRdmaWrite;
+  w.remote_addr = remote.Addr(0);
+  w.rkey = remote.rkey;
+  size_t bad;
+  ASSERT_EQ(dev_->PostSend(qa, {w}, &bad), 0);
+  auto wcs = WaitWc(cq_, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kRemAccessErr);
+  const bool ibta_events = GetParam().qp_error_events;
+  EXPECT_EQ(dev_->WaitForAsyncEvent(EventType::kQpAccessErr, qb, kSecond / 5),
+            ibta_events ? 0 : ETIMEDOUT);
+  for (const AsyncEvent& ev : dev_->TakeAsyncEvents()) {
+    EXPECT_TRUE(ibta_events && ev.type == EventType::kQpAccessErr && ev.qp == qb)
+        << "unexpected event " << ToName(ev.type);
+  }
+  EXPECT_EQ(StateOf(qb), QpState::kErr);
+}
+
+}  // namespace
+}  // namespace qptwin::testing
