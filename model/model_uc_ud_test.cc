@@ -34,8 +34,11 @@ TEST(Uc, SendAndWriteMoveBytesWithoutAcks) {
   EXPECT_EQ(std::memcmp(b.buf + 500, "unreliable-connected", 20), 0);
 }
 
-TEST(Uc, ReadAndAtomicsAreEinvalAtPost) {
-  auto be = Rxe();
+TEST(IbtaProfile, UcReadAndAtomicsAreEinvalAtPost) {
+  ModelOptions o;
+  o.profile = "ibta";
+  auto be = MakeModelBackend(o);
+  ASSERT_NE(be, nullptr);
   Side a = MakeSide(*be, "mdev0", Type(QpType::kUc));
   Side b = MakeSide(*be, "mdev1", Type(QpType::kUc));
   Connect(a, b);
@@ -43,6 +46,27 @@ TEST(Uc, ReadAndAtomicsAreEinvalAtPost) {
   EXPECT_EQ(a.dev->PostSend(a.qp, {Wr(1, WrOpcode::kRdmaRead, {a.At(0, 8)})}, &bad), EINVAL);
   EXPECT_EQ(a.dev->PostSend(a.qp, {Wr(1, WrOpcode::kAtomicFetchAndAdd, {a.At(0, 8)})}, &bad), EINVAL);
   EXPECT_EQ(bad, 0u);
+  EXPECT_EQ(StateOf(a), QpState::kRts);
+}
+
+// Quirks::opcode_checked_by_requester: rxe's provider accepts the post; the requester
+// completes it with LOC_QP_OP_ERR and the QP goes to ERR (no SQE on rxe).
+TEST(RxeProfile, UcReadIsAcceptedThenFailsWithLocQpOpErr) {
+  auto be = Rxe();
+  Side a = MakeSide(*be, "mdev0", Type(QpType::kUc));
+  Side b = MakeSide(*be, "mdev1", Type(QpType::kUc));
+  Connect(a, b);
+  SendWr w = Wr(1, WrOpcode::kRdmaRead, {a.At(0, 8)});
+  w.remote_addr = b.Addr(0);
+  w.rkey = b.rkey;
+  size_t bad = 5;
+  ASSERT_EQ(a.dev->PostSend(a.qp, {w, Wr(2, WrOpcode::kSend, {a.At(0, 8)})}, &bad), 0);
+  auto wc = Wait(a, a.scq, 2);
+  EXPECT_EQ(wc[0].wr_id, 1u);
+  EXPECT_EQ(wc[0].status, WcStatus::kLocQpOpErr);
+  EXPECT_EQ(wc[1].wr_id, 2u);
+  EXPECT_EQ(wc[1].status, WcStatus::kWrFlushErr);
+  EXPECT_EQ(StateOf(a), QpState::kErr);
 }
 
 TEST(Uc, NoReceiveOrBadRkeyDropsSilentlyAndSenderSucceeds) {
@@ -129,13 +153,16 @@ TEST_F(UdTest, LargerThanMtuIsNotSentButSucceeds) {
   EXPECT_EQ(b_.dev->PollCq(b_.rcq, 1, &wc), 0);
 }
 
-TEST_F(UdTest, WriteIsEinvalAndMissingAhIsEinval) {
-  SendWr w = Datagram(1, 8);
-  w.opcode = WrOpcode::kRdmaWrite;
-  EXPECT_EQ(a_.dev->PostSend(a_.qp, {w}, nullptr), EINVAL);
+TEST_F(UdTest, WriteFailsWithLocQpOpErrOnRxeAndMissingAhIsEinval) {
   SendWr n = Datagram(1, 8);
   n.ah = AhHandle{};
   EXPECT_EQ(a_.dev->PostSend(a_.qp, {n}, nullptr), EINVAL);
+  SendWr w = Datagram(2, 8);
+  w.opcode = WrOpcode::kRdmaWrite;
+  ASSERT_EQ(a_.dev->PostSend(a_.qp, {w}, nullptr), 0);  // Quirks::opcode_checked_by_requester
+  auto wc = Wait(a_, a_.scq, 1);
+  EXPECT_EQ(wc[0].status, WcStatus::kLocQpOpErr);
+  EXPECT_EQ(StateOf(a_), QpState::kErr);
 }
 
 TEST(IbtaProfile, UdLocalErrorMovesToSqeAndReceivesContinue) {

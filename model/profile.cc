@@ -45,6 +45,7 @@ Profile MakeRxe() {
   port.link_layer = LinkLayer::kEthernet;
   p.quirks = Quirks{};
   p.quirks.post_send_below_rts_queues = true;  // providers/rxe: ring written before the doorbell
+  p.quirks.opcode_checked_by_requester = true;  // providers/rxe: no opcode/type check at post
   p.quirks.last_wqe_reached_event = false;     // kernel 6.1 rxe_qp_error: no event
   // Soft-RoCE is a software device: per-message CPU work dominates. Timing is NOT claimed
   // for rxe (it depends on the host CPU); these values keep scenarios' times readable.
@@ -83,6 +84,7 @@ Profile MakeIbta() {
   p.quirks.recv_in_err_flushed_at_once = true;
   p.quirks.post_send_below_rts_queues = false;
   p.quirks.last_wqe_reached_event = true;
+  p.quirks.opcode_checked_by_requester = false;
   // An EDR-like 4x link (100 Gb/s of data after 64b/66b), timing illustrative only.
   p.timing = Timing{};
   p.timing.link = LinkTiming{WireFormat::kInfiniBand, 100, 300, 0, 0};

@@ -58,6 +58,11 @@ struct Quirks {
   // ERR. rxe on Linux 6.1 raises none (rxe_qp_error has no event; measured in the rxe VM,
   // hw/README.md); later kernels add it.
   bool last_wqe_reached_event = true;
+  // rdma-core providers/rxe validate_send_wr does not check the opcode against the QP type:
+  // a READ or atomic on UC, or a WRITE/READ/atomic on UD, is accepted by ibv_post_send and
+  // completes with IBV_WC_LOC_QP_OP_ERR when the kernel requester reaches it (rxe_req.c
+  // next_opcode), moving the QP to ERR. Otherwise (default) the post refuses it: EINVAL.
+  bool opcode_checked_by_requester = false;
 };
 
 

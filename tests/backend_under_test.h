@@ -30,6 +30,9 @@ struct BackendCase {
   // Affiliated async errors (IBTA 11.6.3): QP_ACCESS_ERR at a responder that NAKs a bad
   // rkey. rxe_qp_error raises none.
   bool qp_error_events = true;
+  // An opcode the QP type lacks (READ/atomic on UC; WRITE/READ/atomic on UD) is refused by
+  // ibv_post_send (EINVAL); rxe accepts it and completes it with LOC_QP_OP_ERR, QP -> ERR.
+  bool opcode_checked_by_requester = false;
 };
 
 inline std::ostream& operator<<(std::ostream& os, const BackendCase& c) { return os << c.name; }

@@ -25,6 +25,7 @@ std::vector<BackendCase> BackendsUnderTest() {
   hw.behaviour.recv_in_err_waits = true;
   hw.last_wqe_reached = false;
   hw.qp_error_events = false;
+  hw.opcode_checked_by_requester = true;
   return {hw};
 }
 

@@ -24,6 +24,7 @@ std::vector<BackendCase> BackendsUnderTest() {
   rxe.behaviour.recv_in_err_waits = true;     // !Quirks::recv_in_err_flushed_at_once
   rxe.last_wqe_reached = false;               // Quirks::last_wqe_reached_event
   rxe.qp_error_events = false;             // Quirks::qp_error_events
+  rxe.opcode_checked_by_requester = true;  // Quirks::opcode_checked_by_requester
   BackendCase ibta;
   ibta.name = "model_ibta";
   ibta.make = make("ibta");
@@ -32,6 +33,7 @@ std::vector<BackendCase> BackendsUnderTest() {
   ibta.behaviour.recv_in_err_waits = false;
   ibta.last_wqe_reached = true;
   ibta.qp_error_events = true;
+  ibta.opcode_checked_by_requester = false;
   return {rxe, ibta};
 }
 

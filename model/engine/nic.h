@@ -32,6 +32,9 @@ class World;
 // The CQE opcode of a send-queue WR.
 WcOpcode SendWcOpcode(WrOpcode op);
 
+// Whether QP type `type` can carry opcode `op` (UD: sends only; UC: no READ or atomics).
+bool OpAllowed(QpType type, WrOpcode op);
+
 class Nic {
  public:
   static constexpr int kPopulatedGids = 2;  // 0: link-local, 1: RoCE v2 IPv4-mapped

@@ -9,6 +9,22 @@
 namespace qptwin::model::engine {
 namespace {
 
+// The opcodes the model implements (LOCAL_INV, BIND_MW, SEND_WITH_INV, TSO are not).
+bool OpModelled(WrOpcode op) {
+  switch (op) {
+    case WrOpcode::kSend:
+    case WrOpcode::kSendWithImm:
+    case WrOpcode::kRdmaWrite:
+    case WrOpcode::kRdmaWriteWithImm:
+    case WrOpcode::kRdmaRead:
+    case WrOpcode::kAtomicCmpAndSwp:
+    case WrOpcode::kAtomicFetchAndAdd: return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
 bool OpAllowed(QpType type, WrOpcode op) {
   switch (op) {
     case WrOpcode::kSend:
@@ -21,6 +37,8 @@ bool OpAllowed(QpType type, WrOpcode op) {
     default: return false;  // LOCAL_INV, BIND_MW, SEND_WITH_INV, TSO: not modelled
   }
 }
+
+namespace {
 
 bool IsAtomic(WrOpcode op) {
   return op == WrOpcode::kAtomicCmpAndSwp || op == WrOpcode::kAtomicFetchAndAdd;
@@ -66,8 +84,9 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
       err = EINVAL;
     } else if (wr.sg_list.size() > qp->cap.max_send_sge) {
       err = EINVAL;  // R5
-    } else if (!OpAllowed(qp->type, wr.opcode)) {
-      err = EINVAL;
+    } else if (!OpModelled(wr.opcode) ||
+               (!OpAllowed(qp->type, wr.opcode) && !profile().quirks.opcode_checked_by_requester)) {
+      err = EINVAL;  // an opcode the QP type lacks (UD: sends only; UC: no READ or atomics)
     } else if (is_inline && (len > qp->cap.max_inline_data || wr.opcode == WrOpcode::kRdmaRead ||
                              IsAtomic(wr.opcode))) {
       err = EINVAL;

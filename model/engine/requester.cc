@@ -87,6 +87,12 @@ Nic::ReqStep Nic::ReqCheckLimits(Qp& qp) {
 Nic::ReqStep Nic::ReqCheckLocal(Qp& qp, std::vector<uint8_t>* payload) {
   SendWqe& w = qp.sq[qp.sq_next];
   payload->clear();
+  if (!OpAllowed(qp.type, w.wr.opcode)) {
+    // Only with Quirks::opcode_checked_by_requester (rxe): the post accepted it, the
+    // requester finds no packet opcode for this QP type (rxe_req.c next_opcode < 0).
+    FailWqe(qp, qp.sq_next, WcStatus::kLocQpOpErr, "opcode not supported by this QP type");
+    return ReqStep::kDone;
+  }
   if (w.length > profile().port.max_msg_sz) {
     FailWqe(qp, qp.sq_next, WcStatus::kLocLenErr, "message longer than max_msg_sz");
     return ReqStep::kDone;

@@ -1,6 +1,8 @@
 // The behaviours in which real rxe (Linux 6.1, rdma-core 44) and IBTA differ, each asserted as
 // the BackendCase's named setting says (docs/differences.md): refused sends that stay queued,
 // receives posted in ERR that wait, LAST_WQE_REACHED, async events on a bad rkey.
+#include <cstring>
+
 #include "tests/conformance/fixture.h"
 #include "tests/property/device_behaviour.h"
 
@@ -172,6 +174,71 @@ TEST_P(Conformance, BadRkeyRaisesAnAccessErrorEventOnlyWhereTheDeviceDoes) {
         << "unexpected event " << ToName(ev.type);
   }
   EXPECT_EQ(StateOf(qb), QpState::kErr);
+}
+
+// Op-per-type (IBTA 9.4 / rdma-facts): UC has no READ or atomics, UD only sends. Where it is
+// caught differs: rdma-core providers/rxe validate_send_wr does not look at the opcode, so rxe
+// accepts the post and its requester completes the WR with LOC_QP_OP_ERR (rxe_req.c
+// next_opcode < 0), moving the QP to ERR; the model's ibta profile refuses the post (EINVAL,
+// nothing queued). Either way no data moves and the WR is accounted for exactly once.
+TEST_P(Conformance, ReadOnUcIsRefusedAtPostOrFailsWithLocQpOpErr) {
+  const bool in_requester = GetParam().opcode_checked_by_requester;
+  auto [qa, qb] = ConnectedPair(QpType::kUc);
+  Buffer local = Reg(4096, kAll), remote = Reg(4096, kAll);
+  std::memset(remote.buf, 0x7e, 64);
+  std::memset(local.buf, 0, 64);
+  SendWr w = Send(3, {local.At(0, 64)});
+  w.opcode = WrOpcode::kRdmaRead;
+  w.remote_addr = remote.Addr(0);
+  w.rkey = remote.rkey;
+  size_t bad = 99;
+  if (!in_requester) {
+    EXPECT_EQ(dev_->PostSend(qa, {w}, &bad), EINVAL);
+    EXPECT_EQ(bad, 0u);
+    EXPECT_TRUE(Drain(cq_).empty());
+    EXPECT_EQ(StateOf(qa), QpState::kRts);
+  } else {
+    ASSERT_EQ(dev_->PostSend(qa, {w}, &bad), 0);
+    auto wcs = WaitWc(cq_, 1);
+    ASSERT_EQ(wcs.size(), 1u);
+    EXPECT_EQ(wcs[0].wr_id, 3u);
+    EXPECT_EQ(wcs[0].status, WcStatus::kLocQpOpErr);
+    EXPECT_EQ(StateOf(qa), QpState::kErr);
+    EXPECT_TRUE(Drain(cq_).empty());
+  }
+  for (int i = 0; i < 64; ++i) ASSERT_EQ(local.buf[i], 0) << "byte " << i << " was read";
+}
+
+// The same for an RDMA WRITE on UD (UD carries sends only).
+TEST_P(Conformance, WriteOnUdIsRefusedAtPostOrFailsWithLocQpOpErr) {
+  const bool in_requester = GetParam().opcode_checked_by_requester;
+  auto [qa, qb] = ConnectedPair(QpType::kUd);
+  Buffer local = Reg(4096, kAll), remote = Reg(4096, kAll);
+  std::memset(remote.buf, 0, 64);
+  std::memset(local.buf, 0x5a, 64);
+  AhHandle ah;
+  ASSERT_EQ(dev_->CreateAh(pd_, FullAttr(qb, {}).ah_attr, &ah), 0);
+  SendWr w = Send(4, {local.At(0, 64)});
+  w.ah = ah;
+  w.remote_qkey = kQkey;
+  w.opcode = WrOpcode::kRdmaWrite;
+  w.remote_addr = remote.Addr(0);
+  w.rkey = remote.rkey;
+  size_t bad = 99;
+  if (!in_requester) {
+    EXPECT_EQ(dev_->PostSend(qa, {w}, &bad), EINVAL);
+    EXPECT_EQ(bad, 0u);
+    EXPECT_TRUE(Drain(cq_).empty());
+  } else {
+    ASSERT_EQ(dev_->PostSend(qa, {w}, &bad), 0);
+    auto wcs = WaitWc(cq_, 1);
+    ASSERT_EQ(wcs.size(), 1u);
+    EXPECT_EQ(wcs[0].wr_id, 4u);
+    EXPECT_EQ(wcs[0].status, WcStatus::kLocQpOpErr);
+    EXPECT_EQ(StateOf(qa), QpState::kErr);
+  }
+  for (int i = 0; i < 64; ++i) ASSERT_EQ(remote.buf[i], 0) << "byte " << i << " was written";
+  EXPECT_EQ(dev_->DestroyAh(ah), 0);
 }
 
 }  // namespace
