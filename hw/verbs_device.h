@@ -161,7 +161,6 @@ class VerbsDevice : public Device {
   HandleTable<QpTag, QpEntry> qps_;
 
   std::deque<AsyncEvent> async_events_;
-  std::vector<ibv_wc> wc_scratch_;
 };
 
 // errno after a verbs call returned NULL or -1 (EINVAL if the provider left it 0).

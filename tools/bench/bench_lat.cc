@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <thread>
 
 #include "tools/bench/bench_run.h"
 
@@ -98,6 +99,60 @@ int PollByte(Backend* be, volatile uint8_t* p, uint8_t v, uint64_t step, std::st
   return 0;
 }
 
+// hw ping-pong with each side in its own thread, as perftest runs client and server as two
+// processes: on rxe the sender's ibv_post_send does the protocol work in its own system call
+// (rxe_post_send runs the requester in process context), so with one thread the reply could
+// only be posted once the whole send path had returned; with two the peer answers meanwhile.
+// Times a full round trip on the client and reports half of it, as perftest does.
+int PingPongThreads(Side& cs, Side& ss, Backend* be, Backend* spin, const BenchOptions& o,
+                    WrOpcode op, uint64_t size, uint64_t half, bool ud, bool inl,
+                    uint64_t recv_len, std::vector<double>* us, std::string* error) {
+  Endpoint& c = *cs.e;
+  Endpoint& s = *ss.e;
+  int server_rc = 0;
+  std::string server_error;
+  std::thread server([&] {
+    for (uint64_t i = 0; i < o.iters && server_rc == 0; ++i) {
+      if (op == WrOpcode::kSend) {
+        if ((server_rc = WaitOne(s, s.rcq, o.events, spin, &server_error))) break;
+        --s.recvs[0];
+        if ((server_rc = RecvOne(ss, 0, recv_len, &server_error))) break;
+      } else {
+        const uint8_t v = static_cast<uint8_t>(i % 255 + 1);
+        if ((server_rc = PollByte(be, s.buf + half + size - 1, v, o.lat_poll_ns, &server_error))) break;
+        s.buf[size - 1] = v;
+      }
+      if ((server_rc = Post(ss, op, size, half, ud, inl, &server_error))) break;
+      if ((server_rc = WaitOne(s, s.scq, false, spin, &server_error))) break;
+    }
+  });
+  int rc = 0;
+  for (uint64_t i = 0; i < o.iters && rc == 0; ++i) {
+    const uint8_t v = static_cast<uint8_t>(i % 255 + 1);
+    if (op == WrOpcode::kRdmaWrite) c.buf[size - 1] = v;
+    const uint64_t t0 = be->NowNs();
+    if ((rc = Post(cs, op, size, half, ud, inl, error))) break;
+    if (op == WrOpcode::kSend) {
+      if ((rc = WaitOne(c, c.rcq, o.events, spin, error))) break;
+    } else {
+      if ((rc = PollByte(be, c.buf + half + size - 1, v, o.lat_poll_ns, error))) break;
+    }
+    const uint64_t t1 = be->NowNs();
+    us->push_back(static_cast<double>(t1 - t0) * 1e-3 / 2);
+    if (op == WrOpcode::kSend) {
+      --c.recvs[0];
+      if ((rc = RecvOne(cs, 0, recv_len, error))) break;
+    }
+    if ((rc = WaitOne(c, c.scq, false, spin, error))) break;
+  }
+  server.join();
+  if (rc == 0 && server_rc != 0) {
+    *error = "peer thread: " + server_error;
+    rc = server_rc;
+  }
+  return rc;
+}
+
 }  // namespace
 
 int RunLat(BenchPair& p, const BenchOptions& o, uint64_t size, LatResult* out, std::string* error) {
@@ -109,8 +164,8 @@ int RunLat(BenchPair& p, const BenchOptions& o, uint64_t size, LatResult* out, s
   const uint64_t half = c.buf_len / 2;
   const uint64_t recv_len = size + (ud ? kGrh : 0);
   Backend* spin = SpinFor(p);
-  Side cs{&c, &s, 0};
-  Side ss{&s, &c, 0};
+  Side cs{&c, &s, 0, {}, {}};
+  Side ss{&s, &c, 0, {}, {}};
   std::vector<double> us;
   us.reserve(o.iters);
   if (o.op == Op::kSend) {  // top up to 64 receives per side (earlier sizes left some)
@@ -123,7 +178,15 @@ int RunLat(BenchPair& p, const BenchOptions& o, uint64_t size, LatResult* out, s
   }
   Settle(p);
   const double wall0 = WallNow();
-  for (uint64_t i = 0; i < o.iters; ++i) {
+  const bool threads = spin != nullptr && (o.op == Op::kSend || o.op == Op::kWrite);
+  if (threads) {
+    const WrOpcode op = o.op == Op::kSend ? WrOpcode::kSend : WrOpcode::kRdmaWrite;
+    if (int rc = PingPongThreads(cs, ss, be, spin, o, op, size, half, ud && op == WrOpcode::kSend,
+                                 inl, recv_len, &us, error)) {
+      return rc;
+    }
+  }
+  for (uint64_t i = 0; i < (threads ? 0 : o.iters); ++i) {
     const uint64_t t0 = be->NowNs();
     switch (o.op) {
       case Op::kSend: {

@@ -239,10 +239,14 @@ void HwSection(ReportCtx& c) {
     ss << f.rdbuf();
     c.out << ss.str() << "\n"
           << "Reading it: the bandwidth runs compare the data path (the link of rxe is the "
-             "limit for both tools). The latency runs also compare per-call overhead: qptwin "
-             "converts each SendWr/RecvWr into an ibv_*_wr chain behind spec/backend.h, and one "
-             "thread serves both ends, where perftest runs two lean processes; under TCG every "
-             "microsecond of user-space work is magnified.\n\n";
+             "limit for both tools). The latency runs also compare per-call overhead. On hw, "
+             "qptwin's ping-pong runs each end in its own thread, as perftest runs client and "
+             "server as two processes: rxe does the protocol work inside the sender's "
+             "ibv_post_send, so with one thread serving both ends (the first version) the "
+             "reply waited for that whole call and the ratio was 1.4-1.5. What is left is "
+             "qptwin's conversion of each SendWr/RecvWr into an ibv_*_wr chain behind "
+             "spec/backend.h and the backend's handle lookups, magnified by TCG emulation, "
+             "plus run-to-run scatter of several percent (compare the rounds).\n\n";
   } else {
     c.out << "Not measured in this run: `tools/bench/hw-compare` (inside the rxe VM) writes "
              "docs/bench/hw_vs_perftest.md, which this section then includes.\n\n";
