@@ -25,17 +25,18 @@ constexpr int kExitFailures = 1;  // a rule was broken (the files say which)
 
 constexpr char kUsage[] =
     "usage: qptwin fuzz [--backend model|hw] [--profile P] [--seconds N] [--seed S] [--out DIR]\n"
-    "                   [--max-len L] [--replay N]\n"
+    "                   [--max-len L] [--replay N] [--sequences K]\n"
     "  runs random modify/post/poll sequences of 1..L commands (default 20) on two connected\n"
     "  RC QPs against the reference model for N seconds (default 10); progress on stderr.\n"
     "  Every sequence that breaks a rule is saved as DIR/fail-S-N.qps (DIR defaults to .) and\n"
     "  the exit code is 1. The same seed S gives the same sequences (default: a random seed,\n"
-    "  printed); --replay N runs only sequence N of seed S and prints it.\n"
+    "  printed); --replay N runs only sequence N of seed S and prints it; --sequences K stops\n"
+    "  after K sequences (with --seconds too, whichever comes first).\n"
     "  --profile: the model's device profile (rxe, ibta; default rxe).\n";
 
 const std::vector<cli::FlagSpec> kFlags = {{"--backend"}, {"--profile"}, {"--seconds"},
                                            {"--seed"},    {"--out"},     {"--max-len"},
-                                           {"--replay"}};
+                                           {"--replay"}, {"--sequences"}};
 
 constexpr size_t kMaxLen = 1000;
 
@@ -113,6 +114,16 @@ int RunFuzzWith(const std::vector<std::string>& args, std::istream& in, std::ost
     if (!s) return BadInput(err, "fuzz: --seconds '" + flags->Get("--seconds") +
                                      "' is not a positive number of seconds (e.g. 10, 0.5)");
     opts.seconds = *s;
+  }
+  if (flags->Has("--sequences")) {
+    auto k = ParseUint(flags->Get("--sequences"));
+    if (!k || *k < 1) {
+      return BadInput(err, "fuzz: --sequences '" + flags->Get("--sequences") +
+                               "' is not a number of sequences (valid: 1 or more)");
+    }
+    opts.sequences = *k;
+    // With a count, time is only a safety limit unless --seconds says otherwise.
+    if (!flags->Has("--seconds")) opts.seconds = 24 * 3600;
   }
   if (flags->Has("--max-len")) {
     auto l = ParseUint(flags->Get("--max-len"));

@@ -48,6 +48,7 @@ TEST(FuzzCommand, BadArgumentsAreBadInputNamingTheValidChoices) {
   ExpectBadInput({"--max-len", "0"}, "valid: 1..1000");
   ExpectBadInput({"--seed", "0x12"}, "valid: 0..");
   ExpectBadInput({"--replay", "3"}, "needs the --seed");
+  ExpectBadInput({"--sequences", "0"}, "valid: 1 or more");
   ExpectBadInput({"--frobnicate"}, "valid: --backend VALUE");
   ExpectBadInput({"--backend", "hw", "--profile", "rxe"}, "model profiles rxe, ibta");
 }
@@ -76,6 +77,15 @@ TEST(FuzzCommand, OneSecondOnTheModelExitsZeroAndPrintsProgress) {
   EXPECT_NE(o.err.find("sequences/s  0 failures"), std::string::npos) << o.err;
   EXPECT_NE(o.out.find(" 0 failures"), std::string::npos) << o.out;
   EXPECT_FALSE(std::filesystem::exists(dir)) << "no failure, no files";
+}
+
+TEST(FuzzCommand, SequencesStopsAfterThatManyWithTheSameSeedSameResult) {
+  const Outcome a = Fuzz({"--sequences", "250", "--seed", "9"});
+  EXPECT_EQ(a.code, 0) << a.out << a.err;
+  EXPECT_NE(a.out.find("fuzz: 250 sequences,"), std::string::npos) << a.out;
+  const Outcome b = Fuzz({"--sequences", "250", "--seed", "9"});
+  // Same sequences, same commands and completions checked (times differ).
+  EXPECT_EQ(a.out.substr(0, a.out.find(" in ")), b.out.substr(0, b.out.find(" in "))) << a.out << b.out;
 }
 
 TEST(FuzzCommand, IbtaProfileRunsClean) {

@@ -101,6 +101,7 @@ FuzzStats RunFuzzLoop(const FuzzOptions& opts, const BackendMaker& make, std::os
       next_report = stats.seconds + 1.0;
     }
     if (stats.seconds >= opts.seconds) break;
+    if (opts.sequences && stats.sequences >= *opts.sequences) break;
   }
   stats.seconds = SecondsSince(start);
   return stats;

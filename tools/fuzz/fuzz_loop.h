@@ -29,6 +29,7 @@ inline constexpr uint64_t kMaxFailures = 100;
 struct FuzzOptions {
   uint64_t seed = 1;
   double seconds = 10;               // wall clock; at least one sequence runs
+  std::optional<uint64_t> sequences; // stop after this many sequences (or `seconds`, first)
   size_t max_len = 20;               // commands per sequence: 1..max_len
   std::string out_dir = ".";
   std::optional<uint64_t> replay;    // run only sequence number *replay of `seed`
