@@ -1,7 +1,7 @@
 // Runs every examples/*.qps and examples/gallery/*.qps on the model (profile rxe): each must
 // meet all its expectations, and its canonical transcript must equal DIR/golden/NAME.txt.
 // To refresh the goldens after an intended change:
-//   bazel-bin/tools/scenario/qps run --canonical examples/NAME.qps > examples/golden/NAME.txt
+//   bazel-bin/tools/qptwin run --canonical examples/NAME.qps > examples/golden/NAME.txt
 //   (gallery: examples/gallery/NAME.qps > examples/gallery/golden/NAME.txt)
 #include <cstdlib>
 #include <filesystem>
