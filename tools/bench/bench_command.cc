@@ -4,6 +4,7 @@
 #include <fstream>
 #include <ostream>
 
+#include "tools/bench/bench_remote.h"
 #include "tools/bench/bench_report.h"
 #include "tools/bench/bench_session.h"
 
@@ -26,8 +27,13 @@ int RunBenchCli(const std::vector<std::string>& args, std::istream& in, std::ost
     return 2;
   }
   SessionResult r;
-  int rc = RunSession(o, &r, &error);
-  if (rc) {
+  if (o.two_process()) {
+    if (int code = RunTwoProcess(o, &r, out, &error)) {
+      err << "qptwin bench: " << error << "\n";
+      return code;
+    }
+    if (o.server) return 0;  // the client prints the results
+  } else if (int rc = RunSession(o, &r, &error)) {
     err << "qptwin bench: " << error << "\n";
     return rc == ENODEV ? 2 : 1;
   }

@@ -99,58 +99,83 @@ int PollByte(Backend* be, volatile uint8_t* p, uint8_t v, uint64_t step, std::st
   return 0;
 }
 
-// hw ping-pong with each side in its own thread, as perftest runs client and server as two
-// processes: on rxe the sender's ibv_post_send does the protocol work in its own system call
-// (rxe_post_send runs the requester in process context), so with one thread the reply could
-// only be posted once the whole send path had returned; with two the peer answers meanwhile.
-// Times a full round trip on the client and reports half of it, as perftest does.
-int PingPongThreads(Side& cs, Side& ss, Backend* be, Backend* spin, const BenchOptions& o,
-                    WrOpcode op, uint64_t size, uint64_t half, bool ud, bool inl,
-                    uint64_t recv_len, std::vector<double>* us, std::string* error) {
-  Endpoint& c = *cs.e;
+// The echo side of a ping-pong: o.iters times, waits for the peer's message (a receive, or
+// the last byte of the peer's WRITE) and answers with the same.
+int EchoLoop(Side& ss, Backend* be, Backend* spin, const BenchOptions& o, WrOpcode op,
+             uint64_t size, uint64_t half, bool ud, bool inl, uint64_t recv_len,
+             std::string* error) {
   Endpoint& s = *ss.e;
-  int server_rc = 0;
-  std::string server_error;
-  std::thread server([&] {
-    for (uint64_t i = 0; i < o.iters && server_rc == 0; ++i) {
-      if (op == WrOpcode::kSend) {
-        if ((server_rc = WaitOne(s, s.rcq, o.events, spin, &server_error))) break;
-        --s.recvs[0];
-        if ((server_rc = RecvOne(ss, 0, recv_len, &server_error))) break;
-      } else {
-        const uint8_t v = static_cast<uint8_t>(i % 255 + 1);
-        if ((server_rc = PollByte(be, s.buf + half + size - 1, v, o.lat_poll_ns, &server_error))) break;
-        s.buf[size - 1] = v;
-      }
-      if ((server_rc = Post(ss, op, size, half, ud, inl, &server_error))) break;
-      if ((server_rc = WaitOne(s, s.scq, false, spin, &server_error))) break;
+  for (uint64_t i = 0; i < o.iters; ++i) {
+    if (op == WrOpcode::kSend) {
+      if (int rc = WaitOne(s, s.rcq, o.events, spin, error)) return rc;
+      --s.recvs[0];
+      if (int rc = RecvOne(ss, 0, recv_len, error)) return rc;
+    } else {
+      const uint8_t v = static_cast<uint8_t>(i % 255 + 1);
+      if (int rc = PollByte(be, s.buf + half + size - 1, v, o.lat_poll_ns, error)) return rc;
+      s.buf[size - 1] = v;
     }
-  });
-  int rc = 0;
-  for (uint64_t i = 0; i < o.iters && rc == 0; ++i) {
+    if (int rc = Post(ss, op, size, half, ud, inl, error)) return rc;
+    if (int rc = WaitOne(s, s.scq, false, spin, error)) return rc;
+  }
+  return 0;
+}
+
+// The timing side of a ping-pong: times a full round trip and records half of it, as
+// perftest does.
+int PingLoop(Side& cs, Backend* be, Backend* spin, const BenchOptions& o, WrOpcode op,
+             uint64_t size, uint64_t half, bool ud, bool inl, uint64_t recv_len,
+             std::vector<double>* us, std::string* error) {
+  Endpoint& c = *cs.e;
+  for (uint64_t i = 0; i < o.iters; ++i) {
     const uint8_t v = static_cast<uint8_t>(i % 255 + 1);
     if (op == WrOpcode::kRdmaWrite) c.buf[size - 1] = v;
     const uint64_t t0 = be->NowNs();
-    if ((rc = Post(cs, op, size, half, ud, inl, error))) break;
+    if (int rc = Post(cs, op, size, half, ud, inl, error)) return rc;
     if (op == WrOpcode::kSend) {
-      if ((rc = WaitOne(c, c.rcq, o.events, spin, error))) break;
+      if (int rc = WaitOne(c, c.rcq, o.events, spin, error)) return rc;
     } else {
-      if ((rc = PollByte(be, c.buf + half + size - 1, v, o.lat_poll_ns, error))) break;
+      if (int rc = PollByte(be, c.buf + half + size - 1, v, o.lat_poll_ns, error)) return rc;
     }
     const uint64_t t1 = be->NowNs();
     us->push_back(static_cast<double>(t1 - t0) * 1e-3 / 2);
     if (op == WrOpcode::kSend) {
       --c.recvs[0];
-      if ((rc = RecvOne(cs, 0, recv_len, error))) break;
+      if (int rc = RecvOne(cs, 0, recv_len, error)) return rc;
     }
-    if ((rc = WaitOne(c, c.scq, false, spin, error))) break;
+    if (int rc = WaitOne(c, c.scq, false, spin, error)) return rc;
   }
+  return 0;
+}
+
+// hw ping-pong with each side in its own thread, as perftest runs client and server as two
+// processes: on rxe the sender's ibv_post_send does the protocol work in its own system call
+// (rxe_post_send runs the requester in process context), so with one thread the reply could
+// only be posted once the whole send path had returned; with two the peer answers meanwhile.
+int PingPongThreads(Side& cs, Side& ss, Backend* be, Backend* spin, const BenchOptions& o,
+                    WrOpcode op, uint64_t size, uint64_t half, bool ud, bool inl,
+                    uint64_t recv_len, std::vector<double>* us, std::string* error) {
+  int server_rc = 0;
+  std::string server_error;
+  std::thread server([&] {
+    server_rc = EchoLoop(ss, be, spin, o, op, size, half, ud, inl, recv_len, &server_error);
+  });
+  int rc = PingLoop(cs, be, spin, o, op, size, half, ud, inl, recv_len, us, error);
   server.join();
   if (rc == 0 && server_rc != 0) {
     *error = "peer thread: " + server_error;
     rc = server_rc;
   }
   return rc;
+}
+
+// Tops the receive queue of QP 0 of `side` up to 64 (earlier sizes left some).
+int TopUp(Side& side, uint64_t recv_len, std::string* error) {
+  Endpoint* e = side.e;
+  while (e->recvs[0] < std::min<uint32_t>(64, e->cap.max_recv_wr)) {
+    if (int rc = RecvOne(side, 0, recv_len, error)) return rc;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -168,12 +193,12 @@ int RunLat(BenchPair& p, const BenchOptions& o, uint64_t size, LatResult* out, s
   Side ss{&s, &c, 0, {}, {}};
   std::vector<double> us;
   us.reserve(o.iters);
+  // Two processes: the server is the peer's shadow; the other process echoes.
+  const bool remote = s.dev == nullptr;
   if (o.op == Op::kSend) {  // top up to 64 receives per side (earlier sizes left some)
     for (Side* side : {&cs, &ss}) {
-      Endpoint* e = side->e;
-      while (e->recvs[0] < std::min<uint32_t>(64, e->cap.max_recv_wr)) {
-        if (int rc = RecvOne(*side, 0, recv_len, error)) return rc;
-      }
+      if (!side->e->dev) continue;
+      if (int rc = TopUp(*side, recv_len, error)) return rc;
     }
   }
   Settle(p);
@@ -181,10 +206,11 @@ int RunLat(BenchPair& p, const BenchOptions& o, uint64_t size, LatResult* out, s
   const bool threads = spin != nullptr && (o.op == Op::kSend || o.op == Op::kWrite);
   if (threads) {
     const WrOpcode op = o.op == Op::kSend ? WrOpcode::kSend : WrOpcode::kRdmaWrite;
-    if (int rc = PingPongThreads(cs, ss, be, spin, o, op, size, half, ud && op == WrOpcode::kSend,
-                                 inl, recv_len, &us, error)) {
-      return rc;
-    }
+    const bool ud_op = ud && op == WrOpcode::kSend;
+    int rc = remote ? PingLoop(cs, be, spin, o, op, size, half, ud_op, inl, recv_len, &us, error)
+                    : PingPongThreads(cs, ss, be, spin, o, op, size, half, ud_op, inl, recv_len,
+                                      &us, error);
+    if (rc) return rc;
   }
   for (uint64_t i = 0; i < (threads ? 0 : o.iters); ++i) {
     const uint64_t t0 = be->NowNs();
@@ -234,6 +260,24 @@ int RunLat(BenchPair& p, const BenchOptions& o, uint64_t size, LatResult* out, s
   out->speed.wrs = msgs;
   out->speed.packets = msgs * PacketsPerMessage(o.op, p.config().type, size, p.path_mtu_bytes());
   return 0;
+}
+
+int PrepareEcho(BenchPair& p, const BenchOptions& o, uint64_t size, std::string* error) {
+  if (o.op != Op::kSend) return 0;
+  const bool ud = p.config().type == QpType::kUd;
+  Side ss{&p.client(), &p.server(), 0, {}, {}};
+  return TopUp(ss, size + (ud ? kGrh : 0), error);
+}
+
+int EchoLat(BenchPair& p, const BenchOptions& o, uint64_t size, std::string* error) {
+  if (o.op != Op::kSend && o.op != Op::kWrite) return 0;
+  Endpoint& s = p.client();
+  const bool ud = p.config().type == QpType::kUd;
+  const bool inl = size <= s.max_inline;
+  const WrOpcode op = o.op == Op::kSend ? WrOpcode::kSend : WrOpcode::kRdmaWrite;
+  Side ss{&s, &p.server(), 0, {}, {}};
+  return EchoLoop(ss, p.backend(), SpinFor(p), o, op, size, s.buf_len / 2,
+                  ud && op == WrOpcode::kSend, inl, size + (ud ? kGrh : 0), error);
 }
 
 }  // namespace qptwin::bench

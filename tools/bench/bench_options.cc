@@ -43,7 +43,11 @@ std::string BenchUsage() {
          "  -s SIZE  -a (2 B..8 MiB)  -q QPS  -t TX_DEPTH  -l POST_LIST  -Q CQ_MOD  -n ITERS\n"
          "  -m MTU (256..4096)  -c RC|UC|UD  -I INLINE  -e (CQ events)  -o OUTS  -d DEVICE\n"
          "  --backend model|hw  --profile P  --json  --csv  --plot FILE.svg\n"
-         "  --sweep-depth D1,D2,...  (bandwidth vs tx depth)\n";
+         "  --sweep-depth D1,D2,...  (bandwidth vs tx depth)\n"
+         "  two processes or hosts (--backend hw; connection data over TCP, as perftest):\n"
+         "  --server [-p|--port N]          wait for one client (port default 18515)\n"
+         "  --connect HOST [-p|--port N]    run the test against HOST's --server and print it\n"
+         "  (start both with the same TEST, -s/-a, -n, -q, -t, -c and -m)\n";
 }
 
 std::vector<uint64_t> AllSizes() {
@@ -56,6 +60,7 @@ bool ParseBenchArgs(const std::vector<std::string>& args, BenchOptions* o, std::
   BenchOptions r;
   bool have_test = false;
   bool size_set = false, depth_set = false, iters_set = false, cqmod_set = false;
+  bool port_set = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&](std::string* v) {
@@ -141,6 +146,17 @@ bool ParseBenchArgs(const std::vector<std::string>& args, BenchOptions* o, std::
     } else if (a == "--poll-step-ns") {
       if (!value(&v)) return false;
       if (!ParseU64(v, &r.lat_poll_ns) || r.lat_poll_ns == 0) return bad(">= 1");
+    } else if (a == "--server") {
+      r.server = true;
+    } else if (a == "--connect") {
+      if (!value(&r.connect)) return false;
+      if (r.connect.empty() || r.connect[0] == '-') {
+        v = r.connect;
+        return bad("a host name or address");
+      }
+    } else if (a == "-p" || a == "--port") {
+      if (!value(&v) || !ParseInt(v, 1, 65535, &r.port)) return v.empty() ? false : bad("1..65535");
+      port_set = true;
     } else if (!a.empty() && a[0] == '-') {
       *error = "unknown flag " + a;
       return false;
@@ -182,6 +198,23 @@ bool ParseBenchArgs(const std::vector<std::string>& args, BenchOptions* o, std::
   }
   if (r.conn == QpType::kUc && (r.op == Op::kRead || r.op == Op::kAtomic)) {
     *error = "-c UC supports WRITE and SEND only";
+    return false;
+  }
+  if (r.server && !r.connect.empty()) {
+    *error = "--server and --connect exclude each other (one process listens, the other connects)";
+    return false;
+  }
+  if (port_set && !r.two_process()) {
+    *error = "--port needs --server or --connect";
+    return false;
+  }
+  if (r.two_process() && r.backend != "hw") {
+    *error = std::string(r.server ? "--server" : "--connect") +
+             " needs --backend hw (the model runs both ends in one process)";
+    return false;
+  }
+  if (r.two_process() && !r.depth_sweep.empty()) {
+    *error = "--sweep-depth runs in one process only (not with --server/--connect)";
     return false;
   }
   if (r.post_list > r.tx_depth) {

@@ -6,6 +6,8 @@
 //  2. Defaults follow perftest: bw tests -s 65536 -t 128 -Q 100 -n 5000; lat tests -s 2
 //     -t 1 -n 1000; inline up to the device's limit (220 B) for lat tests, 0 for bw tests.
 //     A value given on the command line always wins.
+//  3. --server / --connect HOST (two processes, bench_remote.h) need --backend hw, exclude
+//     each other and --sweep-depth; --port needs one of them.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +45,10 @@ struct BenchOptions {
   std::string plot;           // --plot FILE.svg
   std::vector<int> depth_sweep;  // --sweep-depth 1,2,4,...: bandwidth vs tx depth
   uint64_t lat_poll_ns = 1;   // model write_lat: memory polling step
+  bool server = false;        // --server: wait for a --connect peer (two processes)
+  std::string connect;        // --connect HOST: the --server peer's host
+  int port = 18515;           // -p/--port: the out-of-band TCP port (perftest's default)
+  bool two_process() const { return server || !connect.empty(); }
 };
 
 // args exclude the program and subcommand names.

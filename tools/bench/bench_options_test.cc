@@ -71,6 +71,46 @@ TEST(BenchOptions, BadInputNamesTheProblem) {
   EXPECT_NE(Error({"write_bw", "--backend", "fpga"}).find("model or hw"), std::string::npos);
 }
 
+TEST(BenchOptions, TwoProcessFlags) {
+  BenchOptions o = Parse({"write_bw", "--backend", "hw"});
+  EXPECT_FALSE(o.two_process()) << "one process unless asked";
+  EXPECT_EQ(o.port, 18515) << "perftest's port";
+  o = Parse({"write_bw", "--backend", "hw", "-d", "rxe0", "--server"});
+  EXPECT_TRUE(o.server);
+  EXPECT_TRUE(o.two_process());
+  EXPECT_EQ(o.device, "rxe0");
+  o = Parse({"send_lat", "--connect", "10.0.0.2", "--port", "20000", "--backend", "hw"});
+  EXPECT_FALSE(o.server);
+  EXPECT_EQ(o.connect, "10.0.0.2");
+  EXPECT_EQ(o.port, 20000);
+  EXPECT_EQ(Parse({"read_bw", "--backend", "hw", "--server", "-p", "1234"}).port, 1234);
+}
+
+TEST(BenchOptions, TwoProcessFlagsRejectWhatCannotWork) {
+  EXPECT_NE(Error({"write_bw", "--server"}).find("--server needs --backend hw"),
+            std::string::npos);
+  EXPECT_NE(Error({"write_bw", "--backend", "model", "--connect", "h"}).find(
+                "--connect needs --backend hw"),
+            std::string::npos);
+  EXPECT_NE(Error({"write_bw", "--backend", "hw", "--server", "--connect", "h"}).find(
+                "exclude each other"),
+            std::string::npos);
+  EXPECT_NE(Error({"write_bw", "--backend", "hw", "--port", "9"}).find(
+                "--port needs --server or --connect"),
+            std::string::npos);
+  EXPECT_NE(Error({"write_bw", "--backend", "hw", "--server", "-p", "0"}).find("1..65535"),
+            std::string::npos);
+  EXPECT_NE(Error({"write_bw", "--backend", "hw", "--server", "-p", "70000"}).find("1..65535"),
+            std::string::npos);
+  EXPECT_NE(Error({"write_bw", "--backend", "hw", "--connect"}).find("needs a value"),
+            std::string::npos);
+  EXPECT_NE(Error({"write_bw", "--backend", "hw", "--connect", "--server"}).find("host name"),
+            std::string::npos);
+  EXPECT_NE(Error({"write_bw", "--backend", "hw", "--server", "--sweep-depth", "1,2"}).find(
+                "one process only"),
+            std::string::npos);
+}
+
 TEST(BenchOptions, AllSizesArePowersOfTwoFrom2To8MiB) {
   auto s = AllSizes();
   ASSERT_EQ(s.size(), 23u);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
+#include <random>
 
 namespace qptwin::bench {
 namespace {
@@ -66,7 +68,7 @@ int BenchPair::Open(Endpoint& e, const std::string& name, std::string* what) {
   return 0;
 }
 
-int BenchPair::CreateQp(Endpoint& e, std::string* what) {
+int BenchPair::CreateQp(Endpoint& e, uint32_t psn, std::string* what) {
   QpInitAttr init;
   init.qp_type = cfg_.type;
   init.pd = e.pd;
@@ -80,6 +82,7 @@ int BenchPair::CreateQp(Endpoint& e, std::string* what) {
   e.qps.push_back(qp);
   e.qpns.push_back(qpn);
   e.recvs.push_back(0);
+  e.psns.push_back(psn & 0xffffff);
   QpAttr a;
   a.qp_state = QpState::kInit;
   a.pkey_index = 0;
@@ -92,9 +95,8 @@ int BenchPair::CreateQp(Endpoint& e, std::string* what) {
   return Fail(e.dev->ModifyQp(qp, a, m), "modify to INIT", what);
 }
 
-int BenchPair::Connect(Endpoint& e, size_t i, const Endpoint& peer, std::string* what) {
-  ConnectionInfo info;
-  if (int rc = peer.dev->LocalConnectionInfo(peer.qps[i], &info)) return Fail(rc, "conn info", what);
+int BenchPair::Connect(Endpoint& e, size_t i, const ConnectionInfo& info, uint32_t rq_psn,
+                       std::string* what) {
   QpHandle qp = e.qps[i];
   QpAttr a;
   a.qp_state = QpState::kRtr;
@@ -103,7 +105,7 @@ int BenchPair::Connect(Endpoint& e, size_t i, const Endpoint& peer, std::string*
     a.ah_attr = AddressTo(info, e.gid_index);
     a.path_mtu = mtu_;
     a.dest_qp_num = info.qp_num;
-    a.rq_psn = 0;
+    a.rq_psn = rq_psn;
     m |= attr::kAv | attr::kPathMtu | attr::kDestQpn | attr::kRqPsn;
     if (cfg_.type == QpType::kRc) {
       a.max_dest_rd_atomic = static_cast<uint8_t>(max_rd_atomic_);
@@ -114,7 +116,7 @@ int BenchPair::Connect(Endpoint& e, size_t i, const Endpoint& peer, std::string*
   if (int rc = e.dev->ModifyQp(qp, a, m)) return Fail(rc, "modify to RTR", what);
   QpAttr r;
   r.qp_state = QpState::kRts;
-  r.sq_psn = 0;
+  r.sq_psn = e.psns[i];
   AttrMask rm = attr::kState | attr::kSqPsn;
   if (cfg_.type == QpType::kRc) {
     r.timeout = 14;
@@ -135,11 +137,51 @@ int BenchPair::Connect(Endpoint& e, size_t i, const Endpoint& peer, std::string*
 }
 
 int BenchPair::AddConnectedQp(std::string* what) {
-  if (int rc = CreateQp(side_[0], what)) return rc;
-  if (int rc = CreateQp(side_[1], what)) return rc;
+  if (int rc = CreateQp(side_[0], 0, what)) return rc;
+  if (int rc = CreateQp(side_[1], 0, what)) return rc;
   size_t i = side_[0].qps.size() - 1;
-  if (int rc = Connect(side_[0], i, side_[1], what)) return rc;
-  return Connect(side_[1], i, side_[0], what);
+  ConnectionInfo info[2];
+  for (int s = 0; s < 2; ++s) {
+    if (int rc = side_[s].dev->LocalConnectionInfo(side_[s].qps[i], &info[s])) {
+      return Fail(rc, "conn info", what);
+    }
+  }
+  if (int rc = Connect(side_[0], i, info[1], side_[1].psns[i], what)) return rc;
+  return Connect(side_[1], i, info[0], side_[0].psns[i], what);
+}
+
+int BenchPair::SetupLocal(const PairConfig& cfg, const std::string& device, std::string* what) {
+  cfg_ = cfg;
+  std::vector<std::string> devs = backend_->ListDevices();
+  if (devs.empty()) return Fail(ENODEV, "no device", what);
+  if (int rc = Open(side_[0], device.empty() ? devs[0] : device, what)) return rc;
+  std::random_device rd;
+  for (int i = 0; i < cfg.qps; ++i) {
+    if (int rc = CreateQp(side_[0], rd(), what)) return rc;
+  }
+  return 0;
+}
+
+int BenchPair::ConnectToPeer(const std::vector<PeerQp>& peer, std::string* what) {
+  Endpoint& e = side_[0];
+  if (peer.size() != e.qps.size()) return Fail(EPROTO, "peer has another number of QPs", what);
+  uint32_t mtu = mtu_bytes_;
+  for (const PeerQp& p : peer) mtu = std::min(mtu, p.mtu_bytes);
+  for (Mtu c : {Mtu::k256, Mtu::k512, Mtu::k1024, Mtu::k2048, Mtu::k4096}) {
+    if (MtuBytes(c) == mtu) mtu_ = c;
+  }
+  mtu_bytes_ = MtuBytes(mtu_);
+  Endpoint& shadow = side_[1];
+  shadow.buf = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(peer[0].addr));
+  shadow.buf_len = static_cast<size_t>(peer[0].len);
+  shadow.rkey = peer[0].rkey;
+  shadow.qpns.clear();
+  for (size_t i = 0; i < peer.size(); ++i) {
+    shadow.qpns.push_back(peer[i].conn.qp_num);
+    shadow.psns.push_back(peer[i].psn);
+    if (int rc = Connect(e, i, peer[i].conn, peer[i].psn, what)) return rc;
+  }
+  return 0;
 }
 
 int BenchPair::Setup(const PairConfig& cfg, const std::string& device, std::string* what) {

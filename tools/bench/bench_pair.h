@@ -7,7 +7,12 @@
 //     and a receive CQ (with a completion channel when events are on) and `qps` QPs, and
 //     connects client QP i to server QP i (RC/UC) or creates AHs (UD). 0 or the first errno,
 //     with *what saying which step failed.
-//  2. Single-threaded; the Backend outlives the pair.
+//  2. Two processes (--server / --connect, bench_remote.h): SetupLocal() opens only this
+//     process's side (client()) with its QPs in INIT and a random PSN each; after the peer's
+//     data came over TCP, ConnectToPeer() brings them to RTS against it and fills server()
+//     as the peer's shadow: no device, buf/rkey/qpns/buf_len are the peer's (buf is then a
+//     remote address, never dereferenced).
+//  3. Single-threaded; the Backend outlives the pair.
 #pragma once
 
 #include <memory>
@@ -34,6 +39,7 @@ struct Endpoint {
   std::vector<uint32_t> qpns;
   std::vector<AhHandle> ahs;  // UD: the address of the peer's QP i
   std::vector<uint32_t> recvs;  // receives posted and not yet completed, per QP
+  std::vector<uint32_t> psns;   // first send PSN, per QP (0 in one process)
   QpCap cap;
   uint32_t max_inline = 0;
   int gid_index = 0;
@@ -52,6 +58,16 @@ struct PairConfig {
   int outs = 0;  // max_rd_atomic / max_dest_rd_atomic; 0 = the device's maximum (<= 16)
 };
 
+// One QP of the other process, as it came over the out-of-band connection.
+struct PeerQp {
+  ConnectionInfo conn;
+  uint32_t psn = 0;
+  uint32_t mtu_bytes = 0;  // the path MTU the peer would use
+  uint64_t addr = 0;       // its buffer
+  uint32_t rkey = 0;
+  uint64_t len = 0;
+};
+
 class BenchPair {
  public:
   explicit BenchPair(Backend* backend) : backend_(backend) {}
@@ -62,6 +78,12 @@ class BenchPair {
   // experiment to time create-on-demand). 0 or errno.
   [[nodiscard]] int AddConnectedQp(std::string* what);
 
+  // Two processes (contract 2). SetupLocal: 0 or errno with *what. ConnectToPeer: one PeerQp
+  // per local QP; the path MTU becomes the smaller of both sides'. 0 or errno with *what.
+  [[nodiscard]] int SetupLocal(const PairConfig& cfg, const std::string& device,
+                               std::string* what);
+  [[nodiscard]] int ConnectToPeer(const std::vector<PeerQp>& peer, std::string* what);
+
   Backend* backend() { return backend_; }
   Endpoint& client() { return side_[0]; }
   Endpoint& server() { return side_[1]; }
@@ -71,8 +93,9 @@ class BenchPair {
 
  private:
   int Open(Endpoint& e, const std::string& name, std::string* what);
-  int CreateQp(Endpoint& e, std::string* what);
-  int Connect(Endpoint& e, size_t i, const Endpoint& peer, std::string* what);
+  int CreateQp(Endpoint& e, uint32_t psn, std::string* what);
+  int Connect(Endpoint& e, size_t i, const ConnectionInfo& info, uint32_t rq_psn,
+              std::string* what);
 
   Backend* backend_;
   PairConfig cfg_;

@@ -79,9 +79,8 @@ size_t QpIndex(const Endpoint& e, uint32_t qpn) {
   return 0;
 }
 
-// Reposts as many receives as completed on the server (send tests).
-int Replenish(BenchPair& p, uint64_t size, std::string* error) {
-  Endpoint& s = p.server();
+// Reposts as many receives as completed on `s` (the server side of the send tests).
+int Replenish(Endpoint& s, bool ud, uint64_t size, std::string* error) {
   WorkCompletion wc[64];
   int n;
   while ((n = s.dev->PollCq(s.rcq, 64, wc)) > 0) {
@@ -93,12 +92,20 @@ int Replenish(BenchPair& p, uint64_t size, std::string* error) {
     for (size_t q = 0; q < per_qp.size(); ++q) {
       if (per_qp[q] == 0) continue;
       s.recvs[q] -= std::min<uint32_t>(s.recvs[q], static_cast<uint32_t>(per_qp[q]));
-      if (int rc = PostRecvs(s, q, per_qp[q], size, p.config().type == QpType::kUd, error)) {
-        return rc;
-      }
+      if (int rc = PostRecvs(s, q, per_qp[q], size, ud, error)) return rc;
     }
   }
   return n < 0 ? -n : 0;
+}
+
+// Tops the receive queues of `s` up to their capacity (earlier runs left some).
+int FillRecvs(Endpoint& s, bool ud, uint64_t size, std::string* error) {
+  for (size_t q = 0; q < s.qps.size(); ++q) {
+    int n = static_cast<int>(s.cap.max_recv_wr - std::min(s.cap.max_recv_wr, s.recvs[q]));
+    if (n == 0) continue;
+    if (int rc = PostRecvs(s, q, n, size, ud, error)) return rc;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -106,6 +113,7 @@ int Replenish(BenchPair& p, uint64_t size, std::string* error) {
 void Settle(BenchPair& p) {
   std::vector<WorkCompletion> none;
   for (Endpoint* e : {&p.client(), &p.server()}) {
+    if (!e->dev) continue;  // the peer's shadow (two processes)
     (void)e->dev->WaitForCompletions(e->scq, 0, 0, &none);
   }
 }
@@ -179,13 +187,10 @@ int RunBw(BenchPair& p, const BenchOptions& o, uint64_t size, BwResult* out, std
   const int list = std::min(o.post_list, depth);
   // perftest: CQ moderation above the tx depth would never signal within the window.
   const uint64_t cq_mod = static_cast<uint64_t>(std::max(1, std::min(o.cq_mod, depth)));
-  if (o.op == Op::kSend) {
-    for (size_t q = 0; q < nq; ++q) {  // top the receive queues up (earlier runs left some)
-      Endpoint& s = p.server();
-      int n = static_cast<int>(s.cap.max_recv_wr - std::min(s.cap.max_recv_wr, s.recvs[q]));
-      if (n == 0) continue;
-      if (int rc = PostRecvs(p.server(), q, n, size, ud, error)) return rc;
-    }
+  // Two processes: the server is the peer's shadow and the other process receives.
+  const bool local_server = p.server().dev != nullptr;
+  if (o.op == Op::kSend && local_server) {
+    if (int rc = FillRecvs(p.server(), ud, size, error)) return rc;
   }
   std::vector<uint64_t> posted(nq, 0), done(nq, 0), last_signaled(nq, 0);
   std::vector<std::vector<SendWr>> lists(nq);
@@ -219,8 +224,8 @@ int RunBw(BenchPair& p, const BenchOptions& o, uint64_t size, BwResult* out, std
         posted[q] += n;
       }
     }
-    if (o.op == Op::kSend) {
-      if (int rc = Replenish(p, size, error)) return rc;
+    if (o.op == Op::kSend && local_server) {
+      if (int rc = Replenish(p.server(), ud, size, error)) return rc;
     }
     got.clear();
     WorkCompletion wc[64];
@@ -253,6 +258,16 @@ int RunBw(BenchPair& p, const BenchOptions& o, uint64_t size, BwResult* out, std
   out->speed.wrs = total;
   out->speed.packets = total * PacketsPerMessage(o.op, p.config().type, size, p.path_mtu_bytes());
   return 0;
+}
+
+int PrepareSink(BenchPair& p, const BenchOptions& o, uint64_t size, std::string* error) {
+  if (o.op != Op::kSend) return 0;
+  return FillRecvs(p.client(), p.config().type == QpType::kUd, size, error);
+}
+
+int ServeSink(BenchPair& p, const BenchOptions& o, uint64_t size, std::string* error) {
+  if (o.op != Op::kSend) return 0;
+  return Replenish(p.client(), p.config().type == QpType::kUd, size, error);
 }
 
 }  // namespace qptwin::bench

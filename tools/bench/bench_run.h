@@ -68,4 +68,22 @@ uint64_t PacketsPerMessage(Op op, QpType type, uint64_t size, uint32_t mtu);
 [[nodiscard]] int RunLat(BenchPair& pair, const BenchOptions& o, uint64_t size, LatResult* out,
                          std::string* error);
 
+// Two processes (bench_remote.h): RunBw/RunLat run on the client as above, with the server
+// endpoint being the peer's shadow (BenchPair contract 2). These are the server process's
+// passive halves; its own endpoint is pair.client().
+//  PrepareSink: send_bw: fills the receive queues (before the client starts); others: no-op.
+//  ServeSink: send_bw: reaps receive CQEs and reposts receives (call it in a loop until the
+//    client says done); others: no-op.
+//  PrepareEcho: send_lat: posts the receives the ping-pong needs; others: no-op.
+//  EchoLat: write_lat/send_lat: answers o.iters pings (the other side of RunLat's
+//    ping-pong); read_lat/atomic_lat: no-op.
+[[nodiscard]] int PrepareSink(BenchPair& pair, const BenchOptions& o, uint64_t size,
+                              std::string* error);
+[[nodiscard]] int ServeSink(BenchPair& pair, const BenchOptions& o, uint64_t size,
+                            std::string* error);
+[[nodiscard]] int PrepareEcho(BenchPair& pair, const BenchOptions& o, uint64_t size,
+                              std::string* error);
+[[nodiscard]] int EchoLat(BenchPair& pair, const BenchOptions& o, uint64_t size,
+                          std::string* error);
+
 }  // namespace qptwin::bench

@@ -13,6 +13,8 @@ namespace {
 
 constexpr uint32_t kDefaultLatInline = 220;  // perftest's default for small lat messages
 
+}  // namespace
+
 PairConfig ConfigFor(const BenchOptions& o, uint64_t max_size, int depth) {
   PairConfig c;
   c.type = o.conn;
@@ -40,7 +42,9 @@ std::vector<uint64_t> SizesOf(const BenchOptions& o, uint32_t mtu) {
   return sizes;
 }
 
-}  // namespace
+uint64_t MaxSizeOf(const BenchOptions& o) {
+  return o.all_sizes ? AllSizes().back() : std::max<uint64_t>(o.size, 8);
+}
 
 std::unique_ptr<Backend> MakeBenchBackend(const BenchOptions& o, std::string* error) {
   if (o.backend == "model") {
@@ -70,7 +74,7 @@ int RunSession(const BenchOptions& o, SessionResult* out, std::string* error) {
   if (!be) return ENODEV;
   int max_depth = o.tx_depth;
   for (int d : o.depth_sweep) max_depth = std::max(max_depth, d);
-  const uint64_t max_size = o.all_sizes ? AllSizes().back() : std::max<uint64_t>(o.size, 8);
+  const uint64_t max_size = MaxSizeOf(o);
   BenchPair pair(be.get());
   std::string what;
   if (int rc = pair.Setup(ConfigFor(o, max_size, max_depth), o.device, &what)) {

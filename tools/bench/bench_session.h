@@ -9,6 +9,7 @@
 #include "spec/backend.h"
 #include "tools/bench/bench_format.h"
 #include "tools/bench/bench_options.h"
+#include "tools/bench/bench_pair.h"
 #include "tools/bench/bench_run.h"
 
 namespace qptwin::bench {
@@ -19,6 +20,12 @@ struct SessionResult {
   std::vector<LatResult> lat;
   std::vector<std::pair<int, BwResult>> depth_sweep;  // (tx depth, result)
 };
+
+// The pair configuration for `o` (buffers for max_size, send queues of `depth`), the
+// sizes a session runs (UD: up to the path MTU) and the largest of them.
+PairConfig ConfigFor(const BenchOptions& o, uint64_t max_size, int depth);
+std::vector<uint64_t> SizesOf(const BenchOptions& o, uint32_t mtu);
+uint64_t MaxSizeOf(const BenchOptions& o);
 
 // Makes the backend the options name: null with *error set (unknown profile, no device).
 std::unique_ptr<Backend> MakeBenchBackend(const BenchOptions& o, std::string* error);
