@@ -246,7 +246,9 @@ void HwSection(ReportCtx& c) {
              "reply waited for that whole call and the ratio was 1.4-1.5. What is left is "
              "qptwin's conversion of each SendWr/RecvWr into an ibv_*_wr chain behind "
              "spec/backend.h and the backend's handle lookups, magnified by TCG emulation, "
-             "plus run-to-run scatter of several percent (compare the rounds).\n\n";
+             "plus run-to-run scatter of several percent (compare the rounds). The "
+             "two-process rows run qptwin exactly as perftest runs (`--server` / `--connect "
+             "127.0.0.1`, QP data exchanged over TCP).\n\n";
   } else {
     c.out << "Not measured in this run: `tools/bench/hw-compare` (inside the rxe VM) writes "
              "docs/bench/hw_vs_perftest.md, which this section then includes.\n\n";
