@@ -61,12 +61,20 @@ std::string WqeEnd(const Wqe& w) {
   return "";
 }
 
+// The scenario's file name for headings (the full path, which can be a long build-tree path,
+// goes in a tooltip).
+std::string DisplayName(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
 std::string SummarySection(const std::string& path, const scenario::ScenarioRun& run) {
   const RunResult& r = run.result;
   const int failures = r.FailureCount();
   uint64_t end = r.steps.empty() ? 0 : r.steps.back().end_ns;
   std::string s = "<section id=\"summary\" class=\"" + std::string(failures ? "fail" : "pass") +
-                  "\">\n<h1>qptwin report: " + Escape(path) + "</h1>\n<p>";
+                  "\">\n<h1 title=\"" + Escape(path) + "\">qptwin report: " + Escape(DisplayName(path)) +
+                  "</h1>\n<p>";
   s += "Backend <b>" + Escape(run.backend_label) + "</b> (" + Escape(run.clock) + " time). " +
        std::to_string(r.steps.size()) + " steps, " + std::to_string(r.trace.wqes.size()) +
        " work requests posted, " + std::to_string(failures) +
@@ -248,7 +256,7 @@ std::string InlineSvg(const std::string& dot_svg) {
 std::string RenderReportHtml(const std::string& scenario_path, const scenario::ScenarioRun& run,
                              const std::vector<Diagram>& diagrams) {
   std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  html += "<title>qptwin report: " + Escape(scenario_path) + "</title>\n";
+  html += "<title>qptwin report: " + Escape(DisplayName(scenario_path)) + "</title>\n";
   html += "<style>\n" + std::string(kReportCss) + "</style>\n</head>\n<body>\n";
   html += "<nav><a href=\"#summary\">summary</a> <a href=\"#diagrams\">diagrams</a> "
           "<a href=\"#timeline\">timeline</a> <a href=\"#events\">events</a> "
