@@ -7,6 +7,10 @@
 namespace qptwin::hw {
 namespace {
 
+// SrqType (spec/backend.h) is ibv_srq_type (abi_check.cc pins the vocabulary's enums).
+static_assert(static_cast<int>(SrqType::kBasic) == IBV_SRQT_BASIC);
+static_assert(static_cast<int>(SrqType::kXrc) == IBV_SRQT_XRC);
+
 template <typename To, typename From>
 To Cast(From v) {
   return static_cast<To>(v);
@@ -265,6 +269,7 @@ void BuildSendChain(const std::vector<SendWr>& wrs, QpType qp_type, const std::v
       o.wr.rdma.remote_addr = w.remote_addr;
       o.wr.rdma.rkey = w.rkey;
     }
+    if (qp_type == QpType::kXrcSend) o.qp_type.xrc.remote_srqn = w.remote_srqn;
   }
 }
 

@@ -27,6 +27,7 @@ VerbsDevice::VerbsDevice(ibv_context* context, const VerbsOptions& opts,
       cqs_(ids),
       srqs_(ids),
       ahs_(ids),
+      xrcds_(ids),
       qps_(ids) {
   // Async events are drained, never waited for in ibv_get_async_event (contract 4).
   int flags = fcntl(context_->async_fd, F_GETFL);
@@ -43,6 +44,7 @@ void VerbsDevice::ReleaseAll() {
   // Destroy failures cannot be reported from a destructor; each object is still forgotten.
   for (QpHandle h : qps_.NewestFirst()) (void)ibv_destroy_qp(qps_.Find(h)->qp);
   for (SrqHandle h : srqs_.NewestFirst()) (void)ibv_destroy_srq(srqs_.Find(h)->srq);
+  for (XrcdHandle h : xrcds_.NewestFirst()) (void)ibv_close_xrcd(xrcds_.Find(h)->xrcd);
   for (AhHandle h : ahs_.NewestFirst()) (void)ibv_destroy_ah(ahs_.Find(h)->ah);
   for (CqHandle h : cqs_.NewestFirst()) {
     CqEntry* c = cqs_.Find(h);
@@ -272,6 +274,58 @@ int VerbsDevice::DestroySrq(SrqHandle h) {
   DrainAsyncEvents();
   int ret = ibv_destroy_srq(s->srq);
   if (ret == 0) srqs_.Remove(h);
+  return ret;
+}
+
+int VerbsDevice::CreateSrqEx(const SrqInitAttr& init, SrqHandle* out) {
+  if (init.srq_type == SrqType::kBasic) return CreateSrq(init.pd, init.max_wr, init.max_sge, out);
+  PdEntry* p = pds_.Find(init.pd);
+  XrcdEntry* x = xrcds_.Find(init.xrcd);
+  CqEntry* c = cqs_.Find(init.cq);
+  if (p == nullptr || x == nullptr || c == nullptr || out == nullptr) return EINVAL;
+  if (init.srq_type != SrqType::kXrc) return EINVAL;
+  ibv_srq_init_attr_ex ia{};
+  ia.attr.max_wr = init.max_wr;
+  ia.attr.max_sge = init.max_sge;
+  // ibv_create_srq_ex(3): an XRC SRQ names its type, PD, XRCD and CQ.
+  ia.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD |
+                 IBV_SRQ_INIT_ATTR_CQ;
+  ia.srq_type = IBV_SRQT_XRC;
+  ia.pd = p->pd;
+  ia.xrcd = x->xrcd;
+  ia.cq = c->cq;
+  errno = 0;
+  ibv_srq* srq = ibv_create_srq_ex(context_, &ia);
+  if (srq == nullptr) return LastErrno();
+  *out = srqs_.Add(SrqEntry{srq});
+  return 0;
+}
+
+int VerbsDevice::SrqNum(SrqHandle h, uint32_t* srq_num) {
+  SrqEntry* s = srqs_.Find(h);
+  if (s == nullptr || srq_num == nullptr) return EINVAL;
+  return ibv_get_srq_num(s->srq, srq_num);  // EOPNOTSUPP without the provider op
+}
+
+int VerbsDevice::OpenXrcd(XrcdHandle* out) {
+  if (out == nullptr) return EINVAL;
+  // ibv_open_xrcd(3): fd -1 associates no inode; O_CREAT asks for a new XRCD.
+  ibv_xrcd_init_attr ia{};
+  ia.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS;
+  ia.fd = -1;
+  ia.oflags = O_CREAT;
+  errno = 0;
+  ibv_xrcd* xrcd = ibv_open_xrcd(context_, &ia);
+  if (xrcd == nullptr) return LastErrno();  // rxe: EOPNOTSUPP (no open_xrcd op)
+  *out = xrcds_.Add(XrcdEntry{xrcd});
+  return 0;
+}
+
+int VerbsDevice::CloseXrcd(XrcdHandle h) {
+  XrcdEntry* x = xrcds_.Find(h);
+  if (x == nullptr) return EINVAL;
+  int ret = ibv_close_xrcd(x->xrcd);  // EBUSY while an XRC SRQ or XRC_RECV QP uses it
+  if (ret == 0) xrcds_.Remove(h);
   return ret;
 }
 

@@ -5,8 +5,8 @@
 //     return (EINVAL if a provider failed without setting errno).
 //  2. Every handle is looked up in this Device's tables first; an unknown handle gives
 //     EINVAL (PollCq: -EINVAL) and no verbs object is touched.
-//  3. Destruction releases QPs, SRQs, AHs, CQs, channels, MRs (then their memory), PDs and
-//     the context, in that order; CQ events still unacknowledged are acknowledged first, so
+//  3. Destruction releases QPs, SRQs, XRCDs, AHs, CQs, channels, MRs (then their memory),
+//     PDs and the context, in that order (XRC QPs and SRQs before their XRCD); CQ events still unacknowledged are acknowledged first, so
 //     ibv_destroy_cq never waits forever.
 //  4. Async events are read without a thread: the context's async fd is O_NONBLOCK and is
 //     drained (each event mapped to handles and acknowledged at once) by TakeAsyncEvents,
@@ -81,6 +81,10 @@ class VerbsDevice : public Device {
   int CreateSrq(PdHandle pd, uint32_t max_wr, uint32_t max_sge, SrqHandle* out) override;
   int DestroySrq(SrqHandle srq) override;
   int PostSrqRecv(SrqHandle srq, const std::vector<RecvWr>& wrs, size_t* bad_wr) override;
+  int CreateSrqEx(const SrqInitAttr& init, SrqHandle* out) override;
+  int SrqNum(SrqHandle srq, uint32_t* srq_num) override;
+  int OpenXrcd(XrcdHandle* out) override;
+  int CloseXrcd(XrcdHandle xrcd) override;
 
   int CreateAh(PdHandle pd, const AhAttr& attr, AhHandle* out) override;
   int DestroyAh(AhHandle ah) override;
@@ -120,6 +124,9 @@ class VerbsDevice : public Device {
   struct AhEntry {
     ibv_ah* ah = nullptr;
   };
+  struct XrcdEntry {
+    ibv_xrcd* xrcd = nullptr;
+  };
   struct QpEntry {
     ibv_qp* qp = nullptr;
     QpInitAttr init;  // as created (handles), caps as granted
@@ -129,6 +136,7 @@ class VerbsDevice : public Device {
   };
 
   // verbs_device_qp.cc
+  int CreateXrcQp(const QpInitAttr& init, QpHandle* out, QpCap* actual);
   void RecordState(QpEntry* q, QpState to, const std::string& cause);
   // Queries the QP's state; a state different from the last recorded one is recorded as a
   // device transition with `cause`. Returns the current state (last_state on query failure).
@@ -158,6 +166,7 @@ class VerbsDevice : public Device {
   HandleTable<CqTag, CqEntry> cqs_;
   HandleTable<SrqTag, SrqEntry> srqs_;
   HandleTable<AhTag, AhEntry> ahs_;
+  HandleTable<XrcdTag, XrcdEntry> xrcds_;
   HandleTable<QpTag, QpEntry> qps_;
 
   std::deque<AsyncEvent> async_events_;

@@ -32,8 +32,54 @@ QpCap GrantedCaps(ibv_qp* qp, const ibv_qp_cap& written_back) {
 
 }  // namespace
 
+int VerbsDevice::CreateXrcQp(const QpInitAttr& init, QpHandle* out, QpCap* actual) {
+  ibv_qp_init_attr_ex ia{};
+  ia.qp_type = static_cast<ibv_qp_type>(init.qp_type);
+  ia.sq_sig_all = init.sq_sig_all ? 1 : 0;
+  if (init.qp_type == QpType::kXrcRecv) {
+    // ibv_create_qp_ex(3): an XRC_RECV QP belongs to an XRCD and has no PD, CQs or queues.
+    XrcdEntry* x = xrcds_.Find(init.xrcd);
+    if (x == nullptr) return EINVAL;
+    ia.comp_mask = IBV_QP_INIT_ATTR_XRCD;
+    ia.xrcd = x->xrcd;
+  } else {
+    // XRC_SEND: PD and send CQ; libibverbs cmd.c create_qp_ex_common passes no recv_cq or
+    // srq for it, so they are not looked up here either.
+    PdEntry* pd = pds_.Find(init.pd);
+    CqEntry* send_cq = cqs_.Find(init.send_cq);
+    if (pd == nullptr || send_cq == nullptr) return EINVAL;
+    ia.comp_mask = IBV_QP_INIT_ATTR_PD;
+    ia.pd = pd->pd;
+    ia.send_cq = send_cq->cq;
+    ia.cap = ToIbvQpCap(init.cap);
+    ia.cap.max_recv_wr = ia.cap.max_recv_sge = 0;
+  }
+  errno = 0;
+  ibv_qp* qp = ibv_create_qp_ex(context_, &ia);
+  if (qp == nullptr) return LastErrno();
+  QpEntry entry;
+  entry.qp = qp;
+  entry.init = init;
+  if (init.qp_type == QpType::kXrcRecv) {
+    entry.init.pd = PdHandle{};
+    entry.init.send_cq = CqHandle{};
+    entry.init.cap = QpCap{};
+  } else {
+    entry.init.xrcd = XrcdHandle{};
+    entry.init.cap = GrantedCaps(qp, ia.cap);
+  }
+  entry.init.recv_cq = CqHandle{};
+  entry.init.srq = SrqHandle{};
+  if (actual != nullptr) *actual = entry.init.cap;
+  *out = qps_.Add(std::move(entry));
+  return 0;
+}
+
 int VerbsDevice::CreateQp(const QpInitAttr& init, QpHandle* out, QpCap* actual) {
   if (out == nullptr) return EINVAL;
+  if (init.qp_type == QpType::kXrcSend || init.qp_type == QpType::kXrcRecv) {
+    return CreateXrcQp(init, out, actual);
+  }
   PdEntry* pd = pds_.Find(init.pd);
   CqEntry* send_cq = cqs_.Find(init.send_cq);
   CqEntry* recv_cq = cqs_.Find(init.recv_cq);

@@ -78,6 +78,20 @@ TEST_F(VerbsLimitsTest, UnsupportedQpTypeIsRefused) {
   EXPECT_EQ(dev_->CreateQp(init, &qp, nullptr), EOPNOTSUPP);
 }
 
+// R1: rxe has no XRC. libibverbs ibv_open_xrcd returns NULL with errno EOPNOTSUPP when the
+// provider has no open_xrcd (rdma-core 44 verbs.h); hw/ passes the errno through. A device
+// with XRC opens and closes a domain.
+TEST_F(VerbsLimitsTest, OpenXrcdIsEopnotsuppOnRxe) {
+  XrcdHandle xrcd;
+  int ret = dev_->OpenXrcd(&xrcd);
+  if (dev_->Name().rfind("rxe", 0) == 0) {
+    EXPECT_EQ(ret, EOPNOTSUPP) << std::strerror(ret);
+    return;
+  }
+  ASSERT_EQ(ret, 0) << std::strerror(ret);
+  EXPECT_EQ(dev_->CloseXrcd(xrcd), 0);
+}
+
 // rdma-facts: rxe refuses attribute bits above DEST_QPN with EOPNOTSUPP.
 TEST_F(VerbsLimitsTest, RateLimitBitIsEopnotsuppOnRxe) {
   if (dev_->Name().rfind("rxe", 0) != 0)

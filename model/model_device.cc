@@ -142,6 +142,23 @@ int ModelDevice::PostSrqRecv(SrqHandle srq, const std::vector<RecvWr>& wrs, size
   return nic_->PostSrqRecv(ctx_, srq.id, wrs, bad_wr);
 }
 
+int ModelDevice::CreateSrqEx(const SrqInitAttr& init, SrqHandle* out) {
+  if (!out) return EINVAL;
+  return nic_->CreateSrqEx(ctx_, init, &out->id);
+}
+
+int ModelDevice::SrqNum(SrqHandle srq, uint32_t* srq_num) {
+  if (!srq_num) return EINVAL;
+  return nic_->SrqNum(ctx_, srq.id, srq_num);
+}
+
+int ModelDevice::OpenXrcd(XrcdHandle* out) {
+  if (!out) return EINVAL;
+  return nic_->OpenXrcd(ctx_, &out->id);
+}
+
+int ModelDevice::CloseXrcd(XrcdHandle xrcd) { return nic_->CloseXrcd(ctx_, xrcd.id); }
+
 int ModelDevice::CreateAh(PdHandle pd, const AhAttr& attr, AhHandle* out) {
   if (!out) return EINVAL;
   return nic_->CreateAh(ctx_, pd.id, attr, &out->id);

@@ -46,6 +46,10 @@ class ModelDevice : public Device {
   int CreateSrq(PdHandle pd, uint32_t max_wr, uint32_t max_sge, SrqHandle* out) override;
   int DestroySrq(SrqHandle srq) override;
   int PostSrqRecv(SrqHandle srq, const std::vector<RecvWr>& wrs, size_t* bad_wr) override;
+  int CreateSrqEx(const SrqInitAttr& init, SrqHandle* out) override;
+  int SrqNum(SrqHandle srq, uint32_t* srq_num) override;
+  int OpenXrcd(XrcdHandle* out) override;
+  int CloseXrcd(XrcdHandle xrcd) override;
 
   int CreateAh(PdHandle pd, const AhAttr& attr, AhHandle* out) override;
   int DestroyAh(AhHandle ah) override;

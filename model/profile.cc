@@ -59,8 +59,8 @@ Profile MakeRxe() {
   return p;
 }
 
-// IBTA behaviour on an InfiniBand port: SQE for UC/UD send errors, XRC types accepted
-// by the table, COMM_EST, a 100 Gb/s link.
+// IBTA behaviour on an InfiniBand port: SQE for UC/UD send errors, XRC (IBTA 9.8),
+// COMM_EST, a 100 Gb/s link.
 Profile MakeIbta() {
   Profile p = MakeRxe();
   p.name = "ibta";
@@ -71,7 +71,7 @@ Profile MakeIbta() {
   p.port.link_layer = LinkLayer::kInfiniBand;
   p.port.lid = 1;  // the device index is added per device
   p.port.gid_tbl_len = 16;
-  p.quirks.supports_xrc = false;  // the model has no XRC data path: EOPNOTSUPP either way
+  p.quirks.supports_xrc = true;  // IBTA 9.8: XRC_SEND/XRC_RECV, XRC SRQs and domains
   p.quirks.reject_extended_mask = false;
   p.quirks.send_errors_to_sqe = true;
   p.quirks.comm_est_event = true;

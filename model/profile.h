@@ -22,7 +22,9 @@ namespace qptwin::model {
 struct Quirks {
   bool supports_uc = true;
   bool supports_ud = true;
-  bool supports_xrc = false;          // rxe: EOPNOTSUPP (rxe_qp_chk_init)
+  // XRC domains, XRC SRQs and XRC_SEND/XRC_RECV QPs (IBTA 9.8; ibta). rxe: EOPNOTSUPP
+  // (rxe_qp_chk_init; libibverbs: no open_xrcd/get_srq_num ops).
+  bool supports_xrc = false;
   bool reject_extended_mask = true;   // mask bits above DEST_QPN -> EOPNOTSUPP (rxe)
   bool send_errors_to_sqe = false;    // IBTA C10-38: UC/UD send errors -> SQE; rxe -> ERR
   bool comm_est_event = false;        // COMM_EST when a packet arrives in RTR

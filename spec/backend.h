@@ -9,8 +9,9 @@
 //     another device, or already destroyed gives EINVAL, never a crash.
 //  3. Validate first, then change: a call that fails changes nothing (a rejected modify
 //     leaves the QP's state and attributes as they were).
-//  4. Destroy order is the caller's: destroying a PD/CQ/SRQ still in use returns EBUSY.
-//     A Device's destructor releases everything still alive (QP, SRQ, CQ, AH, MR, PD).
+//  4. Destroy order is the caller's: destroying a PD/CQ/SRQ/XRCD still in use returns
+//     EBUSY. A Device's destructor releases everything still alive (QP, SRQ, XRCD, AH, CQ,
+//     MR, PD).
 //  5. Threading: one Device is used from one thread at a time (as the tests and the CLI
 //     do); separate Backends are independent.
 //  6. Time: the model advances simulated time only inside Wait*/Advance calls; hw uses the
@@ -42,6 +43,7 @@ using SrqHandle = Handle<struct SrqTag>;
 using QpHandle = Handle<struct QpTag>;
 using AhHandle = Handle<struct AhTag>;
 using ChannelHandle = Handle<struct ChannelTag>;
+using XrcdHandle = Handle<struct XrcdTag>;  // an XRC domain (ibv_xrcd)
 
 // ---- Device and port -------------------------------------------------------------------
 
@@ -119,7 +121,7 @@ struct QpCap {  // ibv_qp_cap
   uint32_t max_inline_data = 0;
 };
 
-struct QpInitAttr {  // ibv_qp_init_attr
+struct QpInitAttr {  // ibv_qp_init_attr (ibv_qp_init_attr_ex for the XRC types)
   QpType qp_type = QpType::kRc;
   PdHandle pd;
   CqHandle send_cq;
@@ -127,6 +129,11 @@ struct QpInitAttr {  // ibv_qp_init_attr
   SrqHandle srq;
   QpCap cap;
   bool sq_sig_all = false;
+  // XRC_RECV only (IBV_QP_INIT_ATTR_XRCD): the QP belongs to this XRC domain and has no PD,
+  // CQs or queues of its own; pd/send_cq/recv_cq/srq/cap are ignored. XRC_SEND uses pd and
+  // send_cq only: recv_cq, srq and the receive caps are ignored (libibverbs cmd.c
+  // create_qp_ex_common, ib_uverbs create_qp: max_recv_wr = max_recv_sge = 0).
+  XrcdHandle xrcd;
 };
 
 struct QpAttr {  // ibv_qp_attr: which fields count is said by the AttrMask beside it
@@ -157,6 +164,22 @@ struct QpAttr {  // ibv_qp_attr: which fields count is said by the AttrMask besi
   uint32_t rate_limit = 0;
 };
 
+// ---- SRQs ---------------------------------------------------------------------------------
+
+enum class SrqType : uint8_t { kBasic = 0, kXrc = 1 };  // ibv_srq_type: IBV_SRQT_BASIC, _XRC
+
+struct SrqInitAttr {  // ibv_srq_init_attr_ex (the fields qptwin uses)
+  SrqType srq_type = SrqType::kBasic;
+  PdHandle pd;
+  uint32_t max_wr = 0;
+  uint32_t max_sge = 0;
+  // XRC only: the SRQ's XRC domain and the CQ its receive completions go to (an XRC SRQ
+  // belongs to no QP: IBTA 9.8 / ibv_create_srq_ex(3)). The PD is the one a message to
+  // this SRQ is checked against (receive buffers, and rkeys of RDMA/atomics).
+  XrcdHandle xrcd;
+  CqHandle cq;
+};
+
 // ---- Work requests and completions -------------------------------------------------------
 
 struct Sge {  // ibv_sge: addr is a process virtual address inside a registered MR
@@ -180,6 +203,8 @@ struct SendWr {  // ibv_send_wr
   AhHandle ah;
   uint32_t remote_qpn = 0;
   uint32_t remote_qkey = 0;
+  // XRC_SEND: the XRC SRQ at the target that receives (ibv_send_wr.qp_type.xrc.remote_srqn).
+  uint32_t remote_srqn = 0;
 };
 
 struct RecvWr {  // ibv_recv_wr
@@ -278,12 +303,27 @@ class Device {
   [[nodiscard]] virtual int DestroySrq(SrqHandle srq) = 0;  // EBUSY while a QP uses it
   [[nodiscard]] virtual int PostSrqRecv(SrqHandle srq, const std::vector<RecvWr>& wrs,
                                         size_t* bad_wr) = 0;
+  // As ibv_create_srq_ex: a basic SRQ (as CreateSrq) or an XRC SRQ (xrcd, cq and pd
+  // required: EINVAL without them; on a device without XRC no XRCD can be opened).
+  [[nodiscard]] virtual int CreateSrqEx(const SrqInitAttr& init, SrqHandle* out) = 0;
+  // As ibv_get_srq_num: the SRQ number an XRC sender names in SendWr::remote_srqn.
+  // EOPNOTSUPP on a device without XRC (libibverbs: no get_srq_num op).
+  [[nodiscard]] virtual int SrqNum(SrqHandle srq, uint32_t* srq_num) = 0;
+
+  // As ibv_open_xrcd with fd -1 and O_CREAT (ibv_open_xrcd(3): a new XRC domain associated
+  // with no file). EOPNOTSUPP on a device without XRC (what libibverbs returns, e.g. rxe).
+  [[nodiscard]] virtual int OpenXrcd(XrcdHandle* out) = 0;
+  // As ibv_close_xrcd: EBUSY while an XRC SRQ or an XRC_RECV QP uses it.
+  [[nodiscard]] virtual int CloseXrcd(XrcdHandle xrcd) = 0;
 
   [[nodiscard]] virtual int CreateAh(PdHandle pd, const AhAttr& attr, AhHandle* out) = 0;
   [[nodiscard]] virtual int DestroyAh(AhHandle ah) = 0;
 
   // As ibv_create_qp. EINVAL for caps beyond the device's limits, EOPNOTSUPP for a QP type
   // the device does not support. *actual receives the caps granted (may be rounded up).
+  // XRC types as ibv_create_qp_ex (see QpInitAttr::xrcd): XRC_SEND sends only (PostRecv
+  // EINVAL); XRC_RECV has no queues (PostSend and PostRecv EINVAL), it only receives into
+  // the XRC SRQs of its domain.
   [[nodiscard]] virtual int CreateQp(const QpInitAttr& init, QpHandle* out, QpCap* actual) = 0;
   [[nodiscard]] virtual int DestroyQp(QpHandle qp) = 0;
   [[nodiscard]] virtual int QpNum(QpHandle qp, uint32_t* qp_num) = 0;

@@ -28,7 +28,7 @@ uint32_t LastPsn(const SendWqe& w) { return PsnAdd(w.psn, w.npkts - 1); }
 void Nic::HandleResponse(Qp& qp, Packet& pkt) {
   // R10: responses are dropped while the QP is not (or no longer) sending.
   if (qp.state != QpState::kRts && qp.state != QpState::kSqd && qp.state != QpState::kSqe) return;
-  if (qp.type != QpType::kRc) return;
+  if (!IsReliable(qp.type)) return;
   // The WQE the response is about, and implicit ACKs of earlier SEND/WRITEs.
   size_t index = qp.sq_next;
   bool progress = false;
@@ -151,7 +151,7 @@ void Nic::FailWqe(Qp& qp, size_t index, WcStatus status, const std::string& caus
   // R7: the failing WR completes with its own status (even unsignaled), then the flush.
   qp.sq[index].done = true;
   qp.sq[index].status = status;
-  if (qp.type != QpType::kRc && profile().quirks.send_errors_to_sqe) {
+  if (!IsReliable(qp.type) && profile().quirks.send_errors_to_sqe) {
     EnterSqe(qp, cause);  // R8 (IBTA C10-38)
   } else {
     EnterError(qp, cause);

@@ -72,6 +72,9 @@ void Nic::ReleaseContext(uint32_t ctx) {
     it = it->second.ctx == ctx ? channels_.erase(it) : std::next(it);
   }
   for (auto it = pds_.begin(); it != pds_.end();) it = it->second.ctx == ctx ? pds_.erase(it) : std::next(it);
+  for (auto it = xrcds_.begin(); it != xrcds_.end();) {
+    it = it->second.ctx == ctx ? xrcds_.erase(it) : std::next(it);
+  }
   mrs_.DeregisterContext(ctx);
   events_.erase(ctx);
 }
@@ -144,7 +147,9 @@ void Nic::Receive(Packet pkt) {
   auto it = by_qpn_.find(pkt.dst_qpn);
   if (it == by_qpn_.end()) return;  // no such QP: silently dropped, as on the wire
   Qp& qp = *it->second;
-  if (qp.type != pkt.transport) return;
+  if (WireTransport(qp.type) != pkt.transport) return;
+  // XRC: requests go to the target (XRC_RECV), responses to the initiator (XRC_SEND).
+  if (qp.type == (IsRequest(pkt.kind) ? QpType::kXrcSend : QpType::kXrcRecv)) return;
   // rxe_responder in ERR: drains the packet and flushes the receive queue (the receives
   // posted since the QP entered ERR, Quirks::recv_in_err_flushed_at_once).
   if (qp.state == QpState::kErr && IsRequest(pkt.kind)) {

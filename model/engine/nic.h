@@ -32,8 +32,16 @@ class World;
 // The CQE opcode of a send-queue WR.
 WcOpcode SendWcOpcode(WrOpcode op);
 
-// Whether QP type `type` can carry opcode `op` (UD: sends only; UC: no READ or atomics).
+// Whether QP type `type` can carry opcode `op` (UD: sends only; UC: no READ or atomics;
+// XRC_SEND as RC; XRC_RECV sends nothing).
 bool OpAllowed(QpType type, WrOpcode op);
+
+// RC and XRC (both ends): acknowledged, retried, PSN-checked transport.
+inline bool IsReliable(QpType t) {
+  return t == QpType::kRc || t == QpType::kXrcSend || t == QpType::kXrcRecv;
+}
+// The transport a QP's packets carry: XRC_SEND and XRC_RECV talk one XRC transport.
+inline QpType WireTransport(QpType t) { return t == QpType::kXrcRecv ? QpType::kXrcSend : t; }
 
 class Nic {
  public:
@@ -71,6 +79,10 @@ class Nic {
   int CreateSrq(uint32_t ctx, uint32_t pd, uint32_t max_wr, uint32_t max_sge, uint32_t* out);
   int DestroySrq(uint32_t ctx, uint32_t srq);
   int PostSrqRecv(uint32_t ctx, uint32_t srq, const std::vector<RecvWr>& wrs, size_t* bad);
+  int CreateSrqEx(uint32_t ctx, const SrqInitAttr& init, uint32_t* out);
+  int SrqNum(uint32_t ctx, uint32_t srq, uint32_t* srqn);
+  int OpenXrcd(uint32_t ctx, uint32_t* out);
+  int CloseXrcd(uint32_t ctx, uint32_t xrcd);
   int CreateAh(uint32_t ctx, uint32_t pd, const AhAttr& attr, uint32_t* out);
   int DestroyAh(uint32_t ctx, uint32_t ah);
 
@@ -100,6 +112,7 @@ class Nic {
   Qp* FindQp(uint32_t ctx, uint32_t qp);
   Srq* FindSrq(uint32_t ctx, uint32_t srq);
   Ah* FindAh(uint32_t ctx, uint32_t ah);
+  int CreateXrcRecvQp(uint32_t ctx, const QpInitAttr& init, uint32_t* out, QpCap* actual);
   uint32_t PathMtuBytes(const Qp& qp) const;
 
   // State effects (nic_qp.cc).
@@ -139,10 +152,15 @@ class Nic {
   void GoBackTo(Qp& qp, size_t index);
 
   // Responder (responder.cc).
-  enum class RespStep { kCheckState, kCheckPsn, kCheckOp, kExecute, kDone };
+  enum class RespStep { kCheckState, kCheckPsn, kCheckXrcSrq, kCheckOp, kExecute, kDone };
   void HandleRequest(Qp& qp, Packet& pkt);
   RespStep RespCheckState(Qp& qp, const Packet& pkt);
   RespStep RespCheckPsn(Qp& qp, const Packet& pkt);
+  RespStep RespCheckXrcSrq(Qp& qp, const Packet& pkt);
+  // The SRQ, CQ and PD a request to `qp` uses: its own, or the XRC SRQ's (XRC_RECV).
+  Srq* RecvSrq(const Qp& qp) const;
+  Cq& RecvCq(Qp& qp);
+  uint32_t ResponderPd(const Qp& qp) const;
   RespStep RespCheckOp(Qp& qp, const Packet& pkt);
   RespStep RespExecute(Qp& qp, Packet& pkt);
   bool TakeRecv(Qp& qp, RecvWr* out);
@@ -158,6 +176,7 @@ class Nic {
   int index_;
   uint32_t next_ctx_ = 1;
   uint32_t next_qpn_ = 17;  // rxe: RXE_MIN_QP_INDEX = 16; QP0/QP1 are reserved
+  uint32_t next_srqn_ = 1;  // SRQ numbers (ibv_get_srq_num), a namespace of their own
   uint64_t host_free_ns_ = 0;
 
   std::map<uint32_t, Pd> pds_;
@@ -165,6 +184,7 @@ class Nic {
   std::map<uint32_t, Channel> channels_;
   std::map<uint32_t, std::shared_ptr<Cq>> cqs_;
   std::map<uint32_t, std::shared_ptr<Srq>> srqs_;
+  std::map<uint32_t, Xrcd> xrcds_;
   std::map<uint32_t, Ah> ahs_;
   std::map<uint32_t, std::shared_ptr<Qp>> qps_;   // by handle
   std::map<uint32_t, Qp*> by_qpn_;

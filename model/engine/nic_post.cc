@@ -26,14 +26,16 @@ bool OpModelled(WrOpcode op) {
 }  // namespace
 
 bool OpAllowed(QpType type, WrOpcode op) {
+  // IBTA 9.8: an XRC initiator carries the RC operations; an XRC target sends nothing.
+  const bool rc = type == QpType::kRc || type == QpType::kXrcSend;
   switch (op) {
     case WrOpcode::kSend:
-    case WrOpcode::kSendWithImm: return true;
+    case WrOpcode::kSendWithImm: return type != QpType::kXrcRecv;
     case WrOpcode::kRdmaWrite:
-    case WrOpcode::kRdmaWriteWithImm: return type == QpType::kRc || type == QpType::kUc;
+    case WrOpcode::kRdmaWriteWithImm: return rc || type == QpType::kUc;
     case WrOpcode::kRdmaRead:
     case WrOpcode::kAtomicCmpAndSwp:
-    case WrOpcode::kAtomicFetchAndAdd: return type == QpType::kRc;
+    case WrOpcode::kAtomicFetchAndAdd: return rc;
     default: return false;  // LOCAL_INV, BIND_MW, SEND_WITH_INV, TSO: not modelled
   }
 }
@@ -54,7 +56,9 @@ uint64_t TotalLength(const std::vector<Sge>& sges) {
 
 int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size_t* bad) {
   Qp* qp = FindQp(ctx, h);
-  if (!qp) {
+  // An XRC_RECV QP has no send queue (ibv_create_qp_ex(3): it only receives through XRC
+  // SRQs); mlx5 creates it without a SQ, so ibv_post_send has nothing to post to.
+  if (!qp || qp->type == QpType::kXrcRecv) {
     if (bad) *bad = 0;
     return EINVAL;
   }
@@ -138,7 +142,8 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
 
 int Nic::PostRecv(uint32_t ctx, uint32_t h, const std::vector<RecvWr>& wrs, size_t* bad) {
   Qp* qp = FindQp(ctx, h);
-  if (!qp) {
+  // XRC QPs have no receive queue: XRC_SEND only sends, XRC_RECV receives into XRC SRQs.
+  if (!qp || qp->type == QpType::kXrcSend || qp->type == QpType::kXrcRecv) {
     if (bad) *bad = 0;
     return EINVAL;
   }

@@ -15,6 +15,8 @@ bool TypeSupported(QpType t, const Quirks& q) {
     case QpType::kRc: return true;
     case QpType::kUc: return q.supports_uc;
     case QpType::kUd: return q.supports_ud;
+    case QpType::kXrcSend:
+    case QpType::kXrcRecv: return q.supports_xrc;
     default: return false;  // R1: rxe_qp_chk_init accepts RC/UC/UD (+GSI in the kernel)
   }
 }
@@ -37,7 +39,46 @@ uint32_t Nic::SendWcFlags(WrOpcode op) const {
   return imm && profile().quirks.send_wc_with_imm ? wc_flag::kWithImm : 0;  // imm_data 0
 }
 
-int Nic::CreateQp(uint32_t ctx, const QpInitAttr& init, uint32_t* out, QpCap* actual) {
+int Nic::CreateXrcRecvQp(uint32_t ctx, const QpInitAttr& given, uint32_t* out, QpCap* actual) {
+  // ib_uverbs create_qp for IB_QPT_XRC_TGT looks up the XRCD only: the PD, CQs, SRQ and
+  // caps of the call are not used. The QP has no queues; its receives go to XRC SRQs.
+  if (!TypeSupported(given.qp_type, profile().quirks)) return EOPNOTSUPP;  // R1 (rxe)
+  auto x = xrcds_.find(given.xrcd.id);
+  if (x == xrcds_.end() || x->second.ctx != ctx) return EINVAL;
+  if (static_cast<int>(qps_.size()) >= profile().device.max_qp) return ENOMEM;
+  QpInitAttr init;
+  init.qp_type = QpType::kXrcRecv;
+  init.xrcd = given.xrcd;
+  auto qp = std::make_shared<Qp>();
+  qp->handle = world_->NewHandle();
+  qp->ctx = ctx;
+  qp->qpn = next_qpn_++ & 0xffffff;
+  qp->type = init.qp_type;
+  qp->init = init;
+  qp->xrcd = init.xrcd.id;
+  qp->attr.path_mtu = profile().port.active_mtu;
+  ++x->second.users;
+  qp->history.push_back({world_->events().Now(), QpState::kReset, QpState::kReset, "create"});
+  *out = qp->handle;
+  if (actual) *actual = qp->cap;
+  by_qpn_[qp->qpn] = qp.get();
+  qps_[qp->handle] = std::move(qp);
+  ChargeHost(profile().timing.control.create_qp_ns);
+  return 0;
+}
+
+int Nic::CreateQp(uint32_t ctx, const QpInitAttr& given, uint32_t* out, QpCap* actual) {
+  if (given.qp_type == QpType::kXrcRecv) return CreateXrcRecvQp(ctx, given, out, actual);
+  QpInitAttr init = given;
+  const bool xrc_send = init.qp_type == QpType::kXrcSend;
+  if (xrc_send) {
+    // rdma-core libibverbs cmd.c create_qp_ex_common sends no recv_cq/srq handle for
+    // XRC_SEND, and ib_uverbs create_qp sets max_recv_wr = max_recv_sge = 0 for XRC_INI:
+    // they are ignored, not refused. The QP has no receive side.
+    init.recv_cq = init.send_cq;
+    init.srq = SrqHandle{};
+    init.cap.max_recv_wr = init.cap.max_recv_sge = 0;
+  }
   auto pd = pds_.find(init.pd.id);
   if (pd == pds_.end() || pd->second.ctx != ctx) return EINVAL;
   Cq* scq = FindCq(ctx, init.send_cq.id);
@@ -56,15 +97,20 @@ int Nic::CreateQp(uint32_t ctx, const QpInitAttr& init, uint32_t* out, QpCap* ac
   qp->type = init.qp_type;
   qp->init = init;
   qp->cap = GrantedCaps(profile().quirks, init.cap);
-  if (srq) qp->cap.max_recv_wr = qp->cap.max_recv_sge = 0;
+  if (srq || xrc_send) qp->cap.max_recv_wr = qp->cap.max_recv_sge = 0;
   qp->send_cq = cqs_[scq->handle()];
-  qp->recv_cq = cqs_[rcq->handle()];
+  if (xrc_send) {
+    rcq = nullptr;
+    qp->init.recv_cq = CqHandle{};
+  } else {
+    qp->recv_cq = cqs_[rcq->handle()];
+  }
   if (srq) qp->srq = srqs_[srq->handle];
   qp->attr.port_num = 0;
   qp->attr.path_mtu = profile().port.active_mtu;
   ++pd->second.users;
   ++scq->users;
-  ++rcq->users;
+  if (rcq) ++rcq->users;
   if (srq) ++srq->users;
   qp->history.push_back({world_->events().Now(), QpState::kReset, QpState::kReset, "create"});
   *out = qp->handle;
@@ -78,9 +124,13 @@ int Nic::CreateQp(uint32_t ctx, const QpInitAttr& init, uint32_t* out, QpCap* ac
 int Nic::DestroyQp(uint32_t ctx, uint32_t h) {
   Qp* qp = FindQp(ctx, h);
   if (!qp) return EINVAL;
-  --pds_[qp->init.pd.id].users;
-  --qp->send_cq->users;
-  --qp->recv_cq->users;
+  if (qp->type == QpType::kXrcRecv) {
+    --xrcds_[qp->xrcd].users;
+  } else {
+    --pds_[qp->init.pd.id].users;
+    --qp->send_cq->users;
+  }
+  if (qp->recv_cq) --qp->recv_cq->users;
   if (qp->srq) --qp->srq->users;
   by_qpn_.erase(qp->qpn);
   qps_.erase(h);  // pending callbacks hold weak references and find nothing
@@ -256,7 +306,7 @@ void Nic::FlushSq(Qp& qp) {
       wc.byte_len = static_cast<uint32_t>(w.length);
       wc.wc_flags = SendWcFlags(w.wr.opcode);
     }
-    PushCqe(qp, *qp.send_cq, wc, false);
+    PushCqe(qp, *qp.send_cq, wc, false);  // an XRC_RECV QP has no SQ: never here
   }
 }
 

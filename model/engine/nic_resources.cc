@@ -131,9 +131,60 @@ int Nic::CreateSrq(uint32_t ctx, uint32_t pd, uint32_t max_wr, uint32_t max_sge,
   srq->pd = pd;
   srq->max_wr = QueueSlots(profile().quirks, max_wr);
   srq->max_sge = max_sge;
+  srq->srqn = next_srqn_++ & 0xffffff;
   ++it->second.users;
   *out = srq->handle;
   srqs_[srq->handle] = std::move(srq);
+  return 0;
+}
+
+int Nic::CreateSrqEx(uint32_t ctx, const SrqInitAttr& init, uint32_t* out) {
+  if (init.srq_type == SrqType::kBasic) {
+    return CreateSrq(ctx, init.pd.id, init.max_wr, init.max_sge, out);
+  }
+  if (init.srq_type != SrqType::kXrc) return EINVAL;
+  // ibv_create_srq_ex(3): an XRC SRQ needs IBV_SRQ_INIT_ATTR_{PD,XRCD,CQ}. Without XRC no
+  // XRCD exists, so the XRCD handle is refused first (EINVAL, as hw/ does).
+  auto x = xrcds_.find(init.xrcd.id);
+  if (x == xrcds_.end() || x->second.ctx != ctx) return EINVAL;
+  if (!profile().quirks.supports_xrc) return EOPNOTSUPP;
+  Cq* cq = FindCq(ctx, init.cq.id);
+  if (!cq) return EINVAL;
+  uint32_t h = 0;
+  if (int err = CreateSrq(ctx, init.pd.id, init.max_wr, init.max_sge, &h)) return err;
+  Srq& srq = *srqs_[h];
+  srq.type = SrqType::kXrc;
+  srq.xrcd = init.xrcd.id;
+  srq.cq = cqs_[cq->handle()];
+  ++cq->users;
+  ++x->second.users;
+  *out = h;
+  return 0;
+}
+
+int Nic::SrqNum(uint32_t ctx, uint32_t srq, uint32_t* srqn) {
+  Srq* s = FindSrq(ctx, srq);
+  if (!s) return EINVAL;
+  // libibverbs ibv_get_srq_num: EOPNOTSUPP when the provider has no get_srq_num (rxe).
+  if (!profile().quirks.supports_xrc) return EOPNOTSUPP;
+  *srqn = s->srqn;
+  return 0;
+}
+
+int Nic::OpenXrcd(uint32_t ctx, uint32_t* out) {
+  // libibverbs ibv_open_xrcd: EOPNOTSUPP when the provider has no open_xrcd (rxe).
+  if (!profile().quirks.supports_xrc) return EOPNOTSUPP;
+  uint32_t h = world_->NewHandle();
+  xrcds_[h] = Xrcd{ctx, 0};
+  *out = h;
+  return 0;
+}
+
+int Nic::CloseXrcd(uint32_t ctx, uint32_t xrcd) {
+  auto it = xrcds_.find(xrcd);
+  if (it == xrcds_.end() || it->second.ctx != ctx) return EINVAL;
+  if (it->second.users > 0) return EBUSY;  // ib_dealloc_xrcd_user: usecnt -> EBUSY
+  xrcds_.erase(it);
   return 0;
 }
 
@@ -142,6 +193,10 @@ int Nic::DestroySrq(uint32_t ctx, uint32_t srq) {
   if (!s) return EINVAL;
   if (s->users > 0) return EBUSY;
   --pds_[s->pd].users;
+  if (s->type == SrqType::kXrc) {
+    --s->cq->users;
+    --xrcds_[s->xrcd].users;
+  }
   srqs_.erase(srq);
   return 0;
 }

@@ -30,6 +30,11 @@ struct Channel {
   int users = 0;
 };
 
+struct Xrcd {  // an XRC domain
+  uint32_t ctx = 0;
+  int users = 0;  // XRC SRQs and XRC_RECV QPs
+};
+
 struct Srq {
   uint32_t handle = 0;
   uint32_t ctx = 0;
@@ -38,6 +43,11 @@ struct Srq {
   uint32_t max_sge = 0;
   std::deque<RecvWr> rq;
   int users = 0;
+  // XRC SRQs: the number senders name (XRCETH), the domain, and the CQ of its receives.
+  SrqType type = SrqType::kBasic;
+  uint32_t srqn = 0;
+  uint32_t xrcd = 0;
+  std::shared_ptr<Cq> cq;
 };
 
 struct SendWqe {
@@ -64,9 +74,10 @@ struct Qp {
   QpCap cap;
   QpState state = QpState::kReset;
   QpAttr attr;  // the attributes set so far (qp_state mirrors `state`)
-  std::shared_ptr<Cq> send_cq;
-  std::shared_ptr<Cq> recv_cq;
+  std::shared_ptr<Cq> send_cq;  // null for XRC_RECV
+  std::shared_ptr<Cq> recv_cq;  // null for XRC_SEND and XRC_RECV
   std::shared_ptr<Srq> srq;
+  uint32_t xrcd = 0;            // XRC_RECV: its domain
   std::vector<StateChange> history;
 
   // Send queue: [0, sq_next) started, [sq_next, end) waiting. Popped in order when done.
@@ -93,6 +104,8 @@ struct Qp {
   bool comm_est_raised = false;
   bool last_wqe_raised = false;
   std::deque<std::pair<uint32_t, uint64_t>> atomic_replay;  // psn -> original value
+  // XRC_RECV: the XRC SRQ named by the request being handled (set by RespCheckXrcSrq).
+  std::shared_ptr<Srq> xrc_srq;
 };
 
 }  // namespace qptwin::model::engine

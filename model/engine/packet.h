@@ -46,6 +46,7 @@ struct Packet {
   bool has_imm = false;
   uint32_t imm = 0;
   uint32_t qkey = 0;  // DETH (UD)
+  uint32_t xrc_srqn = 0;  // XRCETH (XRC requests): the target's XRC SRQ
   std::vector<uint8_t> data;
   // RETH / AtomicETH
   uint64_t remote_addr = 0;

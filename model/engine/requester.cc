@@ -115,7 +115,7 @@ Nic::ReqStep Nic::ReqTransmit(Qp& qp, std::vector<uint8_t> payload) {
   const uint32_t mtu = PathMtuBytes(qp);
   Packet p;
   p.kind = KindOf(w.wr.opcode);
-  p.transport = qp.type;
+  p.transport = WireTransport(qp.type);
   p.src_nic = index_;
   p.src_qpn = qp.qpn;
   p.op = w.wr.opcode;
@@ -142,6 +142,7 @@ Nic::ReqStep Nic::ReqTransmit(Qp& qp, std::vector<uint8_t> payload) {
   } else {
     p.dst_nic = qp.dst_nic;
     p.dst_qpn = qp.attr.dest_qp_num;
+    p.xrc_srqn = w.wr.remote_srqn;  // XRCETH; not looked at by RC/UC targets
   }
   uint32_t npkts = PacketCount(p.kind == PacketKind::kAtomic ? 8 : w.length, mtu);
   if (!w.sent) {
@@ -161,7 +162,7 @@ Nic::ReqStep Nic::ReqTransmit(Qp& qp, std::vector<uint8_t> payload) {
   ++qp.sq_next;
   uint64_t gone = world_->Transmit(std::move(p), w.ready_ns, profile().timing.nic.tx_latency_ns,
                                    dma, mtu);
-  if (qp.type == QpType::kRc) {
+  if (IsReliable(qp.type)) {
     if (!qp.timer_armed) ArmTimer(qp);
   } else {
     SendUnreliableDone(qp, serial, gone);  // UC/UD: done when the last byte left

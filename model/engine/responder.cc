@@ -13,10 +13,12 @@ constexpr size_t kAtomicReplayDepth = 16;
 
 void Nic::HandleRequest(Qp& qp, Packet& pkt) {
   RespStep step = RespStep::kCheckState;
+  qp.xrc_srq.reset();
   for (;;) {
     switch (step) {
       case RespStep::kCheckState: step = RespCheckState(qp, pkt); break;
       case RespStep::kCheckPsn: step = RespCheckPsn(qp, pkt); break;
+      case RespStep::kCheckXrcSrq: step = RespCheckXrcSrq(qp, pkt); break;
       case RespStep::kCheckOp: step = RespCheckOp(qp, pkt); break;
       case RespStep::kExecute: step = RespExecute(qp, pkt); break;
       case RespStep::kDone: return;
@@ -49,6 +51,7 @@ Nic::RespStep Nic::RespCheckPsn(Qp& qp, const Packet& pkt) {
     if (d != 0) qp.epsn = pkt.psn;
     return RespStep::kCheckOp;
   }
+  // RC and XRC from here.
   if (d > 0) {  // a gap: NAK with the PSN we expect (IBTA 9.7.5.1.1)
     Packet nak;
     nak.kind = PacketKind::kNak;
@@ -58,7 +61,7 @@ Nic::RespStep Nic::RespCheckPsn(Qp& qp, const Packet& pkt) {
     return RespStep::kDone;
   }
   if (d < 0) {  // a duplicate: answer again without executing twice
-    if (pkt.kind == PacketKind::kReadReq) return RespStep::kCheckOp;  // reads are idempotent
+    if (pkt.kind == PacketKind::kReadReq) return RespStep::kCheckXrcSrq;  // reads are idempotent
     if (pkt.kind == PacketKind::kAtomic) {
       for (const auto& [psn, orig] : qp.atomic_replay) {
         if (psn == pkt.psn) {
@@ -74,7 +77,36 @@ Nic::RespStep Nic::RespCheckPsn(Qp& qp, const Packet& pkt) {
     SendAck(qp, pkt);
     return RespStep::kDone;
   }
-  return RespStep::kCheckOp;
+  return RespStep::kCheckXrcSrq;
+}
+
+Nic::RespStep Nic::RespCheckXrcSrq(Qp& qp, const Packet& pkt) {
+  if (qp.type != QpType::kXrcRecv) return RespStep::kCheckOp;
+  // IBTA 9.8 (XRC): every request names an XRC SRQ in its XRCETH; the SRQ must exist and
+  // belong to the XRC domain of the target QP, else the request is invalid: NAK Invalid
+  // Request (the requester completes with REM_INV_REQ_ERR) and the target QP goes to ERR,
+  // as for any invalid request (C9-ANAK, 9.7.5.2.4).
+  for (const auto& [h, srq] : srqs_) {
+    if (srq->type == SrqType::kXrc && srq->srqn == pkt.xrc_srqn && srq->xrcd == qp.xrcd) {
+      qp.xrc_srq = srq;
+      return RespStep::kCheckOp;
+    }
+  }
+  RespondError(qp, pkt, NakCode::kInvalidRequest, EventType::kQpReqErr);
+  return RespStep::kDone;
+}
+
+Srq* Nic::RecvSrq(const Qp& qp) const {
+  return qp.type == QpType::kXrcRecv ? qp.xrc_srq.get() : qp.srq.get();
+}
+
+Cq& Nic::RecvCq(Qp& qp) { return qp.type == QpType::kXrcRecv ? *qp.xrc_srq->cq : *qp.recv_cq; }
+
+uint32_t Nic::ResponderPd(const Qp& qp) const {
+  // IBTA 9.8: for XRC the XRC SRQ's PD is the one access is checked against (receive
+  // buffers and the R_Keys of RDMA/atomics); an SRQ's PD for its receive buffers.
+  if (const Srq* srq = RecvSrq(qp)) return srq->pd;
+  return qp.init.pd.id;
 }
 
 Nic::RespStep Nic::RespCheckOp(Qp& qp, const Packet& pkt) {
@@ -86,15 +118,19 @@ Nic::RespStep Nic::RespCheckOp(Qp& qp, const Packet& pkt) {
   bool bad = (qp.attr.qp_access_flags & need) != need;
   if (pkt.kind == PacketKind::kAtomic && (pkt.remote_addr & 7)) bad = true;  // misaligned
   if (bad) {
-    if (qp.type == QpType::kRc) RespondError(qp, pkt, NakCode::kInvalidRequest, EventType::kQpReqErr);
+    if (IsReliable(qp.type)) {
+      RespondError(qp, pkt, NakCode::kInvalidRequest, EventType::kQpReqErr);
+    }
     return RespStep::kDone;
   }
   return RespStep::kExecute;
 }
 
 Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
-  const bool dup = qp.type == QpType::kRc && PsnDiff(pkt.psn, qp.epsn) < 0;
-  const uint32_t pd = qp.init.pd.id;
+  const bool dup = IsReliable(qp.type) && PsnDiff(pkt.psn, qp.epsn) < 0;
+  // R_Keys are checked against the QP's PD (rxe_resp.c check_rkey), for XRC against the
+  // XRC SRQ's (IBTA 9.8: an XRC target QP has no PD of its own).
+  const uint32_t pd = qp.type == QpType::kXrcRecv ? ResponderPd(qp) : qp.init.pd.id;
   switch (pkt.kind) {
     case PacketKind::kSend:
       ReceiveSendLike(qp, pkt);
@@ -103,7 +139,7 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
       uint8_t* dst = mrs_.Remote(pkt.rkey, pd, pkt.remote_addr, pkt.data.size(),
                                  access::kRemoteWrite);
       if (!dst) {  // R15: RC NAKs, UC drops silently
-        if (qp.type == QpType::kRc) {
+        if (IsReliable(qp.type)) {
           RespondError(qp, pkt, NakCode::kRemoteAccess, EventType::kQpAccessErr);
         }
         return RespStep::kDone;
@@ -117,7 +153,7 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
         ReceiveSendLike(qp, pkt);
       } else {
         qp.epsn = PsnAdd(pkt.psn, pkt.npkts);
-        if (qp.type == QpType::kRc) SendAck(qp, pkt);
+        if (IsReliable(qp.type)) SendAck(qp, pkt);
       }
       return RespStep::kDone;
     }
@@ -165,10 +201,14 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
   }
 }
 
-bool Nic::PeekRecv(Qp& qp) { return qp.srq ? !qp.srq->rq.empty() : !qp.rq.empty(); }
+bool Nic::PeekRecv(Qp& qp) {
+  Srq* srq = RecvSrq(qp);
+  return srq ? !srq->rq.empty() : !qp.rq.empty();
+}
 
 bool Nic::TakeRecv(Qp& qp, RecvWr* out) {
-  std::deque<RecvWr>& q = qp.srq ? qp.srq->rq : qp.rq;
+  Srq* srq = RecvSrq(qp);
+  std::deque<RecvWr>& q = srq ? srq->rq : qp.rq;
   if (q.empty()) return false;
   *out = std::move(q.front());
   q.pop_front();
@@ -178,8 +218,8 @@ bool Nic::TakeRecv(Qp& qp, RecvWr* out) {
 void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
   RecvWr r;
   if (!TakeRecv(qp, &r)) {
-    // R17: RC answers RNR NAK with min_rnr_timer; UC and UD drop.
-    if (qp.type == QpType::kRc) {
+    // R17: RC (and XRC) answers RNR NAK with min_rnr_timer; UC and UD drop.
+    if (IsReliable(qp.type)) {
       Packet nak;
       nak.kind = PacketKind::kNak;
       nak.nak = NakCode::kRnr;
@@ -210,13 +250,13 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
   wc.wr_id = r.wr_id;
   wc.qp_num = qp.qpn;
   wc.src_qp = pkt.src_qpn;
-  uint32_t pd = qp.srq ? qp.srq->pd : qp.init.pd.id;
+  uint32_t pd = ResponderPd(qp);
   WcStatus st = len ? mrs_.Scatter(r.sg_list, pd, data, len) : WcStatus::kSuccess;
   if (st != WcStatus::kSuccess) {
     wc.status = st;
-    PushCqe(qp, *qp.recv_cq, wc, false);
+    PushCqe(qp, RecvCq(qp), wc, false);
     if (qp.type == QpType::kUd) return;  // a UD QP carries on
-    if (qp.type == QpType::kRc) {
+    if (IsReliable(qp.type)) {
       Packet nak;
       nak.kind = PacketKind::kNak;
       nak.nak = st == WcStatus::kLocLenErr ? NakCode::kInvalidRequest : NakCode::kRemoteOp;
@@ -235,8 +275,8 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
     wc.wc_flags |= wc_flag::kWithImm;
   }
   if (grh) wc.wc_flags |= wc_flag::kGrh;
-  bool ok = PushCqe(qp, *qp.recv_cq, wc, pkt.solicited);
-  if (qp.type == QpType::kRc && ok) SendAck(qp, pkt);
+  bool ok = PushCqe(qp, RecvCq(qp), wc, pkt.solicited);
+  if (IsReliable(qp.type) && ok) SendAck(qp, pkt);
 }
 
 void Nic::RespondError(Qp& qp, const Packet& pkt, NakCode code, EventType event) {
@@ -260,7 +300,7 @@ void Nic::SendAck(const Qp& qp, const Packet& req) {
 
 void Nic::SendResponse(const Qp& qp, const Packet& req, Packet resp, uint64_t ready_ns,
                        uint64_t dma_bytes) {
-  resp.transport = qp.type;
+  resp.transport = WireTransport(qp.type);
   resp.src_nic = index_;
   resp.dst_nic = req.src_nic;
   resp.src_qpn = qp.qpn;
