@@ -33,6 +33,9 @@ struct BackendCase {
   // An opcode the QP type lacks (READ/atomic on UC; WRITE/READ/atomic on UD) is refused by
   // ibv_post_send (EINVAL); rxe accepts it and completes it with LOC_QP_OP_ERR, QP -> ERR.
   bool opcode_checked_by_requester = false;
+  // XRC domains, XRC SRQs and XRC_SEND/XRC_RECV QPs (IBTA 9.8). Without: OpenXrcd gives
+  // EOPNOTSUPP (libibverbs with no open_xrcd op: rxe).
+  bool has_xrc = false;
 };
 
 inline std::ostream& operator<<(std::ostream& os, const BackendCase& c) { return os << c.name; }

@@ -26,6 +26,7 @@ std::vector<BackendCase> BackendsUnderTest() {
   hw.last_wqe_reached = false;
   hw.qp_error_events = false;
   hw.opcode_checked_by_requester = true;
+  hw.has_xrc = false;
   return {hw};
 }
 

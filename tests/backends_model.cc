@@ -25,6 +25,7 @@ std::vector<BackendCase> BackendsUnderTest() {
   rxe.last_wqe_reached = false;               // Quirks::last_wqe_reached_event
   rxe.qp_error_events = false;             // Quirks::qp_error_events
   rxe.opcode_checked_by_requester = true;  // Quirks::opcode_checked_by_requester
+  rxe.has_xrc = false;                     // Quirks::supports_xrc
   BackendCase ibta;
   ibta.name = "model_ibta";
   ibta.make = make("ibta");
@@ -34,6 +35,7 @@ std::vector<BackendCase> BackendsUnderTest() {
   ibta.last_wqe_reached = true;
   ibta.qp_error_events = true;
   ibta.opcode_checked_by_requester = false;
+  ibta.has_xrc = true;
   return {rxe, ibta};
 }
 

@@ -1,4 +1,6 @@
 // Posting rules (rdma-facts R2, R4, R5) and what a rejected post leaves behind.
+#include <cstring>
+
 #include "tests/conformance/fixture.h"
 
 namespace qptwin::testing {
@@ -139,6 +141,64 @@ TEST_P(Conformance, EachQpTypeQueriesResetAfterCreate) {
     EXPECT_GE(init.cap.max_send_wr, 8u);
     EXPECT_GE(init.cap.max_recv_wr, 8u);
   }
+}
+
+// IBTA 9.8: an XRC_SEND QP reaches the XRC SRQ its WR names through an XRC_RECV QP of the
+// SRQ's domain; the receive completes on the SRQ's CQ. Without XRC, OpenXrcd is EOPNOTSUPP.
+TEST_P(Conformance, XrcSendReachesTheSrqItNamesOrXrcIsEopnotsupp) {
+  XrcdHandle xrcd;
+  int ret = dev_->OpenXrcd(&xrcd);
+  if (!GetParam().has_xrc) {
+    EXPECT_EQ(ret, EOPNOTSUPP);
+    return;
+  }
+  ASSERT_EQ(ret, 0);
+  CqHandle srq_cq = Cq();
+  SrqInitAttr sa;
+  sa.srq_type = SrqType::kXrc;
+  sa.pd = pd_;
+  sa.max_wr = 4;
+  sa.max_sge = 1;
+  sa.xrcd = xrcd;
+  sa.cq = srq_cq;
+  SrqHandle srq;
+  uint32_t srqn = 0;
+  ASSERT_EQ(dev_->CreateSrqEx(sa, &srq), 0);
+  ASSERT_EQ(dev_->SrqNum(srq, &srqn), 0);
+  QpInitAttr ti;
+  ti.qp_type = QpType::kXrcRecv;
+  ti.xrcd = xrcd;
+  QpHandle tgt;
+  ASSERT_EQ(dev_->CreateQp(ti, &tgt, nullptr), 0);
+  QpInitAttr ii;
+  ii.qp_type = QpType::kXrcSend;
+  ii.pd = pd_;
+  ii.send_cq = cq_;
+  ii.cap = QpCap{4, 0, 1, 0, 0};
+  QpHandle ini;
+  ASSERT_EQ(dev_->CreateQp(ii, &ini, nullptr), 0);
+  Drive(QpType::kXrcRecv, tgt, QpState::kRts, ini);
+  Drive(QpType::kXrcSend, ini, QpState::kRts, tgt);
+  Buffer b = Reg(256, access::kLocalWrite);
+  std::memcpy(b.buf, "to the xrc srq", 14);
+  size_t bad = 0;
+  ASSERT_EQ(dev_->PostSrqRecv(srq, {Recv(9, {b.At(128, 64)})}, &bad), 0);
+  SendWr w = Send(1, {b.At(0, 14)});
+  w.remote_srqn = srqn;
+  ASSERT_EQ(dev_->PostSend(ini, {w}, &bad), 0);
+  auto sent = WaitWc(cq_, 1);
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].status, WcStatus::kSuccess);
+  auto got = WaitWc(srq_cq, 1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].wr_id, 9u);
+  EXPECT_EQ(got[0].byte_len, 14u);
+  EXPECT_EQ(std::memcmp(b.buf + 128, "to the xrc srq", 14), 0);
+  EXPECT_EQ(dev_->CloseXrcd(xrcd), EBUSY);
+  ASSERT_EQ(dev_->DestroyQp(ini), 0);
+  ASSERT_EQ(dev_->DestroyQp(tgt), 0);
+  ASSERT_EQ(dev_->DestroySrq(srq), 0);
+  EXPECT_EQ(dev_->CloseXrcd(xrcd), 0);
 }
 
 TEST_P(Conformance, BadHandlesAreEinval) {
