@@ -229,7 +229,9 @@ TEST_F(VerbsDeviceTest, PostSendInResetIsEinval) {
   SendWr wr;
   wr.send_flags = send_flag::kSignaled;
   EXPECT_EQ(dev_->PostSend(qp, {wr, wr}, &bad), EINVAL);
-  if (dev_->Name().rfind("rxe", 0) == 0) EXPECT_EQ(bad, 2u);
+  if (dev_->Name().rfind("rxe", 0) == 0) {
+    EXPECT_EQ(bad, 2u);
+  }
   WorkCompletion wc[2];
   EXPECT_EQ(dev_->PollCq(cq, 2, wc), 0);
 }

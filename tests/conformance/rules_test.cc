@@ -138,7 +138,9 @@ TEST_P(Conformance, UdMessageLongerThanTheMtuIsNotSentButSucceeds) {
     EXPECT_EQ(wc.status, WcStatus::kSuccess) << wc.wr_id;
     // The first 40 bytes of a UD receive buffer hold the GRH; byte_len counts them only
     // when one came (always on RoCE; on InfiniBand only for a global route).
-    if (wc.wr_id == 60) EXPECT_EQ(wc.byte_len, mtu + ((wc.wc_flags & wc_flag::kGrh) ? 40 : 0));
+    if (wc.wr_id == 60) {
+      EXPECT_EQ(wc.byte_len, mtu + ((wc.wc_flags & wc_flag::kGrh) ? 40 : 0));
+    }
   }
   EXPECT_EQ(dev_->DestroyAh(ah), 0);
 }

@@ -92,7 +92,7 @@ void ReportCtx::Svg(const std::string& name, const std::string& svg) {
 }
 
 int WriteReport(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  ReportCtx c{out, err};
+  ReportCtx c{out, err, {}};
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--out" && i + 1 < args.size()) {
       c.dir = args[++i];
