@@ -210,6 +210,47 @@ TEST(IbtaProfile, UdLocalErrorMovesToSqeAndReceivesContinue) {
   EXPECT_EQ(Wait(a, a.scq, 1)[0].status, WcStatus::kSuccess);
 }
 
+// R8 for UC: a local send error moves a UC QP to SQE in the ibta profile (IBTA C10-38);
+// receives continue, and SQE -> RTS resumes sending on the same connection.
+TEST(IbtaProfile, UcLocalErrorMovesToSqeAndReceivesContinue) {
+  ModelOptions o;
+  o.profile = "ibta";
+  auto be = MakeModelBackend(o);
+  ASSERT_NE(be, nullptr);
+  Side a = MakeSide(*be, "mdev0", Type(QpType::kUc));
+  Side b = MakeSide(*be, "mdev1", Type(QpType::kUc));
+  Connect(a, b);
+  SendWr bad = Wr(1, WrOpcode::kSend, {Sge{a.Addr(0), 8, a.lkey + 1}});
+  SendWr next = Wr(2, WrOpcode::kSend, {a.At(0, 8)});
+  ASSERT_EQ(a.dev->PostSend(a.qp, {bad, next}, nullptr), 0);
+  auto wc = Wait(a, a.scq, 2);
+  EXPECT_EQ(wc[0].status, WcStatus::kLocProtErr);
+  EXPECT_EQ(wc[1].status, WcStatus::kWrFlushErr);
+  EXPECT_EQ(StateOf(a), QpState::kSqe);
+  ASSERT_EQ(a.dev->PostRecv(a.qp, {Rwr(7, {a.At(100, 100)})}, nullptr), 0);
+  ASSERT_EQ(b.dev->PostSend(b.qp, {Wr(9, WrOpcode::kSend, {b.At(0, 8)})}, nullptr), 0);
+  EXPECT_EQ(Wait(a, a.rcq, 1)[0].wr_id, 7u);
+  QpAttr rts;
+  rts.qp_state = QpState::kRts;
+  ASSERT_EQ(a.dev->ModifyQp(a.qp, rts, attr::kState), 0);
+  ASSERT_EQ(b.dev->PostRecv(b.qp, {Rwr(8, {b.At(100, 100)})}, nullptr), 0);
+  ASSERT_EQ(a.dev->PostSend(a.qp, {next}, nullptr), 0);
+  EXPECT_EQ(Wait(a, a.scq, 1)[0].status, WcStatus::kSuccess);
+  EXPECT_EQ(Wait(b, b.rcq, 1)[0].wr_id, 8u);
+}
+
+// rxe never enters SQE: the same UC error moves the QP to ERR.
+TEST(RxeProfile, UcLocalErrorMovesToErrNotSqe) {
+  auto be = Rxe();
+  Side a = MakeSide(*be, "mdev0", Type(QpType::kUc));
+  Side b = MakeSide(*be, "mdev1", Type(QpType::kUc));
+  Connect(a, b);
+  SendWr bad = Wr(1, WrOpcode::kSend, {Sge{a.Addr(0), 8, a.lkey + 1}});
+  ASSERT_EQ(a.dev->PostSend(a.qp, {bad}, nullptr), 0);
+  EXPECT_EQ(Wait(a, a.scq, 1)[0].status, WcStatus::kLocProtErr);
+  EXPECT_EQ(StateOf(a), QpState::kErr);
+}
+
 TEST(IbtaProfile, SqDrainedOnlyWithEnSqdAsyncNotify) {
   ModelOptions o;
   o.profile = "ibta";
