@@ -144,23 +144,6 @@ TEST_P(Conformance, ErrFlushesReceivesInOrderAndResetDiscards) {
   EXPECT_TRUE(Drain(cq_).empty());
 }
 
-TEST_P(Conformance, RemoteAccessErrorOnBadRkey) {
-  auto [qa, qb] = ConnectedPair(QpType::kRc);
-  Buffer local = Reg(4096, kAll), remote = Reg(4096, access::kLocalWrite);  // no REMOTE_WRITE
-  SendWr w = Send(7, {local.At(0, 64)});
-  w.opcode = WrOpcode::kRdmaWrite;
-  w.remote_addr = remote.Addr(0);
-  w.rkey = remote.rkey;
-  size_t bad;
-  ASSERT_EQ(dev_->PostSend(qa, {w}, &bad), 0);
-  auto wcs = WaitWc(cq_, 1);
-  ASSERT_EQ(wcs.size(), 1u);
-  EXPECT_EQ(wcs[0].wr_id, 7u);
-  EXPECT_EQ(wcs[0].status, WcStatus::kRemAccessErr);
-  EXPECT_EQ(StateOf(qa), QpState::kErr);
-  (void)qb;
-}
-
 TEST_P(Conformance, SqdDrainRaisesSqDrained) {
   auto [qa, qb] = ConnectedPair(QpType::kRc);
   (void)qb;

@@ -152,8 +152,9 @@ TEST_P(Conformance, SrqQpEnteringErrRaisesLastWqeReachedAsTheDeviceDoes) {
   EXPECT_EQ(dev_->DestroySrq(srq), 0);
 }
 
-// R15 on a bad rkey: both QPs end in ERR. IBTA 11.6.3 adds an affiliated async error at the
-// responder (QP_ACCESS_ERR); rxe_qp_error raises none, on either side.
+// R15 on a bad rkey (the MR lacks REMOTE_WRITE): REM_ACCESS_ERR, both QPs end in ERR.
+// IBTA 11.6.3 adds an affiliated async error at the responder (QP_ACCESS_ERR); rxe_qp_error
+// raises none, on either side.
 TEST_P(Conformance, BadRkeyRaisesAnAccessErrorEventOnlyWhereTheDeviceDoes) {
   auto [qa, qb] = ConnectedPair(QpType::kRc);
   Buffer local = Reg(4096, kAll), remote = Reg(4096, access::kLocalWrite);
@@ -165,7 +166,9 @@ TEST_P(Conformance, BadRkeyRaisesAnAccessErrorEventOnlyWhereTheDeviceDoes) {
   ASSERT_EQ(dev_->PostSend(qa, {w}, &bad), 0);
   auto wcs = WaitWc(cq_, 1);
   ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].wr_id, 7u);
   EXPECT_EQ(wcs[0].status, WcStatus::kRemAccessErr);
+  EXPECT_EQ(StateOf(qa), QpState::kErr);
   const bool ibta_events = GetParam().qp_error_events;
   EXPECT_EQ(dev_->WaitForAsyncEvent(EventType::kQpAccessErr, qb, kSecond / 5),
             ibta_events ? 0 : ETIMEDOUT);
