@@ -67,8 +67,7 @@ TEST_P(Conformance, OnlyAModifyWithStateToResetDiscardsARefusedSend) {
   size_t bad = 99;
   ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(0, 64)}), Recv(11, {buf.At(64, 64)})}, &bad), 0);
   EXPECT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(1024, 8)})}, &bad), EINVAL);
-  QpAttr a;
-  a.qp_state = QpState::kReset;
+  const QpAttr a = StateOnly(QpState::kReset);
   ASSERT_EQ(dev_->ModifyQp(qa, a, attr::kState), 0);  // RESET -> RESET: discards WR 1
   EXPECT_EQ(dev_->PostSend(qa, {Send(2, {buf.At(1024, 8)})}, &bad), EINVAL);
   ASSERT_EQ(dev_->ModifyQp(qa, a, 0), 0);  // no state: WR 2 stays where it was queued
@@ -93,9 +92,7 @@ TEST_P(Conformance, SendRefusedInRtrIsFlushedByErrWhereItWasQueued) {
   size_t bad = 99;
   EXPECT_EQ(dev_->PostSend(qp, {Send(1, {buf.At(0, 8)}), Send(2, {buf.At(8, 8)})}, &bad), EINVAL);
   EXPECT_EQ(bad, queues ? 2u : 0u);
-  QpAttr a;
-  a.qp_state = QpState::kErr;
-  ASSERT_EQ(dev_->ModifyQp(qp, a, attr::kState), 0);
+  ASSERT_EQ(dev_->ModifyQp(qp, StateOnly(QpState::kErr), attr::kState), 0);
   auto wcs = queues ? WaitWc(cq_, 2) : Drain(cq_);
   ASSERT_EQ(wcs.size(), queues ? 2u : 0u);
   for (size_t i = 0; i < wcs.size(); ++i) {
@@ -119,9 +116,7 @@ TEST_P(Conformance, ReceivePostedInErrIsFlushedAtOnceOrByTheNextErr) {
   ASSERT_EQ(dev_->PostRecv(qp, {Recv(5, {buf.At(0, 64)})}, &bad), 0);
   auto first = Drain(cq_);
   EXPECT_EQ(first.size(), waits ? 0u : 1u);
-  QpAttr a;
-  a.qp_state = QpState::kErr;
-  ASSERT_EQ(dev_->ModifyQp(qp, a, attr::kState), 0);
+  ASSERT_EQ(dev_->ModifyQp(qp, StateOnly(QpState::kErr), attr::kState), 0);
   auto second = Drain(cq_);
   EXPECT_EQ(second.size(), waits ? 1u : 0u);
   first.insert(first.end(), second.begin(), second.end());

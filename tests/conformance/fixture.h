@@ -51,6 +51,12 @@ class Conformance : public ::testing::TestWithParam<BackendCase> {
   // Polls what is there without waiting further than `settle_ns` of quiet time.
   std::vector<WorkCompletion> Drain(CqHandle cq, uint64_t settle_ns = kSecond / 10);
 
+  // A QpAttr for a modify with attr::kState only (to RESET or ERR, or SQD <-> RTS).
+  static QpAttr StateOnly(QpState s) {
+    QpAttr a;
+    a.qp_state = s;
+    return a;
+  }
   static SendWr Send(uint64_t wr_id, std::vector<Sge> sges, bool signaled = true);
   static RecvWr Recv(uint64_t wr_id, std::vector<Sge> sges);
 

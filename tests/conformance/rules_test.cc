@@ -11,12 +11,6 @@ namespace {
 constexpr AccessFlags kAll =
     access::kLocalWrite | access::kRemoteWrite | access::kRemoteRead | access::kRemoteAtomic;
 
-QpAttr StateOnly(QpState s) {
-  QpAttr a;
-  a.qp_state = s;
-  return a;
-}
-
 // R6: a flush completion is valid only in wr_id, status and qp_num (ibv_poll_cq(3): "only
 // wr_id, status, qp_num and vendor_err are valid"); rxe and the model leave the rest zero,
 // for send and receive queues alike.
