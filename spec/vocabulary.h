@@ -147,6 +147,9 @@ inline constexpr AccessFlags kHugetlb = 1u << 7;
 inline constexpr AccessFlags kRelaxedOrdering = 1u << 20;
 // The flags a QP's qp_access_flags may carry (IB_ACCESS_REMOTE_* of the responder).
 inline constexpr AccessFlags kQpAccessMask = kLocalWrite | kRemoteWrite | kRemoteRead | kRemoteAtomic;
+// LOCAL_WRITE and every remote access: what tests, benchmarks and examples register and
+// grant when access is not what they are about.
+inline constexpr AccessFlags kAll = kLocalWrite | kRemoteWrite | kRemoteRead | kRemoteAtomic;
 inline constexpr AccessFlags kKnownMask =
     kLocalWrite | kRemoteWrite | kRemoteRead | kRemoteAtomic | kMwBind | kZeroBased | kOnDemand |
     kHugetlb | kRelaxedOrdering;
