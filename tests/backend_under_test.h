@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "spec/backend.h"
-#include "tests/property/device_behaviour.h"
+#include "spec/reference/device_behaviour.h"
 
 namespace qptwin::testing {
 
@@ -22,8 +22,8 @@ struct BackendCase {
   // docs/differences.md has the evidence).
   bool has_sqe = false;  // UC/UD send errors move the QP to SQE (IBTA); rxe never enters SQE
   // Refused sends below RTS stay queued, and receives posted in ERR wait for the next move
-  // to ERR (tests/property/device_behaviour.h).
-  DeviceBehaviour behaviour;
+  // to ERR (spec/reference/device_behaviour.h).
+  reference::DeviceBehaviour behaviour;
   // A QP with an SRQ raises LAST_WQE_REACHED on entering ERR (IBTA 11.6.3, rdma-facts R6);
   // rxe on Linux 6.1 raises none.
   bool last_wqe_reached = true;

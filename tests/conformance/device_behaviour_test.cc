@@ -4,10 +4,14 @@
 #include <cstring>
 
 #include "tests/conformance/fixture.h"
-#include "tests/property/device_behaviour.h"
+#include "spec/reference/device_behaviour.h"
 
 namespace qptwin::testing {
 namespace {
+
+using reference::DeviceBehaviour;
+using reference::ProbeDeviceBehaviour;
+using reference::Describe;
 
 constexpr AccessFlags kAll =
     access::kLocalWrite | access::kRemoteWrite | access::kRemoteRead | access::kRemoteAtomic;

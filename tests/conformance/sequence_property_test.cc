@@ -1,14 +1,19 @@
-// Random modify/post/poll sequences against the reference model (tests/property/sequence.h):
+// Random modify/post/poll sequences against the reference model (spec/reference/sequence.h):
 // every return code predicted, completions in posting order, every WR accounted exactly once.
 // A failure prints the shrunk sequence as .qps lines plus RapidCheck's seed
 // (replay: RC_PARAMS="seed=N" bazel test ...).
 #include <rapidcheck.h>
 
 #include "tests/conformance/fixture.h"
-#include "tests/property/sequence.h"
+#include "spec/reference/sequence.h"
 
 namespace qptwin::testing {
 namespace {
+
+using reference::SeqCommand;
+using reference::SeqResult;
+using reference::RunSequence;
+using reference::SequencePreamble;
 
 rc::Gen<SeqCommand> GenCommand() {
   return rc::gen::exec([] {

@@ -7,10 +7,12 @@
 
 #include "tools/bench/bench_pair.h"
 #include "tools/bench/bench_run.h"
-#include "tools/bench/oob.h"
+#include "hw/oob.h"
 
 namespace qptwin::bench {
 namespace {
+
+namespace oob = hw::oob;
 
 constexpr int kConnectMs = 30'000;
 constexpr int kReplyMs = 120'000;  // a handshake step or a server's wind-down (TCG VMs are slow)

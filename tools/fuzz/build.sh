@@ -7,7 +7,7 @@
 #                                   sequence_fuzzer_seed_corpus.zip
 #
 # Compiles spec/, the model (model/**/*.cc but tests, benches and mains) and the sequence
-# reference (tests/property/) directly, and links -lsystemc. Objects are reused while their
+# reference (spec/reference/) directly, and links -lsystemc. Objects are reused while their
 # source and every header are older than them.
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
@@ -26,11 +26,11 @@ if ! command -v "${CXX%% *}" >/dev/null; then
   exit 2
 fi
 
-# The libraries by directory (as //spec, //model and //tests:sequence hold them), so a file
+# The libraries by directory (as //spec, //spec/reference and //model hold them), so a file
 # added there is picked up without editing this list.
 sources=(tools/fuzz/known_bugs.cc tools/fuzz/sequence_fuzzer.cc)
 while IFS= read -r f; do sources+=("$f"); done < <(
-  find spec tests/property -maxdepth 1 -name '*.cc' ! -name '*_test.cc' | sort
+  find spec spec/reference -maxdepth 1 -name '*.cc' ! -name '*_test.cc' | sort
   find model -name '*.cc' ! -name '*_test.cc' ! -name '*_bench.cc' ! -name '*main*.cc' | sort)
 
 mkdir -p "$OUT" "$WORK/obj"

@@ -11,7 +11,7 @@
 
 #include "hw/verbs_backend.h"
 #include "model/model_backend.h"
-#include "tests/property/sequence_gen.h"
+#include "spec/reference/sequence_gen.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/flags.h"
 #include "tools/fuzz/fuzz_loop.h"
@@ -162,8 +162,8 @@ int RunFuzzWith(const std::vector<std::string>& args, std::istream& in, std::ost
 
   if (opts.replay) {
     out << "# sequence " << *opts.replay << " of seed " << opts.seed << "\n"
-        << testing::SequenceText(testing::RandomSequence(
-               testing::SequenceSeed(opts.seed, *opts.replay), opts.max_len));
+        << reference::SequenceText(reference::RandomSequence(
+               reference::SequenceSeed(opts.seed, *opts.replay), opts.max_len));
   } else {
     err << "fuzz: " << opts.backend_flags << " --seed " << opts.seed << " --max-len "
         << opts.max_len << " for " << opts.seconds << " s\n";

@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "model/model_backend.h"
-#include "tests/property/sequence.h"
-#include "tests/property/sequence_gen.h"
+#include "spec/reference/sequence.h"
+#include "spec/reference/sequence_gen.h"
 #include "tools/fuzz/known_bugs.h"
 
-namespace qptwin::testing {
+namespace qptwin::reference {
 namespace {
 
 SeqCommand BringUp(int qp) {
@@ -71,4 +71,4 @@ INSTANTIATE_TEST_SUITE_P(Model, FuzzFindings, ::testing::Values("rxe", "ibta"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace
-}  // namespace qptwin::testing
+}  // namespace qptwin::reference

@@ -9,8 +9,8 @@
 #include <system_error>
 #include <vector>
 
-#include "tests/property/sequence.h"
-#include "tests/property/sequence_gen.h"
+#include "spec/reference/sequence.h"
+#include "spec/reference/sequence_gen.h"
 #include "tools/fuzz/known_bugs.h"
 
 namespace qptwin::fuzz {
@@ -32,8 +32,8 @@ void PrintProgress(std::ostream& os, const FuzzStats& s) {
 
 // Writes the failure file; returns an error message or "".
 std::string SaveFailure(const FuzzOptions& opts, uint64_t n,
-                        const std::vector<testing::SeqCommand>& cmds,
-                        const testing::SeqResult& r) {
+                        const std::vector<reference::SeqCommand>& cmds,
+                        const reference::SeqResult& r) {
   std::error_code ec;
   std::filesystem::create_directories(opts.out_dir, ec);
   const std::string path = FailurePath(opts, n);
@@ -47,7 +47,7 @@ std::string SaveFailure(const FuzzOptions& opts, uint64_t n,
     << "# after " << ran << " of " << cmds.size() << " commands (then every QP to ERR)\n"
     << "# replay: qptwin fuzz " << opts.backend_flags << " --seed " << opts.seed
     << " --max-len " << opts.max_len << " --replay " << n << "\n";
-  f << testing::SequenceText(std::vector<testing::SeqCommand>(cmds.begin(), cmds.begin() + ran));
+  f << reference::SequenceText(std::vector<reference::SeqCommand>(cmds.begin(), cmds.begin() + ran));
   f.close();
   return f ? "" : "cannot write " + path;
 }
@@ -67,11 +67,11 @@ FuzzStats RunFuzzLoop(const FuzzOptions& opts, const BackendMaker& make, std::os
   uint64_t n = opts.replay.value_or(0);
   for (;; ++n) {
     const auto cmds =
-        testing::RandomSequence(testing::SequenceSeed(opts.seed, n), opts.max_len);
+        reference::RandomSequence(reference::SequenceSeed(opts.seed, n), opts.max_len);
     std::unique_ptr<Backend> backend = make();
-    testing::SeqResult r;
+    reference::SeqResult r;
     if (backend) {
-      r = testing::RunSequence(*backend, cmds, opts.settle_ns);
+      r = reference::RunSequence(*backend, cmds, opts.settle_ns);
     } else {
       r.failure = "the backend could not be created";
     }

@@ -1,4 +1,4 @@
-// The loop behind `qptwin fuzz`: seeded random command sequences (tests/property/sequence_gen.h)
+// The loop behind `qptwin fuzz`: seeded random command sequences (spec/reference/sequence_gen.h)
 // run on a backend with the reference model alongside (RunSequence), until time is up.
 //
 // Contract:

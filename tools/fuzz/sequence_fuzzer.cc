@@ -1,8 +1,8 @@
 // libFuzzer target (OSS-Fuzz conventions): bytes -> a command sequence on two connected RC QPs
-// of the model, run against the reference model (tests/property/sequence.h).
+// of the model, run against the reference model (spec/reference/sequence.h).
 //
 //   byte 0      the model profile: even = rxe, odd = ibta
-//   bytes 1...  commands, kBytesPerCommand each (tests/property/sequence_gen.h); every byte
+//   bytes 1...  commands, kBytesPerCommand each (spec/reference/sequence_gen.h); every byte
 //               string is a valid sequence, at most kMaxCommands long
 //
 // A violated rule prints the profile, the rule and the sequence as .qps lines, then abort()s.
@@ -21,8 +21,8 @@
 #include <string>
 
 #include "model/model_backend.h"
-#include "tests/property/sequence.h"
-#include "tests/property/sequence_gen.h"
+#include "spec/reference/sequence.h"
+#include "spec/reference/sequence_gen.h"
 #include "tools/fuzz/known_bugs.h"
 
 namespace {
@@ -47,16 +47,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   qptwin::model::ModelOptions opts;
   opts.profile = (data[0] & 1) ? "ibta" : "rxe";
   opts.devices = 1;
-  qptwin::testing::ByteSource bytes(data + 1, size - 1);
-  const auto cmds = qptwin::testing::DecodeSequence(bytes, kMaxCommands);
+  qptwin::reference::ByteSource bytes(data + 1, size - 1);
+  const auto cmds = qptwin::reference::DecodeSequence(bytes, kMaxCommands);
   auto backend = qptwin::model::MakeModelBackend(opts);
   if (!backend) return 0;  // unreachable: both profiles exist
-  const qptwin::testing::SeqResult r = qptwin::testing::RunSequence(*backend, cmds, kSettleNs);
+  const qptwin::reference::SeqResult r = qptwin::reference::RunSequence(*backend, cmds, kSettleNs);
   static const bool verbose = EnvIs1("QPTWIN_FUZZ_VERBOSE");
   if (verbose) {
     std::fprintf(stderr, "sequence_fuzzer: profile %s, %zu commands: %s\n%s",
                  opts.profile.c_str(), cmds.size(), r.failure.empty() ? "ok" : r.failure.c_str(),
-                 qptwin::testing::SequenceText(cmds).c_str());
+                 qptwin::reference::SequenceText(cmds).c_str());
   }
   if (r.failure.empty()) return 0;
 
@@ -74,7 +74,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                "sequence_fuzzer: profile %s broke a rule after %d of %zu commands:\n  %s\n"
                "# the sequence (.qps):\n%s",
                opts.profile.c_str(), r.commands, cmds.size(), r.failure.c_str(),
-               qptwin::testing::SequenceText(cmds).c_str());
+               qptwin::reference::SequenceText(cmds).c_str());
   std::abort();
 }
 

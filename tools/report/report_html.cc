@@ -8,7 +8,7 @@
 
 #include "tools/report/report_style.h"
 #include "tools/report/timeline_svg.h"
-#include "tools/scenario/transcript.h"
+#include "spec/scenario/transcript.h"
 
 namespace qptwin::report {
 namespace {

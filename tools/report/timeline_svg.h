@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "tools/scenario/runner.h"
+#include "spec/scenario/runner.h"
 
 namespace qptwin::report {
 

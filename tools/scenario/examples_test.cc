@@ -12,10 +12,10 @@
 
 #include "gtest/gtest.h"
 #include "model/model_backend.h"
-#include "tools/scenario/parser.h"
+#include "spec/scenario/parser.h"
 #include "tools/scenario/run_command.h"
-#include "tools/scenario/runner.h"
-#include "tools/scenario/transcript.h"
+#include "spec/scenario/runner.h"
+#include "spec/scenario/transcript.h"
 
 namespace qptwin::scenario {
 namespace {

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "spec/backend.h"
-#include "tools/scenario/command.h"
-#include "tools/scenario/runner.h"
+#include "spec/scenario/command.h"
+#include "spec/scenario/runner.h"
 
 namespace qptwin::scenario {
 

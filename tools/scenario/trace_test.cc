@@ -6,13 +6,13 @@
 #include <sstream>
 
 #include "gtest/gtest.h"
-#include "tools/scenario/narrate.h"
-#include "tools/scenario/parser.h"
+#include "spec/scenario/narrate.h"
+#include "spec/scenario/parser.h"
 #include "tools/scenario/run_command.h"
-#include "tools/scenario/runner.h"
-#include "tools/scenario/trace_json.h"
-#include "tools/scenario/trace_vcd.h"
-#include "tools/scenario/transcript.h"
+#include "spec/scenario/runner.h"
+#include "spec/scenario/trace_json.h"
+#include "spec/scenario/trace_vcd.h"
+#include "spec/scenario/transcript.h"
 
 namespace qptwin::scenario {
 namespace {

@@ -1,0 +1,119 @@
+#include "spec/scenario/line_parser.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace qptwin::scenario {
+namespace {
+
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+bool IsIdentifier(std::string_view s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+}
+
+std::string Join(const std::vector<std::string_view>& v) {
+  std::string out;
+  for (auto s : v) {
+    if (!out.empty()) out += ", ";
+    out += s;
+  }
+  return out;
+}
+
+bool Contains(const std::vector<std::string_view>& v, std::string_view s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+}  // namespace
+
+std::vector<std::string_view> Words(std::string_view s) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && IsSpace(s[i])) ++i;
+    size_t start = i;
+    while (i < s.size() && !IsSpace(s[i])) ++i;
+    if (i > start) out.push_back(s.substr(start, i - start));
+  }
+  return out;
+}
+
+void LineParser::Fail(std::string message) {
+  if (error_.empty()) error_ = std::move(message);
+}
+
+std::string LineParser::Usage() const { return "expected: " + std::string(spec_->usage); }
+
+std::string_view LineParser::Value(std::string_view key) const {
+  auto it = kv_.find(key);
+  return it == kv_.end() ? std::string_view() : it->second;
+}
+
+void LineParser::Bind(const VerbSpec& spec, const std::vector<std::string_view>& words) {
+  spec_ = &spec;
+  for (size_t i = 1; i < words.size(); ++i) {
+    std::string_view w = words[i];
+    size_t eq = w.find('=');
+    if (eq == w.npos) {
+      if (!kv_.empty()) {
+        return Fail("'" + std::string(w) + "' after key=value arguments; " + Usage());
+      }
+      positionals_.push_back(w);
+      continue;
+    }
+    std::string_view key = w.substr(0, eq);
+    if (key != "expect" && !Contains(spec.required, key) && !Contains(spec.optional, key)) {
+      std::vector<std::string_view> keys = spec.required;
+      keys.insert(keys.end(), spec.optional.begin(), spec.optional.end());
+      keys.push_back("expect");
+      return Fail("unknown key '" + std::string(key) + "' for " + std::string(spec.name) +
+                  "; expected one of: " + Join(keys));
+    }
+    if (kv_.count(key)) return Fail("key '" + std::string(key) + "' given twice");
+    if (eq + 1 == w.size()) return Fail("key '" + std::string(key) + "' has no value");
+    kv_[key] = w.substr(eq + 1);
+  }
+  if (static_cast<int>(positionals_.size()) != spec.positionals) {
+    return Fail("expected " + std::to_string(spec.positionals) + " word(s) after '" +
+                std::string(spec.name) + "', got " + std::to_string(positionals_.size()) + "; " +
+                Usage());
+  }
+  for (auto key : spec.required) {
+    if (!kv_.count(key)) return Fail("missing " + std::string(key) + "=; " + Usage());
+  }
+}
+
+void LineParser::Declare(std::string_view name, ObjectKind kind) {
+  if (!IsIdentifier(name)) {
+    return Fail("bad name '" + std::string(name) +
+                "': expected letters, digits, '_', '-', '.' starting with a letter");
+  }
+  auto it = names_->find(name);
+  if (it != names_->end()) {
+    return Fail("name '" + std::string(name) + "' already declared at line " +
+                std::to_string(it->second.line) + " (names are unique per scenario)");
+  }
+  names_->emplace(std::string(name), Declared{kind, line_});
+}
+
+void LineParser::Ref(std::string_view name, std::initializer_list<ObjectKind> kinds,
+                     std::string* out) {
+  std::string want;
+  for (ObjectKind k : kinds) want += (want.empty() ? "" : " or ") + std::string(ToName(k));
+  auto it = names_->find(name);
+  if (it == names_->end()) {
+    return Fail("unknown name '" + std::string(name) + "': expected a " + want +
+                " declared before this line");
+  }
+  if (std::find(kinds.begin(), kinds.end(), it->second.kind) == kinds.end()) {
+    return Fail("'" + std::string(name) + "' is a " + std::string(ToName(it->second.kind)) +
+                " (line " + std::to_string(it->second.line) + "), expected a " + want);
+  }
+  *out = std::string(name);
+}
+
+}  // namespace qptwin::scenario

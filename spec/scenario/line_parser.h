@@ -1,0 +1,78 @@
+// The argument checker behind parser.cc: binds one line's words to a verb's spec and
+// converts values, keeping the first problem as the line's error message.
+//
+// Contract: methods never throw; after the first Fail() later calls change nothing.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "spec/scenario/command.h"
+#include "spec/scenario/parse_values.h"
+#include "spec/scenario/verb_table.h"
+
+namespace qptwin::scenario {
+
+struct Declared {
+  ObjectKind kind;
+  int line;
+};
+using NameTable = std::map<std::string, Declared, std::less<>>;
+
+// Whitespace-separated words of `s`.
+std::vector<std::string_view> Words(std::string_view s);
+
+class LineParser {
+ public:
+  LineParser(int line, NameTable* names) : line_(line), names_(names) {}
+
+  bool failed() const { return !error_.empty(); }
+  const std::string& error() const { return error_; }
+  void Fail(std::string message);
+
+  // Splits words[1..] into positionals and key=value pairs and checks them against `spec`:
+  // word count, unknown and duplicate keys, empty values, required keys.
+  void Bind(const VerbSpec& spec, const std::vector<std::string_view>& words);
+
+  std::string Usage() const;
+  std::string_view Positional(size_t i) const { return positionals_.at(i); }
+  bool Has(std::string_view key) const { return kv_.count(key) != 0; }
+  std::string_view Value(std::string_view key) const;
+
+  // key=N into *out when given (0..max).
+  template <typename T>
+  void Number(std::string_view key, uint64_t max, T* out) {
+    if (Has(key)) NumberText(key, Value(key), max, out);
+  }
+  template <typename T>
+  void NumberText(std::string_view what, std::string_view text, uint64_t max, T* out) {
+    if (auto v = ParseNumberAtMost(text, max)) {
+      *out = static_cast<T>(*v);
+    } else {
+      Fail("bad " + std::string(what) + " '" + std::string(text) + "': expected a number 0.." +
+           std::to_string(max));
+    }
+  }
+
+  // Declares a new object name on this line.
+  void Declare(std::string_view name, ObjectKind kind);
+  // `name` must be declared earlier with one of `kinds`; copies it to *out.
+  void Ref(std::string_view name, std::initializer_list<ObjectKind> kinds, std::string* out);
+  void RefKey(std::string_view key, std::initializer_list<ObjectKind> kinds, std::string* out) {
+    if (Has(key)) Ref(Value(key), kinds, out);
+  }
+
+ private:
+  int line_;
+  NameTable* names_;
+  const VerbSpec* spec_ = nullptr;
+  std::string error_;
+  std::vector<std::string_view> positionals_;
+  std::map<std::string_view, std::string_view> kv_;
+};
+
+}  // namespace qptwin::scenario

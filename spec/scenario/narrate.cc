@@ -1,0 +1,306 @@
+#include "spec/scenario/narrate.h"
+
+#include <cerrno>
+
+#include "spec/qp_state_table.h"
+
+namespace qptwin::scenario {
+namespace {
+
+const QpView* Find(const std::vector<QpView>& views, const std::string& name) {
+  for (const QpView& v : views) {
+    if (v.name == name) return &v;
+  }
+  return nullptr;
+}
+
+std::string S(QpState s) { return std::string(ToName(s)); }
+std::string N(uint64_t n) { return std::to_string(n); }
+
+std::string Micros(uint64_t ns) {
+  std::string s = std::to_string(ns / 1000) + "." + std::to_string(ns % 1000 / 100);
+  return s + " us";
+}
+
+// "RESET -> INIT [STATE|PKEY_INDEX|PORT|ACCESS_FLAGS] -> RTR [...]"
+std::string Route(const Verdict& v) {
+  std::string out;
+  for (const Verdict::Step& s : v.path) {
+    if (out.empty()) out = S(s.from);
+    out += " -> " + S(s.to) + " [" + FormatAttrMask(s.mask) + "]";
+  }
+  return out;
+}
+
+// Where the table accepts `bit` for `type`: "INIT->RTR (required), SQD->SQD (optional)".
+std::string WhereAccepted(QpType type, AttrMask bit) {
+  std::string out;
+  const int t = static_cast<int>(type);
+  for (QpState from : AllQpStates()) {
+    for (QpState to : AllQpStates()) {
+      const Transition& tr = TransitionOf(from, to);
+      if (!tr.valid || t >= kQpTypeSlots) continue;
+      const char* how = (tr.required[t] & bit) ? "required" : (tr.optional[t] & bit) ? "optional" : nullptr;
+      if (how) out += (out.empty() ? "" : ", ") + S(from) + "->" + S(to) + " (" + how + ")";
+    }
+  }
+  return out.empty() ? "in no transition" : "only at " + out;
+}
+
+void ExplainModify(const Command& c, int ret, const Step& step, const QpView& qp,
+                   std::vector<std::string>* why) {
+  const QpState cur = qp.state;
+  const QpState next = NextState(cur, c.attr.qp_state, c.mask);
+  const Verdict v = Judge(qp.type, cur, next, c.mask);
+  const std::string pair = std::string(ToName(qp.type)) + " " + S(cur) + "->" + S(next);
+  if (ret != 0) {
+    if (!v.legal) {
+      why->push_back("refused by the state table (kernel verbs.c ib_modify_qp_is_ok): " +
+                     v.Reason());
+      if (v.invalid_pair && !v.path.empty()) {
+        why->push_back("the legal route is " + Route(v));
+      } else if (v.invalid_pair) {
+        why->push_back(S(next) + " cannot be reached from " + S(cur) + " by modify");
+      } else {
+        for (AttrMask bit = 1; bit != 0 && bit <= v.forbidden; bit <<= 1) {
+          if (!(v.forbidden & bit)) continue;
+          why->push_back(std::string(AttrBitName(bit)) + " is accepted for " +
+                         std::string(ToName(qp.type)) + " " + WhereAccepted(qp.type, bit));
+        }
+        why->push_back("a mask the table accepts for " + pair + ": " +
+                       FormatAttrMask(v.fixed_mask) +
+                       (v.optional ? " (optional: " + FormatAttrMask(v.optional) + ")" : ""));
+      }
+    } else {
+      why->push_back("the mask is legal for " + pair + ", but a value was refused: " +
+                     (step.note.empty() ? "the device said " + std::string(ErrnoName(ret))
+                                        : step.note));
+    }
+    why->push_back("a failed modify changes nothing (ibv_modify_qp(3)): " + qp.name +
+                   " stays in " + S(cur));
+    return;
+  }
+  std::string line = qp.name + ": " + S(cur) + " -> " + S(next) + "; the table requires " +
+                     (v.required ? FormatAttrMask(v.required) : std::string("nothing")) +
+                     " for " + pair;
+  if (v.optional) line += ", allows " + FormatAttrMask(v.optional);
+  why->push_back(line);
+  if (!(c.mask & attr::kState)) {
+    why->push_back("without STATE the modify is judged as " + S(cur) + "->" + S(cur) +
+                   " (ib_modify_qp_is_ok)");
+  }
+  if (next == QpState::kInit && cur == QpState::kReset) {
+    why->push_back("post_recv is accepted from INIT on (R4); post_send waits for RTS (R2)");
+  } else if (next == QpState::kRtr && cur == QpState::kInit) {
+    why->push_back("RTR: incoming requests are now processed (R10); nothing is sent yet");
+  } else if (next == QpState::kRts && cur != QpState::kRts) {
+    why->push_back("post_send is accepted from now on (R2); modify is local: no packet is "
+                   "exchanged with the peer");
+  } else if (next == QpState::kSqd && cur == QpState::kRts) {
+    why->push_back("SQD: WRs in flight finish, no new send WR starts" +
+                   std::string(c.attr.en_sqd_async_notify
+                                   ? "; SQ_DRAINED follows when the SQ is idle (R11)"
+                                   : " (R11)"));
+  } else if (next == QpState::kErr && cur != QpState::kErr) {
+    why->push_back("ERR flushes every outstanding WR with WR_FLUSH_ERR, unsignaled ones too (R6):"
+                   " SQ " + N(qp.sq) + ", RQ " + N(qp.rq) + " to flush");
+  } else if (next == QpState::kReset && cur != QpState::kReset) {
+    why->push_back("RESET discards both queues without completions (R9): SQ " + N(qp.sq) +
+                   ", RQ " + N(qp.rq) + " WRs dropped");
+  }
+}
+
+void ExplainPost(const Command& c, int ret, const Step& step, const QpView& qp,
+                 std::vector<std::string>* why) {
+  const bool send = c.verb == Verb::kPostSend;
+  const QpView* after = Find(step.qps, qp.name);
+  if (ret == 0) {
+    if (send && !(c.send.send_flags & send_flag::kSignaled) && !qp.sig_all) {
+      why->push_back("unsignaled: no CQE on success, but one on error (R21, IBTA 10.7.3.1)");
+    }
+    if (c.count > 1) why->push_back(N(c.count) + " WRs in one post list, one doorbell");
+    return;
+  }
+  const int depth = send ? qp.sq : qp.rq;
+  const uint32_t max_wr = send ? qp.max_send_wr : qp.max_recv_wr;
+  const uint32_t max_sge = send ? qp.max_send_sge : qp.max_recv_sge;
+  if (send && qp.state < QpState::kRts) {
+    why->push_back("post_send needs RTS or later: the QP is in " + S(qp.state) +
+                   " (rdma-facts R2, rxe_post_send)");
+  } else if (!send && qp.state == QpState::kReset) {
+    why->push_back("post_recv needs INIT or later: the QP is in RESET (R4)");
+  } else if (!send && !qp.srq.empty()) {
+    why->push_back(qp.name + " takes its receives from SRQ " + qp.srq +
+                   ": post_recv on the QP is EINVAL, post to the SRQ (R4)");
+  } else if (ret == ENOMEM) {
+    why->push_back(std::string(send ? "the send" : "the receive") + " queue is full: " +
+                   N(depth) + " of " + N(max_wr) + " outstanding when the list started (R5)");
+  } else if (c.sges.size() > max_sge) {
+    why->push_back(N(c.sges.size()) + " SGEs > max_" + (send ? "send" : "recv") + "_sge " +
+                   N(max_sge) + " (R5)");
+  } else if (send && qp.type == QpType::kUd && c.send.opcode != WrOpcode::kSend &&
+             c.send.opcode != WrOpcode::kSendWithImm) {
+    why->push_back("UD carries SEND and SEND_IMM only: no RDMA or atomic operations "
+                   "(IBTA 9.8.1, rxe_wr_opcode_info)");
+  } else if (send && qp.type == QpType::kUc &&
+             (c.send.opcode == WrOpcode::kRdmaRead || c.send.opcode >= WrOpcode::kAtomicCmpAndSwp)) {
+    why->push_back("UC has no RDMA READ and no atomics: they need a reliable responder "
+                   "(IBTA 9.8.1, rxe_wr_opcode_info)");
+  } else {
+    why->push_back("the provider refused the WR: " + std::string(ErrnoName(ret)) +
+                   (step.note.empty() ? "" : " (" + step.note + ")"));
+  }
+  if (c.count > 1 && after) {
+    why->push_back("a post list is not atomic: the WRs before bad_wr were posted (" +
+                   N((send ? after->sq : after->rq) - depth) + " here), the rest were not");
+  }
+}
+
+void ExplainPoll(const Step& step, std::vector<std::string>* why) {
+  int n = 0;
+  // Consecutive CQEs of one QP with one error status share one explanation.
+  std::string ids, qp;
+  WcStatus status = WcStatus::kSuccess;
+  auto flush = [&] {
+    if (!ids.empty()) {
+      why->push_back("wr_id=" + ids + " on " + qp + ": " + std::string(ToName(status)) + ": " +
+                     StatusMeaning(status));
+    }
+    ids.clear();
+  };
+  for (const Outcome& o : step.outcomes) {
+    if (o.kind != Outcome::Kind::kWc) continue;
+    ++n;
+    if (o.wc.status == WcStatus::kSuccess) continue;
+    if (!ids.empty() && (o.qp != qp || o.wc.status != status)) flush();
+    ids += (ids.empty() ? "" : ",") + N(o.wc.wr_id);
+    qp = o.qp;
+    status = o.wc.status;
+  }
+  flush();
+  if (n == 0) {
+    why->push_back("no CQE: nothing finished that writes one (unsignaled successes and "
+                   "silently dropped messages write none, R21, R15, R17)");
+  }
+}
+
+}  // namespace
+
+std::string StatusMeaning(WcStatus status) {
+  switch (status) {
+    case WcStatus::kSuccess:
+      return "";
+    case WcStatus::kWrFlushErr:
+      return "flushed because the QP is in ERR; flush CQEs carry wr_id, status, qp_num only (R6)";
+    case WcStatus::kRemAccessErr:
+      return "the responder refused rkey, range or access: NAK, the requester's WR fails and "
+             "both QPs go to ERR (R15)";
+    case WcStatus::kRemInvReqErr:
+      return "the responder QP does not allow this operation (its access flags) (R16)";
+    case WcStatus::kRnrRetryExcErr:
+      return "no receive was posted at the responder; after rnr_retry RNR NAKs the requester "
+             "gives up and goes to ERR (R17, R18)";
+    case WcStatus::kRetryExcErr:
+      return "no ACK within the transport timeout (4.096 us * 2^timeout) after retry_cnt "
+             "retries; the QP goes to ERR (R19)";
+    case WcStatus::kLocLenErr:
+      return "the message does not fit the receive buffer (or exceeds the port's limits)";
+    case WcStatus::kLocProtErr:
+      return "an SGE is outside its MR or its lkey is wrong";
+    case WcStatus::kLocQpOpErr:
+      return "the local QP could not execute the WR";
+    default:
+      return "an error CQE is written even for an unsignaled WR, then the QP goes to ERR "
+             "(IBTA 10.7.3.1, R7)";
+  }
+}
+
+std::string EventMeaning(EventType type) {
+  switch (type) {
+    case EventType::kSqDrained:
+      return "the send queue of a QP in SQD is idle: attributes may change, SQD->RTS resumes "
+             "(R11, IBTA 11.6.3)";
+    case EventType::kCqErr:
+      return "a CQE did not fit: the CQ overflowed and is unusable (R13); size CQs for every "
+             "CQE that can be outstanding";
+    case EventType::kQpLastWqeReached:
+      return "a QP attached to an SRQ entered ERR: no more receives will be taken (R6)";
+    case EventType::kQpFatal:
+      return "the QP hit an error it cannot report in a CQE and went to ERR";
+    case EventType::kCommEst:
+      return "the first packet arrived while the QP was in RTR";
+    default:
+      return std::string(ToName(type));
+  }
+}
+
+std::vector<std::string> ExplainStep(const Command& c, int ret, const Step& step,
+                                     const std::vector<QpView>& before,
+                                     const std::vector<StateEvent>& changes) {
+  std::vector<std::string> why;
+  const QpView* qp = Find(before, c.name);
+  switch (c.verb) {
+    case Verb::kQp:
+      if (const QpView* v = Find(step.qps, c.name); v && ret == 0) {
+        why.push_back(c.name + " (" + std::string(ToName(v->type)) + ") starts in RESET with "
+                      "room for " + N(v->max_send_wr) + " send and " + N(v->max_recv_wr) +
+                      " receive WRs");
+      }
+      break;
+    case Verb::kModify:
+      if (qp) {
+        ExplainModify(c, ret, step, *qp, &why);
+      } else if (ret != 0) {
+        why.push_back("the QP does not exist (never created or destroyed): EINVAL, never a "
+                      "crash (backend.h contract 2)");
+      }
+      break;
+    case Verb::kPostSend:
+    case Verb::kPostRecv:
+      if (qp) ExplainPost(c, ret, step, *qp, &why);
+      break;
+    case Verb::kPoll:
+      if (ret == 0 || ret == ETIMEDOUT) ExplainPoll(step, &why);
+      break;
+    case Verb::kEvents:
+      for (const Outcome& o : step.outcomes) {
+        if (o.kind == Outcome::Kind::kEvent) {
+          why.push_back(std::string(ToName(o.event)) + " " + o.object + ": " +
+                        EventMeaning(o.event));
+        }
+      }
+      break;
+    case Verb::kDestroy:
+      if (ret == EBUSY) {
+        why.push_back(c.name + " is still in use: destroy order is the caller's, users first "
+                      "(backend.h contract 4)");
+      } else if (ret == 0 && qp && (qp->sq || qp->rq)) {
+        why.push_back(N(qp->sq + qp->rq) + " outstanding WRs go with the QP, without CQEs");
+      }
+      break;
+    case Verb::kAdvance:
+      why.push_back(N(c.advance_ns / 1000) + " us pass");
+      break;
+    default:
+      break;
+  }
+  for (const StateEvent& e : changes) {
+    if (e.cause == "modify" || e.cause == "created") continue;
+    why.push_back(e.qp + " moved " + S(e.from) + " -> " + S(e.to) + " at " + Micros(e.time_ns) +
+                  ": " + e.cause);
+  }
+  // Queue depths that changed, for every QP.
+  std::string depths;
+  for (const QpView& a : step.qps) {
+    const QpView* b = Find(before, a.name);
+    int sq0 = b ? b->sq : 0, rq0 = b ? b->rq : 0;
+    if (sq0 == a.sq && rq0 == a.rq) continue;
+    depths += (depths.empty() ? "" : "; ") + a.name + " SQ " + N(sq0) + "->" + N(a.sq) + "/" +
+              N(a.max_send_wr) + " RQ " + N(rq0) + "->" + N(a.rq) + "/" +
+              N(a.srq.empty() ? a.max_recv_wr : 0) + (a.srq.empty() ? "" : " (SRQ " + a.srq + ")");
+  }
+  if (!depths.empty()) why.push_back("outstanding WRs: " + depths);
+  return why;
+}
+
+}  // namespace qptwin::scenario

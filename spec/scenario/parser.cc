@@ -1,0 +1,286 @@
+#include "spec/scenario/parser.h"
+
+#include <vector>
+
+#include "spec/scenario/line_parser.h"
+#include "spec/scenario/parse_values.h"
+#include "spec/scenario/verb_table.h"
+
+namespace qptwin::scenario {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  size_t b = s.find_first_not_of(" \t\r");
+  if (b == s.npos) return {};
+  size_t e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+void ParseModify(LineParser& p, Command* c) {
+  QpAttr& a = c->attr;
+  auto state = [&](std::string_view key, AttrMask bit, QpState* out) {
+    if (!p.Has(key)) return;
+    auto s = ParseQpState(p.Value(key));
+    if (!s) return p.Fail("bad " + std::string(key) + ": expected one of " + QpStateChoices());
+    *out = *s;
+    c->mask |= bit;
+  };
+  state("state", attr::kState, &a.qp_state);
+  state("cur_state", attr::kCurState, &a.cur_qp_state);
+  struct NumAttr {
+    std::string_view key;
+    AttrMask bit;
+    uint64_t max;
+    uint32_t* out32;
+    uint16_t* out16;
+    uint8_t* out8;
+  };
+  const NumAttr nums[] = {
+      {"pkey_index", attr::kPkeyIndex, 0xffff, nullptr, &a.pkey_index, nullptr},
+      {"port", attr::kPort, 0xff, nullptr, nullptr, &a.port_num},
+      {"qkey", attr::kQkey, 0xffffffff, &a.qkey, nullptr, nullptr},
+      {"rq_psn", attr::kRqPsn, 0xffffffff, &a.rq_psn, nullptr, nullptr},
+      {"sq_psn", attr::kSqPsn, 0xffffffff, &a.sq_psn, nullptr, nullptr},
+      {"timeout", attr::kTimeout, 0xff, nullptr, nullptr, &a.timeout},
+      {"retry_cnt", attr::kRetryCnt, 0xff, nullptr, nullptr, &a.retry_cnt},
+      {"rnr_retry", attr::kRnrRetry, 0xff, nullptr, nullptr, &a.rnr_retry},
+      {"min_rnr_timer", attr::kMinRnrTimer, 0xff, nullptr, nullptr, &a.min_rnr_timer},
+      {"max_rd_atomic", attr::kMaxQpRdAtomic, 0xff, nullptr, nullptr, &a.max_rd_atomic},
+      {"max_dest_rd_atomic", attr::kMaxDestRdAtomic, 0xff, nullptr, nullptr,
+       &a.max_dest_rd_atomic},
+  };
+  for (const NumAttr& n : nums) {
+    if (!p.Has(n.key)) continue;
+    c->mask |= n.bit;
+    if (n.out32) p.Number(n.key, n.max, n.out32);
+    if (n.out16) p.Number(n.key, n.max, n.out16);
+    if (n.out8) p.Number(n.key, n.max, n.out8);
+  }
+  if (p.Has("en_sqd_async_notify")) {
+    c->mask |= attr::kEnSqdAsyncNotify;
+    p.Number("en_sqd_async_notify", 1, &a.en_sqd_async_notify);
+  }
+  if (p.Has("access")) {
+    auto f = ParseAccessFlags(p.Value("access"));
+    if (!f) return p.Fail("bad access: expected LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC or 0");
+    a.qp_access_flags = *f;
+    c->mask |= attr::kAccessFlags;
+  }
+  if (p.Has("path_mtu")) {
+    auto m = ParseMtu(p.Value("path_mtu"));
+    if (!m) return p.Fail("bad path_mtu: expected 256, 512, 1024, 2048, 4096 or IBV_MTU_*");
+    a.path_mtu = *m;
+    c->mask |= attr::kPathMtu;
+  }
+  if (p.Has("dest")) {
+    p.RefKey("dest", {ObjectKind::kQp}, &c->dest);
+    c->mask |= attr::kAv | attr::kDestQpn;
+  }
+}
+
+void ParsePostSend(LineParser& p, Command* c) {
+  SendWr& wr = c->send;
+  p.Number("wr_id", UINT64_MAX, &wr.wr_id);
+  c->wr_id = wr.wr_id;
+  auto op = ParseSendOp(p.Value("op"));
+  if (!op) return p.Fail("bad op '" + std::string(p.Value("op")) + "': expected " + SendOpChoices());
+  wr.opcode = *op;
+  if (p.Has("flags")) {
+    auto f = ParseSendFlags(p.Value("flags"));
+    if (!f) return p.Fail("bad flags: expected SIGNALED|FENCE|INLINE|SOLICITED or 0");
+    wr.send_flags = *f;
+  }
+  p.Number("imm", UINT32_MAX, &wr.imm_data);
+  if (p.Has("compare") && p.Has("add")) {
+    return p.Fail("compare= and add= both set compare_add: give one (CMP_SWP: compare, "
+                  "FETCH_ADD: add)");
+  }
+  p.Number("compare", UINT64_MAX, &wr.compare_add);
+  p.Number("add", UINT64_MAX, &wr.compare_add);
+  p.Number("swap", UINT64_MAX, &wr.swap);
+  if (p.Has("qkey")) {
+    p.Number("qkey", UINT32_MAX, &wr.remote_qkey);
+    c->remote_qkey_given = true;
+  }
+  if (p.Has("remote")) {
+    auto r = ParseRemote(p.Value("remote"));
+    if (!r) return p.Fail("bad remote: expected MR:OFF");
+    p.Ref(r->mr, {ObjectKind::kMr}, &r->mr);
+    c->remote = *r;
+  }
+  p.RefKey("ah", {ObjectKind::kQp}, &c->ah);
+}
+
+void ParseSges(LineParser& p, Command* c) {
+  if (!p.Has("sge")) return;
+  auto list = ParseSgeList(p.Value("sge"));
+  if (!list) return p.Fail("bad sge: expected MR:OFF:LEN[,MR:OFF:LEN...]");
+  for (SgeRef& s : *list) p.Ref(s.mr, {ObjectKind::kMr}, &s.mr);
+  c->sges = *list;
+}
+
+void ParseQp(LineParser& p, Command* c) {
+  auto type = ParseQpType(p.Value("type"));
+  if (!type || ParseUnsigned(p.Value("type"))) {
+    return p.Fail("bad type '" + std::string(p.Value("type")) + "': expected RC, UC or UD (or " +
+                  QpTypeChoices() + ")");
+  }
+  c->init.qp_type = *type;
+  p.RefKey("pd", {ObjectKind::kPd}, &c->pd);
+  p.RefKey("send_cq", {ObjectKind::kCq}, &c->send_cq);
+  p.RefKey("recv_cq", {ObjectKind::kCq}, &c->recv_cq);
+  p.RefKey("srq", {ObjectKind::kSrq}, &c->srq);
+  QpCap& cap = c->init.cap;
+  cap.max_send_wr = cap.max_recv_wr = 16;
+  cap.max_send_sge = cap.max_recv_sge = 1;
+  p.Number("max_send_wr", UINT32_MAX, &cap.max_send_wr);
+  p.Number("max_recv_wr", UINT32_MAX, &cap.max_recv_wr);
+  p.Number("max_send_sge", UINT32_MAX, &cap.max_send_sge);
+  p.Number("max_recv_sge", UINT32_MAX, &cap.max_recv_sge);
+  p.Number("max_inline", UINT32_MAX, &cap.max_inline_data);
+  p.Number("sq_sig_all", 1, &c->init.sq_sig_all);
+}
+
+// The verb-specific part of one line.
+void ParseBody(LineParser& p, Command* c, Scenario* sc, std::string* current_device) {
+  switch (c->verb) {
+    case Verb::kDevice:
+      p.Declare(c->name, ObjectKind::kDevice);
+      c->profile = std::string(p.Value("profile"));
+      if (sc->device_lines++ == 0) sc->first_profile = c->profile;
+      *current_device = c->name;
+      return;
+    case Verb::kPd:
+    case Verb::kCq:
+      p.Declare(c->name, c->verb == Verb::kPd ? ObjectKind::kPd : ObjectKind::kCq);
+      if (p.Has("dev")) {
+        p.RefKey("dev", {ObjectKind::kDevice}, &c->device);
+      } else if (current_device->empty()) {
+        p.Fail("no device yet: start the scenario with 'device NAME'");
+      } else {
+        c->device = *current_device;
+      }
+      c->cqe = 16;
+      p.Number("cqe", INT32_MAX, &c->cqe);
+      return;
+    case Verb::kMr:
+      p.Declare(c->name, ObjectKind::kMr);
+      p.RefKey("pd", {ObjectKind::kPd}, &c->pd);
+      p.Number("len", UINT32_MAX, &c->length);
+      if (p.Has("access")) {
+        auto f = ParseAccessFlags(p.Value("access"));
+        if (!f) return p.Fail("bad access: expected LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC or 0");
+        c->access = *f;
+      }
+      return;
+    case Verb::kSrq:
+      p.Declare(c->name, ObjectKind::kSrq);
+      p.RefKey("pd", {ObjectKind::kPd}, &c->pd);
+      c->max_wr = 16;
+      c->max_sge = 1;
+      p.Number("max_wr", UINT32_MAX, &c->max_wr);
+      p.Number("max_sge", UINT32_MAX, &c->max_sge);
+      return;
+    case Verb::kQp:
+      p.Declare(c->name, ObjectKind::kQp);
+      return ParseQp(p, c);
+    case Verb::kModify:
+      p.Ref(c->name, {ObjectKind::kQp}, &c->name);
+      return ParseModify(p, c);
+    case Verb::kQuery:
+      return p.Ref(c->name, {ObjectKind::kQp}, &c->name);
+    case Verb::kPostSend:
+      p.Ref(c->name, {ObjectKind::kQp}, &c->name);
+      p.Number("count", 4096, &c->count);
+      ParseSges(p, c);
+      return ParsePostSend(p, c);
+    case Verb::kPostRecv:
+      p.Ref(c->name, {ObjectKind::kQp, ObjectKind::kSrq}, &c->name);
+      p.Number("wr_id", UINT64_MAX, &c->wr_id);
+      p.Number("count", 4096, &c->count);
+      return ParseSges(p, c);
+    case Verb::kPoll:
+      p.Ref(c->name, {ObjectKind::kCq}, &c->name);
+      p.Number("n", 65536, &c->n);
+      p.Number("timeout_ms", 3600 * 1000, &c->timeout_ms);
+      return;
+    case Verb::kEvents:
+      if (p.Has("wait")) {
+        auto ev = ParseEventType(p.Value("wait"));
+        if (!ev) return p.Fail("bad wait: expected an async event type (SQ_DRAINED, ...)");
+        c->wait_for = *ev;
+      }
+      p.Number("timeout_ms", 3600 * 1000, &c->timeout_ms);
+      return;
+    case Verb::kFill:
+    case Verb::kCheck:
+      c->name = std::string(p.Positional(0));
+      p.Ref(c->name, {ObjectKind::kMr}, &c->name);
+      p.NumberText("OFF", p.Positional(1), UINT32_MAX, &c->offset);
+      p.NumberText("LEN", p.Positional(2), UINT32_MAX, &c->length);
+      p.NumberText("BYTE", p.Positional(3), 255, &c->byte);
+      return;
+    case Verb::kDestroy:
+      return p.Ref(c->name,
+                   {ObjectKind::kDevice, ObjectKind::kPd, ObjectKind::kMr, ObjectKind::kCq,
+                    ObjectKind::kSrq, ObjectKind::kQp},
+                   &c->name);
+    case Verb::kAdvance: {
+      uint64_t us = 0;
+      p.Number("us", 3600ull * 1000 * 1000, &us);
+      c->advance_ns = us * 1000;
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+std::string ParseError::ToString() const {
+  return "line " + std::to_string(line) + ": " + message;
+}
+
+bool ParseScenario(std::string_view text, Scenario* out, ParseError* error) {
+  *out = Scenario{};
+  NameTable names;
+  std::string current_device;
+  int line_no = 0;
+  for (std::string_view rest = text; !rest.empty();) {
+    size_t nl = rest.find('\n');
+    std::string_view raw = rest.substr(0, nl);
+    rest = nl == rest.npos ? std::string_view() : rest.substr(nl + 1);
+    ++line_no;
+    std::string_view body = Trim(raw.substr(0, raw.find('#')));
+    std::vector<std::string_view> words = Words(body);
+    if (words.empty()) continue;
+    auto fail = [&](std::string message) {
+      *error = ParseError{line_no, std::move(message)};
+      return false;
+    };
+    auto verb = ParseVerb(words[0]);
+    if (!verb) return fail("unknown command '" + std::string(words[0]) + "': expected one of " + VerbChoices());
+    Command c;
+    c.line = line_no;
+    c.verb = *verb;
+    c.text = std::string(body);
+    LineParser p(line_no, &names);
+    const VerbSpec& spec = SpecOf(*verb);
+    p.Bind(spec, words);
+    if (p.failed()) return fail(p.error());
+    if (spec.positionals > 0 && c.verb != Verb::kFill && c.verb != Verb::kCheck) {
+      c.name = std::string(p.Positional(0));
+    }
+    ParseBody(p, &c, out, &current_device);
+    if (!p.failed() && p.Has("expect")) {
+      std::string expected;
+      if (!ParseExpect(c.verb, p.Value("expect"), &c.expect, &expected)) {
+        p.Fail("bad expect '" + std::string(p.Value("expect")) + "': expected " + expected);
+      }
+    }
+    if (p.failed()) return fail(p.error());
+    out->commands.push_back(std::move(c));
+  }
+  return true;
+}
+
+}  // namespace qptwin::scenario

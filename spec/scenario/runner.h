@@ -1,0 +1,137 @@
+// Executes a parsed Scenario on any Backend (spec/backend.h) and records what happened:
+// one Step per command, each with its outcomes (the canonical transcript's lines) and the
+// expectation failures.
+//
+// Contract:
+//  1. The runner never depends on which backend it drives; it sees only backend.h.
+//  2. Every command runs, even after a failure (later lines may still tell something);
+//     commands on objects whose creation failed pass null handles and get the backend's
+//     EINVAL.
+//  3. Devices are opened in `device` line order: the k-th line opens ListDevices()[k], or
+//     the last listed device when there are fewer (hw: the same device again).
+//  4. Times are Backend::NowNs() relative to the start of Run().
+//  5. Threading: one Runner per thread; the Backend must not be used by others meanwhile.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "spec/backend.h"
+#include "spec/scenario/command.h"
+#include "spec/scenario/trace.h"
+
+namespace qptwin::scenario {
+
+// One line of the canonical transcript.
+struct Outcome {
+  enum class Kind : uint8_t { kOk, kError, kState, kWc, kPolled, kEvent, kMismatch };
+  Kind kind = Kind::kOk;
+  int err = 0;                      // kError: positive errno
+  QpState state = QpState::kReset;  // kState
+  WorkCompletion wc;                // kWc
+  std::string qp;                   // kWc: the QP's scenario name
+  int count = 0;                    // kPolled
+  EventType event = EventType::kQpFatal;  // kEvent
+  std::string object;               // kEvent: "qp=a", "cq=c", "srq=s" or "port=1"
+  uint64_t offset = 0;              // kMismatch: first differing offset
+  uint8_t got = 0, want = 0;        // kMismatch
+};
+
+struct Step {
+  int line = 0;
+  std::string text;  // the command as written
+  uint64_t start_ns = 0, end_ns = 0;
+  std::vector<Outcome> outcomes;
+  std::string note;                  // narration detail (Judge reason, caps granted, bad_wr)
+  std::vector<std::string> failures;  // failed expectations, "expected X, got Y"
+  std::vector<std::string> why;       // narration: what changed and which rule decided
+  std::vector<QpView> qps;            // every live QP after the step
+};
+
+struct RunResult {
+  std::vector<Step> steps;
+  RunTrace trace;
+  int FailureCount() const;
+};
+
+class Runner {
+ public:
+  explicit Runner(Backend* backend);
+  ~Runner();
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
+
+  RunResult Run(const Scenario& scenario);
+
+ private:
+  struct Object {
+    ObjectKind kind = ObjectKind::kPd;
+    int device = -1;  // index into devices_
+    uint32_t handle = 0;
+    std::string pd;  // mr, srq, qp: the PD's name
+    // MR
+    uint8_t* buf = nullptr;
+    uint64_t len = 0;
+    uint32_t lkey = 0, rkey = 0;
+    // QP
+    QpType type = QpType::kRc;
+    uint8_t port = 1;
+    uint32_t qkey = 0;
+    uint32_t qp_num = 0;
+    bool destroyed = false;
+    // Tracing (runner_trace.cc): caps, CQs, outstanding WRs (indexes into trace.wqes).
+    QpInitAttr init;
+    std::string send_cq, recv_cq, srq;
+    std::deque<size_t> sq, rq;
+    size_t history_seen = 0;
+    QpState state = QpState::kReset;
+  };
+
+  // Control path (runner.cc). Each returns 0 or the errno of the verb it called.
+  int Execute(const Command& c, Step* step);
+  int OpenDevice(const Command& c, Step* step);
+  int Create(const Command& c, Step* step);
+  int CreateQp(const Command& c, Step* step);
+  int Modify(const Command& c, Step* step);
+  int Query(const Command& c, Step* step);
+  int Destroy(const Command& c, Step* step);
+  void CheckExpectation(const Command& c, int ret, Step* step);
+  // Data path (runner_datapath.cc).
+  int PostSend(const Command& c, Step* step);
+  int PostRecv(const Command& c, Step* step);
+  int Poll(const Command& c, Step* step);
+  int Events(const Command& c, Step* step);
+  int FillOrCheck(const Command& c, Step* step);
+  std::vector<Sge> ResolveSges(const Command& c);
+  int AddressHandleTo(const Object& sender, const std::string& target, AhHandle* ah);
+  // Tracing (runner_trace.cc).
+  void RecordPosts(const Command& c, size_t posted, uint64_t now_ns);
+  void RecordCompletion(const std::string& cq, const Outcome& o, const Step& step);
+  void EndQueues(Object* o, Wqe::End end, const Step& step);
+  void ObserveStates(const Command& c, int ret, Step* step);
+  std::vector<QpView> Views();
+
+  Device* DeviceOf(const Object& o);
+  Object& Obj(const std::string& name) { return objects_[name]; }
+  std::string QpName(int device, uint32_t qp_num) const;
+  std::string EventObject(int device, const AsyncEvent& ev) const;
+  // The address vector reaching QP `target` from a QP of `sender` (on its port).
+  int AddressTo(const Object& sender, const std::string& target, AhAttr* ah,
+                uint32_t* qp_num);
+
+  Backend* backend_;
+  RunTrace* trace_ = nullptr;  // of the Run in progress
+  uint64_t start_ns_ = 0;
+  int devices_opened_ = 0;
+  std::vector<std::unique_ptr<Device>> devices_;
+  std::map<std::string, Object> objects_;
+  // UD address handles, by (sender's PD name, target QP name).
+  std::map<std::pair<std::string, std::string>, uint32_t> ahs_;
+};
+
+}  // namespace qptwin::scenario

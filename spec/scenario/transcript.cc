@@ -1,0 +1,124 @@
+#include "spec/scenario/transcript.h"
+
+#include <cinttypes>
+#include <cstdio>
+
+namespace qptwin::scenario {
+namespace {
+
+std::string Hex8(uint8_t b) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "0x%02x", b);
+  return buf;
+}
+
+std::string Micros(uint64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%12.3f us", static_cast<double>(ns) / 1000.0);
+  return buf;
+}
+
+// The outcome without its "L<line> " prefix.
+std::string Body(const Outcome& o) {
+  switch (o.kind) {
+    case Outcome::Kind::kOk:
+      return "ok";
+    case Outcome::Kind::kError:
+      return "error " + std::string(ErrnoName(o.err));
+    case Outcome::Kind::kState:
+      return "state " + std::string(ToName(o.state));
+    case Outcome::Kind::kWc: {
+      const WorkCompletion& wc = o.wc;
+      bool ok = wc.status == WcStatus::kSuccess;
+      std::string s = "wc wr_id=" + std::to_string(wc.wr_id) +
+                      " status=" + std::string(ToName(wc.status));
+      if (ok) s += " opcode=" + std::string(ToName(wc.opcode));
+      s += " qp=" + o.qp;
+      if (ok) s += " len=" + std::to_string(wc.byte_len);
+      if (ok && (wc.wc_flags & wc_flag::kWithImm)) s += " imm=" + std::to_string(wc.imm_data);
+      return s;
+    }
+    case Outcome::Kind::kPolled:
+      return "polled " + std::to_string(o.count);
+    case Outcome::Kind::kEvent:
+      return "event " + std::string(ToName(o.event)) + " " + o.object;
+    case Outcome::Kind::kMismatch:
+      return "mismatch at=" + std::to_string(o.offset) + " got=" + Hex8(o.got) +
+             " want=" + Hex8(o.want);
+  }
+  return "?";
+}
+
+// Extra facts for people that the canonical line leaves out.
+std::string WcDetail(const WorkCompletion& wc) {
+  std::string s = "qp_num=" + std::to_string(wc.qp_num);
+  if (wc.opcode >= WcOpcode::kRecv && wc.status == WcStatus::kSuccess) {
+    s += " src_qp=" + std::to_string(wc.src_qp);
+    if (wc.wc_flags & wc_flag::kGrh) s += " grh";
+  }
+  if (wc.vendor_err) s += " vendor_err=" + std::to_string(wc.vendor_err);
+  return s;
+}
+
+}  // namespace
+
+std::string CanonicalLine(int line, const Outcome& o) {
+  return "L" + std::to_string(line) + " " + Body(o);
+}
+
+std::string CanonicalTranscript(const RunResult& result) {
+  std::string out;
+  for (const Step& s : result.steps) {
+    for (const Outcome& o : s.outcomes) out += CanonicalLine(s.line, o) + "\n";
+  }
+  return out;
+}
+
+std::string NarratedTranscript(const RunResult& result, const std::string& clock,
+                               bool explain) {
+  std::string out = "# time is " + clock + ", from the start of the scenario\n";
+  const std::string indent(20, ' ');
+  for (const Step& s : result.steps) {
+    std::string head = "[" + Micros(s.start_ns) + "] L" + std::to_string(s.line) + "  " + s.text;
+    // Single-outcome steps print on one line; poll and events list their results below.
+    bool listed = s.outcomes.size() != 1 || s.outcomes.front().kind == Outcome::Kind::kEvent ||
+                  s.outcomes.front().kind == Outcome::Kind::kPolled;
+    if (!listed) {
+      out += head + "  -> " + Body(s.outcomes.front());
+      if (!s.note.empty()) out += "  (" + s.note + ")";
+      out += "\n";
+    } else {
+      out += head + "\n";
+      for (const Outcome& o : s.outcomes) {
+        out += indent + Body(o);
+        if (o.kind == Outcome::Kind::kWc) out += "  (" + WcDetail(o.wc) + ")";
+        out += "\n";
+      }
+      if (!s.note.empty()) out += indent + "(" + s.note + ")\n";
+      if (s.end_ns != s.start_ns) out += indent + "until " + Micros(s.end_ns) + "\n";
+    }
+    if (explain) {
+      for (const std::string& w : s.why) out += indent + "- " + w + "\n";
+    }
+    for (const std::string& f : s.failures) {
+      out += indent + "!! expectation failed: " + f + "\n";
+    }
+  }
+  int failures = result.FailureCount();
+  uint64_t end = result.steps.empty() ? 0 : result.steps.back().end_ns;
+  out += "# " + std::to_string(result.steps.size()) + " steps, " + std::to_string(failures) +
+         " failed expectation(s), ended at" + Micros(end) + "\n";
+  return out;
+}
+
+std::string FailureReport(const RunResult& result) {
+  std::string out;
+  for (const Step& s : result.steps) {
+    for (const std::string& f : s.failures) {
+      out += "line " + std::to_string(s.line) + ": " + f + "  [" + s.text + "]\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace qptwin::scenario

@@ -1,0 +1,25 @@
+// Renders a RunResult: the canonical transcript (deterministic, comparable across
+// backends) and the narrated trace (for people, with times).
+//
+// Canonical lines (FORMAT.md), one per outcome, no times, addresses or QP numbers:
+//   L<line> ok | L<line> error EINVAL | L<line> state RTS
+//   L<line> wc wr_id=N status=S [opcode=O] qp=NAME [len=N] [imm=N]   (opcode/len: SUCCESS only)
+//   L<line> polled K | L<line> event SQ_DRAINED qp=NAME | L<line> mismatch at=OFF got=0xG want=0xW
+#pragma once
+
+#include <string>
+
+#include "spec/scenario/runner.h"
+
+namespace qptwin::scenario {
+
+std::string CanonicalLine(int line, const Outcome& o);
+std::string CanonicalTranscript(const RunResult& result);
+// `clock` names the time base in the header ("simulated" or "real"). With `explain`, each
+// step is followed by its narration (Step::why: what changed, why, which rule).
+std::string NarratedTranscript(const RunResult& result, const std::string& clock,
+                               bool explain = false);
+// "line 12: expected SUCCESS, got WR_FLUSH_ERR", one per failure.
+std::string FailureReport(const RunResult& result);
+
+}  // namespace qptwin::scenario
