@@ -8,6 +8,7 @@
 //     profile.cc / profile_cx6.cc, or says that it is an estimate.
 #pragma once
 
+#include <cerrno>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -65,6 +66,11 @@ struct Quirks {
   // completes with IBV_WC_LOC_QP_OP_ERR when the kernel requester reaches it (rxe_req.c
   // next_opcode), moving the QP to ERR. Otherwise (default) the post refuses it: EINVAL.
   bool opcode_checked_by_requester = false;
+  // Creating a PD, CQ, SRQ, QP or AH beyond the device's DeviceAttr max_*: rxe (Linux 6.1
+  // rxe_pool.c __rxe_add_to_pool: num_elem > max_elem -> -EINVAL) EINVAL; an MR beyond
+  // max_mr is ENOMEM on every device (6.1 rxe_verbs.c rxe_reg_user_mr: rxe_alloc() NULL).
+  // A device whose verbs run into firmware limits (mlx5: MLX5_CMD_STAT_LIM_ERR) says ENOMEM.
+  int over_limit_errno = EINVAL;
 };
 
 

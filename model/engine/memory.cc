@@ -26,12 +26,31 @@ void Unmap(Mr& mr) { munmap(mr.buf, Rounded(mr.length)); }
 
 }  // namespace
 
+MrTable::MrTable(uint32_t max_index, uint32_t first_index)
+    : max_index_(std::clamp<uint32_t>(max_index, 1, kMaxIndex)),
+      next_index_(std::clamp<uint32_t>(first_index, 1, max_index_)) {}
+
 MrTable::~MrTable() {
   for (auto& [h, mr] : by_handle_) Unmap(*mr);
 }
 
+uint32_t MrTable::FreeIndex() const {
+  // Walk the live keys from next_index_ up; the first gap is free. Then once from 1.
+  for (uint32_t from : {next_index_, 1u}) {
+    uint32_t index = from;
+    for (auto it = by_key_.lower_bound(from << 8); it != by_key_.end(); ++it) {
+      if ((it->first >> 8) != index) break;
+      ++index;
+    }
+    if (index <= max_index_) return index;
+  }
+  return 0;
+}
+
 Mr* MrTable::Register(uint32_t handle, uint32_t ctx, uint32_t pd, size_t length,
                       AccessFlags access) {
+  const uint32_t index = FreeIndex();
+  if (index == 0) return nullptr;
   uint8_t* mem = MapZeroed(length);
   if (mem == nullptr) return nullptr;
   auto mr = std::make_unique<Mr>();
@@ -41,9 +60,10 @@ Mr* MrTable::Register(uint32_t handle, uint32_t ctx, uint32_t pd, size_t length,
   mr->buf = mem;
   mr->length = length;
   mr->access = access;
-  // rxe: key = index << 8 | an 8-bit key; lkey == rkey for memory regions.
-  uint32_t index = next_index_++;
-  mr->lkey = mr->rkey = (index << 8) | ((index * 37u) & 0xff);
+  // rxe_mr_init: lkey = elem.index << 8 | rxe_get_next_key(-1) (a random byte there; a
+  // counter here, so runs repeat).
+  mr->lkey = mr->rkey = (index << 8) | next_variant_++;
+  next_index_ = index == max_index_ ? 1 : index + 1;
   Mr* raw = mr.get();
   by_key_[raw->lkey] = raw;
   by_handle_[handle] = std::move(mr);

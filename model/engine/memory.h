@@ -3,7 +3,12 @@
 // Contract:
 //  1. A region's buffer is allocated here (zeroed, page aligned) and lives as long as the
 //     region; nothing outside [buf, buf + length) of a registered region is ever touched.
-//  2. lkey == rkey, unique within the table (rxe: index << 8 | key byte).
+//  2. lkey == rkey == index << 8 | variant (rxe_mr.c rxe_mr_init: elem.index << 8 | an 8-bit
+//     key). The 24-bit index is allocated cyclically in [1, max_index] and skips indices in
+//     use (rxe_pool.c: xa_alloc_cyclic over [RXE_MIN_MR_INDEX, RXE_MAX_MR_INDEX]), so a key
+//     never equals a live region's key, however many registrations came before; the variant
+//     changes with every registration, so a reused index gets another key than its last one.
+//     Register returns nullptr when every index is in use.
 //  3. Checks return the WcStatus the device reports: kLocProtErr for a bad lkey, another
 //     PD, out of bounds or missing LOCAL_WRITE; kLocLenErr when data exceeds the SGEs.
 #pragma once
@@ -30,17 +35,22 @@ struct Mr {
 
 class MrTable {
  public:
-  MrTable() = default;
+  static constexpr uint32_t kMaxIndex = 0xffffff;  // the 24 bits above the key byte
+
+  // Indices run from 1 to max_index (<= kMaxIndex); the first one handed out is
+  // first_index. Both only differ from the defaults in tests of the wrap-around.
+  explicit MrTable(uint32_t max_index = kMaxIndex, uint32_t first_index = 1);
   ~MrTable();
   MrTable(const MrTable&) = delete;
   MrTable& operator=(const MrTable&) = delete;
 
-  // Allocates the buffer; nullptr when memory is exhausted.
+  // Allocates the buffer; nullptr when memory or the key space is exhausted.
   Mr* Register(uint32_t handle, uint32_t ctx, uint32_t pd, size_t length, AccessFlags access);
   void Deregister(uint32_t handle);
   void DeregisterContext(uint32_t ctx);
   Mr* ByHandle(uint32_t handle);
   size_t CountForPd(uint32_t pd) const;
+  size_t size() const { return by_handle_.size(); }
 
   // Every SGE (length > 0) lies inside a region of `pd` with `need` access.
   WcStatus CheckLocal(const std::vector<Sge>& sges, uint32_t pd, AccessFlags need) const;
@@ -60,10 +70,14 @@ class MrTable {
  private:
   const Mr* ByKey(uint32_t key) const;
   static bool Inside(const Mr& mr, uint64_t addr, uint64_t len);
+  // The first index >= next_index_ (wrapping to 1) no live region has; 0 if none is free.
+  uint32_t FreeIndex() const;
 
   std::map<uint32_t, std::unique_ptr<Mr>> by_handle_;
-  std::map<uint32_t, Mr*> by_key_;
-  uint32_t next_index_ = 1;
+  std::map<uint32_t, Mr*> by_key_;  // ordered by key, so by index too
+  uint32_t max_index_;
+  uint32_t next_index_;
+  uint8_t next_variant_ = 0;
 };
 
 }  // namespace qptwin::model::engine

@@ -45,7 +45,9 @@ int Nic::CreateXrcRecvQp(uint32_t ctx, const QpInitAttr& given, uint32_t* out, Q
   if (!TypeSupported(given.qp_type, profile().quirks)) return EOPNOTSUPP;  // R1 (rxe)
   auto x = xrcds_.find(given.xrcd.id);
   if (x == xrcds_.end() || x->second.ctx != ctx) return EINVAL;
-  if (static_cast<int>(qps_.size()) >= profile().device.max_qp) return ENOMEM;
+  if (static_cast<int>(qps_.size()) >= profile().device.max_qp) {
+    return profile().quirks.over_limit_errno;  // rxe 6.1 __rxe_add_to_pool (nic_resources.cc)
+  }
   QpInitAttr init;
   init.qp_type = QpType::kXrcRecv;
   init.xrcd = given.xrcd;
@@ -88,7 +90,9 @@ int Nic::CreateQp(uint32_t ctx, const QpInitAttr& given, uint32_t* out, QpCap* a
   if (init.srq && !(srq = FindSrq(ctx, init.srq.id))) return EINVAL;
   if (!TypeSupported(init.qp_type, profile().quirks)) return EOPNOTSUPP;
   if (!CheckQpCaps(init, profile().device).empty()) return EINVAL;
-  if (static_cast<int>(qps_.size()) >= profile().device.max_qp) return ENOMEM;
+  if (static_cast<int>(qps_.size()) >= profile().device.max_qp) {
+    return profile().quirks.over_limit_errno;  // rxe 6.1 __rxe_add_to_pool (nic_resources.cc)
+  }
 
   auto qp = std::make_shared<Qp>();
   qp->handle = world_->NewHandle();

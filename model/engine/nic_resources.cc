@@ -6,8 +6,16 @@
 
 namespace qptwin::model::engine {
 
+// Every create below refuses an object beyond the device's limit (DeviceAttr max_pd,
+// max_mr, max_cq, max_srq, max_ah; max_qp in nic_qp.cc), counted over all contexts of the
+// NIC as rxe counts its pools per device. The errno is the device's (Quirks::
+// over_limit_errno; rxe 6.1 __rxe_add_to_pool: EINVAL). Note: rxe 6.1 itself sizes its
+// pools by their index ranges (PD and CQ: unlimited) rather than by the values it
+// advertises; the model holds a program to the advertised ones, as a portable one must.
 int Nic::AllocPd(uint32_t ctx, uint32_t* out) {
-  if (static_cast<int>(pds_.size()) >= profile().device.max_pd) return ENOMEM;
+  if (static_cast<int>(pds_.size()) >= profile().device.max_pd) {
+    return profile().quirks.over_limit_errno;
+  }
   uint32_t h = world_->NewHandle();
   pds_[h] = Pd{ctx, 0};
   *out = h;
@@ -31,6 +39,9 @@ int Nic::RegMr(uint32_t ctx, uint32_t pd, size_t length, AccessFlags access, Mr*
       !(access & access::kLocalWrite)) {
     return EINVAL;
   }
+  // rxe 6.1 rxe_reg_user_mr: rxe_alloc(&rxe->mr_pool) NULL beyond the pool -> ENOMEM,
+  // before the region itself is looked at.
+  if (static_cast<int>(mrs_.size()) >= profile().device.max_mr) return ENOMEM;
   if (length > profile().device.max_mr_size) return EINVAL;
   if (length > (size_t{1} << 36)) return ENOMEM;  // the model maps real memory
   Mr* mr = mrs_.Register(world_->NewHandle(), ctx, pd, length, access);
@@ -67,7 +78,9 @@ int Nic::CreateCq(uint32_t ctx, int cqe, uint32_t channel, uint32_t* out, int* a
   if (cqe < 1 || cqe > profile().device.max_cqe) return EINVAL;
   Channel* ch = nullptr;
   if (channel != 0 && !(ch = FindChannel(ctx, channel))) return EINVAL;
-  if (static_cast<int>(cqs_.size()) >= profile().device.max_cq) return ENOMEM;
+  if (static_cast<int>(cqs_.size()) >= profile().device.max_cq) {
+    return profile().quirks.over_limit_errno;
+  }
   uint32_t h = world_->NewHandle();
   int depth = static_cast<int>(QueueSlots(profile().quirks, static_cast<uint32_t>(cqe)));
   cqs_[h] = std::make_shared<Cq>(h, ctx, depth, channel, profile().quirks.cq_overrun_is_sticky);
@@ -124,7 +137,7 @@ int Nic::CreateSrq(uint32_t ctx, uint32_t pd, uint32_t max_wr, uint32_t max_sge,
       max_sge > static_cast<uint32_t>(d.max_srq_sge)) {
     return EINVAL;
   }
-  if (static_cast<int>(srqs_.size()) >= d.max_srq) return ENOMEM;
+  if (static_cast<int>(srqs_.size()) >= d.max_srq) return profile().quirks.over_limit_errno;
   auto srq = std::make_shared<Srq>();
   srq->handle = world_->NewHandle();
   srq->ctx = ctx;
@@ -231,7 +244,9 @@ int Nic::CreateAh(uint32_t ctx, uint32_t pd, const AhAttr& attr, uint32_t* out) 
   if (attr.port_num != 1) return EINVAL;
   if (port.link_layer == LinkLayer::kEthernet && !attr.is_global) return EINVAL;
   if (attr.is_global && attr.grh.sgid_index >= port.gid_tbl_len) return EINVAL;
-  if (static_cast<int>(ahs_.size()) >= profile().device.max_ah) return ENOMEM;
+  if (static_cast<int>(ahs_.size()) >= profile().device.max_ah) {
+    return profile().quirks.over_limit_errno;
+  }
   uint32_t h = world_->NewHandle();
   ahs_[h] = Ah{ctx, pd, attr, world_->ResolveAddress(attr)};
   ++it->second.users;
