@@ -1,10 +1,12 @@
 // Errors inside the data path as rxe reports them (rdma-facts R7, R13-R19) and loss.
 #include <cstring>
 
-#include "model/scenario_fixture.h"
+#include "tests/support/support.h"
 
 namespace qptwin::model::testing {
 namespace {
+
+using namespace ::qptwin::testing;  // tests/support/support.h
 
 class ErrorsTest : public ::testing::Test {
  protected:
@@ -18,7 +20,7 @@ class ErrorsTest : public ::testing::Test {
     a_ = MakeSide(*be_, "mdev0", ao);
     b_ = MakeSide(*be_, "mdev1", bo);
   }
-  void ConnectWith(uint8_t timeout, uint8_t retry, uint8_t rnr_retry, AccessFlags b_access = kAllAccess) {
+  void ConnectWith(uint8_t timeout, uint8_t retry, uint8_t rnr_retry, AccessFlags b_access = access::kAll) {
     ASSERT_EQ(ToInit(a_), 0);
     ASSERT_EQ(ToInit(b_, b_access), 0);
     ASSERT_EQ(ToRtr(a_, b_), 0);
@@ -150,7 +152,7 @@ TEST_F(ErrorsTest, RkeyOfAnotherPdIsRemoteAccessError) {
   MrHandle mr;
   uint8_t* buf = nullptr;
   uint32_t lkey = 0, rkey = 0;
-  ASSERT_EQ(b_.dev->RegMr(other, 64, kAllAccess, &mr, &buf, &lkey, &rkey), 0);
+  ASSERT_EQ(b_.dev->RegMr(other, 64, access::kAll, &mr, &buf, &lkey, &rkey), 0);
   SendWr w = Wr(1, WrOpcode::kRdmaWrite, {a_.At(0, 8)});
   w.remote_addr = reinterpret_cast<uint64_t>(buf);
   w.rkey = rkey;

@@ -7,11 +7,13 @@
 
 #include <map>
 
-#include "model/scenario_fixture.h"
+#include "tests/support/support.h"
 #include "spec/qp_state_table.h"
 
 namespace qptwin::model::testing {
 namespace {
+
+using namespace ::qptwin::testing;  // tests/support/support.h
 
 struct Command {
   int kind = 0;  // 0 modify, 1 post send, 2 post recv, 3 poll, 4 advance
@@ -69,7 +71,7 @@ QpAttr FullAttr(Side& self, Side& peer, QpState state) {
   QpAttr a;
   a.qp_state = state;
   a.port_num = 1;
-  a.qp_access_flags = kAllAccess;
+  a.qp_access_flags = access::kAll;
   a.qkey = 0x11111111;
   ConnectionInfo info;
   (void)peer.dev->LocalConnectionInfo(peer.qp, &info);

@@ -2,10 +2,12 @@
 // requester's own CQE, and receives posted in ERR that wait for the responder.
 #include <gtest/gtest.h>
 
-#include "model/scenario_fixture.h"
+#include "tests/support/support.h"
 
 namespace qptwin::model::testing {
 namespace {
+
+using namespace ::qptwin::testing;  // tests/support/support.h
 
 std::unique_ptr<Backend> Profile(const std::string& name) {
   ModelOptions o;

@@ -2,15 +2,17 @@
 // data, ordering, completion channels and determinism.
 #include <cstring>
 
-#include "model/scenario_fixture.h"
+#include "tests/support/support.h"
 
 namespace qptwin::model::testing {
 namespace {
 
+using namespace ::qptwin::testing;  // tests/support/support.h
+
 class RcTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    be_ = Rxe();
+    be_ = RxeModel();
     a_ = MakeSide(*be_, "mdev0");
     b_ = MakeSide(*be_, "mdev1");
     Connect(a_, b_);
@@ -263,7 +265,7 @@ TEST(RcAttributes, PathMtuSetsPacketCountAndSoTheWireTime) {
   uint64_t took[2];
   Mtu mtus[2] = {Mtu::k1024, Mtu::k256};
   for (int i = 0; i < 2; ++i) {
-    auto be = Rxe();
+    auto be = RxeModel();
     Side a = MakeSide(*be, "mdev0");
     Side b = MakeSide(*be, "mdev1");
     ASSERT_EQ(ToInit(a), 0);
@@ -287,7 +289,7 @@ TEST(RcAttributes, PathMtuSetsPacketCountAndSoTheWireTime) {
 }
 
 TEST(RcSrq, TwoQpsShareOneSrqInPostingOrder) {
-  auto be = Rxe();
+  auto be = RxeModel();
   Side a1 = MakeSide(*be, "mdev0");
   Side a2 = MakeSide(*be, "mdev0");
   Side b = MakeSide(*be, "mdev1");
@@ -339,7 +341,7 @@ TEST(IbtaRc, FirstPacketInRtrRaisesCommEst) {
 TEST(RcDeterminism, SameScenarioSameTimes) {
   uint64_t times[2];
   for (int run = 0; run < 2; ++run) {
-    auto be = Rxe();
+    auto be = RxeModel();
     Side a = MakeSide(*be, "mdev0");
     Side b = MakeSide(*be, "mdev1");
     Connect(a, b);
@@ -353,7 +355,7 @@ TEST(RcDeterminism, SameScenarioSameTimes) {
 }
 
 TEST(RcLoopback, TwoQpsOnOneDeviceTalk) {
-  auto be = Rxe();
+  auto be = RxeModel();
   Side a = MakeSide(*be, "mdev0");
   Side b = MakeSide(*be, "mdev0");
   Connect(a, b);

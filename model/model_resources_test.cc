@@ -1,9 +1,11 @@
 // Resources through the public interface: devices, ports, GIDs, PDs, MRs, CQs, channels,
 // AHs, QP creation limits, and bad handles (never a crash, always the verbs errno).
-#include "model/scenario_fixture.h"
+#include "tests/support/support.h"
 
 namespace qptwin::model::testing {
 namespace {
+
+using namespace ::qptwin::testing;  // tests/support/support.h
 
 TEST(Resources, BackendListsAndOpensDevices) {
   ModelOptions o;
@@ -23,7 +25,7 @@ TEST(Resources, BackendListsAndOpensDevices) {
 }
 
 TEST(Resources, QueriesReturnTheProfile) {
-  auto be = Rxe();
+  auto be = RxeModel();
   std::unique_ptr<Device> d;
   ASSERT_EQ(be->OpenDevice("mdev1", &d), 0);
   DeviceAttr da;
@@ -45,7 +47,7 @@ TEST(Resources, QueriesReturnTheProfile) {
 }
 
 TEST(Resources, BadAndForeignHandlesAreEinval) {
-  auto be = Rxe();
+  auto be = RxeModel();
   Side a = MakeSide(*be, "mdev0");
   Side b = MakeSide(*be, "mdev1");
   EXPECT_EQ(a.dev->DeallocPd(PdHandle{}), EINVAL);
@@ -68,7 +70,7 @@ TEST(Resources, BadAndForeignHandlesAreEinval) {
 }
 
 TEST(Resources, InUseObjectsAreEbusy) {
-  auto be = Rxe();
+  auto be = RxeModel();
   Side a = MakeSide(*be, "mdev0");
   EXPECT_EQ(a.dev->DeallocPd(a.pd), EBUSY);
   EXPECT_EQ(a.dev->DestroyCq(a.scq), EBUSY);  // R23
@@ -80,7 +82,7 @@ TEST(Resources, InUseObjectsAreEbusy) {
 }
 
 TEST(Resources, RegMrChecksAccessFlags) {
-  auto be = Rxe();
+  auto be = RxeModel();
   std::unique_ptr<Device> d;
   ASSERT_EQ(be->OpenDevice("", &d), 0);
   PdHandle pd;
@@ -96,7 +98,7 @@ TEST(Resources, RegMrChecksAccessFlags) {
 }
 
 TEST(Resources, CqDepthAndQpLimits) {
-  auto be = Rxe();
+  auto be = RxeModel();
   std::unique_ptr<Device> d;
   ASSERT_EQ(be->OpenDevice("", &d), 0);
   CqHandle cq;
@@ -128,7 +130,7 @@ TEST(Resources, CqDepthAndQpLimits) {
 }
 
 TEST(Resources, CompletionChannelWakesOnArmedCq) {
-  auto be = Rxe();
+  auto be = RxeModel();
   Side a = MakeSide(*be, "mdev0");
   ChannelHandle ch;
   ASSERT_EQ(a.dev->CreateCompChannel(&ch), 0);
@@ -155,7 +157,7 @@ TEST(Resources, CompletionChannelWakesOnArmedCq) {
 }
 
 TEST(Resources, HugeWaitsAndRegionsDoNotBreakTheModel) {
-  auto be = Rxe();
+  auto be = RxeModel();
   Side a = MakeSide(*be, "mdev0");
   std::vector<WorkCompletion> out;
   // A first wait lets the host finish its control verbs (ControlTiming).
@@ -175,7 +177,7 @@ TEST(Resources, HugeWaitsAndRegionsDoNotBreakTheModel) {
 }
 
 TEST(Resources, DeviceDestructorReleasesEverything) {
-  auto be = Rxe();
+  auto be = RxeModel();
   for (int i = 0; i < 50; ++i) {
     Side a = MakeSide(*be, "mdev0");
     Side b = MakeSide(*be, "mdev1");

@@ -1,15 +1,17 @@
 // The QP state machine on the model: legality + values (EINVAL/EOPNOTSUPP), posting in
 // every state (R2, R4, R5), flush on ERR (R6, R7), discard on RESET (R9), SQD drain
 // (R11, R12), LAST_WQE_REACHED with an SRQ, and the recorded history.
-#include "model/scenario_fixture.h"
+#include "tests/support/support.h"
 
 namespace qptwin::model::testing {
 namespace {
 
+using namespace ::qptwin::testing;  // tests/support/support.h
+
 class StateTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    be_ = Rxe();
+    be_ = RxeModel();
     a_ = MakeSide(*be_, "mdev0");
     b_ = MakeSide(*be_, "mdev1");
   }

@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include "model/profile.h"
-#include "model/scenario_fixture.h"
+#include "tests/support/support.h"
 
 namespace qptwin::model::testing {
 namespace {
+
+using namespace ::qptwin::testing;  // tests/support/support.h
 
 std::unique_ptr<Backend> Cx6(const std::string& name = "cx6-100g") {
   ModelOptions o;

@@ -2,10 +2,12 @@
 // ibta profile's SQE for unreliable send errors (R8).
 #include <cstring>
 
-#include "model/scenario_fixture.h"
+#include "tests/support/support.h"
 
 namespace qptwin::model::testing {
 namespace {
+
+using namespace ::qptwin::testing;  // tests/support/support.h
 
 SideOptions Type(QpType t) {
   SideOptions o;
@@ -14,7 +16,7 @@ SideOptions Type(QpType t) {
 }
 
 TEST(Uc, SendAndWriteMoveBytesWithoutAcks) {
-  auto be = Rxe();
+  auto be = RxeModel();
   Side a = MakeSide(*be, "mdev0", Type(QpType::kUc));
   Side b = MakeSide(*be, "mdev1", Type(QpType::kUc));
   Connect(a, b);
@@ -52,7 +54,7 @@ TEST(IbtaProfile, UcReadAndAtomicsAreEinvalAtPost) {
 // Quirks::opcode_checked_by_requester: rxe's provider accepts the post; the requester
 // completes it with LOC_QP_OP_ERR and the QP goes to ERR (no SQE on rxe).
 TEST(RxeProfile, UcReadIsAcceptedThenFailsWithLocQpOpErr) {
-  auto be = Rxe();
+  auto be = RxeModel();
   Side a = MakeSide(*be, "mdev0", Type(QpType::kUc));
   Side b = MakeSide(*be, "mdev1", Type(QpType::kUc));
   Connect(a, b);
@@ -70,7 +72,7 @@ TEST(RxeProfile, UcReadIsAcceptedThenFailsWithLocQpOpErr) {
 }
 
 TEST(Uc, NoReceiveOrBadRkeyDropsSilentlyAndSenderSucceeds) {
-  auto be = Rxe();
+  auto be = RxeModel();
   Side a = MakeSide(*be, "mdev0", Type(QpType::kUc));
   Side b = MakeSide(*be, "mdev1", Type(QpType::kUc));
   Connect(a, b);
@@ -92,7 +94,7 @@ TEST(Uc, NoReceiveOrBadRkeyDropsSilentlyAndSenderSucceeds) {
 class UdTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    be_ = Rxe();
+    be_ = RxeModel();
     a_ = MakeSide(*be_, "mdev0", Type(QpType::kUd));
     b_ = MakeSide(*be_, "mdev1", Type(QpType::kUd));
     Connect(a_, b_);
@@ -241,7 +243,7 @@ TEST(IbtaProfile, UcLocalErrorMovesToSqeAndReceivesContinue) {
 
 // rxe never enters SQE: the same UC error moves the QP to ERR.
 TEST(RxeProfile, UcLocalErrorMovesToErrNotSqe) {
-  auto be = Rxe();
+  auto be = RxeModel();
   Side a = MakeSide(*be, "mdev0", Type(QpType::kUc));
   Side b = MakeSide(*be, "mdev1", Type(QpType::kUc));
   Connect(a, b);
@@ -271,7 +273,7 @@ TEST(IbtaProfile, SqDrainedOnlyWithEnSqdAsyncNotify) {
 }
 
 TEST(RxeProfile, SqDrainedEvenWithoutEnSqdAsyncNotify) {
-  auto be = Rxe();  // rxe_req.c raises IB_EVENT_SQ_DRAINED unconditionally
+  auto be = RxeModel();  // rxe_req.c raises IB_EVENT_SQ_DRAINED unconditionally
   Side a = MakeSide(*be, "mdev0");
   Side b = MakeSide(*be, "mdev1");
   Connect(a, b);
@@ -282,7 +284,7 @@ TEST(RxeProfile, SqDrainedEvenWithoutEnSqdAsyncNotify) {
 }
 
 TEST(RxeProfile, UdLocalErrorMovesToErrNotSqe) {
-  auto be = Rxe();
+  auto be = RxeModel();
   Side a = MakeSide(*be, "mdev0", Type(QpType::kUd));
   Side b = MakeSide(*be, "mdev1", Type(QpType::kUd));
   Connect(a, b);

@@ -3,10 +3,12 @@
 // whose XRC domain holds two XRC SRQs with a CQ each. rxe has no XRC (R1).
 #include <cstring>
 
-#include "model/scenario_fixture.h"
+#include "tests/support/support.h"
 
 namespace qptwin::model::testing {
 namespace {
+
+using namespace ::qptwin::testing;  // tests/support/support.h
 
 struct XrcTarget {
   std::shared_ptr<Device> dev;
@@ -67,7 +69,7 @@ XrcTarget MakeTarget(Backend& be) {
   t.dev = Open(be, "mdev1");
   EXPECT_EQ(t.dev->AllocPd(&t.pd), 0);
   EXPECT_EQ(t.dev->OpenXrcd(&t.xrcd), 0);
-  EXPECT_EQ(t.dev->RegMr(t.pd, 8192, kAllAccess, &t.mr, &t.buf, &t.lkey, &t.rkey), 0);
+  EXPECT_EQ(t.dev->RegMr(t.pd, 8192, access::kAll, &t.mr, &t.buf, &t.lkey, &t.rkey), 0);
   for (int i = 0; i < 2; ++i) {
     EXPECT_EQ(t.dev->CreateCq(32, ChannelHandle{}, &t.cq[i], nullptr), 0);
     EXPECT_EQ(t.dev->CreateSrqEx(XrcSrqAttr(t.pd, t.xrcd, t.cq[i]), &t.srq[i]), 0);
@@ -88,7 +90,7 @@ XrcInitiator MakeInitiator(Backend& be) {
   s.dev = Open(be, "mdev0");
   EXPECT_EQ(s.dev->AllocPd(&s.pd), 0);
   EXPECT_EQ(s.dev->CreateCq(32, ChannelHandle{}, &s.cq, nullptr), 0);
-  EXPECT_EQ(s.dev->RegMr(s.pd, 8192, kAllAccess, &s.mr, &s.buf, &s.lkey, &s.rkey), 0);
+  EXPECT_EQ(s.dev->RegMr(s.pd, 8192, access::kAll, &s.mr, &s.buf, &s.lkey, &s.rkey), 0);
   QpInitAttr init;
   init.qp_type = QpType::kXrcSend;
   init.pd = s.pd;
@@ -113,7 +115,7 @@ void ConnectXrc(XrcInitiator& s, XrcTarget& t, uint8_t rnr_retry = 7) {
   QpAttr a;
   a.qp_state = QpState::kInit;
   a.port_num = 1;
-  a.qp_access_flags = kAllAccess;
+  a.qp_access_flags = access::kAll;
   const AttrMask init_mask = attr::kState | attr::kPkeyIndex | attr::kPort | attr::kAccessFlags;
   ASSERT_EQ(s.dev->ModifyQp(s.qp, a, init_mask), 0);
   ASSERT_EQ(t.dev->ModifyQp(t.qp, a, init_mask), 0);
@@ -162,7 +164,7 @@ SendWr XrcWr(uint64_t id, WrOpcode op, std::vector<Sge> sges, uint32_t srqn) {
 }
 
 TEST(Xrc, RxeProfileHasNoXrc) {
-  auto be = Rxe();
+  auto be = RxeModel();
   auto d = Open(*be, "mdev0");
   XrcdHandle xrcd;
   EXPECT_EQ(d->OpenXrcd(&xrcd), EOPNOTSUPP);  // R1: rxe has no open_xrcd
@@ -285,7 +287,7 @@ TEST(Xrc, WriteReadAndAtomicsUseTheXrcSrqsPd) {
   MrHandle mr2;
   uint8_t* buf2 = nullptr;
   uint32_t lkey2 = 0, rkey2 = 0;
-  ASSERT_EQ(t.dev->RegMr(pd2, 4096, kAllAccess, &mr2, &buf2, &lkey2, &rkey2), 0);
+  ASSERT_EQ(t.dev->RegMr(pd2, 4096, access::kAll, &mr2, &buf2, &lkey2, &rkey2), 0);
   SrqHandle srq2;
   uint32_t srqn2 = 0;
   ASSERT_EQ(t.dev->CreateSrqEx(XrcSrqAttr(pd2, t.xrcd, t.cq[0]), &srq2), 0);
