@@ -37,14 +37,14 @@ struct Fixture {
 
 TEST(ModelLimits, RxeLimitErrnoIsEinvalAsRxePoolAndEnomemForMrs) {
   // Linux 6.1 rxe_pool.c __rxe_add_to_pool -> -EINVAL; rxe_verbs.c rxe_reg_user_mr: ENOMEM.
-  EXPECT_EQ(FindProfile("rxe")->quirks.over_limit_errno, EINVAL);
+  EXPECT_EQ(FindProfile("rxe")->behaviour.over_limit_errno, EINVAL);
 }
 
 class Limits : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(Limits, PdsBeyondMaxPdAreRefusedAndFreeingOneAllowsAnother) {
   Fixture f(Small(GetParam()));
-  const int err = f.profile.quirks.over_limit_errno;
+  const int err = f.profile.behaviour.over_limit_errno;
   uint32_t pd[4];
   for (int i = 0; i < 3; ++i) ASSERT_EQ(f.nic->AllocPd(f.ctx, &pd[i]), 0);
   EXPECT_EQ(f.nic->AllocPd(f.ctx, &pd[3]), err);
@@ -68,7 +68,7 @@ TEST_P(Limits, MrsBeyondMaxMrAreEnomem) {
 
 TEST_P(Limits, CqsSrqsQpsAndAhsBeyondTheirMaximum) {
   Fixture f(Small(GetParam()));
-  const int err = f.profile.quirks.over_limit_errno;
+  const int err = f.profile.behaviour.over_limit_errno;
   uint32_t pd = 0, h = 0;
   ASSERT_EQ(f.nic->AllocPd(f.ctx, &pd), 0);
   uint32_t cq[3];

@@ -177,7 +177,7 @@ void RunScenario(QpType type, double loss, bool connected, const std::vector<Com
     }
   }
   // End: every QP not in RESET goes to ERR, which flushes what is left. A QP left in RESET
-  // keeps what was posted there (rxe queues a refused send, Quirks::post_send_below_rts_queues)
+  // keeps what was posted there (rxe queues a refused send, Behaviour::post_send_below_rts_queues)
   // without completing it: like a RESET, at most once.
   for (int i = 0; i < 2; ++i) {
     QpAttr q;

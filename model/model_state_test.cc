@@ -157,7 +157,7 @@ TEST_F(StateTest, ErrFlushesEverythingInOrderIncludingUnsignaled) {
   EXPECT_EQ(rwc[1].wr_id, 11u);
   EXPECT_EQ(rwc[1].status, WcStatus::kWrFlushErr);
   // In ERR, new sends are flushed at once; rxe flushes a new receive when the responder
-  // runs next (here: the ERR -> ERR modify). R4 / Quirks::recv_in_err_flushed_at_once.
+  // runs next (here: the ERR -> ERR modify). R4 / Behaviour::recv_in_err_waits.
   ASSERT_EQ(Send(a_, 4, 0), 0);
   ASSERT_EQ(Recv(a_, 12), 0);
   EXPECT_EQ(Wait(a_, a_.scq, 1)[0].wr_id, 4u);
@@ -246,7 +246,7 @@ TEST_F(StateTest, SqdDrainsInFlightThenRaisesSqDrained) {
 }
 
 // rxe on Linux 6.1 raises no LAST_WQE_REACHED (measured in the rxe VM, hw/README.md;
-// Quirks::last_wqe_reached_event); the ibta profile's event is checked by
+// Behaviour::last_wqe_reached_event); the ibta profile's event is checked by
 // tests/conformance (SrqQpEnteringErrRaisesLastWqeReachedAsTheDeviceDoes).
 TEST_F(StateTest, SrqQpEnteringErrRaisesNoLastWqeReachedOnRxe) {
   SrqHandle srq;

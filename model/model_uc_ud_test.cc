@@ -51,7 +51,7 @@ TEST(IbtaProfile, UcReadAndAtomicsAreEinvalAtPost) {
   EXPECT_EQ(StateOf(a), QpState::kRts);
 }
 
-// Quirks::opcode_checked_by_requester: rxe's provider accepts the post; the requester
+// Behaviour::opcode_checked_by_requester: rxe's provider accepts the post; the requester
 // completes it with LOC_QP_OP_ERR and the QP goes to ERR (no SQE on rxe).
 TEST(RxeProfile, UcReadIsAcceptedThenFailsWithLocQpOpErr) {
   auto be = RxeModel();
@@ -161,7 +161,7 @@ TEST_F(UdTest, WriteFailsWithLocQpOpErrOnRxeAndMissingAhIsEinval) {
   EXPECT_EQ(a_.dev->PostSend(a_.qp, {n}, nullptr), EINVAL);
   SendWr w = Datagram(2, 8);
   w.opcode = WrOpcode::kRdmaWrite;
-  ASSERT_EQ(a_.dev->PostSend(a_.qp, {w}, nullptr), 0);  // Quirks::opcode_checked_by_requester
+  ASSERT_EQ(a_.dev->PostSend(a_.qp, {w}, nullptr), 0);  // Behaviour::opcode_checked_by_requester
   auto wc = Wait(a_, a_.scq, 1);
   EXPECT_EQ(wc[0].status, WcStatus::kLocQpOpErr);
   EXPECT_EQ(StateOf(a_), QpState::kErr);

@@ -1,68 +1,14 @@
-// ConnectX-6-like 100 GbE RoCE v2 profiles. The capabilities follow what mlx5 reports
-// (ibv_devinfo -v on ConnectX-6 Dx); the behaviour is IBTA's (the model makes no claim about
-// mlx5 firmware quirks); the timing is what this file documents, number by number.
+// ConnectX-6-like 100 GbE RoCE v2 profiles. The capabilities and behaviour are the "cx6"
+// description of spec/device_description.cc (mlx5's caps, IBTA behaviour); the timing is what
+// this file documents, number by number.
 #include "model/profile.h"
 
 namespace qptwin::model {
-namespace {
-
-void Cx6Caps(Profile& p) {
-  DeviceAttr& d = p.device;
-  d.max_mr_size = ~0ull;
-  d.vendor_id = 0x02c9;        // Mellanox
-  d.vendor_part_id = 4125;     // ConnectX-6 Dx (0x101d)
-  d.max_qp = 1 << 18;          // ibv_devinfo -v: max_qp 262144
-  d.max_qp_wr = 1 << 15;       // 32768
-  d.max_sge = 30;
-  d.max_sge_rd = 30;
-  d.max_cq = 1 << 24;
-  d.max_cqe = (1 << 22) - 1;   // 4194303
-  d.max_mr = 1 << 24;
-  d.max_pd = 1 << 24;
-  d.max_ah = 0x7fffffff;
-  d.max_qp_rd_atom = 16;
-  d.max_qp_init_rd_atom = 16;
-  d.max_srq = 1 << 23;
-  d.max_srq_wr = (1 << 15) - 1;
-  d.max_srq_sge = 31;
-  d.max_inline_data = 220;     // estimate: perftest's default inline size on mlx5 RC
-  d.max_pkeys = 128;
-  d.atomic_cap = AtomicCap::kHca;
-  d.phys_port_cnt = 1;
-  PortAttr& port = p.port;
-  port.state = PortState::kActive;
-  port.max_mtu = Mtu::k4096;
-  port.active_mtu = Mtu::k4096;  // netdev MTU 9000 (jumbo frames) -> IB MTU 4096
-  port.gid_tbl_len = 256;
-  port.max_msg_sz = 1u << 30;    // mlx5: 0x40000000
-  port.pkey_tbl_len = 1;
-  port.lid = 0;
-  port.active_width = 2;  // 4X
-  port.active_speed = 64;  // reported for 100 GbE (HDR lane rate 50G x2 in ethtool terms)
-  port.link_layer = LinkLayer::kEthernet;
-}
-
-void IbtaBehaviour(Quirks& q) {
-  q.reject_extended_mask = false;
-  q.send_errors_to_sqe = true;
-  q.comm_est_event = true;
-  q.sqd_event_needs_notify = true;
-  q.fence_waits_for_all = false;
-  q.rxe_queue_sizes = false;
-  q.cq_overrun_is_sticky = true;
-  q.qp_error_events = true;
-  q.send_wc_with_imm = false;
-  q.recv_in_err_flushed_at_once = true;
-}
-
-}  // namespace
 
 Profile MakeCx6Profile() {
-  Profile p;
-  p.name = "cx6-100g";
-  p.description = "ConnectX-6-like 100 GbE RoCE v2 NICs, back to back (2 m DAC); IBTA behaviour";
-  Cx6Caps(p);
-  IbtaBehaviour(p.quirks);
+  Profile p = ProfileOf("cx6-100g",
+                        "ConnectX-6-like 100 GbE RoCE v2 NICs, back to back (2 m DAC); IBTA behaviour",
+                        "cx6");
   Timing& t = p.timing;
   // Link: 100GBASE-CR4, 100 Gb/s of data after 64b/66b. RoCE v2 headers per wire.h.
   t.link = LinkTiming{WireFormat::kRoceV2, 100, 10, 0, 0};  // 2 m of copper: ~5 ns/m

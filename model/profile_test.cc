@@ -15,20 +15,20 @@ TEST(Profile, RxeCapsComeFromRxeParam) {
   EXPECT_EQ(p->device.max_inline_data, 400);
   EXPECT_EQ(p->port.active_mtu, Mtu::k1024);
   EXPECT_EQ(p->port.link_layer, LinkLayer::kEthernet);
-  EXPECT_FALSE(p->quirks.send_errors_to_sqe);
-  EXPECT_TRUE(p->quirks.reject_extended_mask);
+  EXPECT_FALSE(p->behaviour.send_errors_to_sqe);
+  EXPECT_TRUE(p->behaviour.reject_extended_mask);
 }
 
 TEST(Profile, IbtaUsesSqeAndInfiniBand) {
   const Profile* p = FindProfile("IBTA");
   ASSERT_NE(p, nullptr);
-  EXPECT_TRUE(p->quirks.send_errors_to_sqe);
+  EXPECT_TRUE(p->behaviour.send_errors_to_sqe);
   EXPECT_EQ(p->port.link_layer, LinkLayer::kInfiniBand);
   EXPECT_EQ(FindProfile("nope"), nullptr);
 }
 
 TEST(Profile, RxeRoundsQueuesAndSharesInlineWithSges) {
-  const Quirks& rxe = FindProfile("rxe")->quirks;
+  const Behaviour& rxe = FindProfile("rxe")->behaviour;
   EXPECT_EQ(QueueSlots(rxe, 16), 31u);  // roundup_pow_of_two(17) - 1
   EXPECT_EQ(QueueSlots(rxe, 15), 15u);
   EXPECT_EQ(QueueSlots(rxe, 0), 0u);
@@ -37,7 +37,7 @@ TEST(Profile, RxeRoundsQueuesAndSharesInlineWithSges) {
   c = GrantedCaps(rxe, QpCap{1, 1, 1, 1, 100});
   EXPECT_EQ(c.max_send_sge, 6u);  // 100 / 16
   EXPECT_EQ(c.max_inline_data, 100u);
-  const Quirks& ibta = FindProfile("ibta")->quirks;
+  const Behaviour& ibta = FindProfile("ibta")->behaviour;
   EXPECT_EQ(QueueSlots(ibta, 16), 16u);
 }
 

@@ -151,7 +151,7 @@ void Nic::FailWqe(Qp& qp, size_t index, WcStatus status, const std::string& caus
   // R7: the failing WR completes with its own status (even unsignaled), then the flush.
   qp.sq[index].done = true;
   qp.sq[index].status = status;
-  if (!IsReliable(qp.type) && profile().quirks.send_errors_to_sqe) {
+  if (!IsReliable(qp.type) && profile().behaviour.send_errors_to_sqe) {
     EnterSqe(qp, cause);  // R8 (IBTA C10-38)
   } else {
     EnterError(qp, cause);

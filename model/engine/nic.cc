@@ -151,7 +151,7 @@ void Nic::Receive(Packet pkt) {
   // XRC: requests go to the target (XRC_RECV), responses to the initiator (XRC_SEND).
   if (qp.type == (IsRequest(pkt.kind) ? QpType::kXrcSend : QpType::kXrcRecv)) return;
   // rxe_responder in ERR: drains the packet and flushes the receive queue (the receives
-  // posted since the QP entered ERR, Quirks::recv_in_err_flushed_at_once).
+  // posted since the QP entered ERR, Behaviour::recv_in_err_waits).
   if (qp.state == QpState::kErr && IsRequest(pkt.kind)) {
     FlushRq(qp);
     return;

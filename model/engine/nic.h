@@ -126,7 +126,7 @@ class Nic {
   // Pushes a CQE; on overflow raises CQ_ERR and moves `qp` to ERR (R13, R14).
   bool PushCqe(Qp& qp, Cq& cq, const WorkCompletion& wc, bool solicited);
   void RaiseQpEvent(const Qp& qp, EventType type);
-  // wc_flags of a successful send-queue CQE (Quirks::send_wc_with_imm).
+  // wc_flags of a successful send-queue CQE (Behaviour::send_wc_with_imm).
   uint32_t SendWcFlags(WrOpcode op) const;
   void RaiseEvent(uint32_t ctx, AsyncEvent ev);
 

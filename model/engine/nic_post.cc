@@ -78,7 +78,7 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
   // queued first and the doorbell refuses afterwards: EINVAL, bad = the first WR not queued.
   const bool below_rts = qp->state == QpState::kReset || qp->state == QpState::kInit ||
                          qp->state == QpState::kRtr;
-  const bool queue_anyway = below_rts && profile().quirks.post_send_below_rts_queues;
+  const bool queue_anyway = below_rts && profile().behaviour.post_send_below_rts_queues;
   for (size_t i = 0; i < wrs.size(); ++i) {
     const SendWr& wr = wrs[i];
     uint64_t len = TotalLength(wr.sg_list);
@@ -89,7 +89,7 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     } else if (wr.sg_list.size() > qp->cap.max_send_sge) {
       err = EINVAL;  // R5
     } else if (!OpModelled(wr.opcode) ||
-               (!OpAllowed(qp->type, wr.opcode) && !profile().quirks.opcode_checked_by_requester)) {
+               (!OpAllowed(qp->type, wr.opcode) && !profile().behaviour.opcode_checked_by_requester)) {
       err = EINVAL;  // an opcode the QP type lacks (UD: sends only; UC: no READ or atomics)
     } else if (is_inline && (len > qp->cap.max_inline_data || wr.opcode == WrOpcode::kRdmaRead ||
                              IsAtomic(wr.opcode))) {
@@ -163,8 +163,8 @@ int Nic::PostRecv(uint32_t ctx, uint32_t h, const std::vector<RecvWr>& wrs, size
       return err;
     }
     qp->rq.push_back(wrs[i]);
-    // R4: flushed at once in ERR. rxe: queued until the responder runs (Quirks).
-    if (qp->state == QpState::kErr && profile().quirks.recv_in_err_flushed_at_once) FlushRq(*qp);
+    // R4: flushed at once in ERR. rxe: queued until the responder runs (Behaviour::recv_in_err_waits).
+    if (qp->state == QpState::kErr && !profile().behaviour.recv_in_err_waits) FlushRq(*qp);
   }
   return 0;
 }

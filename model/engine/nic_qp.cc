@@ -10,7 +10,7 @@
 namespace qptwin::model::engine {
 namespace {
 
-bool TypeSupported(QpType t, const Quirks& q) {
+bool TypeSupported(QpType t, const Behaviour& q) {
   switch (t) {
     case QpType::kRc: return true;
     case QpType::kUc: return q.supports_uc;
@@ -36,17 +36,17 @@ WcOpcode SendWcOpcode(WrOpcode op) {
 
 uint32_t Nic::SendWcFlags(WrOpcode op) const {
   bool imm = op == WrOpcode::kSendWithImm || op == WrOpcode::kRdmaWriteWithImm;
-  return imm && profile().quirks.send_wc_with_imm ? wc_flag::kWithImm : 0;  // imm_data 0
+  return imm && profile().behaviour.send_wc_with_imm ? wc_flag::kWithImm : 0;  // imm_data 0
 }
 
 int Nic::CreateXrcRecvQp(uint32_t ctx, const QpInitAttr& given, uint32_t* out, QpCap* actual) {
   // ib_uverbs create_qp for IB_QPT_XRC_TGT looks up the XRCD only: the PD, CQs, SRQ and
   // caps of the call are not used. The QP has no queues; its receives go to XRC SRQs.
-  if (!TypeSupported(given.qp_type, profile().quirks)) return EOPNOTSUPP;  // R1 (rxe)
+  if (!TypeSupported(given.qp_type, profile().behaviour)) return EOPNOTSUPP;  // R1 (rxe)
   auto x = xrcds_.find(given.xrcd.id);
   if (x == xrcds_.end() || x->second.ctx != ctx) return EINVAL;
   if (static_cast<int>(qps_.size()) >= profile().device.max_qp) {
-    return profile().quirks.over_limit_errno;  // rxe 6.1 __rxe_add_to_pool (nic_resources.cc)
+    return profile().behaviour.over_limit_errno;  // rxe 6.1 __rxe_add_to_pool (nic_resources.cc)
   }
   QpInitAttr init;
   init.qp_type = QpType::kXrcRecv;
@@ -88,10 +88,10 @@ int Nic::CreateQp(uint32_t ctx, const QpInitAttr& given, uint32_t* out, QpCap* a
   if (!scq || !rcq) return EINVAL;
   Srq* srq = nullptr;
   if (init.srq && !(srq = FindSrq(ctx, init.srq.id))) return EINVAL;
-  if (!TypeSupported(init.qp_type, profile().quirks)) return EOPNOTSUPP;
+  if (!TypeSupported(init.qp_type, profile().behaviour)) return EOPNOTSUPP;
   if (!CheckQpCaps(init, profile().device).empty()) return EINVAL;
   if (static_cast<int>(qps_.size()) >= profile().device.max_qp) {
-    return profile().quirks.over_limit_errno;  // rxe 6.1 __rxe_add_to_pool (nic_resources.cc)
+    return profile().behaviour.over_limit_errno;  // rxe 6.1 __rxe_add_to_pool (nic_resources.cc)
   }
 
   auto qp = std::make_shared<Qp>();
@@ -100,7 +100,7 @@ int Nic::CreateQp(uint32_t ctx, const QpInitAttr& given, uint32_t* out, QpCap* a
   qp->qpn = next_qpn_++ & 0xffffff;
   qp->type = init.qp_type;
   qp->init = init;
-  qp->cap = GrantedCaps(profile().quirks, init.cap);
+  qp->cap = GrantedCaps(profile().behaviour, init.cap);
   if (srq || xrc_send) qp->cap.max_recv_wr = qp->cap.max_recv_sge = 0;
   qp->send_cq = cqs_[scq->handle()];
   if (xrc_send) {
@@ -153,7 +153,7 @@ int Nic::ModifyQp(uint32_t ctx, uint32_t h, const QpAttr& a, AttrMask mask) {
   Qp* qp = FindQp(ctx, h);
   if (!qp) return EINVAL;
   // ib_uverbs / rxe: bits beyond IB_QP_ATTR_STANDARD_BITS are refused before anything else.
-  if (profile().quirks.reject_extended_mask && (mask & ~attr::kStandardBits)) return EOPNOTSUPP;
+  if (profile().behaviour.reject_extended_mask && (mask & ~attr::kStandardBits)) return EOPNOTSUPP;
   // ib_uverbs_modify_qp / ib_modify_qp_is_ok: a state beyond ERR is EINVAL.
   if (((mask & attr::kState) && a.qp_state > QpState::kErr) ||
       ((mask & attr::kCurState) && a.cur_qp_state > QpState::kErr)) {
@@ -204,7 +204,7 @@ int Nic::ModifyQp(uint32_t ctx, uint32_t h, const QpAttr& a, AttrMask mask) {
   if (mask & attr::kDestQpn) s.dest_qp_num = a.dest_qp_num & 0xffffff;
 
   // rxe_qp_from_attr runs rxe_qp_reset on every modify to RESET, RESET -> RESET too: it
-  // discards what a refused post left queued (Quirks::post_send_below_rts_queues).
+  // discards what a refused post left queued (Behaviour::post_send_below_rts_queues).
   if ((mask & attr::kState) && next == QpState::kReset && qp->state == QpState::kReset) {
     ResetQueues(*qp);
   }
@@ -280,8 +280,8 @@ void Nic::EnterError(Qp& qp, const std::string& cause) {
   FlushSq(qp);
   FlushRq(qp);
   // IBTA 11.6.3: a QP with an SRQ reports LAST_WQE_REACHED when it enters ERR (not rxe on
-  // Linux 6.1: Quirks::last_wqe_reached_event).
-  if (qp.srq && !qp.last_wqe_raised && profile().quirks.last_wqe_reached_event) {
+  // Linux 6.1: Behaviour::last_wqe_reached_event).
+  if (qp.srq && !qp.last_wqe_raised && profile().behaviour.last_wqe_reached_event) {
     qp.last_wqe_raised = true;
     RaiseQpEvent(qp, EventType::kQpLastWqeReached);
   }
@@ -329,7 +329,7 @@ void Nic::FlushRq(Qp& qp) {
 void Nic::CheckDrained(Qp& qp) {
   if (qp.state != QpState::kSqd || !qp.sq_draining || qp.sq_next != 0) return;
   qp.sq_draining = false;
-  if (profile().quirks.sqd_event_needs_notify && !qp.attr.en_sqd_async_notify) return;
+  if (profile().behaviour.sqd_event_needs_notify && !qp.attr.en_sqd_async_notify) return;
   RaiseQpEvent(qp, EventType::kSqDrained);  // R11
 }
 
@@ -348,7 +348,7 @@ bool Nic::PushCqe(Qp& qp, Cq& cq, const WorkCompletion& wc, bool solicited) {
     }
     if (qp.state != QpState::kErr) {
       // R14; IBTA 11.6.3.2: the QP's work queue is in a catastrophic error.
-      if (profile().quirks.qp_error_events) RaiseQpEvent(qp, EventType::kQpFatal);
+      if (profile().behaviour.qp_error_events) RaiseQpEvent(qp, EventType::kQpFatal);
       EnterError(qp, "CQ overflow");
     }
     return false;

@@ -8,13 +8,13 @@ namespace qptwin::model::engine {
 
 // Every create below refuses an object beyond the device's limit (DeviceAttr max_pd,
 // max_mr, max_cq, max_srq, max_ah; max_qp in nic_qp.cc), counted over all contexts of the
-// NIC as rxe counts its pools per device. The errno is the device's (Quirks::
+// NIC as rxe counts its pools per device. The errno is the device's (Behaviour::
 // over_limit_errno; rxe 6.1 __rxe_add_to_pool: EINVAL). Note: rxe 6.1 itself sizes its
 // pools by their index ranges (PD and CQ: unlimited) rather than by the values it
 // advertises; the model holds a program to the advertised ones, as a portable one must.
 int Nic::AllocPd(uint32_t ctx, uint32_t* out) {
   if (static_cast<int>(pds_.size()) >= profile().device.max_pd) {
-    return profile().quirks.over_limit_errno;
+    return profile().behaviour.over_limit_errno;
   }
   uint32_t h = world_->NewHandle();
   pds_[h] = Pd{ctx, 0};
@@ -79,11 +79,11 @@ int Nic::CreateCq(uint32_t ctx, int cqe, uint32_t channel, uint32_t* out, int* a
   Channel* ch = nullptr;
   if (channel != 0 && !(ch = FindChannel(ctx, channel))) return EINVAL;
   if (static_cast<int>(cqs_.size()) >= profile().device.max_cq) {
-    return profile().quirks.over_limit_errno;
+    return profile().behaviour.over_limit_errno;
   }
   uint32_t h = world_->NewHandle();
-  int depth = static_cast<int>(QueueSlots(profile().quirks, static_cast<uint32_t>(cqe)));
-  cqs_[h] = std::make_shared<Cq>(h, ctx, depth, channel, profile().quirks.cq_overrun_is_sticky);
+  int depth = static_cast<int>(QueueSlots(profile().behaviour, static_cast<uint32_t>(cqe)));
+  cqs_[h] = std::make_shared<Cq>(h, ctx, depth, channel, profile().behaviour.cq_overrun_is_sticky);
   if (ch) ++ch->users;
   *out = h;
   if (actual) *actual = depth;
@@ -137,12 +137,12 @@ int Nic::CreateSrq(uint32_t ctx, uint32_t pd, uint32_t max_wr, uint32_t max_sge,
       max_sge > static_cast<uint32_t>(d.max_srq_sge)) {
     return EINVAL;
   }
-  if (static_cast<int>(srqs_.size()) >= d.max_srq) return profile().quirks.over_limit_errno;
+  if (static_cast<int>(srqs_.size()) >= d.max_srq) return profile().behaviour.over_limit_errno;
   auto srq = std::make_shared<Srq>();
   srq->handle = world_->NewHandle();
   srq->ctx = ctx;
   srq->pd = pd;
-  srq->max_wr = QueueSlots(profile().quirks, max_wr);
+  srq->max_wr = QueueSlots(profile().behaviour, max_wr);
   srq->max_sge = max_sge;
   srq->srqn = next_srqn_++ & 0xffffff;
   ++it->second.users;
@@ -160,7 +160,7 @@ int Nic::CreateSrqEx(uint32_t ctx, const SrqInitAttr& init, uint32_t* out) {
   // XRCD exists, so the XRCD handle is refused first (EINVAL, as hw/ does).
   auto x = xrcds_.find(init.xrcd.id);
   if (x == xrcds_.end() || x->second.ctx != ctx) return EINVAL;
-  if (!profile().quirks.supports_xrc) return EOPNOTSUPP;
+  if (!profile().behaviour.supports_xrc) return EOPNOTSUPP;
   Cq* cq = FindCq(ctx, init.cq.id);
   if (!cq) return EINVAL;
   uint32_t h = 0;
@@ -179,14 +179,14 @@ int Nic::SrqNum(uint32_t ctx, uint32_t srq, uint32_t* srqn) {
   Srq* s = FindSrq(ctx, srq);
   if (!s) return EINVAL;
   // libibverbs ibv_get_srq_num: EOPNOTSUPP when the provider has no get_srq_num (rxe).
-  if (!profile().quirks.supports_xrc) return EOPNOTSUPP;
+  if (!profile().behaviour.supports_xrc) return EOPNOTSUPP;
   *srqn = s->srqn;
   return 0;
 }
 
 int Nic::OpenXrcd(uint32_t ctx, uint32_t* out) {
   // libibverbs ibv_open_xrcd: EOPNOTSUPP when the provider has no open_xrcd (rxe).
-  if (!profile().quirks.supports_xrc) return EOPNOTSUPP;
+  if (!profile().behaviour.supports_xrc) return EOPNOTSUPP;
   uint32_t h = world_->NewHandle();
   xrcds_[h] = Xrcd{ctx, 0};
   *out = h;
@@ -245,7 +245,7 @@ int Nic::CreateAh(uint32_t ctx, uint32_t pd, const AhAttr& attr, uint32_t* out) 
   if (port.link_layer == LinkLayer::kEthernet && !attr.is_global) return EINVAL;
   if (attr.is_global && attr.grh.sgid_index >= port.gid_tbl_len) return EINVAL;
   if (static_cast<int>(ahs_.size()) >= profile().device.max_ah) {
-    return profile().quirks.over_limit_errno;
+    return profile().behaviour.over_limit_errno;
   }
   uint32_t h = world_->NewHandle();
   ahs_[h] = Ah{ctx, pd, attr, world_->ResolveAddress(attr)};

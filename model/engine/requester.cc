@@ -76,7 +76,7 @@ Nic::ReqStep Nic::ReqCheckLimits(Qp& qp) {
   // R20: a fenced WR waits for every earlier READ/ATOMIC of this SQ (rxe: for every
   // earlier WR).
   if (w.wr.send_flags & send_flag::kFence) {
-    int blocking = profile().quirks.fence_waits_for_all ? outstanding : outstanding_rd;
+    int blocking = profile().behaviour.fence_waits_for_all ? outstanding : outstanding_rd;
     if (blocking > 0) return ReqStep::kDone;
   }
   int max_rd = std::max<int>(1, qp.attr.max_rd_atomic);
@@ -88,7 +88,7 @@ Nic::ReqStep Nic::ReqCheckLocal(Qp& qp, std::vector<uint8_t>* payload) {
   SendWqe& w = qp.sq[qp.sq_next];
   payload->clear();
   if (!OpAllowed(qp.type, w.wr.opcode)) {
-    // Only with Quirks::opcode_checked_by_requester (rxe): the post accepted it, the
+    // Only with Behaviour::opcode_checked_by_requester (rxe): the post accepted it, the
     // requester finds no packet opcode for this QP type (rxe_req.c next_opcode < 0).
     FailWqe(qp, qp.sq_next, WcStatus::kLocQpOpErr, "opcode not supported by this QP type");
     return ReqStep::kDone;

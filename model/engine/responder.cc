@@ -36,7 +36,7 @@ Nic::RespStep Nic::RespCheckState(Qp& qp, const Packet& pkt) {
   } else if (pkt.src_qpn != qp.attr.dest_qp_num) {
     return RespStep::kDone;  // not from the connected peer
   }
-  if (qp.state == QpState::kRtr && profile().quirks.comm_est_event && !qp.comm_est_raised) {
+  if (qp.state == QpState::kRtr && profile().behaviour.comm_est_event && !qp.comm_est_raised) {
     qp.comm_est_raised = true;
     RaiseQpEvent(qp, EventType::kCommEst);
   }
@@ -285,7 +285,7 @@ void Nic::RespondError(Qp& qp, const Packet& pkt, NakCode code, EventType event)
   nak.nak = code;
   nak.psn = pkt.psn;
   SendResponse(qp, pkt, std::move(nak));
-  if (profile().quirks.qp_error_events) RaiseQpEvent(qp, event);
+  if (profile().behaviour.qp_error_events) RaiseQpEvent(qp, event);
   // R15: both sides end in ERR.
   EnterError(qp, code == NakCode::kRemoteAccess ? "remote access violation"
                                                 : "invalid request");

@@ -1,0 +1,259 @@
+#include "spec/device_description.h"
+
+#include <algorithm>
+#include <cerrno>
+
+#include "spec/vocabulary.h"
+
+namespace qptwin {
+namespace {
+
+BehaviourSetting Flag(std::string_view name, bool Behaviour::*f) { return {name, f, nullptr}; }
+
+const std::vector<BehaviourSetting> kSettings = {
+    BehaviourSetting{"over_limit_errno", nullptr, &Behaviour::over_limit_errno},
+    Flag("supports_uc", &Behaviour::supports_uc),
+    Flag("supports_ud", &Behaviour::supports_ud),
+    Flag("supports_xrc", &Behaviour::supports_xrc),
+    Flag("reject_extended_mask", &Behaviour::reject_extended_mask),
+    Flag("send_errors_to_sqe", &Behaviour::send_errors_to_sqe),
+    Flag("comm_est_event", &Behaviour::comm_est_event),
+    Flag("sqd_event_needs_notify", &Behaviour::sqd_event_needs_notify),
+    Flag("fence_waits_for_all", &Behaviour::fence_waits_for_all),
+    Flag("queues_rounded_up", &Behaviour::queues_rounded_up),
+    Flag("cq_overrun_is_sticky", &Behaviour::cq_overrun_is_sticky),
+    Flag("qp_error_events", &Behaviour::qp_error_events),
+    Flag("send_wc_with_imm", &Behaviour::send_wc_with_imm),
+    Flag("recv_in_err_waits", &Behaviour::recv_in_err_waits),
+    Flag("post_send_below_rts_queues", &Behaviour::post_send_below_rts_queues),
+    Flag("last_wqe_reached_event", &Behaviour::last_wqe_reached_event),
+    Flag("opcode_checked_by_requester", &Behaviour::opcode_checked_by_requester),
+};
+// Every field has its row: a field added to Behaviour changes its size (ints first, then the
+// flags; 20 bytes fill the int alignment exactly).
+constexpr size_t kFlags = 16;
+constexpr size_t kNumbers = 1;
+static_assert(sizeof(Behaviour) == kNumbers * sizeof(int) + kFlags * sizeof(bool),
+              "every Behaviour field needs its row in kSettings");
+
+// ---- IBTA: the specification's behaviour on an InfiniBand port (illustrative caps) ------------
+DeviceDescription Ibta() {
+  DeviceDescription d;
+  d.name = "ibta";
+  d.summary = "IBTA reference behaviour: InfiniBand link, SQE for UC/UD send errors, XRC";
+  DeviceAttr& a = d.device;
+  a.max_mr_size = ~0ull;
+  a.vendor_id = 0x1234;  // any non-zero id (pyverbs and perftest look at it)
+  a.max_qp = 0x10000;
+  a.max_qp_wr = 0x4000;
+  a.max_sge = 32;
+  a.max_sge_rd = 32;
+  a.max_cq = 16384;
+  a.max_cqe = (1 << 15) - 1;
+  a.max_mr = 256 * 1024;
+  a.max_pd = 0x7ffc;
+  a.max_ah = 100;
+  a.max_qp_rd_atom = 128;
+  a.max_qp_init_rd_atom = 128;
+  a.max_srq = 960;
+  a.max_srq_wr = 0x4000;
+  a.max_srq_sge = 27;
+  a.max_inline_data = 256;
+  a.max_pkeys = 64;
+  a.atomic_cap = AtomicCap::kHca;
+  a.phys_port_cnt = 1;
+  PortAttr& p = d.port;
+  p.state = PortState::kActive;
+  p.max_mtu = Mtu::k4096;
+  p.active_mtu = Mtu::k4096;
+  p.gid_tbl_len = 16;
+  p.max_msg_sz = 0x800000;
+  p.pkey_tbl_len = 64;
+  p.lid = 1;  // the device index is added per device
+  p.active_width = 1;
+  p.active_speed = 1;
+  p.link_layer = LinkLayer::kInfiniBand;
+  return d;
+}
+
+// ---- Linux Soft-RoCE on Debian 12 (kernel 6.1, rdma-core 44) ------------------------------
+// Caps: drivers/infiniband/sw/rxe/rxe_param.h (rxe_device_param, rxe_port_param).
+// Behaviour: each deviation names where rxe does it; docs/differences.md has the measured runs.
+DeviceDescription Rxe() {
+  DeviceDescription d = Ibta();
+  d.name = "rxe";
+  d.summary = "Linux Soft-RoCE (rxe, kernel 6.1, rdma-core 44): RoCE v2, RC/UC/UD, no SQE";
+  DeviceAttr& a = d.device;
+  a.vendor_id = 0;          // RXE_VENDOR_ID
+  a.max_inline_data = 400;  // RXE_MAX_INLINE_DATA
+  PortAttr& p = d.port;
+  p.active_mtu = Mtu::k1024;  // eth_mtu_int_to_enum(1500)
+  p.gid_tbl_len = 1024;       // RXE_PORT_GID_TBL_LEN
+  p.lid = 0;                  // RoCE: no LIDs
+  p.link_layer = LinkLayer::kEthernet;
+  d.deviations = {
+      {"over_limit_errno", EINVAL,
+       "rxe_pool.c __rxe_add_to_pool (6.1): num_elem > max_elem -> -EINVAL (PD, CQ, SRQ, QP, AH)"},
+      {"supports_xrc", 0,
+       "rxe_qp.c rxe_qp_chk_init: no XRC QP types; providers/rxe has no open_xrcd op"},
+      {"reject_extended_mask", 1,
+       "rxe_verbs.c rxe_modify_qp: mask & ~IB_QP_ATTR_STANDARD_BITS -> -EOPNOTSUPP"},
+      {"send_errors_to_sqe", 0,
+       "rxe_comp.c: every error completion calls rxe_qp_error (ERR); rxe never enters SQE"},
+      {"comm_est_event", 0, "rxe_resp.c raises no IB_EVENT_COMM_EST"},
+      {"sqd_event_needs_notify", 0,
+       "rxe_req.c req_next_wqe: SQ_DRAINED whatever en_sqd_async_notify says"},
+      {"fence_waits_for_all", 1,
+       "rxe_req.c req_next_wqe: a fenced WQE waits until wqe_index == consumer_index"},
+      {"queues_rounded_up", 1,
+       "rxe_queue.c rxe_queue_init: roundup_pow_of_two(n + 1) - 1 slots; rxe_qp.c "
+       "rxe_qp_init_req: max_inline_data = max_send_sge * sizeof(struct ib_sge)"},
+      {"cq_overrun_is_sticky", 0,
+       "rxe_cq.c rxe_cq_post: a full CQ refuses the CQE (IB_EVENT_CQ_ERR) and stays usable"},
+      {"qp_error_events", 0, "rxe_qp.c rxe_qp_error raises no affiliated event"},
+      {"send_wc_with_imm", 1,
+       "rxe_comp.c make_send_cqe: *_WITH_IMM requester CQEs carry IB_WC_WITH_IMM"},
+      {"recv_in_err_waits", 1,
+       "providers/rxe rxe_post_recv has no doorbell: the kernel flushes the receive at the next "
+       "responder run (measured in tools/rxe-vm: device_behaviour_test)"},
+      {"post_send_below_rts_queues", 1,
+       "providers/rxe rxe_post_send writes the ring before post_send_db fails below RTS "
+       "(measured: EINVAL, bad_wr NULL, the WR runs later)"},
+      {"last_wqe_reached_event", 0,
+       "kernel 6.1 rxe_qp_error raises no IB_EVENT_QP_LAST_WQE_REACHED (measured; later "
+       "kernels add it)"},
+      {"opcode_checked_by_requester", 1,
+       "providers/rxe validate_send_wr does not check the opcode against the QP type; rxe_req.c "
+       "next_opcode fails it with IB_WC_LOC_QP_OP_ERR"},
+  };
+  return d;
+}
+
+// ---- ConnectX-6 Dx-like: what mlx5 reports (ibv_devinfo -v), IBTA behaviour --------------------
+// The model makes no claim about mlx5 firmware quirks: no deviations are listed.
+DeviceDescription Cx6() {
+  DeviceDescription d;
+  d.name = "cx6";
+  d.summary = "ConnectX-6 Dx-like 100 GbE RoCE v2 NIC (mlx5 caps), IBTA behaviour";
+  DeviceAttr& a = d.device;
+  a.max_mr_size = ~0ull;
+  a.vendor_id = 0x02c9;     // Mellanox
+  a.vendor_part_id = 4125;  // ConnectX-6 Dx (0x101d)
+  a.max_qp = 1 << 18;       // ibv_devinfo -v: max_qp 262144
+  a.max_qp_wr = 1 << 15;    // 32768
+  a.max_sge = 30;
+  a.max_sge_rd = 30;
+  a.max_cq = 1 << 24;
+  a.max_cqe = (1 << 22) - 1;  // 4194303
+  a.max_mr = 1 << 24;
+  a.max_pd = 1 << 24;
+  a.max_ah = 0x7fffffff;
+  a.max_qp_rd_atom = 16;
+  a.max_qp_init_rd_atom = 16;
+  a.max_srq = 1 << 23;
+  a.max_srq_wr = (1 << 15) - 1;
+  a.max_srq_sge = 31;
+  a.max_inline_data = 220;  // estimate: perftest's default inline size on mlx5 RC
+  a.max_pkeys = 128;
+  a.atomic_cap = AtomicCap::kHca;
+  a.phys_port_cnt = 1;
+  PortAttr& p = d.port;
+  p.state = PortState::kActive;
+  p.max_mtu = Mtu::k4096;
+  p.active_mtu = Mtu::k4096;  // netdev MTU 9000 (jumbo frames) -> IB MTU 4096
+  p.gid_tbl_len = 256;
+  p.max_msg_sz = 1u << 30;  // mlx5: 0x40000000
+  p.pkey_tbl_len = 1;
+  p.lid = 0;
+  p.active_width = 2;   // 4X
+  p.active_speed = 64;  // reported for 100 GbE (HDR lane rate 50G x2 in ethtool terms)
+  p.link_layer = LinkLayer::kEthernet;
+  return d;
+}
+
+const std::vector<DeviceDescription>& All() {
+  static const std::vector<DeviceDescription> kAll = {Ibta(), Rxe(), Cx6()};
+  return kAll;
+}
+
+}  // namespace
+
+bool operator==(const Behaviour& a, const Behaviour& b) {
+  for (const BehaviourSetting& s : kSettings) {
+    if (s.Get(a) != s.Get(b)) return false;
+  }
+  return true;
+}
+
+const std::vector<BehaviourSetting>& BehaviourSettings() { return kSettings; }
+
+const BehaviourSetting* FindBehaviourSetting(std::string_view name) {
+  for (const BehaviourSetting& s : kSettings) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+std::string DescribeDeviations(const Behaviour& b) {
+  const Behaviour ibta;
+  std::string out;
+  for (const BehaviourSetting& s : kSettings) {
+    if (s.Get(b) == s.Get(ibta)) continue;
+    if (!out.empty()) out += ' ';
+    out += std::string(s.name) + "=" + std::to_string(s.Get(b));
+  }
+  return out.empty() ? "ibta" : out;
+}
+
+std::string DescribeDifferences(const Behaviour& a, const Behaviour& b) {
+  std::string out;
+  for (const BehaviourSetting& s : kSettings) {
+    if (s.Get(a) == s.Get(b)) continue;
+    if (!out.empty()) out += "; ";
+    out += std::string(s.name) + ": " + std::to_string(s.Get(a)) + " vs " + std::to_string(s.Get(b));
+  }
+  return out;
+}
+
+Behaviour DeviceDescription::behaviour() const {
+  Behaviour b;
+  for (const Deviation& d : deviations) {
+    if (const BehaviourSetting* s = FindBehaviourSetting(d.setting)) s->Set(b, d.value);
+  }
+  return b;
+}
+
+const DeviceDescription* FindDeviceDescription(std::string_view name) {
+  for (const DeviceDescription& d : All()) {
+    if (EqualsIgnoreCase(d.name, std::string(name))) return &d;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> KnownDeviceNames() {
+  std::vector<std::string> out;
+  for (const DeviceDescription& d : All()) out.push_back(d.name);
+  return out;
+}
+
+uint32_t QueueSlots(const Behaviour& b, uint32_t requested) {
+  if (!b.queues_rounded_up) return requested;
+  uint64_t slots = 1;
+  while (slots < uint64_t{requested} + 1) slots <<= 1;
+  return static_cast<uint32_t>(slots - 1);
+}
+
+QpCap GrantedCaps(const Behaviour& b, const QpCap& requested) {
+  QpCap c = requested;
+  c.max_send_wr = QueueSlots(b, c.max_send_wr);
+  c.max_recv_wr = QueueSlots(b, c.max_recv_wr);
+  if (b.queues_rounded_up) {
+    constexpr uint32_t kSgeBytes = 16;  // sizeof(struct ib_sge)
+    uint32_t wqe = std::max(c.max_send_sge * kSgeBytes, c.max_inline_data);
+    c.max_send_sge = wqe / kSgeBytes;
+    c.max_inline_data = wqe;
+  }
+  return c;
+}
+
+}  // namespace qptwin

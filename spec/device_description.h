@@ -1,0 +1,120 @@
+// One description per device: what it reports (ibv_query_device / ibv_query_port) and how it
+// behaves where devices differ. IBTA's behaviour is the default; a device is the list of its
+// deviations, each with its source (a kernel or provider function, or a measured run).
+//
+// The model's profiles (model/profile.cc), the conformance suites' per-backend expectations
+// (tests/backend_under_test.h), the reference model (spec/reference) and the check of a real
+// device (tests/conformance/device_behaviour_test.cc) all read this file's descriptions.
+//
+// Contract:
+//  1. Behaviour is plain data whose every default is IBTA's; BehaviourSettings() names each
+//     field once (a static_assert keeps the table and the struct the same size).
+//  2. A DeviceDescription's behaviour() is Behaviour{} with its deviations applied in order.
+//     Every deviation names a setting and changes its IBTA value (device_description_test).
+//  3. FindDeviceDescription() returns nullptr for an unknown name; names compare
+//     case-insensitively. Descriptions are immutable and live for the whole program.
+//  4. Adding a device difference: one field here (IBTA default + its name in the table), one
+//     deviation in the device's list in device_description.cc, the code that acts on it, and a
+//     conformance test that reads it.
+#pragma once
+
+#include <cerrno>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "spec/backend.h"
+
+namespace qptwin {
+
+// Behaviours in which devices are known to differ. Every default is the IBTA specification's.
+struct Behaviour {
+  // Creating a PD, CQ, SRQ, QP or AH beyond the device's DeviceAttr max_*. IBTA 11.2 calls it
+  // "insufficient resources"; libibverbs providers over firmware say ENOMEM.
+  int over_limit_errno = ENOMEM;
+  bool supports_uc = true;   // IBTA 9.8.1: UC is optional for an HCA
+  bool supports_ud = true;
+  bool supports_xrc = true;  // IBTA 9.8 (XRC annex): XRCDs, XRC SRQs, XRC_SEND/XRC_RECV
+  // ibv_modify_qp mask bits above IBV_QP_DEST_QPN (rate limit, ...) refused with EOPNOTSUPP.
+  bool reject_extended_mask = false;
+  bool send_errors_to_sqe = true;  // IBTA C10-38: UC/UD send errors -> SQE (RC -> ERR)
+  bool comm_est_event = true;      // IBTA 11.6.3: COMM_EST when a packet arrives in RTR
+  bool sqd_event_needs_notify = true;  // SQ_DRAINED only with en_sqd_async_notify
+  // IBTA 10.8.3.3: a fenced WR waits for earlier READ/ATOMICs only (not for all earlier WRs).
+  bool fence_waits_for_all = false;
+  // Queues hold roundup_pow_of_two(n + 1) - 1 entries and max_inline_data = max_send_sge * 16
+  // (one WQE buffer); IBTA: the device grants at least what was asked.
+  bool queues_rounded_up = false;
+  bool cq_overrun_is_sticky = true;  // IBTA 11.4.2.1: an overrun CQ stays in error
+  // IBTA 11.6.3: affiliated async errors (QP_FATAL on a CQ overrun, QP_ACCESS_ERR and
+  // QP_REQ_ERR at a responder that NAKs).
+  bool qp_error_events = true;
+  // The requester's own CQE of SEND_WITH_IMM / RDMA_WRITE_WITH_IMM carries IBV_WC_WITH_IMM;
+  // IBTA 11.4.2.1 defines WITH_IMM for receive completions only.
+  bool send_wc_with_imm = false;
+  // A receive posted while the QP is in ERR waits for the next move to ERR (or the next
+  // responder run) to be flushed; IBTA / rdma-facts R4: flushed at once.
+  bool recv_in_err_waits = false;
+  // A send posted below RTS returns EINVAL, yet the WRs are queued (bad_wr = the first WR not
+  // queued) and run in RTS, are flushed by ERR or discarded by RESET. IBTA / R2: nothing queued.
+  bool post_send_below_rts_queues = false;
+  // IBTA 11.6.3 / R6: a QP with an SRQ raises LAST_WQE_REACHED when it enters ERR.
+  bool last_wqe_reached_event = true;
+  // An opcode the QP type lacks (READ/atomic on UC, WRITE/READ/atomic on UD) is accepted by
+  // ibv_post_send and completes with IBV_WC_LOC_QP_OP_ERR (QP -> ERR); otherwise EINVAL at post.
+  bool opcode_checked_by_requester = false;
+
+  friend bool operator==(const Behaviour& a, const Behaviour& b);
+  friend bool operator!=(const Behaviour& a, const Behaviour& b) { return !(a == b); }
+};
+
+// One field of Behaviour: a flag or a number (exactly one of the two pointers is set).
+struct BehaviourSetting {
+  std::string_view name;  // the field's name, as printed and parsed
+  bool Behaviour::*flag = nullptr;
+  int Behaviour::*number = nullptr;
+
+  int Get(const Behaviour& b) const { return flag ? int{b.*flag} : b.*number; }
+  void Set(Behaviour& b, int v) const {
+    if (flag) {
+      b.*flag = v != 0;
+    } else {
+      b.*number = v;
+    }
+  }
+};
+// Every Behaviour field, in declaration order (contract 1).
+const std::vector<BehaviourSetting>& BehaviourSettings();
+// The setting of that name, or nullptr.
+const BehaviourSetting* FindBehaviourSetting(std::string_view name);
+// "name=0 name=22 ..." for the fields that differ from IBTA's; "ibta" when none does.
+std::string DescribeDeviations(const Behaviour& b);
+// "name: a=1 b=0; ..." for the fields in which a and b differ; empty when equal.
+std::string DescribeDifferences(const Behaviour& a, const Behaviour& b);
+
+struct Deviation {
+  std::string_view setting;  // a BehaviourSettings() name
+  int value;                 // 0/1 for a flag
+  std::string_view source;   // where the device does it: function, file, or measured run
+};
+
+struct DeviceDescription {
+  std::string name;         // "ibta", "rxe", "cx6"
+  std::string summary;      // one line
+  DeviceAttr device;        // what ibv_query_device reports (name filled in per device)
+  PortAttr port;            // what ibv_query_port reports for port 1
+  std::vector<Deviation> deviations;
+
+  Behaviour behaviour() const;  // contract 2
+};
+
+const DeviceDescription* FindDeviceDescription(std::string_view name);
+std::vector<std::string> KnownDeviceNames();
+
+// Entries a queue of `requested` entries really holds on a device with behaviour b.
+uint32_t QueueSlots(const Behaviour& b, uint32_t requested);
+// The QP caps such a device grants for `requested` (what ibv_create_qp writes back).
+QpCap GrantedCaps(const Behaviour& b, const QpCap& requested);
+
+}  // namespace qptwin
