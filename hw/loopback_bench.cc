@@ -23,7 +23,7 @@ int Run(int iters) {
   }
   Device* dev = t.device.get();
   RcPair p;
-  int ret = CreateRcPair(dev, &p);
+  int ret = CreateRcPair(t.device, &p);
   if (ret == 0) ret = ConnectRcPair(dev, p);
   if (ret != 0) return Fail("setup", ret);
   DeviceAttr attr;
@@ -48,11 +48,11 @@ int Run(int iters) {
     if ((ret = dev->PostRecv(p.a.qp, {ra}, &bad)) != 0) return Fail("PostRecv", ret);
     if ((ret = dev->PostSend(p.a.qp, {sa}, &bad)) != 0) return Fail("PostSend", ret);
     wcs.clear();
-    if ((ret = dev->WaitForCompletions(p.b.cq, 1, kWaitNs, &wcs)) != 0) return Fail("wait", ret);
+    if ((ret = dev->WaitForCompletions(p.b.scq, 1, kWaitNs, &wcs)) != 0) return Fail("wait", ret);
     if ((ret = dev->PostSend(p.b.qp, {sb}, &bad)) != 0) return Fail("PostSend", ret);
     // a: its send completion and the reply; b: its send completion.
-    if ((ret = dev->WaitForCompletions(p.a.cq, 2, kWaitNs, &wcs)) != 0) return Fail("wait", ret);
-    if ((ret = dev->WaitForCompletions(p.b.cq, 1, kWaitNs, &wcs)) != 0) return Fail("wait", ret);
+    if ((ret = dev->WaitForCompletions(p.a.scq, 2, kWaitNs, &wcs)) != 0) return Fail("wait", ret);
+    if ((ret = dev->WaitForCompletions(p.b.scq, 1, kWaitNs, &wcs)) != 0) return Fail("wait", ret);
   }
   uint64_t rtt = (t.backend->NowNs() - t0) / static_cast<uint64_t>(iters);
   std::printf("send/recv 64 B ping-pong: %d iters, %.1f us round trip, %.1f us one way\n", iters,
@@ -75,7 +75,7 @@ int Run(int iters) {
       ++posted;
     }
     wcs.clear();
-    if ((ret = dev->WaitForCompletions(p.a.cq, 1, kWaitNs, &wcs)) != 0) return Fail("wait", ret);
+    if ((ret = dev->WaitForCompletions(p.a.scq, 1, kWaitNs, &wcs)) != 0) return Fail("wait", ret);
     for (const WorkCompletion& wc : wcs) {
       if (wc.status != WcStatus::kSuccess) return Fail("write completion", EIO);
     }

@@ -1,6 +1,7 @@
-// Test support: open the real device (or say why not) and build an RC loopback pair.
+// Test support on a real device: open it (or skip with tests/support's one message) and
+// build an RC loopback pair of tests/support Sides on it.
 //
-// Tests call OpenTestDevice() and GTEST_SKIP() << "no RDMA device: " << reason when it fails.
+// Tests call OpenTestDeviceOrSkip() in SetUp() and return when it gives no device.
 #pragma once
 
 #include <cstdint>
@@ -9,28 +10,26 @@
 
 #include "hw/verbs_backend.h"
 #include "spec/backend.h"
+#include "spec/bring_up.h"
+#include "tests/support/support.h"
 
 namespace qptwin::hw {
 
+using ::qptwin::testing::Side;
+
 struct TestDevice {
   std::unique_ptr<Backend> backend;
-  std::unique_ptr<Device> device;
+  std::shared_ptr<Device> device;
   std::string unavailable;  // why there is no device; empty when `device` is set
 };
 
+// Without GoogleTest (for binaries): `unavailable` says why there is no device.
 TestDevice OpenTestDevice();
+// In a test: no device skips the test with tests/support's message.
+TestDevice OpenTestDeviceOrSkip();
 
-// Two RC QPs on one device, connected to each other through AddressTo(), each with its own
-// CQ and a registered buffer (LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC).
-struct Side {
-  CqHandle cq;
-  QpHandle qp;
-  MrHandle mr;
-  uint8_t* buf = nullptr;
-  uint32_t lkey = 0;
-  uint32_t rkey = 0;
-};
-
+// Two RC QPs on one device and one PD, each with one CQ (Side::scq == Side::rcq) and a
+// registered buffer of kBufBytes (access::kAll).
 struct RcPair {
   PdHandle pd;
   Side a;
@@ -41,8 +40,11 @@ inline constexpr size_t kBufBytes = 64 * 1024;
 inline constexpr uint64_t kWaitNs = 10'000'000'000;  // rxe under QEMU TCG is slow
 
 // Creates the pair in RESET (nothing connected). 0 or the first failing errno.
-int CreateRcPair(Device* dev, RcPair* out);
-// RESET -> INIT -> RTR -> RTS for one QP towards `peer` (min_rnr_timer 12, rnr_retry 7).
+int CreateRcPair(const std::shared_ptr<Device>& dev, RcPair* out);
+// The bring-up values on this device: the port's active MTU, PSN 100, min_rnr_timer 12,
+// rnr_retry 7, four outstanding READ/atomics. 0 or errno.
+int RcParams(Device* dev, BringUpParams* out);
+// RESET -> INIT -> RTR -> RTS for one QP towards `peer` (spec/bring_up.h, RcParams).
 int ConnectRc(Device* dev, QpHandle qp, const ConnectionInfo& peer);
 // Both sides to RTS.
 int ConnectRcPair(Device* dev, const RcPair& pair);

@@ -13,10 +13,10 @@ namespace {
 class VerbsLoopbackTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    t_ = OpenTestDevice();
-    if (!t_.device) GTEST_SKIP() << "no RDMA device: " << t_.unavailable;
+    t_ = OpenTestDeviceOrSkip();
+    if (!t_.device) return;
     dev_ = t_.device.get();
-    ASSERT_EQ(CreateRcPair(dev_, &p_), 0);
+    ASSERT_EQ(CreateRcPair(t_.device, &p_), 0);
   }
 
   void Connect() { ASSERT_EQ(ConnectRcPair(dev_, p_), 0); }
@@ -40,7 +40,7 @@ class VerbsLoopbackTest : public ::testing::Test {
 
   WorkCompletion WaitOne(const Side& s) {
     std::vector<WorkCompletion> wcs;
-    EXPECT_EQ(dev_->WaitForCompletions(s.cq, 1, kWaitNs, &wcs), 0);
+    EXPECT_EQ(dev_->WaitForCompletions(s.scq, 1, kWaitNs, &wcs), 0);
     return wcs.empty() ? WorkCompletion{} : wcs[0];
   }
 
@@ -126,7 +126,7 @@ TEST_F(VerbsLoopbackTest, RdmaWriteThenReadBackMatches) {
   EXPECT_EQ(std::memcmp(p_.a.buf, p_.a.buf + 8192, kLen), 0);
   // The responder saw no completion for either (RDMA consumes no receive WR).
   WorkCompletion none[1];
-  EXPECT_EQ(dev_->PollCq(p_.b.cq, 1, none), 0);
+  EXPECT_EQ(dev_->PollCq(p_.b.scq, 1, none), 0);
 }
 
 TEST_F(VerbsLoopbackTest, AtomicsReturnTheOldValue) {
@@ -175,7 +175,7 @@ TEST_F(VerbsLoopbackTest, ErrFlushesPostedReceivesInOrder) {
   a.qp_state = QpState::kErr;
   ASSERT_EQ(dev_->ModifyQp(p_.b.qp, a, attr::kState), 0);
   std::vector<WorkCompletion> wcs;
-  ASSERT_EQ(dev_->WaitForCompletions(p_.b.cq, 3, kWaitNs, &wcs), 0);
+  ASSERT_EQ(dev_->WaitForCompletions(p_.b.scq, 3, kWaitNs, &wcs), 0);
   uint32_t b_qpn = 0;
   ASSERT_EQ(dev_->QpNum(p_.b.qp, &b_qpn), 0);
   for (size_t i = 0; i < 3; ++i) {
@@ -184,7 +184,7 @@ TEST_F(VerbsLoopbackTest, ErrFlushesPostedReceivesInOrder) {
     EXPECT_EQ(wcs[i].qp_num, b_qpn);
   }
   WorkCompletion extra[1];
-  EXPECT_EQ(dev_->PollCq(p_.b.cq, 1, extra), 0);
+  EXPECT_EQ(dev_->PollCq(p_.b.scq, 1, extra), 0);
   // A send posted in ERR is accepted and flushed too.
   SendWr w;
   w.wr_id = 9;
@@ -284,7 +284,7 @@ TEST_F(VerbsLoopbackTest, RxeRunsASendItRejectedInResetOnceRts) {
   w.send_flags = send_flag::kSignaled;
   PostSend(p_.a, w);
   std::vector<WorkCompletion> wcs;
-  ASSERT_EQ(dev_->WaitForCompletions(p_.a.cq, 2, kWaitNs, &wcs), 0);
+  ASSERT_EQ(dev_->WaitForCompletions(p_.a.scq, 2, kWaitNs, &wcs), 0);
   EXPECT_EQ(wcs[0].wr_id, 100u);
   EXPECT_EQ(wcs[0].status, WcStatus::kSuccess);
   EXPECT_EQ(wcs[1].wr_id, 200u);
@@ -311,7 +311,7 @@ TEST_F(VerbsLoopbackTest, ReceiveRejectedInResetIsDropped) {
   EXPECT_EQ(got.status, WcStatus::kSuccess);
   EXPECT_EQ(WaitOne(p_.a).wr_id, 200u);
   WorkCompletion none[1];
-  EXPECT_EQ(dev_->PollCq(p_.b.cq, 1, none), 0);
+  EXPECT_EQ(dev_->PollCq(p_.b.scq, 1, none), 0);
 }
 
 }  // namespace

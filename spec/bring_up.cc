@@ -55,17 +55,30 @@ int ModifyOnMinimumMask(Device& dev, QpHandle qp, QpType type, QpState cur, QpSt
   return dev.ModifyQp(qp, attr, mask);
 }
 
+int BringUpPlan(QpType type, QpState cur, QpState target, std::vector<BringUpStep>* out) {
+  if (out == nullptr) return EINVAL;
+  out->clear();
+  int from = PathIndex(cur);
+  int to = PathIndex(target);
+  if (from < 0 || to < 0 || from > to) return EINVAL;
+  for (int i = from; i < to; ++i) {
+    AttrMask mask = MinimumMask(type, kPath[i], kPath[i + 1]);
+    if (mask == 0) return EINVAL;  // a type the table does not list
+    out->push_back({kPath[i], kPath[i + 1], mask});
+  }
+  return 0;
+}
+
 int BringUp(Device& dev, QpHandle qp, const QpAttr& attr, QpState target) {
   QpAttr now;
   QpInitAttr init;
   if (int err = dev.QueryQp(qp, &now, &init)) return err;
-  int from = PathIndex(now.qp_state);
-  int to = PathIndex(target);
-  if (from < 0 || to < 0 || from > to) return EINVAL;
-  for (int i = from; i < to; ++i) {
-    if (int err = ModifyOnMinimumMask(dev, qp, init.qp_type, kPath[i], kPath[i + 1], attr)) {
-      return err;
-    }
+  std::vector<BringUpStep> steps;
+  if (int err = BringUpPlan(init.qp_type, now.qp_state, target, &steps)) return err;
+  for (const BringUpStep& step : steps) {
+    QpAttr a = attr;
+    a.qp_state = step.to;
+    if (int err = dev.ModifyQp(qp, a, step.mask)) return err;
   }
   return 0;
 }

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "spec/backend.h"
 
@@ -48,6 +49,19 @@ struct BringUpParams {
 // dest_qp_num = peer.qp_num. 0 or errno.
 [[nodiscard]] int BringUpAttr(Device& dev, const BringUpParams& params,
                               const ConnectionInfo& peer, QpAttr* out);
+
+// One modify of a bring-up: from -> to on `mask` = MinimumMask(type, from, to).
+struct BringUpStep {
+  QpState from;
+  QpState to;
+  AttrMask mask;
+};
+
+// The steps from `cur` to `target` for `type` (contract 3: none when cur == target; EINVAL
+// when cur or target is off the path or cur is past target). For callers that send each
+// modify their own way (a lock per step, a recording history); BringUp() runs them.
+[[nodiscard]] int BringUpPlan(QpType type, QpState cur, QpState target,
+                              std::vector<BringUpStep>* out);
 
 // One step cur -> next with `attr` (its qp_state replaced by next) on
 // MinimumMask(type, cur, next); EINVAL without calling the device when the table has no

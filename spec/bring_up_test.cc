@@ -113,6 +113,21 @@ TEST_F(BringUpRcTest, FailingStepReturnsItsErrnoAndLeavesTheLastStateReached) {
   EXPECT_EQ(BringUpTo(*dev_, QpHandle{999}, BringUpParams{}, InfoOf(a)), EINVAL);
 }
 
+TEST(BringUpPlan, UdStepsAreIbvModifyQpsMinimumMasks) {
+  std::vector<BringUpStep> steps;
+  ASSERT_EQ(BringUpPlan(QpType::kUd, QpState::kReset, QpState::kRts, &steps), 0);
+  ASSERT_EQ(steps.size(), 3u);  // ibv_modify_qp(3), the UD column
+  EXPECT_EQ(steps[0].mask, attr::kState | attr::kPkeyIndex | attr::kPort | attr::kQkey);
+  EXPECT_EQ(steps[1].mask, attr::kState);
+  EXPECT_EQ(steps[2].mask, attr::kState | attr::kSqPsn);
+  EXPECT_EQ(steps[2].from, QpState::kRtr);
+  EXPECT_EQ(steps[2].to, QpState::kRts);
+  ASSERT_EQ(BringUpPlan(QpType::kUc, QpState::kRtr, QpState::kRtr, &steps), 0);
+  EXPECT_TRUE(steps.empty());
+  EXPECT_EQ(BringUpPlan(QpType::kRc, QpState::kRts, QpState::kInit, &steps), EINVAL);
+  EXPECT_EQ(BringUpPlan(QpType::kRc, QpState::kReset, QpState::kErr, &steps), EINVAL);
+}
+
 TEST_F(BringUpRcTest, ModifyOnMinimumMaskRefusesPairsOutsideTheTable) {
   QpHandle a = NewQp(QpType::kRc);
   QpAttr attr;

@@ -38,15 +38,11 @@ std::unique_ptr<Backend> MakeBackend(const BackendChoice& choice, std::string* w
   return b;
 }
 
-namespace {
-
 void ReportUnavailable(const BackendChoice& choice, const std::string& why) {
   const std::string message = choice.name + " unavailable: " + why;
   if (choice.hw) GTEST_SKIP() << message;
   ADD_FAILURE() << message;
 }
-
-}  // namespace
 
 std::unique_ptr<Backend> MakeBackendOrSkip(const BackendChoice& choice) {
   std::string why;
@@ -85,27 +81,34 @@ Side MakeSide(Backend& be, const std::string& dev_name, const SideOptions& o) {
   return MakeSideOn(std::move(opened), o);
 }
 
-Side MakeSideOn(std::shared_ptr<Device> dev, const SideOptions& o, PdHandle pd) {
-  Side s;
+int CreateSide(std::shared_ptr<Device> dev, const SideOptions& o, PdHandle pd, Side* out) {
+  Side& s = *out;
+  s = Side{};
   s.type = o.type;
   s.dev = std::move(dev);
   s.pd = pd;
   if (!s.pd) {
-    EXPECT_EQ(s.dev->AllocPd(&s.pd), 0);
+    if (int err = s.dev->AllocPd(&s.pd)) return err;
   }
-  EXPECT_EQ(s.dev->CreateCq(o.cq_depth, ChannelHandle{}, &s.scq, nullptr), 0);
-  if (o.one_cq) {
-    s.rcq = s.scq;
-  } else {
-    EXPECT_EQ(s.dev->CreateCq(o.cq_depth, ChannelHandle{}, &s.rcq, nullptr), 0);
+  if (int err = s.dev->CreateCq(o.cq_depth, ChannelHandle{}, &s.scq, nullptr)) return err;
+  s.rcq = s.scq;
+  if (!o.one_cq) {
+    if (int err = s.dev->CreateCq(o.cq_depth, ChannelHandle{}, &s.rcq, nullptr)) return err;
   }
-  EXPECT_EQ(s.dev->RegMr(s.pd, o.buf_len, o.mr_access, &s.mr, &s.buf, &s.lkey, &s.rkey), 0);
-  if (!o.create_qp) return s;
+  if (int err = s.dev->RegMr(s.pd, o.buf_len, o.mr_access, &s.mr, &s.buf, &s.lkey, &s.rkey)) {
+    return err;
+  }
+  if (!o.create_qp) return 0;
   QpInitAttr init = s.Init(0, 0, 0, o.type);
   init.cap = o.cap;
   init.sq_sig_all = o.sq_sig_all;
-  EXPECT_EQ(s.dev->CreateQp(init, &s.qp, &s.cap), 0);
-  EXPECT_EQ(s.dev->QpNum(s.qp, &s.qpn), 0);
+  if (int err = s.dev->CreateQp(init, &s.qp, &s.cap)) return err;
+  return s.dev->QpNum(s.qp, &s.qpn);
+}
+
+Side MakeSideOn(std::shared_ptr<Device> dev, const SideOptions& o, PdHandle pd) {
+  Side s;
+  EXPECT_EQ(CreateSide(std::move(dev), o, pd, &s), 0) << ToName(o.type) << " side";
   return s;
 }
 

@@ -50,6 +50,9 @@ std::unique_ptr<Backend> MakeBackend(const BackendChoice& choice, std::string* w
 // As MakeBackend, reporting a nullptr as contract 2 says. In SetUp():
 //   backend_ = MakeBackendOrSkip(choice); if (!backend_) return;
 std::unique_ptr<Backend> MakeBackendOrSkip(const BackendChoice& choice);
+// The one message of contract 2, for a backend that was made but cannot be used (a device
+// listed that does not open). Skips or fails the running test.
+void ReportUnavailable(const BackendChoice& choice, const std::string& why);
 
 // A model backend of the rxe profile with loss injection (contract: model_backend.h).
 std::unique_ptr<Backend> RxeModel(double loss = 0, uint64_t seed = 1);
@@ -88,6 +91,10 @@ struct SideOptions {
   bool create_qp = true;   // false: PD, CQ(s) and MR only
 };
 
+// The Side on an opened device (with `pd` given, on that PD): 0 or the first errno, with
+// what was created so far in *out (released with the Device).
+[[nodiscard]] int CreateSide(std::shared_ptr<Device> dev, const SideOptions& o, PdHandle pd,
+                             Side* out);
 // Opens `dev_name` of `be` ("" = the first device) and creates the Side on it.
 Side MakeSide(Backend& be, const std::string& dev_name, const SideOptions& o = {});
 // A Side on an already opened device; with `pd` given, the Side uses that PD.

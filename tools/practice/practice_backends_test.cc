@@ -3,12 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
-#include <functional>
+#include <ostream>
 #include <memory>
 #include <string>
 
-#include "hw/verbs_backend.h"
-#include "model/model_backend.h"
 #include "spec/qp_state_table.h"
 #include "tools/practice/batching.h"
 #include "tools/practice/qp_pool.h"
@@ -20,38 +18,23 @@ namespace qptwin::practice {
 namespace {
 
 struct Case {
-  std::string name;
+  testing::BackendChoice backend;
   std::string local_dev, peer_dev;
-  std::function<std::unique_ptr<Backend>(std::string* why)> make;
 };
 
+std::ostream& operator<<(std::ostream& os, const Case& c) { return os << c.backend.name; }
+
 std::vector<Case> Cases() {
-  auto model = [](std::string profile) {
-    return [profile](std::string*) {
-      model::ModelOptions o;
-      o.profile = profile;
-      return model::MakeModelBackend(o);
-    };
-  };
-  auto hw = [](std::string* why) -> std::unique_ptr<Backend> {
-    auto b = hw::MakeVerbsBackend(hw::VerbsOptions{});
-    if (!b || b->ListDevices().empty()) {
-      *why = "no RDMA device on this machine (run inside tools/rxe-vm/run for Soft-RoCE)";
-      return nullptr;
-    }
-    return b;
-  };
-  return {{"model_rxe", "mdev0", "mdev1", model("rxe")},
-          {"model_ibta", "mdev0", "mdev1", model("ibta")},
-          {"hw", "", "", hw}};  // hw: loopback through two contexts of the first device
+  return {{testing::ModelChoice("rxe"), "mdev0", "mdev1"},
+          {testing::ModelChoice("ibta"), "mdev0", "mdev1"},
+          {testing::HwChoice(), "", ""}};  // hw: loopback through two contexts of the first device
 }
 
 class PracticeOnBackend : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
-    std::string why;
-    std::unique_ptr<Backend> b = GetParam().make(&why);
-    if (!b) GTEST_SKIP() << GetParam().name << " unavailable: " << why;
+    std::unique_ptr<Backend> b = testing::MakeBackendOrSkip(GetParam().backend);
+    if (!b) return;
     ASSERT_EQ(OpenEnv(std::move(b), GetParam().local_dev, GetParam().peer_dev, &env_), 0);
     peer_ = std::make_unique<LocalPeer>(env_.peer.dev.get(), env_.peer.Init());
   }
@@ -62,7 +45,7 @@ class PracticeOnBackend : public ::testing::TestWithParam<Case> {
     if (int err = dev().PostSend(qp, {WriteWr(env_.local, env_.peer, wr_id, 0, 64, true)}, &bad))
       return err;
     std::vector<WorkCompletion> wcs;
-    if (int err = dev().WaitForCompletions(env_.local.cq, 1, 1000 * kMs, &wcs)) return err;
+    if (int err = dev().WaitForCompletions(env_.local.scq, 1, 1000 * kMs, &wcs)) return err;
     *status = wcs[0].status;
     return wcs[0].wr_id == wr_id ? 0 : EIO;
   }
@@ -102,7 +85,7 @@ TEST_P(PracticeOnBackend, RecoveryAfterRemoteAccessErrorRestoresRts) {
   ASSERT_EQ(dev().PostSend(qp, {bad}, &bad_index), 0);
   // The error CQE first (recovering at once would flush the WR before the NAK arrives).
   std::vector<WorkCompletion> wcs;
-  ASSERT_EQ(dev().WaitForCompletions(env_.local.cq, 1, 1000 * kMs, &wcs), 0);
+  ASSERT_EQ(dev().WaitForCompletions(env_.local.scq, 1, 1000 * kMs, &wcs), 0);
   EXPECT_EQ(wcs[0].status, WcStatus::kRemAccessErr);
   RecoveryOptions opts;  // nothing outstanding any more
   RecoveryResult r;
@@ -163,7 +146,7 @@ TEST_P(PracticeOnBackend, StateHistoryRecordsConnect) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, PracticeOnBackend, ::testing::ValuesIn(Cases()),
-                         [](const auto& info) { return info.param.name; });
+                         [](const auto& info) { return info.param.backend.name; });
 
 }  // namespace
 }  // namespace qptwin::practice

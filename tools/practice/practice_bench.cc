@@ -53,9 +53,10 @@ int FirstSend(TestEnv& env, QpPool& pool, uint32_t msg, uint64_t wr_id, Sample* 
   PooledQp q;
   if (int err = pool.Acquire(&q)) return err;
   size_t bad = 0;
-  if (int err = dev.PostSend(q.qp, {SendWrOf(env.local, wr_id, 0, msg, true)}, &bad)) return err;
+  SendWr wr = Wr(wr_id, WrOpcode::kSend, {env.local.At(0, msg)});
+  if (int err = dev.PostSend(q.qp, {wr}, &bad)) return err;
   std::vector<WorkCompletion> wcs;
-  if (int err = dev.WaitForCompletions(env.local.cq, 1, 1'000'000'000, &wcs)) return err;
+  if (int err = dev.WaitForCompletions(env.local.scq, 1, 1'000'000'000, &wcs)) return err;
   if (wcs[0].status != WcStatus::kSuccess) return EIO;
   out->sim_us = (env.backend->NowNs() - t0) / 1000.0;
   out->host_us = HostUs(h0);
@@ -68,7 +69,7 @@ int BenchPool(const std::string& profile, const Args& a) {
     TestEnv env;
     if (int err = MakeEnv(profile, &env)) return err;
     LocalPeer peer(env.peer.dev.get(), env.peer.Init(), [&](Device& d, QpHandle qp) {
-      std::vector<RecvWr> recvs(kPeerRecvs, RecvWrOf(env.peer, 1, 0, 4096));
+      std::vector<RecvWr> recvs(kPeerRecvs, Rwr(1, {env.peer.At(0, 4096)}));
       size_t bad = 0;
       (void)d.PostRecv(qp, recvs, &bad);
     });

@@ -36,7 +36,7 @@ TEST_F(QpConnectTest, ConnectQpReachesRtsAndCarriesData) {
   ASSERT_EQ(env_.local.dev->PostSend(qp, {WriteWr(env_.local, env_.peer, 7, 0, 64, true)}, &bad),
             0);
   std::vector<WorkCompletion> wcs;
-  ASSERT_EQ(env_.local.dev->WaitForCompletions(env_.local.cq, 1, 100 * kMs, &wcs), 0);
+  ASSERT_EQ(env_.local.dev->WaitForCompletions(env_.local.scq, 1, 100 * kMs, &wcs), 0);
   EXPECT_EQ(wcs[0].status, WcStatus::kSuccess);
   EXPECT_EQ(wcs[0].wr_id, 7u);
   EXPECT_EQ(env_.peer.buf[0], 0x5a);

@@ -34,7 +34,7 @@ class QpPoolTest : public ::testing::Test {
     size_t bad = 0;
     ASSERT_EQ(dev().PostSend(qp, {WriteWr(env_.local, env_.peer, wr_id, 0, 32, true)}, &bad), 0);
     std::vector<WorkCompletion> wcs;
-    ASSERT_EQ(dev().WaitForCompletions(env_.local.cq, 1, 100 * kMs, &wcs), 0);
+    ASSERT_EQ(dev().WaitForCompletions(env_.local.scq, 1, 100 * kMs, &wcs), 0);
     EXPECT_EQ(wcs[0].wr_id, wr_id);
     EXPECT_EQ(wcs[0].status, WcStatus::kSuccess);
   }

@@ -42,7 +42,7 @@ class RecoveryTest : public ::testing::Test {
     size_t bad = 0;
     ASSERT_EQ(dev().PostSend(qp, {WriteWr(env_.local, env_.peer, 99, 128, 32, true)}, &bad), 0);
     std::vector<WorkCompletion> wcs;
-    ASSERT_EQ(dev().WaitForCompletions(env_.local.cq, 1, 100 * kMs, &wcs), 0);
+    ASSERT_EQ(dev().WaitForCompletions(env_.local.scq, 1, 100 * kMs, &wcs), 0);
     EXPECT_EQ(wcs[0].wr_id, 99u);
     EXPECT_EQ(wcs[0].status, WcStatus::kSuccess);
   }
@@ -188,8 +188,8 @@ TEST_F(RecoveryTest, SeparateRecvCqDrainsReceiveFlushesToo) {
   ASSERT_EQ(peer_->Connect(li, conn.params, &conn.remote), 0);
   ASSERT_EQ(ConnectQp(dev(), qp, conn), 0);
   size_t bad = 0;
-  ASSERT_EQ(dev().PostRecv(qp, {RecvWrOf(env_.local, 11, 0, 64), RecvWrOf(env_.local, 12, 64, 64),
-                                RecvWrOf(env_.local, 13, 128, 64)},
+  ASSERT_EQ(dev().PostRecv(qp, {Rwr(11, {env_.local.At(0, 64)}), Rwr(12, {env_.local.At(64, 64)}),
+                                Rwr(13, {env_.local.At(128, 64)})},
                            &bad),
             0);
   SendWr wr = WriteWr(env_.local, env_.peer, 1, 0, 64, true);

@@ -2,7 +2,7 @@
 
 #include <cerrno>
 
-#include "spec/qp_state_table.h"
+#include "spec/bring_up.h"
 
 namespace qptwin::practice {
 
@@ -49,14 +49,12 @@ int SafeQp::Connect(const StoredConnection& conn) {
     return dev_->QueryQp(qp_, &cur_attr, &init);
   });
   if (err) return err;
-  QpState cur = cur_attr.qp_state;
-  if (cur != QpState::kReset) return EINVAL;
-  for (QpState next : {QpState::kInit, QpState::kRtr, QpState::kRts}) {
-    a.qp_state = next;
-    AttrMask mask = MinimumMask(init.qp_type, cur, next);
-    if (mask == 0) return EINVAL;
-    if (int e = lock_->Run([&] { return ModifyLocked(a, mask); })) return e;
-    cur = next;
+  if (cur_attr.qp_state != QpState::kReset) return EINVAL;
+  std::vector<BringUpStep> steps;
+  if (int e = BringUpPlan(init.qp_type, QpState::kReset, QpState::kRts, &steps)) return e;
+  for (const BringUpStep& step : steps) {
+    a.qp_state = step.to;
+    if (int e = lock_->Run([&] { return ModifyLocked(a, step.mask); })) return e;
   }
   return 0;
 }

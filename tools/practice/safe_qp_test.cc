@@ -95,7 +95,7 @@ TEST_F(SafeQpTest, EightThreadsPostAndModifyWithoutLostWrsOrTornState) {
       env_.backend->Advance(20'000);  // 20 us
       WorkCompletion wc[64];
       int n;
-      while ((n = dev().PollCq(env_.local.cq, 64, wc)) > 0) {
+      while ((n = dev().PollCq(env_.local.scq, 64, wc)) > 0) {
         for (int i = 0; i < n; ++i) {
           seen.insert(wc[i].wr_id);
           if (wc[i].status != WcStatus::kSuccess) ++failed_wcs;
