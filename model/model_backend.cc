@@ -7,6 +7,7 @@
 #include "model/model_device.h"
 #include "model/profile.h"
 #include "model/sim/kernel.h"
+#include "model/thread_checked_device.h"
 
 namespace qptwin::model {
 namespace {
@@ -18,30 +19,41 @@ class ModelBackend : public Backend {
                                                std::clamp(opts.loss_rate, 0.0, 1.0),
                                                opts.seed)) {
     // The engine's clock drives SystemC's: every step of simulated time is an sc_start.
-    world_->events().SetStepHook([](uint64_t delta) { sim::Advance(delta); });
+    world_->events().SetStepHook([](uint64_t delta) { (void)sim::Advance(delta); });
+  }
+
+  // Off the kernel's thread the world is deliberately leaked, not freed while that thread
+  // may be using it (spec/backend.h, contract 5).
+  ~ModelBackend() override {
+    if (!sim::OnKernelThread()) new std::shared_ptr<engine::World>(std::move(world_));
   }
 
   std::string Kind() const override { return "model"; }
 
+  // Off the kernel's thread (spec/backend.h, contract 5): no devices, EPERM, 0, nothing.
   std::vector<std::string> ListDevices() override {
     std::vector<std::string> out;
+    if (!sim::OnKernelThread()) return out;
     for (int i = 0; i < world_->nic_count(); ++i) out.push_back(world_->nic(i)->name());
     return out;
   }
 
   int OpenDevice(const std::string& name, std::unique_ptr<Device>* out) override {
     if (!out) return EINVAL;
+    if (!sim::OnKernelThread()) return EPERM;
     for (int i = 0; i < world_->nic_count(); ++i) {
       if (name.empty() || world_->nic(i)->name() == name) {
-        *out = std::make_unique<ModelDevice>(world_, i);
+        *out = CheckThread(std::make_unique<ModelDevice>(world_, i));
         return 0;
       }
     }
     return ENODEV;
   }
 
-  uint64_t NowNs() override { return world_->events().Now(); }
-  void Advance(uint64_t ns) override { world_->events().AdvanceBy(std::min(ns, kMaxWaitNs)); }
+  uint64_t NowNs() override { return sim::OnKernelThread() ? world_->events().Now() : 0; }
+  void Advance(uint64_t ns) override {
+    if (sim::OnKernelThread()) world_->events().AdvanceBy(std::min(ns, kMaxWaitNs));
+  }
 
  private:
   std::shared_ptr<engine::World> world_;
@@ -49,10 +61,20 @@ class ModelBackend : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> MakeModelBackend(const ModelOptions& opts) {
+std::unique_ptr<Backend> MakeModelBackend(const ModelOptions& opts, std::string* why) {
   const Profile* profile = FindProfile(opts.profile);
-  if (profile == nullptr) return nullptr;
+  if (profile == nullptr) {
+    if (why) *why = "unknown model profile '" + opts.profile + "'";
+    return nullptr;
+  }
   sim::PrepareSystemC();
+  if (!sim::ClaimKernel()) {
+    if (why) {
+      *why = "the SystemC kernel belongs to another thread: model Backends are used from the "
+             "thread that made the first one (spec/backend.h, contract 5)";
+    }
+    return nullptr;
+  }
   return std::make_unique<ModelBackend>(*profile, opts);
 }
 

@@ -1,8 +1,9 @@
 // The SystemC model of an RDMA NIC behind spec/backend.h.
 //
 // Contract:
-//  1. MakeModelBackend() never fails for a known profile; an unknown profile name gives
-//     nullptr (ProfileNames() lists the known ones: "rxe", "ibta").
+//  1. MakeModelBackend() fails only for an unknown profile (ProfileNames() lists the known
+//     ones: "rxe", "ibta", "cx6-100g", "cx6-dc") or on a thread that may not use the
+//     model (5): nullptr, with the reason in *why when given.
 //  2. Devices are named "mdev0", "mdev1", ... (ModelOptions.devices of them), one port each,
 //     all connected by one fabric; QPs on the same or different devices talk to each other.
 //  3. Simulated time runs only inside Backend::Advance and the Device's Wait*/GetCqEvent
@@ -10,8 +11,8 @@
 //     Same scenario + same ModelOptions (seed) -> same results and times, every run.
 //  4. Many Backends may exist in one process, one after another or side by side; each has
 //     its own clock starting at 0 (NowNs()).
-//  5. Threading: all model Backends of a process must be used from one thread (SystemC has
-//     one kernel per process).
+//  5. Threading: spec/backend.h, contract 5 (all model Backends of a process belong to the
+//     thread that made the first one; calls from other threads fail with EPERM).
 //
 // main(): nothing special is needed. A binary with its own main() (the CLI) just links
 // //model:model_backend; the SystemC kernel starts lazily on first use (sc_start from any
@@ -38,7 +39,7 @@ struct ModelOptions {
   uint64_t seed = 1;     // for loss injection; deterministic
 };
 
-std::unique_ptr<Backend> MakeModelBackend(const ModelOptions& opts);
+std::unique_ptr<Backend> MakeModelBackend(const ModelOptions& opts, std::string* why = nullptr);
 
 // "rxe", "ibta", ...
 std::vector<std::string> ProfileNames();

@@ -13,7 +13,13 @@
 //     EBUSY. A Device's destructor releases everything still alive (QP, SRQ, XRCD, AH, CQ,
 //     MR, PD).
 //  5. Threading: one Device is used from one thread at a time (as the tests and the CLI
-//     do); separate Backends are independent.
+//     do). hw: separate Backends are independent; each may be used on its own thread.
+//     model: SystemC has one kernel per process and is not thread-safe, so every model
+//     Backend of a process, with every Device opened from it, belongs to the thread that
+//     made the first model Backend, for the rest of the process. On any other thread
+//     MakeModelBackend returns nullptr (with the reason), calls returning an errno return
+//     EPERM (PollCq: -EPERM), NowNs() returns 0 and Advance() does nothing: a violation
+//     is an error return, never a race or an abort.
 //  6. Time: the model advances simulated time only inside Wait*/Advance calls; hw uses the
 //     real clock. NowNs() is relative to the Backend's creation.
 #pragma once

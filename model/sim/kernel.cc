@@ -1,23 +1,48 @@
 #include "model/sim/kernel.h"
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
+#include <thread>
 
 #include <systemc>
 
 namespace qptwin::model::sim {
 namespace {
 
-bool& Started() {
+// The kernel's thread. std::thread::id() (no thread) until the first claim; written once.
+std::atomic<std::thread::id>& Owner() {
+  static std::atomic<std::thread::id> owner{};
+  return owner;
+}
+
+bool& Started() {  // touched only by the kernel's thread
   static bool started = false;
   return started;
 }
 
 }  // namespace
 
-void PrepareSystemC() { setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0); }
+void PrepareSystemC() {
+  // setenv is not thread-safe against itself; once is enough.
+  static std::once_flag once;
+  std::call_once(once, [] { setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0); });
+}
 
-void Advance(uint64_t ns) {
+bool ClaimKernel() {
+  const std::thread::id me = std::this_thread::get_id();
+  std::thread::id none{};
+  if (Owner().compare_exchange_strong(none, me, std::memory_order_acq_rel)) return true;
+  return none == me;  // compare_exchange wrote the current owner into `none`
+}
+
+bool OnKernelThread() {
+  return Owner().load(std::memory_order_acquire) == std::this_thread::get_id();
+}
+
+bool Advance(uint64_t ns) {
+  if (!ClaimKernel()) return false;
   if (!Started()) {
     PrepareSystemC();
     try {
@@ -27,12 +52,13 @@ void Advance(uint64_t ns) {
     }
     Started() = true;
   }
-  if (ns == 0) return;
+  if (ns == 0) return true;
   sc_core::sc_start(sc_core::sc_time(static_cast<double>(ns), sc_core::SC_NS));
+  return true;
 }
 
 uint64_t KernelNowNs() {
-  if (!Started()) return 0;
+  if (!OnKernelThread() || !Started()) return 0;
   return static_cast<uint64_t>(sc_core::sc_time_stamp().to_seconds() * 1e9 + 0.5);
 }
 

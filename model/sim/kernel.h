@@ -7,7 +7,12 @@
 //  2. Advance(ns) runs sc_start(ns): the process-wide SystemC time is the sum of all
 //     simulated time of all Backends. Each Backend keeps its own clock (engine::EventQueue)
 //     that starts at 0, so its times do not depend on other Backends.
-//  3. Never calls sc_stop (it is final); not thread-safe (SystemC is not).
+//  3. Never calls sc_stop (it is final).
+//  4. Threading (spec/backend.h, contract 5): SystemC is not thread-safe, so the kernel
+//     belongs to one thread, the first that calls ClaimKernel() or Advance(), for the
+//     rest of the process. On any other thread ClaimKernel() returns false and Advance()
+//     and KernelNowNs() leave SystemC alone (Advance returns false, KernelNowNs 0): a
+//     wrong thread gets an error, never a race inside SystemC or its E554 abort.
 //
 // Why the engine's callbacks run in the caller and not in an SC_THREAD: sc_start(t) stops
 // *before* the events due exactly at t (they run on the next sc_start), every callback
@@ -21,11 +26,17 @@
 
 namespace qptwin::model::sim {
 
-// Silences the banner; safe to call more than once and before anything else.
+// Silences the banner; safe to call more than once, from any thread, before anything else.
 void PrepareSystemC();
-// Lets `ns` of simulated time pass in the SystemC kernel.
-void Advance(uint64_t ns);
-// The kernel's time (all Backends of the process together), in ns.
+// Binds the kernel to the calling thread if no thread has it yet; true when the calling
+// thread is (now) the kernel's thread.
+[[nodiscard]] bool ClaimKernel();
+// Whether the calling thread is the kernel's thread (false before any claim).
+bool OnKernelThread();
+// Lets `ns` of simulated time pass in the SystemC kernel (claiming it if unclaimed).
+// False, with SystemC untouched, on a thread that is not the kernel's.
+bool Advance(uint64_t ns);
+// The kernel's time (all Backends of the process together), in ns; 0 off the kernel thread.
 uint64_t KernelNowNs();
 
 }  // namespace qptwin::model::sim

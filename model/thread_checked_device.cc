@@ -1,0 +1,180 @@
+#include "model/thread_checked_device.h"
+
+#include <cerrno>
+
+#include "model/sim/kernel.h"
+
+namespace qptwin::model {
+namespace {
+
+class ThreadCheckedDevice : public Device {
+ public:
+  explicit ThreadCheckedDevice(std::unique_ptr<Device> d) : d_(std::move(d)) {}
+  // Releasing the device's objects is a call like any other: on another thread the
+  // device (and with it its Backend's world) is deliberately leaked rather than freed
+  // while the kernel's thread may be using that world.
+  ~ThreadCheckedDevice() override {
+    if (!sim::OnKernelThread()) (void)d_.release();
+  }
+
+  std::string Name() const override { return d_->Name(); }
+  int QueryDevice(DeviceAttr* out) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->QueryDevice(out);
+  }
+  int QueryPort(uint8_t port_num, PortAttr* out) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->QueryPort(port_num, out);
+  }
+  int QueryGid(uint8_t port_num, int index, Gid* out) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->QueryGid(port_num, index, out);
+  }
+  int DefaultGidIndex(uint8_t port_num, int* index) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->DefaultGidIndex(port_num, index);
+  }
+  int AllocPd(PdHandle* out) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->AllocPd(out);
+  }
+  int DeallocPd(PdHandle pd) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->DeallocPd(pd);
+  }
+  int RegMr(PdHandle pd, size_t length, AccessFlags access, MrHandle* out, uint8_t** buf, uint32_t* lkey, uint32_t* rkey) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->RegMr(pd, length, access, out, buf, lkey, rkey);
+  }
+  int DeregMr(MrHandle mr) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->DeregMr(mr);
+  }
+  int CreateCompChannel(ChannelHandle* out) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->CreateCompChannel(out);
+  }
+  int DestroyCompChannel(ChannelHandle ch) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->DestroyCompChannel(ch);
+  }
+  int CreateCq(int cqe, ChannelHandle channel, CqHandle* out, int* actual_cqe) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->CreateCq(cqe, channel, out, actual_cqe);
+  }
+  int DestroyCq(CqHandle cq) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->DestroyCq(cq);
+  }
+  int PollCq(CqHandle cq, int num_entries, WorkCompletion* wc) override {
+    if (!sim::OnKernelThread()) return -EPERM;
+    return d_->PollCq(cq, num_entries, wc);
+  }
+  int ReqNotifyCq(CqHandle cq, bool solicited_only) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->ReqNotifyCq(cq, solicited_only);
+  }
+  int GetCqEvent(ChannelHandle ch, uint64_t timeout_ns, CqHandle* cq) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->GetCqEvent(ch, timeout_ns, cq);
+  }
+  void AckCqEvents(CqHandle cq, unsigned n) override {
+    if (!sim::OnKernelThread()) return;
+    d_->AckCqEvents(cq, n);
+  }
+  int WaitForCompletions(CqHandle cq, int n, uint64_t timeout_ns, std::vector<WorkCompletion>* out) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->WaitForCompletions(cq, n, timeout_ns, out);
+  }
+  int CreateSrq(PdHandle pd, uint32_t max_wr, uint32_t max_sge, SrqHandle* out) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->CreateSrq(pd, max_wr, max_sge, out);
+  }
+  int DestroySrq(SrqHandle srq) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->DestroySrq(srq);
+  }
+  int PostSrqRecv(SrqHandle srq, const std::vector<RecvWr>& wrs, size_t* bad_wr) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->PostSrqRecv(srq, wrs, bad_wr);
+  }
+  int CreateSrqEx(const SrqInitAttr& init, SrqHandle* out) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->CreateSrqEx(init, out);
+  }
+  int SrqNum(SrqHandle srq, uint32_t* srq_num) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->SrqNum(srq, srq_num);
+  }
+  int OpenXrcd(XrcdHandle* out) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->OpenXrcd(out);
+  }
+  int CloseXrcd(XrcdHandle xrcd) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->CloseXrcd(xrcd);
+  }
+  int CreateAh(PdHandle pd, const AhAttr& attr, AhHandle* out) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->CreateAh(pd, attr, out);
+  }
+  int DestroyAh(AhHandle ah) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->DestroyAh(ah);
+  }
+  int CreateQp(const QpInitAttr& init, QpHandle* out, QpCap* actual) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->CreateQp(init, out, actual);
+  }
+  int DestroyQp(QpHandle qp) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->DestroyQp(qp);
+  }
+  int QpNum(QpHandle qp, uint32_t* qp_num) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->QpNum(qp, qp_num);
+  }
+  int ModifyQp(QpHandle qp, const QpAttr& attr, AttrMask mask) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->ModifyQp(qp, attr, mask);
+  }
+  int QueryQp(QpHandle qp, QpAttr* attr, QpInitAttr* init) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->QueryQp(qp, attr, init);
+  }
+  int PostSend(QpHandle qp, const std::vector<SendWr>& wrs, size_t* bad_wr) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->PostSend(qp, wrs, bad_wr);
+  }
+  int PostRecv(QpHandle qp, const std::vector<RecvWr>& wrs, size_t* bad_wr) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->PostRecv(qp, wrs, bad_wr);
+  }
+  std::vector<AsyncEvent> TakeAsyncEvents() override {
+    if (!sim::OnKernelThread()) return {};
+    return d_->TakeAsyncEvents();
+  }
+  int WaitForAsyncEvent(EventType type, QpHandle qp, uint64_t timeout_ns) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->WaitForAsyncEvent(type, qp, timeout_ns);
+  }
+  int QpHistory(QpHandle qp, std::vector<StateChange>* out) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->QpHistory(qp, out);
+  }
+  int LocalConnectionInfo(QpHandle qp, ConnectionInfo* out) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->LocalConnectionInfo(qp, out);
+  }
+
+ private:
+  std::unique_ptr<Device> d_;
+};
+
+}  // namespace
+
+std::unique_ptr<Device> CheckThread(std::unique_ptr<Device> device) {
+  return std::make_unique<ThreadCheckedDevice>(std::move(device));
+}
+
+}  // namespace qptwin::model
