@@ -5,16 +5,29 @@
 #include <cstdint>
 #include <random>
 
+#include "spec/bring_up.h"
+
 namespace qptwin::bench {
 namespace {
-
-constexpr uint32_t kQkey = 0x11111111;
-constexpr AccessFlags kAccess = access::kLocalWrite | access::kRemoteWrite |
-                                access::kRemoteRead | access::kRemoteAtomic;
 
 int Fail(int rc, const std::string& step, std::string* what) {
   if (rc != 0 && what) *what = step;
   return rc;
+}
+
+// The bring-up values (spec/bring_up.h picks which of them each step sends).
+BringUpParams PairParams(QpType type, Mtu mtu, int max_rd_atomic, uint32_t sq_psn,
+                         uint32_t rq_psn) {
+  BringUpParams p;
+  // UC has no READ or atomics: grant what it can carry.
+  if (type == QpType::kUc) p.access = access::kLocalWrite | access::kRemoteWrite;
+  p.path_mtu = mtu;
+  p.sq_psn = sq_psn;
+  p.rq_psn = rq_psn;
+  p.min_rnr_timer = 12;  // 0.64 ms, as perftest
+  p.max_rd_atomic = static_cast<uint8_t>(max_rd_atomic);
+  p.max_dest_rd_atomic = static_cast<uint8_t>(max_rd_atomic);
+  return p;
 }
 
 }  // namespace
@@ -53,7 +66,7 @@ int BenchPair::Open(Endpoint& e, const std::string& name, std::string* what) {
   e.max_inline = std::min<uint32_t>(cfg_.inline_size, static_cast<uint32_t>(da.max_inline_data));
   if (int rc = e.dev->AllocPd(&e.pd)) return Fail(rc, "alloc pd", what);
   e.buf_len = cfg_.buf_len;
-  if (int rc = e.dev->RegMr(e.pd, e.buf_len, kAccess, &e.mr, &e.buf, &e.lkey, &e.rkey)) {
+  if (int rc = e.dev->RegMr(e.pd, e.buf_len, access::kAll, &e.mr, &e.buf, &e.lkey, &e.rkey)) {
     return Fail(rc, "reg mr", what);
   }
   if (cfg_.events) {
@@ -83,49 +96,21 @@ int BenchPair::CreateQp(Endpoint& e, uint32_t psn, std::string* what) {
   e.qpns.push_back(qpn);
   e.recvs.push_back(0);
   e.psns.push_back(psn & 0xffffff);
-  QpAttr a;
-  a.qp_state = QpState::kInit;
-  a.pkey_index = 0;
-  a.port_num = 1;
-  a.qp_access_flags = kAccess;
-  a.qkey = kQkey;
-  AttrMask m = attr::kState | attr::kPkeyIndex | attr::kPort;
-  m |= cfg_.type == QpType::kUd ? attr::kQkey : attr::kAccessFlags;
-  if (cfg_.type == QpType::kUc) a.qp_access_flags = access::kLocalWrite | access::kRemoteWrite;
-  return Fail(e.dev->ModifyQp(qp, a, m), "modify to INIT", what);
+  BringUpParams p = PairParams(cfg_.type, mtu_, max_rd_atomic_, e.psns.back(), 0);
+  return Fail(BringUpTo(*e.dev, qp, p, ConnectionInfo{}, QpState::kInit), "modify to INIT",
+              what);
 }
 
 int BenchPair::Connect(Endpoint& e, size_t i, const ConnectionInfo& info, uint32_t rq_psn,
                        std::string* what) {
   QpHandle qp = e.qps[i];
-  QpAttr a;
-  a.qp_state = QpState::kRtr;
-  AttrMask m = attr::kState;
-  if (cfg_.type != QpType::kUd) {
-    a.ah_attr = AddressTo(info, e.gid_index);
-    a.path_mtu = mtu_;
-    a.dest_qp_num = info.qp_num;
-    a.rq_psn = rq_psn;
-    m |= attr::kAv | attr::kPathMtu | attr::kDestQpn | attr::kRqPsn;
-    if (cfg_.type == QpType::kRc) {
-      a.max_dest_rd_atomic = static_cast<uint8_t>(max_rd_atomic_);
-      a.min_rnr_timer = 12;  // 0.64 ms, as perftest
-      m |= attr::kMaxDestRdAtomic | attr::kMinRnrTimer;
-    }
+  BringUpParams p = PairParams(cfg_.type, mtu_, max_rd_atomic_, e.psns[i], rq_psn);
+  if (int rc = BringUpTo(*e.dev, qp, p, info)) {
+    QpState reached = QpState::kInit;
+    QpAttr now;
+    if (e.dev->QueryQp(qp, &now, nullptr) == 0) reached = now.qp_state;
+    return Fail(rc, std::string("modify from ") + std::string(ToName(reached)), what);
   }
-  if (int rc = e.dev->ModifyQp(qp, a, m)) return Fail(rc, "modify to RTR", what);
-  QpAttr r;
-  r.qp_state = QpState::kRts;
-  r.sq_psn = e.psns[i];
-  AttrMask rm = attr::kState | attr::kSqPsn;
-  if (cfg_.type == QpType::kRc) {
-    r.timeout = 14;
-    r.retry_cnt = 7;
-    r.rnr_retry = 7;
-    r.max_rd_atomic = static_cast<uint8_t>(max_rd_atomic_);
-    rm |= attr::kTimeout | attr::kRetryCnt | attr::kRnrRetry | attr::kMaxQpRdAtomic;
-  }
-  if (int rc = e.dev->ModifyQp(qp, r, rm)) return Fail(rc, "modify to RTS", what);
   if (cfg_.type == QpType::kUd) {
     AhHandle ah;
     if (int rc = e.dev->CreateAh(e.pd, AddressTo(info, e.gid_index), &ah)) {
