@@ -45,6 +45,7 @@ Runner::~Runner() {
 RunResult Runner::Run(const Scenario& scenario) {
   RunResult result;
   trace_ = &result.trace;
+  ledger_ = WrLedger(&result.trace.wqes);
   start_ns_ = backend_->NowNs();
   std::vector<QpView> before;
   for (const Command& c : scenario.commands) {
@@ -318,8 +319,11 @@ int Runner::Destroy(const Command& c, Step* step) {
     }
     case ObjectKind::kCq:
       return dev->DestroyCq(CqHandle{o.handle});
-    case ObjectKind::kSrq:
-      return dev->DestroySrq(SrqHandle{o.handle});
+    case ObjectKind::kSrq: {
+      int ret = dev->DestroySrq(SrqHandle{o.handle});
+      if (ret == 0) EndQueues(&o, Wqe::End::kDestroyed, *step);
+      return ret;
+    }
     case ObjectKind::kQp: {
       int ret = dev->DestroyQp(QpHandle{o.handle});
       if (ret == 0) {

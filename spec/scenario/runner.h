@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "spec/backend.h"
+#include "spec/scenario/accounting.h"
 #include "spec/scenario/command.h"
 #include "spec/scenario/trace.h"
 
@@ -84,10 +85,10 @@ class Runner {
     uint32_t qkey = 0;
     uint32_t qp_num = 0;
     bool destroyed = false;
-    // Tracing (runner_trace.cc): caps, CQs, outstanding WRs (indexes into trace.wqes).
+    // Tracing (runner_trace.cc): caps, CQs, outstanding WRs (accounting.h; SRQ: rq).
     QpInitAttr init;
     std::string send_cq, recv_cq, srq;
-    std::deque<size_t> sq, rq;
+    WrQueue sq, rq;
     size_t history_seen = 0;
     QpState state = QpState::kReset;
   };
@@ -113,6 +114,7 @@ class Runner {
   void RecordPosts(const Command& c, size_t posted, uint64_t now_ns);
   void RecordCompletion(const std::string& cq, const Outcome& o, const Step& step);
   void EndQueues(Object* o, Wqe::End end, const Step& step);
+  WrLedger ledger_{nullptr};
   void ObserveStates(const Command& c, int ret, Step* step);
   std::vector<QpView> Views();
 

@@ -36,81 +36,44 @@ void Runner::RecordPosts(const Command& c, size_t posted, uint64_t now_ns) {
     w.post_line = c.line;
     w.post_ns = now_ns;
     trace_->wqes.push_back(w);
-    (send ? target.sq : target.rq).push_back(trace_->wqes.size() - 1);
+    ledger_.Post(send ? &target.sq : &target.rq, trace_->wqes.size() - 1);
   }
 }
 
-namespace {
-
-// Removes the entry of `queue` whose WR has `wr_id`; returns its index in `wqes`, or -1.
-// With `in_order`, the entries before it are removed too and listed in *retired.
-long Take(std::deque<size_t>* queue, const std::vector<Wqe>& wqes, uint64_t wr_id,
-          bool in_order, std::vector<size_t>* retired) {
-  auto it = std::find_if(queue->begin(), queue->end(),
-                         [&](size_t i) { return wqes[i].wr_id == wr_id; });
-  if (it == queue->end()) return -1;
-  long found = static_cast<long>(*it);
-  if (in_order) {
-    retired->assign(queue->begin(), it);
-    queue->erase(queue->begin(), it + 1);
-  } else {
-    queue->erase(it);
-  }
-  return found;
-}
-
-bool IsReceive(const WorkCompletion& wc) {
-  return wc.status == WcStatus::kSuccess && wc.opcode >= WcOpcode::kRecv;
-}
-
-}  // namespace
-
+// Accounting by queue position (accounting.h): the CQE names its QP by qp_num, the runner
+// gives the queues it may belong to and the QP's state now.
 void Runner::RecordCompletion(const std::string& cq, const Outcome& o, const Step& step) {
   if (o.kind != Outcome::Kind::kWc) return;
   auto qp_it = objects_.find(o.qp);
   if (qp_it == objects_.end()) return;
   Object& qp = qp_it->second;
-  const uint64_t now = backend_->NowNs() - start_ns_;
-  std::vector<Wqe>& wqes = trace_->wqes;
-  // Which queue: the CQ tells when it serves only one side, else the opcode (SUCCESS) or
-  // the wr_id (errors: the opcode is undefined, IBTA 11.4.2.1).
-  const bool send_side = cq == qp.send_cq, recv_side = cq == qp.recv_cq;
-  bool try_send = send_side && (!recv_side || !IsReceive(o.wc));
-  bool try_recv = recv_side && (!send_side || IsReceive(o.wc) || o.wc.status != WcStatus::kSuccess);
-  std::vector<size_t> retired;
-  long idx = try_send ? Take(&qp.sq, wqes, o.wc.wr_id, /*in_order=*/true, &retired) : -1;
-  if (idx < 0 && try_recv) {
-    std::deque<size_t>* rq = qp.srq.empty() ? &qp.rq : &Obj(qp.srq).rq;
-    idx = Take(rq, wqes, o.wc.wr_id, /*in_order=*/false, &retired);
+  CqeSeen seen;
+  seen.wc = o.wc;
+  seen.cq = cq;
+  seen.qp = o.qp;
+  seen.line = step.line;
+  seen.ns = backend_->NowNs() - start_ns_;
+  QpQueues queues;
+  queues.sq = &qp.sq;
+  queues.rq = qp.srq.empty() ? &qp.rq : &Obj(qp.srq).rq;
+  queues.rq_is_srq = !qp.srq.empty();
+  queues.sq_on_cq = cq == qp.send_cq;
+  queues.rq_on_cq = cq == qp.recv_cq;
+  queues.state = qp.state;
+  QpAttr attr;
+  QpInitAttr init;
+  Device* dev = DeviceOf(qp);
+  if (o.wc.status != WcStatus::kSuccess && !qp.destroyed && dev &&
+      dev->QueryQp(QpHandle{qp.handle}, &attr, &init) == 0) {
+    queues.state = attr.qp_state;
   }
-  if (idx < 0) return;  // not one the runner posted (should not happen)
-  Wqe& w = wqes[idx];
-  w.end = Wqe::End::kCqe;
-  w.end_line = step.line;
-  w.end_ns = now;
-  w.status = o.wc.status;
-  w.cq = cq;
-  w.wc_opcode = std::string(ToName(o.wc.opcode));
-  w.byte_len = o.wc.byte_len;
-  if (w.queue == "SRQ") w.qp = w.qp + "->" + o.qp;
-  for (size_t r : retired) {
-    wqes[r].end = Wqe::End::kImplicit;
-    wqes[r].end_line = step.line;
-    wqes[r].end_ns = now;
-    wqes[r].completed_by = "wr_id=" + std::to_string(o.wc.wr_id);
-  }
+  (void)ledger_.Complete(seen, queues);  // -1: no WR of ours can be its (should not happen)
 }
 
 void Runner::EndQueues(Object* o, Wqe::End end, const Step& step) {
   const uint64_t now = backend_->NowNs() - start_ns_;
-  for (std::deque<size_t>* q : {&o->sq, &o->rq}) {
-    for (size_t i : *q) {
-      trace_->wqes[i].end = end;
-      trace_->wqes[i].end_line = step.line;
-      trace_->wqes[i].end_ns = now;
-    }
-    q->clear();
-  }
+  ledger_.EndAll(&o->sq, end, step.line, now);
+  ledger_.EndAll(&o->rq, end, step.line, now);
 }
 
 void Runner::ObserveStates(const Command& c, int ret, Step* step) {
@@ -144,7 +107,7 @@ void Runner::ObserveStates(const Command& c, int ret, Step* step) {
       o.state = attr.qp_state;
     }
     // R9: to RESET, the queues are discarded without completions.
-    if (o.state == QpState::kReset && (!o.sq.empty() || !o.rq.empty())) {
+    if (o.state == QpState::kReset && (o.sq.Live() > 0 || o.rq.Live() > 0)) {
       EndQueues(&o, Wqe::End::kDiscarded, *step);
     }
   }
@@ -160,8 +123,8 @@ std::vector<QpView> Runner::Views() {
     v.name = name;
     v.type = o.type;
     v.state = o.state;
-    v.sq = static_cast<int>(o.sq.size());
-    v.rq = static_cast<int>(o.srq.empty() ? o.rq.size() : Obj(o.srq).rq.size());
+    v.sq = static_cast<int>(o.sq.Live());
+    v.rq = static_cast<int>(o.srq.empty() ? o.rq.Live() : Obj(o.srq).rq.Live());
     v.max_send_wr = o.init.cap.max_send_wr;
     v.max_recv_wr = o.init.cap.max_recv_wr;
     v.max_send_sge = o.init.cap.max_send_sge;

@@ -1,0 +1,104 @@
+// Accounting of posted WRs by queue position, never by wr_id alone (trace.h invariant 1).
+//
+// What a CQE tells: its QP (qp_num), its status, and for SUCCESS its opcode. The rules used:
+//  1. Side. A CQ that serves one side of the QP names it. On a shared CQ a SUCCESS CQE with a
+//     receive opcode (RECV, RECV_RDMA_WITH_IMM) is the receive side, any other SUCCESS the send
+//     side. An error CQE (opcode undefined, IBTA 11.4.2.1) goes to the side whose candidate
+//     WR (below) carries its wr_id; when both do, by status (SideForTie).
+//  2. Receive queue (or the QP's SRQ): every receive gets a CQE, in queue order; on an SRQ in
+//     SRQ order across the QPs that consume it. The CQE is the head's.
+//  3. Send queue: WRs complete in order (IBTA 10.8.3). A SUCCESS CQE is the first signaled
+//     WR's; the WRs before it completed without CQE (implied). An error CQE is written even
+//     for an unsignaled WR (IBTA 10.7.3.1), so it is one of the WRs up to the first signaled
+//     one; after it every WR of the queue completes in error, in order (flush, R6). Where
+//     wr_ids leave the start of that error run ambiguous, the run is placed as late as the
+//     wr_ids allow and moved earlier when later error CQEs prove it must start earlier: once
+//     every CQE of the queue has been polled the split between implied and flushed WRs is
+//     exact whatever the wr_ids (accounting_test.cc proves it).
+//  4. RESET discards and destroy ends the outstanding WRs (R9), but CQEs already written stay
+//     in the CQ (rxe, the model): such WRs are ended tentatively, and a CQE of their QP polled
+//     later still claims them (in position order) until a CQE of a newer WR shows none is left.
+//
+// Every WR ends exactly once at every moment: each Wqe holds one `end`; claiming a
+// tentatively ended WR replaces its end, it never adds one.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "spec/backend.h"
+#include "spec/scenario/trace.h"
+
+namespace qptwin::scenario {
+
+// One queue's WRs that have not ended for sure, in post order (indexes into the Wqe vector).
+struct WrQueue {
+  std::deque<size_t> wrs;
+  size_t ended_front = 0;  // the first ended_front WRs ended tentatively (RESET, destroy)
+  Wqe::End ended_as = Wqe::End::kDiscarded;  // how the latest of them ended
+  // Send queue: the error run in progress (rule 3).
+  bool in_error = false;
+  std::vector<size_t> run_implied;  // implied by the run's first CQE, in order
+  std::vector<size_t> run_erred;    // the WRs charged with the run's CQEs, in order
+  std::vector<uint64_t> run_ids;    // the wr_ids those CQEs carried
+
+  size_t Live() const { return wrs.size() - ended_front; }
+};
+
+// One polled CQE and where it was seen.
+struct CqeSeen {
+  WorkCompletion wc;
+  std::string cq;  // the CQ's name
+  std::string qp;  // the QP's name
+  int line = 0;
+  uint64_t ns = 0;
+};
+
+// The queues a CQE of one QP may belong to.
+struct QpQueues {
+  WrQueue* sq = nullptr;
+  WrQueue* rq = nullptr;  // the QP's RQ, or its SRQ's queue
+  bool sq_on_cq = false, rq_on_cq = false;  // which of them the CQ serves
+  bool rq_is_srq = false;
+  QpState state = QpState::kRts;  // the QP's state when the CQE was polled
+};
+
+class WrLedger {
+ public:
+  explicit WrLedger(std::vector<Wqe>* wqes) : wqes_(wqes) {}
+
+  void Post(WrQueue* q, size_t index) { q->wrs.push_back(index); }
+  // Charges `cqe` to one WR (rules 1-4); returns its index, or -1 when no WR can be its.
+  long Complete(const CqeSeen& cqe, const QpQueues& queues);
+  // Ends every live WR of `q` with `end` (RESET: kDiscarded, destroy: kDestroyed), tentatively.
+  void EndAll(WrQueue* q, Wqe::End end, int line, uint64_t ns);
+
+ private:
+  long CompleteSend(const CqeSeen& cqe, WrQueue* q);
+  long CompleteRecv(const CqeSeen& cqe, WrQueue* q);
+  // Where in q->wrs[0, hi) the send CQE goes (-1: nowhere); *shift: by moving the error run.
+  long SendPosition(const WrQueue& q, size_t hi, const WorkCompletion& wc, bool strict,
+                    size_t* shift) const;
+  long ApplySend(const CqeSeen& cqe, WrQueue* q, long pos, size_t shift);
+  bool SendCandidate(const WrQueue& q, const WorkCompletion& wc) const;
+  bool RecvCandidate(const WrQueue& q, uint64_t wr_id) const;
+  // The smallest s >= 1 such that the error run, started s WRs earlier, fits the wr_ids of its
+  // CQEs followed by `wr_id`; 0 when none does.
+  size_t RunShift(const WrQueue& q, uint64_t wr_id) const;
+  void DropEnded(WrQueue* q);
+  void Charge(size_t index, const CqeSeen& cqe);
+  void Imply(size_t index, const CqeSeen& cqe);
+
+  std::vector<Wqe>* wqes_;
+};
+
+// The side (true: send) for an error CQE whose wr_id fits both queues' candidates: statuses
+// only a requester writes (REM_*, RETRY_EXC, RNR_RETRY_EXC, BAD_RESP) are the send side's;
+// LOC_LEN_ERR (a message longer than the receive buffer) the receive side's; WR_FLUSH_ERR the
+// receive side's unless the QP is in SQE (C10-38: only the send queue is flushed); any other
+// status (a local WR problem: LOC_PROT, LOC_QP_OP, ...) the send side's.
+bool SideForTie(WcStatus status, QpState state);
+
+}  // namespace qptwin::scenario
