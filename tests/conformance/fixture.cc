@@ -1,5 +1,7 @@
 #include "tests/conformance/fixture.h"
 
+#include "spec/bring_up.h"
+
 namespace qptwin::testing {
 
 void Conformance::SetUp() {
@@ -54,50 +56,31 @@ QpHandle Conformance::Qp(QpType type, uint32_t max_send_wr, uint32_t max_recv_wr
 QpAttr Conformance::FullAttr(QpHandle self, QpHandle peer) {
   ConnectionInfo info;
   EXPECT_EQ(dev_->LocalConnectionInfo(peer ? peer : self, &info), 0);
-  int gid_index = 0;
-  EXPECT_EQ(dev_->DefaultGidIndex(1, &gid_index), 0);
+  BringUpParams p;  // every access, PSN 0x100, min_rnr_timer 12, one READ/atomic each way
+  p.qkey = kQkey;
+  p.path_mtu = pattr_.active_mtu;
   QpAttr a;
-  a.port_num = 1;
-  a.pkey_index = 0;
-  a.qkey = kQkey;
-  a.qp_access_flags = access::kLocalWrite | access::kRemoteWrite | access::kRemoteRead |
-                      access::kRemoteAtomic;
-  a.path_mtu = pattr_.active_mtu;
-  a.ah_attr = AddressTo(info, gid_index);
-  a.dest_qp_num = info.qp_num;
-  a.rq_psn = 0x100;
-  a.sq_psn = 0x100;
-  a.timeout = 14;
-  a.retry_cnt = 7;
-  a.rnr_retry = 7;
-  a.min_rnr_timer = 12;
-  a.max_rd_atomic = 1;
-  a.max_dest_rd_atomic = 1;
+  EXPECT_EQ(BringUpAttr(*dev_, p, info, &a), 0);
   return a;
 }
 
 void Conformance::Drive(QpType type, QpHandle qp, QpState target, QpHandle peer) {
   QpAttr a = FullAttr(qp, peer);
-  const QpState path[] = {QpState::kInit, QpState::kRtr, QpState::kRts, QpState::kSqd};
-  if (target == QpState::kReset) return;
-  QpState cur = QpState::kReset;
-  if (target == QpState::kErr) {
-    a.qp_state = QpState::kInit;
-    ASSERT_EQ(dev_->ModifyQp(qp, a, MinimumMask(type, cur, QpState::kInit)), 0);
-    a.qp_state = QpState::kErr;
-    ASSERT_EQ(dev_->ModifyQp(qp, a, attr::kState), 0);
-    return;
-  }
-  for (QpState next : path) {
-    a.qp_state = next;
-    ASSERT_EQ(dev_->ModifyQp(qp, a, MinimumMask(type, cur, next)), 0)
-        << ToName(type) << " " << ToName(cur) << "->" << ToName(next);
-    cur = next;
-    if (cur == target) break;
-  }
-  if (target == QpState::kSqd) {
-    // SQD is entered once the (empty) send queue has drained.
-    (void)dev_->WaitForAsyncEvent(EventType::kSqDrained, qp, kSecond / 10);
+  switch (target) {
+    case QpState::kReset: return;
+    case QpState::kErr:
+      ASSERT_EQ(BringUp(*dev_, qp, a, QpState::kInit), 0) << ToName(type);
+      ASSERT_EQ(dev_->ModifyQp(qp, StateOnly(QpState::kErr), attr::kState), 0);
+      return;
+    case QpState::kSqd:
+      ASSERT_EQ(BringUp(*dev_, qp, a, QpState::kRts), 0) << ToName(type) << " to RTS";
+      ASSERT_EQ(ModifyOnMinimumMask(*dev_, qp, type, QpState::kRts, QpState::kSqd, a), 0)
+          << ToName(type) << " RTS->SQD";
+      // SQD is entered once the (empty) send queue has drained.
+      (void)dev_->WaitForAsyncEvent(EventType::kSqDrained, qp, kSecond / 10);
+      return;
+    default:
+      ASSERT_EQ(BringUp(*dev_, qp, a, target), 0) << ToName(type) << " to " << ToName(target);
   }
 }
 

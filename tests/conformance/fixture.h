@@ -11,11 +11,9 @@
 #include "spec/backend.h"
 #include "spec/qp_state_table.h"
 #include "tests/backend_under_test.h"
+#include "tests/support/constants.h"
 
 namespace qptwin::testing {
-
-inline constexpr uint64_t kSecond = 1'000'000'000ull;
-inline constexpr uint32_t kQkey = 0x11111111;
 
 struct Buffer {
   MrHandle mr;
@@ -41,7 +39,7 @@ class Conformance : public ::testing::TestWithParam<BackendCase> {
   // A QpAttr with a valid value for every attribute, connecting to `peer` (or to itself).
   QpAttr FullAttr(QpHandle self, QpHandle peer);
   // Drives `qp` from RESET through the main path to `target` (RESET, INIT, RTR, RTS, SQD, ERR)
-  // with the minimum masks; connects to `peer` (itself when none).
+  // with the minimum masks (spec/bring_up.h); connects to `peer` (itself when none).
   void Drive(QpType type, QpHandle qp, QpState target, QpHandle peer = {});
   QpState StateOf(QpHandle qp);
   // Two QPs of `type` connected to each other in RTS.

@@ -26,12 +26,9 @@
 #include "model/model_backend.h"
 #include "spec/backend.h"
 #include "spec/bring_up.h"
+#include "tests/support/constants.h"
 
 namespace qptwin::testing {
-
-inline constexpr uint64_t kMs = 1'000'000ull;
-inline constexpr uint64_t kSecond = 1'000'000'000ull;
-inline constexpr uint32_t kQkey = 0x11111111;
 
 // ---- Backends -------------------------------------------------------------------------------
 
