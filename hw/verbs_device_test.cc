@@ -216,44 +216,6 @@ TEST_F(VerbsDeviceTest, DestroyingObjectsInUseIsEbusy) {
   EXPECT_EQ(dev_->DeallocPd(pd), 0);
 }
 
-// rdma-facts R2: rxe_post_send refuses a QP below RTS. rxe's provider wrote both WRs into
-// the ring first (bad_wr NULL): hw/ reports bad_wr 2, they were posted (spec/backend.h), and
-// nothing completes in RESET.
-TEST_F(VerbsDeviceTest, PostSendInResetIsEinval) {
-  PdHandle pd;
-  ASSERT_EQ(dev_->AllocPd(&pd), 0);
-  CqHandle cq;
-  ASSERT_EQ(dev_->CreateCq(4, ChannelHandle{}, &cq, nullptr), 0);
-  QpHandle qp = MakeRcQp(pd, cq);
-  size_t bad = 99;
-  SendWr wr;
-  wr.send_flags = send_flag::kSignaled;
-  EXPECT_EQ(dev_->PostSend(qp, {wr, wr}, &bad), EINVAL);
-  if (dev_->Name().rfind("rxe", 0) == 0) {
-    EXPECT_EQ(bad, 2u);
-  }
-  WorkCompletion wc[2];
-  EXPECT_EQ(dev_->PollCq(cq, 2, wc), 0);
-}
-
-// rdma-facts R4: post_recv is refused only in RESET.
-TEST_F(VerbsDeviceTest, PostRecvInResetIsEinvalButAcceptedInInit) {
-  PdHandle pd;
-  ASSERT_EQ(dev_->AllocPd(&pd), 0);
-  CqHandle cq;
-  ASSERT_EQ(dev_->CreateCq(4, ChannelHandle{}, &cq, nullptr), 0);
-  QpHandle qp = MakeRcQp(pd, cq);
-  size_t bad = 99;
-  EXPECT_EQ(dev_->PostRecv(qp, {RecvWr{}}, &bad), EINVAL);
-  EXPECT_EQ(bad, 0u);
-  QpAttr a;
-  a.qp_state = QpState::kInit;
-  a.port_num = 1;
-  ASSERT_EQ(
-      dev_->ModifyQp(qp, a, attr::kState | attr::kPkeyIndex | attr::kPort | attr::kAccessFlags), 0);
-  EXPECT_EQ(dev_->PostRecv(qp, {RecvWr{}}, &bad), 0);
-}
-
 TEST_F(VerbsDeviceTest, ModifyMissingRequiredAttributeIsEinvalAndChangesNothing) {
   PdHandle pd;
   ASSERT_EQ(dev_->AllocPd(&pd), 0);

@@ -149,19 +149,6 @@ TEST_F(VerbsLimitsTest, EmptyPostListIsEinvalOnRxe) {
   EXPECT_EQ(bad, 0u);
 }
 
-TEST_F(VerbsLimitsTest, FullSendQueueIsEnomem) {
-  ASSERT_EQ(ConnectRcPair(dev_, p_), 0);
-  QpAttr attr;
-  QpInitAttr init;
-  ASSERT_EQ(dev_->QueryQp(p_.a.qp, &attr, &init), 0);
-  // rnr_retry 7 and no receives at b: every send waits (RNR) and stays in the queue.
-  std::vector<SendWr> wrs(init.cap.max_send_wr + 1);
-  for (size_t i = 0; i < wrs.size(); ++i) wrs[i].wr_id = i;
-  size_t bad = 0;
-  EXPECT_EQ(dev_->PostSend(p_.a.qp, wrs, &bad), ENOMEM);
-  EXPECT_EQ(bad, init.cap.max_send_wr);
-}
-
 TEST_F(VerbsLimitsTest, InlineSendCopiesAtPostTime) {
   ASSERT_EQ(ConnectRcPair(dev_, p_), 0);
   RecvWr r;

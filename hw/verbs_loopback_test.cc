@@ -129,44 +129,6 @@ TEST_F(VerbsLoopbackTest, RdmaWriteThenReadBackMatches) {
   EXPECT_EQ(dev_->PollCq(p_.b.scq, 1, none), 0);
 }
 
-TEST_F(VerbsLoopbackTest, AtomicsReturnTheOldValue) {
-  Connect();
-  uint64_t initial = 40;
-  std::memcpy(p_.b.buf + 64, &initial, 8);
-  SendWr add;
-  add.wr_id = 1;
-  add.opcode = WrOpcode::kAtomicFetchAndAdd;
-  add.sg_list = {SgeOf(p_.a, 0, 8)};
-  add.remote_addr = reinterpret_cast<uint64_t>(p_.b.buf + 64);
-  add.rkey = p_.b.rkey;
-  add.compare_add = 2;
-  add.send_flags = send_flag::kSignaled;
-  PostSend(p_.a, add);
-  WorkCompletion wc = WaitOne(p_.a);
-  EXPECT_EQ(wc.status, WcStatus::kSuccess);
-  EXPECT_EQ(wc.opcode, WcOpcode::kFetchAdd);
-  uint64_t old = 0, now = 0;
-  std::memcpy(&old, p_.a.buf, 8);
-  std::memcpy(&now, p_.b.buf + 64, 8);
-  EXPECT_EQ(old, 40u);
-  EXPECT_EQ(now, 42u);
-
-  SendWr cas = add;
-  cas.wr_id = 2;
-  cas.opcode = WrOpcode::kAtomicCmpAndSwp;
-  cas.sg_list = {SgeOf(p_.a, 8, 8)};
-  cas.compare_add = 42;
-  cas.swap = 1000;
-  PostSend(p_.a, cas);
-  wc = WaitOne(p_.a);
-  EXPECT_EQ(wc.status, WcStatus::kSuccess);
-  EXPECT_EQ(wc.opcode, WcOpcode::kCompSwap);
-  std::memcpy(&old, p_.a.buf + 8, 8);
-  std::memcpy(&now, p_.b.buf + 64, 8);
-  EXPECT_EQ(old, 42u);
-  EXPECT_EQ(now, 1000u);
-}
-
 // rdma-facts R6: to ERR, every posted receive completes WR_FLUSH_ERR, in posting order.
 TEST_F(VerbsLoopbackTest, ErrFlushesPostedReceivesInOrder) {
   Connect();

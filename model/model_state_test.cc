@@ -37,24 +37,6 @@ class StateTest : public ::testing::Test {
   Side a_, b_;
 };
 
-TEST_F(StateTest, PostSendIsEinvalBeforeRts) {
-  EXPECT_EQ(Send(a_, 1), EINVAL);  // RESET
-  ASSERT_EQ(ToInit(a_), 0);
-  EXPECT_EQ(Send(a_, 1), EINVAL);  // INIT
-  ASSERT_EQ(ToRtr(a_, b_), 0);
-  EXPECT_EQ(Send(a_, 1), EINVAL);  // RTR
-  ASSERT_EQ(ToRts(a_), 0);
-  EXPECT_EQ(Send(a_, 1), 0);
-}
-
-TEST_F(StateTest, PostRecvIsEinvalOnlyInReset) {
-  EXPECT_EQ(Recv(a_, 1), EINVAL);
-  ASSERT_EQ(ToInit(a_), 0);
-  EXPECT_EQ(Recv(a_, 1), 0);
-  ASSERT_EQ(ToRtr(a_, b_), 0);
-  EXPECT_EQ(Recv(a_, 2), 0);
-}
-
 TEST_F(StateTest, PostingInEveryStateOfAnRcQp) {
   // state, post_send errno, post_recv errno, and whether accepted WRs flush at once.
   struct Row {

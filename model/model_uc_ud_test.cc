@@ -146,15 +146,6 @@ TEST_F(UdTest, NoReceivePostedDropsTheDatagram) {
   EXPECT_EQ(StateOf(b_), QpState::kRts);
 }
 
-TEST_F(UdTest, LargerThanMtuIsNotSentButSucceeds) {
-  ASSERT_EQ(b_.dev->PostRecv(b_.qp, {Rwr(1, {b_.At(0, 4000)})}, nullptr), 0);
-  ASSERT_EQ(a_.dev->PostSend(a_.qp, {Datagram(1, 1025)}, nullptr), 0);
-  EXPECT_EQ(Wait(a_, a_.scq, 1)[0].status, WcStatus::kSuccess);  // R22
-  be_->Advance(1000000);
-  WorkCompletion wc;
-  EXPECT_EQ(b_.dev->PollCq(b_.rcq, 1, &wc), 0);
-}
-
 TEST_F(UdTest, WriteFailsWithLocQpOpErrOnRxeAndMissingAhIsEinval) {
   SendWr n = Datagram(1, 8);
   n.ah = AhHandle{};
