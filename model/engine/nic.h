@@ -32,9 +32,6 @@ class World;
 // The CQE opcode of a send-queue WR.
 WcOpcode SendWcOpcode(WrOpcode op);
 
-// Whether QP type `type` can carry opcode `op` (UD: sends only; UC: no READ or atomics;
-// XRC_SEND as RC; XRC_RECV sends nothing).
-bool OpAllowed(QpType type, WrOpcode op);
 
 // RC and XRC (both ends): acknowledged, retried, PSN-checked transport.
 inline bool IsReliable(QpType t) {

@@ -1,58 +1,13 @@
-// Posting rules: ibv_post_send / ibv_post_recv per state, QP type and capability
-// (rdma-facts R2-R5; rdma-core providers/rxe post_one_send / validate_send_wr).
+// ibv_post_send / ibv_post_recv on the model: the rules are spec/posting_rules.h's (R2-R5);
+// this file adds the host and doorbell time and puts the WQEs on the queues.
 #include <cerrno>
 #include <cstring>
 
+#include "spec/posting_rules.h"
 #include "model/engine/nic.h"
 #include "model/engine/world.h"
 
 namespace qptwin::model::engine {
-namespace {
-
-// The opcodes the model implements (LOCAL_INV, BIND_MW, SEND_WITH_INV, TSO are not).
-bool OpModelled(WrOpcode op) {
-  switch (op) {
-    case WrOpcode::kSend:
-    case WrOpcode::kSendWithImm:
-    case WrOpcode::kRdmaWrite:
-    case WrOpcode::kRdmaWriteWithImm:
-    case WrOpcode::kRdmaRead:
-    case WrOpcode::kAtomicCmpAndSwp:
-    case WrOpcode::kAtomicFetchAndAdd: return true;
-    default: return false;
-  }
-}
-
-}  // namespace
-
-bool OpAllowed(QpType type, WrOpcode op) {
-  // IBTA 9.8: an XRC initiator carries the RC operations; an XRC target sends nothing.
-  const bool rc = type == QpType::kRc || type == QpType::kXrcSend;
-  switch (op) {
-    case WrOpcode::kSend:
-    case WrOpcode::kSendWithImm: return type != QpType::kXrcRecv;
-    case WrOpcode::kRdmaWrite:
-    case WrOpcode::kRdmaWriteWithImm: return rc || type == QpType::kUc;
-    case WrOpcode::kRdmaRead:
-    case WrOpcode::kAtomicCmpAndSwp:
-    case WrOpcode::kAtomicFetchAndAdd: return rc;
-    default: return false;  // LOCAL_INV, BIND_MW, SEND_WITH_INV, TSO: not modelled
-  }
-}
-
-namespace {
-
-bool IsAtomic(WrOpcode op) {
-  return op == WrOpcode::kAtomicCmpAndSwp || op == WrOpcode::kAtomicFetchAndAdd;
-}
-
-uint64_t TotalLength(const std::vector<Sge>& sges) {
-  uint64_t n = 0;
-  for (const Sge& s : sges) n += s.length;
-  return n;
-}
-
-}  // namespace
 
 int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size_t* bad) {
   Qp* qp = FindQp(ctx, h);
@@ -75,42 +30,24 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
   }
   bool posted = false;
   // R2: a QP below RTS refuses the post. With post_send_below_rts_queues (rxe) the WRs are
-  // queued first and the doorbell refuses afterwards: EINVAL, bad = the first WR not queued.
-  const bool below_rts = qp->state == QpState::kReset || qp->state == QpState::kInit ||
-                         qp->state == QpState::kRtr;
-  const bool queue_anyway = below_rts && profile().behaviour.post_send_below_rts_queues;
+  // queued first and the doorbell refuses afterwards (spec/posting_rules.h, contract 3).
+  const Behaviour& b = profile().behaviour;
+  const bool queue_anyway = SendBelowRts(qp->state) && b.post_send_below_rts_queues;
+  PostQueue q{qp->type, qp->state, qp->srq != nullptr, qp->sq.size(), qp->cap.max_send_wr,
+              qp->cap.max_send_sge, qp->cap.max_inline_data};
   for (size_t i = 0; i < wrs.size(); ++i) {
     const SendWr& wr = wrs[i];
-    uint64_t len = TotalLength(wr.sg_list);
-    bool is_inline = (wr.send_flags & send_flag::kInline) != 0;
-    int err = 0;
-    if (below_rts && !queue_anyway) {
-      err = EINVAL;
-    } else if (wr.sg_list.size() > qp->cap.max_send_sge) {
-      err = EINVAL;  // R5
-    } else if (!OpModelled(wr.opcode) ||
-               (!OpAllowed(qp->type, wr.opcode) && !profile().behaviour.opcode_checked_by_requester)) {
-      err = EINVAL;  // an opcode the QP type lacks (UD: sends only; UC: no READ or atomics)
-    } else if (is_inline && (len > qp->cap.max_inline_data || wr.opcode == WrOpcode::kRdmaRead ||
-                             IsAtomic(wr.opcode))) {
-      err = EINVAL;
-    } else if (IsAtomic(wr.opcode) && (len < 8 || (wr.remote_addr & 7))) {
-      err = EINVAL;  // validate_send_wr: 8-byte, aligned atomics
-    } else if (qp->type == QpType::kUd && !FindAh(ctx, wr.ah.id)) {
-      err = EINVAL;
-    } else if (qp->sq.size() >= qp->cap.max_send_wr) {
-      err = ENOMEM;  // R5
-    }
+    SendWrFacts f = FactsOf(wr);
+    if (qp->type == QpType::kUd) f.ah_valid = FindAh(ctx, wr.ah.id) != nullptr;
+    if (f.is_inline) f.inline_source_registered = mrs_.AnyContains(wr.sg_list);
+    q.outstanding = qp->sq.size();
+    const int err = PostRuleErrno(CheckSendWr(q, f, b, queue_anyway));
+    const uint64_t len = f.length;
+    const bool is_inline = f.is_inline;
     SendWqe w;
-    if (!err && is_inline) {
-      // Inline data is copied now (the buffer may be reused at once). The model reads only
-      // registered memory, so the source must lie inside some MR of this device.
-      if (!mrs_.AnyContains(wr.sg_list)) {
-        err = EINVAL;
-      } else {
-        w.inline_data = mrs_.Gather(wr.sg_list);
-      }
-    }
+    // Inline data is copied now (the buffer may be reused at once); the model reads only
+    // registered memory (kInlineUnregistered).
+    if (!err && is_inline) w.inline_data = mrs_.Gather(wr.sg_list);
     if (err) {
       if (bad) *bad = i;
       if (posted) Kick(*qp);
@@ -122,8 +59,7 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     w.length = len;
     w.signaled = qp->init.sq_sig_all || (wr.send_flags & send_flag::kSignaled);
     w.ready_ns = ready;
-    if (qp->state == QpState::kErr || qp->state == QpState::kSqe) {
-      // Posted to a QP in error: flushed at once.
+    if (FlushedAtPost(true, qp->state, b)) {
       qp->sq.push_back(std::move(w));
       FlushSq(*qp);
       continue;
@@ -149,22 +85,18 @@ int Nic::PostRecv(uint32_t ctx, uint32_t h, const std::vector<RecvWr>& wrs, size
   }
   const HostTiming& host = profile().timing.host;
   ChargeHost(host.post_call_ns + wrs.size() * host.post_wr_ns);
+  PostQueue q{qp->type, qp->state, qp->srq != nullptr, qp->rq.size(), qp->cap.max_recv_wr,
+              qp->cap.max_recv_sge, 0};
   for (size_t i = 0; i < wrs.size(); ++i) {
-    int err = 0;
-    if (qp->state == QpState::kReset || qp->srq) {
-      err = EINVAL;  // R4
-    } else if (wrs[i].sg_list.size() > qp->cap.max_recv_sge) {
-      err = EINVAL;  // R5
-    } else if (qp->rq.size() >= qp->cap.max_recv_wr) {
-      err = ENOMEM;  // R5
-    }
+    q.outstanding = qp->rq.size();
+    const int err = PostRuleErrno(CheckRecvWr(q, wrs[i].sg_list.size()));
     if (err) {
       if (bad) *bad = i;
       return err;
     }
     qp->rq.push_back(wrs[i]);
-    // R4: flushed at once in ERR. rxe: queued until the responder runs (Behaviour::recv_in_err_waits).
-    if (qp->state == QpState::kErr && !profile().behaviour.recv_in_err_waits) FlushRq(*qp);
+    // R4: flushed at once in ERR; rxe: queued until the responder runs (recv_in_err_waits).
+    if (FlushedAtPost(false, qp->state, profile().behaviour)) FlushRq(*qp);
   }
   return 0;
 }

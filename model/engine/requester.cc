@@ -2,6 +2,7 @@
 // message on the wire (rxe_req.c, written as steps).
 #include <algorithm>
 
+#include "spec/posting_rules.h"
 #include "model/engine/nic.h"
 #include "model/engine/world.h"
 
@@ -87,7 +88,7 @@ Nic::ReqStep Nic::ReqCheckLimits(Qp& qp) {
 Nic::ReqStep Nic::ReqCheckLocal(Qp& qp, std::vector<uint8_t>* payload) {
   SendWqe& w = qp.sq[qp.sq_next];
   payload->clear();
-  if (!OpAllowed(qp.type, w.wr.opcode)) {
+  if (!OpcodeAllowed(qp.type, w.wr.opcode)) {
     // Only with Behaviour::opcode_checked_by_requester (rxe): the post accepted it, the
     // requester finds no packet opcode for this QP type (rxe_req.c next_opcode < 0).
     FailWqe(qp, qp.sq_next, WcStatus::kLocQpOpErr, "opcode not supported by this QP type");

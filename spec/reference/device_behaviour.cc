@@ -65,21 +65,16 @@ int ProbeRecvInErr(Device& dev, PdHandle pd, CqHandle cq, uint64_t settle_ns, bo
 
 }  // namespace
 
-std::string Describe(const DeviceBehaviour& b) {
-  return std::string("rejected_send_queues=") + (b.rejected_send_queues ? "1" : "0") +
-         " recv_in_err_waits=" + (b.recv_in_err_waits ? "1" : "0");
-}
-
-int ProbeDeviceBehaviour(Device& dev, PdHandle pd, uint64_t settle_ns, DeviceBehaviour* out) {
+int ProbeDeviceBehaviour(Device& dev, PdHandle pd, uint64_t settle_ns, Behaviour* inout) {
   CqHandle cq;
   int actual = 0;
   if (int rc = dev.CreateCq(8, ChannelHandle{}, &cq, &actual)) return rc;
-  DeviceBehaviour b;
-  int rc = ProbeRejectedSend(dev, pd, cq, &b.rejected_send_queues);
+  Behaviour b = *inout;
+  int rc = ProbeRejectedSend(dev, pd, cq, &b.post_send_below_rts_queues);
   if (rc == 0) rc = ProbeRecvInErr(dev, pd, cq, settle_ns, &b.recv_in_err_waits);
   int destroyed = dev.DestroyCq(cq);
   if (rc == 0) rc = destroyed;
-  if (rc == 0) *out = b;
+  if (rc == 0) *inout = b;
   return rc;
 }
 

@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "spec/posting_rules.h"
 #include "spec/qp_state_table.h"
 #include "spec/reference/device_behaviour.h"
 
@@ -35,7 +36,7 @@ struct RefQp {
 // Everything one run needs; `fail` records the first violated rule.
 class Run {
  public:
-  Run(Backend& backend, uint64_t settle_ns, const DeviceBehaviour* behaviour)
+  Run(Backend& backend, uint64_t settle_ns, const Behaviour* behaviour)
       : backend_(backend), settle_ns_(settle_ns), probe_(behaviour == nullptr) {
     if (behaviour) behaviour_ = *behaviour;
   }
@@ -59,16 +60,13 @@ class Run {
   void Take(const WorkCompletion& wc);
   void ObserveStates();
   void CheckFlushedAtOnce();
-  int ExpectedPost(const RefQp& q, bool send, const SeqCommand& c, size_t* bad,
-                   bool* either) const;
-  // R4/R5 within the queue: the first WR that does not fit (ENOMEM) or has too many SGEs.
-  static int ExpectedPostInQueue(const RefQp& q, bool send, const SeqCommand& c, size_t* bad,
-                                 bool* either);
+  // The posting-rules oracle's verdict for command c on q (spec/posting_rules.h).
+  PostVerdict ExpectedPost(const RefQp& q, bool send, const SeqCommand& c) const;
 
   Backend& backend_;
   uint64_t settle_ns_;
   bool probe_;  // no behaviour given: find it out on the device (ProbeDeviceBehaviour)
-  DeviceBehaviour behaviour_;
+  Behaviour behaviour_;
   std::unique_ptr<Device> dev_;
   PortAttr port_;
   DeviceAttr dattr_;
@@ -184,42 +182,27 @@ void Run::Modify(const SeqCommand& c) {
   }
 }
 
-// Predicts a post's result: the errno and the index of the first WR not posted. `either`
-// is set when the queue fills at the same WR whose SGE count is too large (both are right).
-int Run::ExpectedPost(const RefQp& q, bool send, const SeqCommand& c, size_t* bad,
-                      bool* either) const {
-  *either = false;
-  *bad = 0;
-  const bool below_rts = send && (q.state == QpState::kReset || q.state == QpState::kInit ||
-                                  q.state == QpState::kRtr);
-  if (below_rts && !behaviour_.rejected_send_queues) return EINVAL;  // R2
-  if (below_rts) {
-    // rxe: queued up to the first WR that does not fit or is invalid; the doorbell then
-    // refuses the QP: EINVAL whatever the WR's own error was.
-    int own = ExpectedPostInQueue(q, send, c, bad, either);
-    if (own == 0) *bad = c.count;
-    return EINVAL;
+// Predicts a post's result: the posting-rules oracle on this queue. Where the queue fills at
+// the same WR whose SGE count is too large, `also` names the second answer (both are right).
+PostVerdict Run::ExpectedPost(const RefQp& q, bool send, const SeqCommand& c) const {
+  PostQueue pq;
+  pq.type = QpType::kRc;
+  pq.state = q.state;
+  pq.outstanding = send ? q.sq.size() : q.rq.size();
+  pq.depth = send ? q.sq_depth : q.rq_depth;
+  pq.max_sge = send ? q.max_send_sge : q.max_recv_sge;
+  std::vector<size_t> sges(c.count, 1);
+  sges.back() = static_cast<size_t>(c.sges_last);
+  if (!send) return JudgeRecvList(pq, sges);
+  std::vector<SendWrFacts> wrs;
+  for (size_t n : sges) {
+    SendWrFacts f;
+    f.opcode = c.write ? WrOpcode::kRdmaWrite : WrOpcode::kSend;
+    f.num_sge = n;
+    f.length = 8 * n;
+    wrs.push_back(f);
   }
-  return ExpectedPostInQueue(q, send, c, bad, either);
-}
-
-int Run::ExpectedPostInQueue(const RefQp& q, bool send, const SeqCommand& c, size_t* bad,
-                             bool* either) {
-  *either = false;
-  *bad = 0;
-  if (!send && q.state == QpState::kReset) return EINVAL;  // R4
-  size_t used = send ? q.sq.size() : q.rq.size();
-  size_t depth = send ? q.sq_depth : q.rq_depth;
-  uint32_t max_sge = send ? q.max_send_sge : q.max_recv_sge;
-  for (int i = 0; i < c.count; ++i) {
-    bool full = used + i >= depth;
-    bool too_many = (i == c.count - 1) && static_cast<uint32_t>(c.sges_last) > max_sge;
-    *bad = i;
-    if (full && too_many) *either = true;
-    if (full) return ENOMEM;  // R5
-    if (too_many) return EINVAL;
-  }
-  return 0;
+  return JudgeSendList(pq, wrs, behaviour_);
 }
 
 void Run::PostSend(const SeqCommand& c) {
@@ -235,9 +218,10 @@ void Run::PostSend(const SeqCommand& c) {
     wr.rkey = rkey_;
     wrs.push_back(wr);
   }
-  size_t want_bad;
-  bool either;
-  int expect = ExpectedPost(q, true, c, &want_bad, &either);
+  const PostVerdict v = ExpectedPost(q, true, c);
+  const size_t want_bad = v.bad;
+  const int expect = v.err;
+  const bool either = v.also != PostRule::kOk;
   size_t bad = 12345;
   int rc = dev_->PostSend(q.h, wrs, &bad);
   size_t posted = rc == 0 ? wrs.size() : bad;
@@ -265,9 +249,10 @@ void Run::PostRecv(const SeqCommand& c) {
     }
     wrs.push_back(wr);
   }
-  size_t want_bad;
-  bool either;
-  int expect = ExpectedPost(q, false, c, &want_bad, &either);
+  const PostVerdict v = ExpectedPost(q, false, c);
+  const size_t want_bad = v.bad;
+  const int expect = v.err;
+  const bool either = v.also != PostRule::kOk;
   size_t bad = 12345;
   int rc = dev_->PostRecv(q.h, wrs, &bad);
   size_t posted = rc == 0 ? wrs.size() : bad;
@@ -282,7 +267,7 @@ void Run::PostRecv(const SeqCommand& c) {
   }
   for (size_t i = 0; i < posted && i < wrs.size(); ++i) {
     q.rq.push_back(wrs[i].wr_id);
-    if (q.state == QpState::kErr && !behaviour_.recv_in_err_waits) {
+    if (FlushedAtPost(false, q.state, behaviour_)) {
       flush_now_.push_back(wrs[i].wr_id);
     }
   }
@@ -384,7 +369,7 @@ void Run::Finish() {
   for (auto& q : qp_) {
     if (q.state == QpState::kReset) {
       // RESET -> ERR is illegal. What a refused send left queued in RESET
-      // (rejected_send_queues) stays there until the QP is destroyed: no completion.
+      // (post_send_below_rts_queues) stays there until the QP is destroyed: no completion.
       for (uint64_t id : q.sq) discarded_.insert(id);
       q.sq.clear();
       continue;
@@ -408,7 +393,7 @@ void Run::Finish() {
 }
 
 SeqResult RunWith(Backend& backend, const std::vector<SeqCommand>& cmds, uint64_t settle_ns,
-                  const DeviceBehaviour* behaviour) {
+                  const Behaviour* behaviour) {
   Run run(backend, settle_ns, behaviour);
   SeqResult r;
   if (run.Setup()) {
@@ -431,7 +416,7 @@ SeqResult RunSequence(Backend& backend, const std::vector<SeqCommand>& cmds, uin
 }
 
 SeqResult RunSequence(Backend& backend, const std::vector<SeqCommand>& cmds, uint64_t settle_ns,
-                      const DeviceBehaviour& behaviour) {
+                      const Behaviour& behaviour) {
   return RunWith(backend, cmds, settle_ns, &behaviour);
 }
 

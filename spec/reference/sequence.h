@@ -7,7 +7,7 @@
 // at most once, in posting order per queue, and after the final move to ERR every WR posted has
 // completed exactly once (all WRs are signaled: sq_sig_all = 1). Where rxe and IBTA differ
 // (refused sends that stay queued, receives in ERR that wait) it predicts the device's
-// DeviceBehaviour (device_behaviour.h).
+// Behaviour (spec/device_description.h; probed by device_behaviour.h when not given).
 #pragma once
 
 #include <cstdint>
@@ -48,10 +48,10 @@ struct SeqResult {
 };
 
 // Runs `cmds` on a fresh device of `backend` with the reference model alongside, which
-// predicts `behaviour` (the device's named settings, device_behaviour.h). `settle_ns`: how
+// predicts `behaviour` (the device description's, spec/device_description.h). `settle_ns`: how
 // long each command's Settle polls for completions.
 SeqResult RunSequence(Backend& backend, const std::vector<SeqCommand>& cmds, uint64_t settle_ns,
-                      const DeviceBehaviour& behaviour);
+                      const Behaviour& behaviour);
 // The same, with the behaviour probed on the device first (ProbeDeviceBehaviour): for tools
 // that hold only a Backend.
 SeqResult RunSequence(Backend& backend, const std::vector<SeqCommand>& cmds, uint64_t settle_ns);

@@ -1,5 +1,5 @@
 // The behaviours in which real rxe (Linux 6.1, rdma-core 44) and IBTA differ, each asserted as
-// the BackendCase's named setting says (docs/differences.md): refused sends that stay queued,
+// the case's device description says (spec/device_description.h, docs/differences.md): refused sends that stay queued,
 // receives posted in ERR that wait, LAST_WQE_REACHED, async events on a bad rkey.
 #include <cstring>
 
@@ -9,29 +9,70 @@
 namespace qptwin::testing {
 namespace {
 
-using reference::DeviceBehaviour;
 using reference::ProbeDeviceBehaviour;
-using reference::Describe;
+using access::kAll;
 
-constexpr AccessFlags kAll =
-    access::kLocalWrite | access::kRemoteWrite | access::kRemoteRead | access::kRemoteAtomic;
-
-// The BackendCase's settings are what the device does: the reference model of the sequence
-// property (and `qptwin fuzz`, which probes) would otherwise predict the wrong errnos.
-TEST_P(Conformance, ProbedBehaviourMatchesTheCase) {
-  DeviceBehaviour probed;
+// The description the case declares is what the device does: the reference model of the
+// sequence property (and `qptwin fuzz`, which probes) would otherwise predict the wrong errnos.
+TEST_P(Conformance, ProbedBehaviourIsTheDescriptions) {
+  ASSERT_NE(GetParam().description, nullptr) << "QPTWIN_DEVICE_DESCRIPTION names no description";
+  Behaviour probed = GetParam().behaviour;
+  probed.post_send_below_rts_queues = !probed.post_send_below_rts_queues;  // the probe must set it
+  probed.recv_in_err_waits = !probed.recv_in_err_waits;
   const bool model = backend_->Kind() == "model";
   ASSERT_EQ(ProbeDeviceBehaviour(*dev_, pd_, model ? 2'000'000 : 50'000'000, &probed), 0);
-  EXPECT_EQ(probed.rejected_send_queues, GetParam().behaviour.rejected_send_queues);
-  EXPECT_EQ(probed.recv_in_err_waits, GetParam().behaviour.recv_in_err_waits);
+  EXPECT_EQ(DescribeDifferences(probed, GetParam().behaviour), "")
+      << "probed vs the " << GetParam().description->name << " description";
   EXPECT_TRUE(Drain(cq_).empty()) << "the probe uses a CQ of its own";
+}
+
+// What ibv_query_device / ibv_query_port report is what the description says (on hw: the
+// declared device; a difference names every field that differs).
+TEST_P(Conformance, QueriedCapsAreTheDescriptions) {
+  const DeviceDescription* d = GetParam().description;
+  ASSERT_NE(d, nullptr);
+  DeviceAttr a;
+  PortAttr p;
+  ASSERT_EQ(dev_->QueryDevice(&a), 0);
+  ASSERT_EQ(dev_->QueryPort(1, &p), 0);
+  std::string diff;
+  auto check = [&diff](const char* name, long long got, long long want) {
+    if (got != want) diff += std::string(" ") + name + " " + std::to_string(got) + " (described " +
+                             std::to_string(want) + ")";
+  };
+  const DeviceAttr& w = d->device;
+  check("vendor_id", a.vendor_id, w.vendor_id);
+  check("max_qp", a.max_qp, w.max_qp);
+  check("max_qp_wr", a.max_qp_wr, w.max_qp_wr);
+  check("max_sge", a.max_sge, w.max_sge);
+  check("max_cq", a.max_cq, w.max_cq);
+  check("max_cqe", a.max_cqe, w.max_cqe);
+  check("max_mr", a.max_mr, w.max_mr);
+  check("max_pd", a.max_pd, w.max_pd);
+  check("max_qp_rd_atom", a.max_qp_rd_atom, w.max_qp_rd_atom);
+  check("max_qp_init_rd_atom", a.max_qp_init_rd_atom, w.max_qp_init_rd_atom);
+  check("max_srq", a.max_srq, w.max_srq);
+  check("max_srq_wr", a.max_srq_wr, w.max_srq_wr);
+  check("max_srq_sge", a.max_srq_sge, w.max_srq_sge);
+  check("max_inline_data", a.max_inline_data, w.max_inline_data);
+  check("max_pkeys", a.max_pkeys, w.max_pkeys);
+  check("atomic_cap", static_cast<int>(a.atomic_cap), static_cast<int>(w.atomic_cap));
+  check("phys_port_cnt", a.phys_port_cnt, w.phys_port_cnt);
+  const PortAttr& wp = d->port;
+  check("port.max_mtu", static_cast<int>(p.max_mtu), static_cast<int>(wp.max_mtu));
+  check("port.active_mtu", static_cast<int>(p.active_mtu), static_cast<int>(wp.active_mtu));
+  check("port.gid_tbl_len", p.gid_tbl_len, wp.gid_tbl_len);
+  check("port.max_msg_sz", p.max_msg_sz, wp.max_msg_sz);
+  check("port.pkey_tbl_len", p.pkey_tbl_len, wp.pkey_tbl_len);
+  check("port.link_layer", static_cast<int>(p.link_layer), static_cast<int>(wp.link_layer));
+  EXPECT_EQ(diff, "") << "device vs the " << d->name << " description:" << diff;
 }
 
 // R2 on IBTA: a send refused below RTS never runs. rxe (rdma-core providers/rxe
 // rxe_post_send) writes it into the ring before the doorbell refuses the QP; it runs at the
 // next doorbell in RTS, ahead of the WR that rings it.
 TEST_P(Conformance, SendRefusedInInitRunsInRtsOnlyWhereItWasQueued) {
-  const bool queues = GetParam().behaviour.rejected_send_queues;
+  const bool queues = GetParam().behaviour.post_send_below_rts_queues;
   Buffer buf = Reg(4096, kAll);
   QpHandle qa = Qp(QpType::kRc), qb = Qp(QpType::kRc);
   Drive(QpType::kRc, qb, QpState::kRts, qa);
@@ -64,7 +105,7 @@ TEST_P(Conformance, SendRefusedInInitRunsInRtsOnlyWhereItWasQueued) {
 // RESET -> RESET too); a modify without it changes nothing. Found by `qptwin fuzz --backend hw
 // --seed 7 --replay 472`: the reference and the model had discarded on a mask without STATE.
 TEST_P(Conformance, OnlyAModifyWithStateToResetDiscardsARefusedSend) {
-  const bool queues = GetParam().behaviour.rejected_send_queues;
+  const bool queues = GetParam().behaviour.post_send_below_rts_queues;
   Buffer buf = Reg(4096, kAll);
   QpHandle qa = Qp(QpType::kRc), qb = Qp(QpType::kRc);
   Drive(QpType::kRc, qb, QpState::kRts, qa);
@@ -89,7 +130,7 @@ TEST_P(Conformance, OnlyAModifyWithStateToResetDiscardsARefusedSend) {
 
 // A refused send queued in RTR is flushed by a move to ERR, in posting order (R6).
 TEST_P(Conformance, SendRefusedInRtrIsFlushedByErrWhereItWasQueued) {
-  const bool queues = GetParam().behaviour.rejected_send_queues;
+  const bool queues = GetParam().behaviour.post_send_below_rts_queues;
   Buffer buf = Reg(4096, kAll);
   QpHandle qp = Qp(QpType::kRc);
   Drive(QpType::kRc, qp, QpState::kRtr);
@@ -146,7 +187,7 @@ TEST_P(Conformance, SrqQpEnteringErrRaisesLastWqeReachedAsTheDeviceDoes) {
   ASSERT_EQ(dev_->CreateQp(init, &qp, &cap), 0);
   Drive(QpType::kRc, qp, QpState::kErr);
   EXPECT_EQ(dev_->WaitForAsyncEvent(EventType::kQpLastWqeReached, qp, kSecond / 5),
-            GetParam().last_wqe_reached ? 0 : ETIMEDOUT);
+            GetParam().behaviour.last_wqe_reached_event ? 0 : ETIMEDOUT);
   ASSERT_EQ(dev_->DestroyQp(qp), 0);
   EXPECT_EQ(dev_->DestroySrq(srq), 0);
 }
@@ -168,7 +209,7 @@ TEST_P(Conformance, BadRkeyRaisesAnAccessErrorEventOnlyWhereTheDeviceDoes) {
   EXPECT_EQ(wcs[0].wr_id, 7u);
   EXPECT_EQ(wcs[0].status, WcStatus::kRemAccessErr);
   EXPECT_EQ(StateOf(qa), QpState::kErr);
-  const bool ibta_events = GetParam().qp_error_events;
+  const bool ibta_events = GetParam().behaviour.qp_error_events;
   EXPECT_EQ(dev_->WaitForAsyncEvent(EventType::kQpAccessErr, qb, kSecond / 5),
             ibta_events ? 0 : ETIMEDOUT);
   for (const AsyncEvent& ev : dev_->TakeAsyncEvents()) {
@@ -184,7 +225,7 @@ TEST_P(Conformance, BadRkeyRaisesAnAccessErrorEventOnlyWhereTheDeviceDoes) {
 // next_opcode < 0), moving the QP to ERR; the model's ibta profile refuses the post (EINVAL,
 // nothing queued). Either way no data moves and the WR is accounted for exactly once.
 TEST_P(Conformance, ReadOnUcIsRefusedAtPostOrFailsWithLocQpOpErr) {
-  const bool in_requester = GetParam().opcode_checked_by_requester;
+  const bool in_requester = GetParam().behaviour.opcode_checked_by_requester;
   auto [qa, qb] = ConnectedPair(QpType::kUc);
   Buffer local = Reg(4096, kAll), remote = Reg(4096, kAll);
   std::memset(remote.buf, 0x7e, 64);
@@ -213,7 +254,7 @@ TEST_P(Conformance, ReadOnUcIsRefusedAtPostOrFailsWithLocQpOpErr) {
 
 // The same for an RDMA WRITE on UD (UD carries sends only).
 TEST_P(Conformance, WriteOnUdIsRefusedAtPostOrFailsWithLocQpOpErr) {
-  const bool in_requester = GetParam().opcode_checked_by_requester;
+  const bool in_requester = GetParam().behaviour.opcode_checked_by_requester;
   auto [qa, qb] = ConnectedPair(QpType::kUd);
   Buffer local = Reg(4096, kAll), remote = Reg(4096, kAll);
   std::memset(remote.buf, 0, 64);

@@ -13,11 +13,11 @@ QpCap CapOf(Device& dev, QpHandle qp) {
   return init.cap;
 }
 
-// R2. With rejected_send_queues (rxe) the refused WRs were queued all the same: bad_wr is
+// R2. With post_send_below_rts_queues (rxe) the refused WRs were queued all the same: bad_wr is
 // the count; the move to RESET discards them without completions (R9).
 TEST_P(Conformance, PostSendBelowRtsIsEinval) {
   Buffer b = Reg(4096, access::kLocalWrite);
-  const size_t queued = GetParam().behaviour.rejected_send_queues ? 2 : 0;
+  const size_t queued = GetParam().behaviour.post_send_below_rts_queues ? 2 : 0;
   for (QpType type : {QpType::kRc, QpType::kUc, QpType::kUd}) {
     QpHandle qp = Qp(type);
     AhHandle ah;
@@ -148,7 +148,7 @@ TEST_P(Conformance, EachQpTypeQueriesResetAfterCreate) {
 TEST_P(Conformance, XrcSendReachesTheSrqItNamesOrXrcIsEopnotsupp) {
   XrcdHandle xrcd;
   int ret = dev_->OpenXrcd(&xrcd);
-  if (!GetParam().has_xrc) {
+  if (!GetParam().behaviour.supports_xrc) {
     EXPECT_EQ(ret, EOPNOTSUPP);
     return;
   }
