@@ -111,9 +111,7 @@ TEST_F(ErrorsTest, OutOfBoundsWriteIsRemoteAccessError) {
 TEST_F(ErrorsTest, OperationNotAllowedByQpAccessIsRemoteInvalidRequest) {
   Make();
   ConnectWith(14, 7, 7, access::kLocalWrite | access::kRemoteWrite);  // no REMOTE_READ
-  SendWr r = Wr(1, WrOpcode::kRdmaRead, {a_.At(0, 8)});
-  r.remote_addr = b_.Addr(0);
-  r.rkey = b_.rkey;
+  SendWr r = RemoteWr(1, WrOpcode::kRdmaRead, a_.At(0, 8), b_, 0);
   ASSERT_EQ(a_.dev->PostSend(a_.qp, {r}, nullptr), 0);
   EXPECT_EQ(Wait(a_, a_.scq, 1)[0].status, WcStatus::kRemInvReqErr);  // R16
   EXPECT_EQ(StateOf(b_), QpState::kErr);

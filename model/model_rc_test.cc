@@ -81,9 +81,7 @@ TEST_F(RcTest, InlineLongerThanMaxInlineIsEinval) {
 
 TEST_F(RcTest, RdmaWriteAndWriteWithImm) {
   for (int i = 0; i < 2500; ++i) a_.buf[i] = static_cast<uint8_t>(i ^ 0x5a);
-  SendWr w = Wr(1, WrOpcode::kRdmaWrite, {a_.At(0, 2500)});
-  w.remote_addr = b_.Addr(1000);
-  w.rkey = b_.rkey;
+  SendWr w = RemoteWr(1, WrOpcode::kRdmaWrite, a_.At(0, 2500), b_, 1000);
   ASSERT_EQ(a_.dev->PostSend(a_.qp, {w}, nullptr), 0);
   auto swc = Wait(a_, a_.scq, 1);
   EXPECT_EQ(swc[0].status, WcStatus::kSuccess);
@@ -93,9 +91,7 @@ TEST_F(RcTest, RdmaWriteAndWriteWithImm) {
   EXPECT_EQ(b_.dev->PollCq(b_.rcq, 1, &wc), 0);  // plain WRITE consumes no receive
 
   ASSERT_EQ(b_.dev->PostRecv(b_.qp, {Rwr(9, {})}, nullptr), 0);
-  SendWr wi = Wr(2, WrOpcode::kRdmaWriteWithImm, {a_.At(0, 16)});
-  wi.remote_addr = b_.Addr(0);
-  wi.rkey = b_.rkey;
+  SendWr wi = RemoteWr(2, WrOpcode::kRdmaWriteWithImm, a_.At(0, 16), b_, 0);
   wi.imm_data = 77;
   ASSERT_EQ(a_.dev->PostSend(a_.qp, {wi}, nullptr), 0);
   auto rwc = Wait(b_, b_.rcq, 1);
@@ -123,13 +119,9 @@ TEST_F(RcTest, RdmaReadBringsRemoteBytes) {
 TEST_F(RcTest, AtomicsReturnOriginalAndUpdateRemote) {
   uint64_t v = 40;
   std::memcpy(b_.buf + 64, &v, 8);
-  SendWr faa = Wr(1, WrOpcode::kAtomicFetchAndAdd, {a_.At(0, 8)});
-  faa.remote_addr = b_.Addr(64);
-  faa.rkey = b_.rkey;
+  SendWr faa = RemoteWr(1, WrOpcode::kAtomicFetchAndAdd, a_.At(0, 8), b_, 64);
   faa.compare_add = 2;
-  SendWr cas = Wr(2, WrOpcode::kAtomicCmpAndSwp, {a_.At(8, 8)});
-  cas.remote_addr = b_.Addr(64);
-  cas.rkey = b_.rkey;
+  SendWr cas = RemoteWr(2, WrOpcode::kAtomicCmpAndSwp, a_.At(8, 8), b_, 64);
   cas.compare_add = 42;
   cas.swap = 1000;
   ASSERT_EQ(a_.dev->PostSend(a_.qp, {faa, cas}, nullptr), 0);
@@ -155,9 +147,7 @@ TEST_F(RcTest, AtomicsReturnOriginalAndUpdateRemote) {
 }
 
 TEST_F(RcTest, MisalignedAtomicIsEinvalAtPost) {
-  SendWr w = Wr(1, WrOpcode::kAtomicFetchAndAdd, {a_.At(0, 8)});
-  w.remote_addr = b_.Addr(4);
-  w.rkey = b_.rkey;
+  SendWr w = RemoteWr(1, WrOpcode::kAtomicFetchAndAdd, a_.At(0, 8), b_, 4);
   EXPECT_EQ(a_.dev->PostSend(a_.qp, {w}, nullptr), EINVAL);
 }
 
@@ -223,9 +213,7 @@ TEST_F(RcTest, SolicitedOnlyArmWakesOnSolicitedSendOnly) {
 TEST_F(RcTest, FenceHoldsSendUntilEarlierReadCompletes) {
   for (bool fence : {false, true}) {
     ASSERT_EQ(b_.dev->PostRecv(b_.qp, {Rwr(1, {b_.At(0, 8)})}, nullptr), 0);
-    SendWr r = Wr(1, WrOpcode::kRdmaRead, {a_.At(0, 8000)});
-    r.remote_addr = b_.Addr(0);
-    r.rkey = b_.rkey;
+    SendWr r = RemoteWr(1, WrOpcode::kRdmaRead, a_.At(0, 8000), b_, 0);
     SendWr s = Wr(2, WrOpcode::kSend, {a_.At(0, 8)}, fence ? send_flag::kFence : 0);
     ASSERT_EQ(a_.dev->PostSend(a_.qp, {r, s}, nullptr), 0);
     Wait(b_, b_.rcq, 1);
@@ -243,14 +231,9 @@ TEST(RcFence, RxeFenceWaitsForEarlierWritesTooIbtaDoesNot) {
   for (const char* profile : {"rxe", "ibta"}) {
     ModelOptions o;
     o.profile = profile;
-    auto be = MakeModelBackend(o);
-    Side a = MakeSide(*be, "mdev0");
-    Side b = MakeSide(*be, "mdev1");
-    Connect(a, b);
+    auto [be, a, b] = ConnectedSides(MakeModelBackend(o));
     ASSERT_EQ(b.dev->PostRecv(b.qp, {Rwr(1, {b.At(0, 8)})}, nullptr), 0);
-    SendWr w = Wr(1, WrOpcode::kRdmaWrite, {a.At(0, 8000)});
-    w.remote_addr = b.Addr(0);
-    w.rkey = b.rkey;
+    SendWr w = RemoteWr(1, WrOpcode::kRdmaWrite, a.At(0, 8000), b, 0);
     SendWr s = Wr(2, WrOpcode::kSend, {a.At(0, 8)}, send_flag::kSignaled | send_flag::kFence);
     ASSERT_EQ(a.dev->PostSend(a.qp, {w, s}, nullptr), 0);
     Wait(b, b.rcq, 1);
@@ -277,9 +260,7 @@ TEST(RcAttributes, PathMtuSetsPacketCountAndSoTheWireTime) {
     EXPECT_EQ(q.path_mtu, mtus[i]);
     ASSERT_EQ(ToRts(a), 0);
     ASSERT_EQ(ToRts(b), 0);
-    SendWr w = Wr(1, WrOpcode::kRdmaWrite, {a.At(0, 4096)});
-    w.remote_addr = b.Addr(0);
-    w.rkey = b.rkey;
+    SendWr w = RemoteWr(1, WrOpcode::kRdmaWrite, a.At(0, 4096), b, 0);
     ASSERT_EQ(a.dev->PostSend(a.qp, {w}, nullptr), 0);
     Wait(a, a.scq, 1);
     took[i] = be->NowNs();
@@ -341,10 +322,7 @@ TEST(IbtaRc, FirstPacketInRtrRaisesCommEst) {
 TEST(RcDeterminism, SameScenarioSameTimes) {
   uint64_t times[2];
   for (int run = 0; run < 2; ++run) {
-    auto be = RxeModel();
-    Side a = MakeSide(*be, "mdev0");
-    Side b = MakeSide(*be, "mdev1");
-    Connect(a, b);
+    auto [be, a, b] = ConnectedSides(RxeModel());
     ASSERT_EQ(b.dev->PostRecv(b.qp, {Rwr(1, {b.At(0, 4096)})}, nullptr), 0);
     ASSERT_EQ(a.dev->PostSend(a.qp, {Wr(1, WrOpcode::kSend, {a.At(0, 4096)})}, nullptr), 0);
     Wait(a, a.scq, 1);

@@ -62,10 +62,7 @@ TEST(Timing, AFailedModifyCostsNothing) {
 
 // Post one signaled 8-byte inline WRITE on a connected cx6 pair; the time to its CQE.
 uint64_t InlineWriteRoundTrip(const std::string& profile, bool inl) {
-  auto be = Cx6(profile);
-  Side a = MakeSide(*be, "mdev0");
-  Side b = MakeSide(*be, "mdev1");
-  Connect(a, b);
+  auto [be, a, b] = ConnectedSides(Cx6(profile));
   Settle(*be, *b.dev, b.scq);
   uint64_t t0 = Settle(*be, *a.dev, a.scq);
   SendWr w = Wr(1, WrOpcode::kRdmaWrite, {a.At(0, 8)},

@@ -16,15 +16,10 @@ SideOptions Type(QpType t) {
 }
 
 TEST(Uc, SendAndWriteMoveBytesWithoutAcks) {
-  auto be = RxeModel();
-  Side a = MakeSide(*be, "mdev0", Type(QpType::kUc));
-  Side b = MakeSide(*be, "mdev1", Type(QpType::kUc));
-  Connect(a, b);
+  auto [be, a, b] = ConnectedSides(RxeModel(), Type(QpType::kUc));
   std::memcpy(a.buf, "unreliable-connected", 20);
   ASSERT_EQ(b.dev->PostRecv(b.qp, {Rwr(1, {b.At(0, 100)})}, nullptr), 0);
-  SendWr w = Wr(2, WrOpcode::kRdmaWrite, {a.At(0, 20)});
-  w.remote_addr = b.Addr(500);
-  w.rkey = b.rkey;
+  SendWr w = RemoteWr(2, WrOpcode::kRdmaWrite, a.At(0, 20), b, 500);
   ASSERT_EQ(a.dev->PostSend(a.qp, {Wr(1, WrOpcode::kSend, {a.At(0, 20)}), w}, nullptr), 0);
   auto swc = Wait(a, a.scq, 2);
   EXPECT_EQ(swc[0].status, WcStatus::kSuccess);
@@ -54,13 +49,8 @@ TEST(IbtaProfile, UcReadAndAtomicsAreEinvalAtPost) {
 // Behaviour::opcode_checked_by_requester: rxe's provider accepts the post; the requester
 // completes it with LOC_QP_OP_ERR and the QP goes to ERR (no SQE on rxe).
 TEST(RxeProfile, UcReadIsAcceptedThenFailsWithLocQpOpErr) {
-  auto be = RxeModel();
-  Side a = MakeSide(*be, "mdev0", Type(QpType::kUc));
-  Side b = MakeSide(*be, "mdev1", Type(QpType::kUc));
-  Connect(a, b);
-  SendWr w = Wr(1, WrOpcode::kRdmaRead, {a.At(0, 8)});
-  w.remote_addr = b.Addr(0);
-  w.rkey = b.rkey;
+  auto [be, a, b] = ConnectedSides(RxeModel(), Type(QpType::kUc));
+  SendWr w = RemoteWr(1, WrOpcode::kRdmaRead, a.At(0, 8), b, 0);
   size_t bad = 5;
   ASSERT_EQ(a.dev->PostSend(a.qp, {w, Wr(2, WrOpcode::kSend, {a.At(0, 8)})}, &bad), 0);
   auto wc = Wait(a, a.scq, 2);
@@ -72,10 +62,7 @@ TEST(RxeProfile, UcReadIsAcceptedThenFailsWithLocQpOpErr) {
 }
 
 TEST(Uc, NoReceiveOrBadRkeyDropsSilentlyAndSenderSucceeds) {
-  auto be = RxeModel();
-  Side a = MakeSide(*be, "mdev0", Type(QpType::kUc));
-  Side b = MakeSide(*be, "mdev1", Type(QpType::kUc));
-  Connect(a, b);
+  auto [be, a, b] = ConnectedSides(RxeModel(), Type(QpType::kUc));
   SendWr w = Wr(2, WrOpcode::kRdmaWrite, {a.At(0, 8)});
   w.remote_addr = b.Addr(0);
   w.rkey = b.rkey + 1;
@@ -234,10 +221,7 @@ TEST(IbtaProfile, UcLocalErrorMovesToSqeAndReceivesContinue) {
 
 // rxe never enters SQE: the same UC error moves the QP to ERR.
 TEST(RxeProfile, UcLocalErrorMovesToErrNotSqe) {
-  auto be = RxeModel();
-  Side a = MakeSide(*be, "mdev0", Type(QpType::kUc));
-  Side b = MakeSide(*be, "mdev1", Type(QpType::kUc));
-  Connect(a, b);
+  auto [be, a, b] = ConnectedSides(RxeModel(), Type(QpType::kUc));
   SendWr bad = Wr(1, WrOpcode::kSend, {Sge{a.Addr(0), 8, a.lkey + 1}});
   ASSERT_EQ(a.dev->PostSend(a.qp, {bad}, nullptr), 0);
   EXPECT_EQ(Wait(a, a.scq, 1)[0].status, WcStatus::kLocProtErr);
@@ -275,10 +259,7 @@ TEST(RxeProfile, SqDrainedEvenWithoutEnSqdAsyncNotify) {
 }
 
 TEST(RxeProfile, UdLocalErrorMovesToErrNotSqe) {
-  auto be = RxeModel();
-  Side a = MakeSide(*be, "mdev0", Type(QpType::kUd));
-  Side b = MakeSide(*be, "mdev1", Type(QpType::kUd));
-  Connect(a, b);
+  auto [be, a, b] = ConnectedSides(RxeModel(), Type(QpType::kUd));
   ConnectionInfo info;
   ASSERT_EQ(b.dev->LocalConnectionInfo(b.qp, &info), 0);
   AhHandle ah;

@@ -120,6 +120,17 @@ Side SiblingQp(const Side& base, const QpInitAttr& init) {
   return s;
 }
 
+SidePair ConnectedSides(std::unique_ptr<Backend> be, const SideOptions& o) {
+  SidePair p;
+  p.be = std::move(be);
+  EXPECT_NE(p.be, nullptr);
+  if (!p.be) return p;
+  p.a = MakeSide(*p.be, "mdev0", o);
+  p.b = MakeSide(*p.be, "mdev1", o);
+  Connect(p.a, p.b);
+  return p;
+}
+
 // ---- Bring-up ---------------------------------------------------------------------------------
 
 BringUpParams SideParams() {
@@ -202,9 +213,14 @@ RecvWr Rwr(uint64_t id, std::vector<Sge> sges) {
 
 SendWr WriteWr(const Side& from, const Side& to, uint64_t id, size_t off, uint32_t len,
                bool signaled) {
-  SendWr w = Wr(id, WrOpcode::kRdmaWrite, {from.At(off, len)},
-                signaled ? send_flag::kSignaled : 0);
-  w.remote_addr = to.Addr(off);
+  return RemoteWr(id, WrOpcode::kRdmaWrite, from.At(off, len), to, off,
+                  signaled ? send_flag::kSignaled : 0);
+}
+
+SendWr RemoteWr(uint64_t id, WrOpcode op, Sge local, const Side& to, size_t remote_off,
+                SendFlags flags) {
+  SendWr w = Wr(id, op, {local}, flags);
+  w.remote_addr = to.Addr(remote_off);
   w.rkey = to.rkey;
   return w;
 }

@@ -99,6 +99,15 @@ Side MakeSideOn(std::shared_ptr<Device> dev, const SideOptions& o = {}, PdHandle
 // Another QP on the same opened device as `base` (sharing its PD, CQs and MR).
 Side SiblingQp(const Side& base, const QpInitAttr& init);
 
+// Two Sides on "mdev0" and "mdev1" of a model backend, connected (Connect below):
+//   auto [be, a, b] = ConnectedSides(RxeModel());
+struct SidePair {
+  std::unique_ptr<Backend> be;
+  Side a;
+  Side b;
+};
+SidePair ConnectedSides(std::unique_ptr<Backend> be, const SideOptions& o = {});
+
 // ---- Bring-up ---------------------------------------------------------------------------------
 
 // The values the Sides' bring-up uses: spec defaults but PSN 100, min_rnr_timer 1
@@ -126,6 +135,10 @@ RecvWr Rwr(uint64_t id, std::vector<Sge> sges);
 // An RDMA WRITE of `len` bytes from `from` at `off` to `to` at the same offset.
 SendWr WriteWr(const Side& from, const Side& to, uint64_t id, size_t off, uint32_t len,
                bool signaled = true);
+
+// A WR of `op` (RDMA or atomic) from `local` to `to`'s buffer at `remote_off`.
+SendWr RemoteWr(uint64_t id, WrOpcode op, Sge local, const Side& to, size_t remote_off,
+                SendFlags flags = send_flag::kSignaled);
 
 // Waits for `n` completions on `cq` (EXPECTs that they came) and returns what came.
 std::vector<WorkCompletion> Wait(Side& s, CqHandle cq, int n, uint64_t timeout_ns = kSecond);

@@ -23,10 +23,7 @@ TEST(Support, UnknownProfileIsReportedWithItsName) {
 }
 
 TEST(Support, ConnectedSidesCarryAWriteAndASend) {
-  auto be = RxeModel();
-  Side a = MakeSide(*be, "mdev0");
-  Side b = MakeSide(*be, "mdev1");
-  Connect(a, b);
+  auto [be, a, b] = ConnectedSides(RxeModel());
   EXPECT_EQ(StateOf(a), QpState::kRts);
   EXPECT_EQ(StateOf(b), QpState::kRts);
   a.buf[0] = 0x77;
