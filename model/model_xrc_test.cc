@@ -101,54 +101,30 @@ XrcInitiator MakeInitiator(Backend& be) {
   return s;
 }
 
-AhAttr PathTo(Device& local, Device& peer, QpHandle peer_qp, uint32_t* peer_qpn) {
-  ConnectionInfo info;
-  EXPECT_EQ(peer.LocalConnectionInfo(peer_qp, &info), 0);
-  int gid_index = 0;
-  EXPECT_EQ(local.DefaultGidIndex(1, &gid_index), 0);
-  *peer_qpn = info.qp_num;
-  return AddressTo(info, gid_index);
-}
-
-// The kernel's minimal masks (qp_state_table for IB_QPT_XRC_INI / IB_QPT_XRC_TGT).
+// Both QPs to RTS on the table's minimum masks (spec/bring_up.h), probing on the way the two
+// XRC rows that differ from RC (qp_state_table for IB_QPT_XRC_INI / IB_QPT_XRC_TGT).
 void ConnectXrc(XrcInitiator& s, XrcTarget& t, uint8_t rnr_retry = 7) {
-  QpAttr a;
-  a.qp_state = QpState::kInit;
-  a.port_num = 1;
-  a.qp_access_flags = access::kAll;
-  const AttrMask init_mask = attr::kState | attr::kPkeyIndex | attr::kPort | attr::kAccessFlags;
-  ASSERT_EQ(s.dev->ModifyQp(s.qp, a, init_mask), 0);
-  ASSERT_EQ(t.dev->ModifyQp(t.qp, a, init_mask), 0);
-
-  QpAttr r;
-  r.qp_state = QpState::kRtr;
-  r.path_mtu = Mtu::k1024;
-  r.rq_psn = 100;
-  r.ah_attr = PathTo(*s.dev, *t.dev, t.qp, &r.dest_qp_num);
-  const AttrMask rtr = attr::kState | attr::kAv | attr::kPathMtu | attr::kDestQpn | attr::kRqPsn;
-  ASSERT_EQ(s.dev->ModifyQp(s.qp, r, rtr), 0);
-  r.ah_attr = PathTo(*t.dev, *s.dev, s.qp, &r.dest_qp_num);
-  r.max_dest_rd_atomic = 4;
-  r.min_rnr_timer = 1;
+  BringUpParams p = SideParams();
+  p.rnr_retry = rnr_retry;
+  ConnectionInfo s_info, t_info;
+  ASSERT_EQ(s.dev->LocalConnectionInfo(s.qp, &s_info), 0);
+  ASSERT_EQ(t.dev->LocalConnectionInfo(t.qp, &t_info), 0);
+  QpAttr sa, ta;
+  ASSERT_EQ(BringUpAttr(*s.dev, p, t_info, &sa), 0);
+  ASSERT_EQ(BringUpAttr(*t.dev, p, s_info, &ta), 0);
+  ASSERT_EQ(BringUp(*s.dev, s.qp, sa, QpState::kRtr), 0);
+  ASSERT_EQ(BringUp(*t.dev, t.qp, ta, QpState::kInit), 0);
   // XRC_TGT: INIT->RTR also requires MAX_DEST_RD_ATOMIC and MIN_RNR_TIMER.
-  EXPECT_EQ(t.dev->ModifyQp(t.qp, r, rtr), EINVAL);
-  ASSERT_EQ(t.dev->ModifyQp(t.qp, r, rtr | attr::kMaxDestRdAtomic | attr::kMinRnrTimer), 0);
-
-  QpAttr q;
-  q.qp_state = QpState::kRts;
-  q.sq_psn = 100;
-  q.timeout = 14;
-  q.retry_cnt = 7;
-  q.rnr_retry = rnr_retry;
-  q.max_rd_atomic = 4;
+  ta.qp_state = QpState::kRtr;
+  EXPECT_EQ(t.dev->ModifyQp(t.qp, ta,
+                            attr::kState | attr::kAv | attr::kPathMtu | attr::kDestQpn |
+                                attr::kRqPsn),
+            EINVAL);
+  ASSERT_EQ(BringUp(*t.dev, t.qp, ta), 0);  // XRC_TGT RTR->RTS: TIMEOUT and SQ_PSN only
   // XRC_INI: RTR->RTS requires TIMEOUT, RETRY_CNT, RNR_RETRY, SQ_PSN, MAX_QP_RD_ATOMIC.
-  EXPECT_EQ(s.dev->ModifyQp(s.qp, q, attr::kState | attr::kTimeout | attr::kSqPsn), EINVAL);
-  ASSERT_EQ(s.dev->ModifyQp(s.qp, q,
-                            attr::kState | attr::kTimeout | attr::kRetryCnt | attr::kRnrRetry |
-                                attr::kSqPsn | attr::kMaxQpRdAtomic),
-            0);
-  // XRC_TGT: RTR->RTS requires TIMEOUT and SQ_PSN only.
-  ASSERT_EQ(t.dev->ModifyQp(t.qp, q, attr::kState | attr::kTimeout | attr::kSqPsn), 0);
+  sa.qp_state = QpState::kRts;
+  EXPECT_EQ(s.dev->ModifyQp(s.qp, sa, attr::kState | attr::kTimeout | attr::kSqPsn), EINVAL);
+  ASSERT_EQ(BringUp(*s.dev, s.qp, sa), 0);
 }
 
 QpState State(Device& d, QpHandle qp) {
