@@ -54,7 +54,10 @@ bool SideForTie(WcStatus status, QpState state) {
     case WcStatus::kLocLenErr:
       return false;
     case WcStatus::kWrFlushErr:
-      return state == QpState::kSqe;
+      // A QP entering ERR flushes its SQ, then its RQ (the model's FlushSq/FlushRq); in SQE only
+      // its SQ (C10-38).
+      (void)state;
+      return true;
     default:
       return true;
   }
@@ -79,6 +82,7 @@ void WrLedger::EndAll(WrQueue* q, Wqe::End end, int line, uint64_t ns) {
   }
   q->ended_front = q->wrs.size();
   q->ended_as = end;
+  if (q->wrs.empty()) DropEnded(q);  // no CQE can follow: the error run is over
 }
 
 void WrLedger::DropEnded(WrQueue* q) {
@@ -108,36 +112,36 @@ size_t WrLedger::RunShift(const WrQueue& q, uint64_t wr_id) const {
   return 0;
 }
 
-long WrLedger::SendPosition(const WrQueue& q, size_t hi, const WorkCompletion& wc, bool strict,
-                            size_t* shift) const {
+long WrLedger::SendPosition(const WrQueue& q, size_t lo, size_t hi, const WorkCompletion& wc,
+                            bool strict, bool in_error, size_t* shift) const {
   *shift = 0;
   auto id = [&](size_t i) { return (*wqes_)[q.wrs[i]].wr_id; };
+  const long none = strict || lo == hi ? -1 : long(lo);
   if (wc.status == WcStatus::kSuccess) {
     // IBTA 10.8.3: the first signaled WR; the unsignaled ones before it are done.
-    for (size_t i = 0; i < hi; ++i) {
+    for (size_t i = lo; i < hi; ++i) {
       if ((*wqes_)[q.wrs[i]].signaled) return strict && id(i) != wc.wr_id ? -1 : long(i);
     }
-    if (strict || hi == 0) return -1;
-    for (size_t i = 0; i < hi; ++i) {
+    if (strict) return -1;
+    for (size_t i = lo; i < hi; ++i) {
       if (id(i) == wc.wr_id) return long(i);
     }
-    return 0;
+    return none;
   }
-  if (q.in_error) {
+  if (in_error) {
     // R6: after an error every WR of the queue completes in error, in order.
-    if (hi > 0 && id(0) == wc.wr_id) return 0;
+    if (lo < hi && id(lo) == wc.wr_id) return long(lo);
     if ((*shift = RunShift(q, wc.wr_id)) != 0) return -1;
-    return strict || hi == 0 ? -1 : 0;
+    return none;
   }
   // IBTA 10.7.3.1: an error CQE is written for unsignaled WRs too, so it is one of the WRs up
   // to the first signaled one; placed as late as the wr_ids allow (RunShift moves it back).
   long found = -1;
-  for (size_t i = 0; i < hi; ++i) {
+  for (size_t i = lo; i < hi; ++i) {
     if (id(i) == wc.wr_id) found = long(i);
     if ((*wqes_)[q.wrs[i]].signaled) break;
   }
-  if (found >= 0 || strict || hi == 0) return found;
-  return 0;
+  return found >= 0 ? found : none;
 }
 
 long WrLedger::ApplySend(const CqeSeen& cqe, WrQueue* q, long pos, size_t shift) {
@@ -188,23 +192,32 @@ long WrLedger::ApplySend(const CqeSeen& cqe, WrQueue* q, long pos, size_t shift)
 
 long WrLedger::CompleteSend(const CqeSeen& cqe, WrQueue* q) {
   size_t shift = 0;
-  if (q->ended_front > 0) {
-    // A CQE written before RESET/destroy claims its WR; the first that cannot shows none is left.
-    long pos = SendPosition(*q, q->ended_front, cqe.wc, /*strict=*/true, &shift);
-    if (pos >= 0 || shift > 0) return ApplySend(cqe, q, pos, shift);
+  const size_t ended = q->ended_front;
+  if (ended > 0) {
+    // WRs ended by RESET/destroy whose CQEs were written before: a CQE claims one of them
+    // unless a live WR fits it; once a live WR has its CQE, none of the old ones has one
+    // left (a CQ is FIFO).
+    long pos = SendPosition(*q, ended, q->wrs.size(), cqe.wc, /*strict=*/true,
+                            /*in_error=*/false, &shift);
+    if (pos < 0) {
+      pos = SendPosition(*q, 0, ended, cqe.wc, /*strict=*/true, q->in_error, &shift);
+      if (pos >= 0 || shift > 0) return ApplySend(cqe, q, pos, shift);
+    }
     DropEnded(q);
   }
-  long pos = SendPosition(*q, q->wrs.size(), cqe.wc, /*strict=*/false, &shift);
+  long pos = SendPosition(*q, 0, q->wrs.size(), cqe.wc, /*strict=*/false, q->in_error, &shift);
   if (pos < 0 && shift == 0) return -1;
   return ApplySend(cqe, q, pos, shift);
 }
 
 long WrLedger::CompleteRecv(const CqeSeen& cqe, WrQueue* q) {
   if (q->ended_front > 0) {
-    if ((*wqes_)[q->wrs.front()].wr_id != cqe.wc.wr_id) {
-      DropEnded(q);
-    } else {
+    const bool live_fits = q->wrs.size() > q->ended_front &&
+                           (*wqes_)[q->wrs[q->ended_front]].wr_id == cqe.wc.wr_id;
+    if (!live_fits && (*wqes_)[q->wrs.front()].wr_id == cqe.wc.wr_id) {
       --q->ended_front;
+    } else {
+      DropEnded(q);
     }
   }
   if (q->wrs.empty()) return -1;
@@ -216,17 +229,21 @@ long WrLedger::CompleteRecv(const CqeSeen& cqe, WrQueue* q) {
 
 bool WrLedger::SendCandidate(const WrQueue& q, const WorkCompletion& wc) const {
   size_t shift = 0;
-  if (q.ended_front > 0 && (SendPosition(q, q.ended_front, wc, true, &shift) >= 0 || shift)) {
+  const size_t ended = q.ended_front;
+  if (ended > 0 && (SendPosition(q, 0, ended, wc, true, q.in_error, &shift) >= 0 || shift)) {
     return true;
   }
-  return SendPosition(q, q.wrs.size(), wc, true, &shift) >= 0 || shift > 0;
+  return SendPosition(q, ended, q.wrs.size(), wc, true, ended > 0 ? false : q.in_error, &shift) >=
+             0 ||
+         shift > 0;
 }
 
-bool WrLedger::RecvCandidate(const WrQueue& q, uint64_t wr_id) const {
-  if (q.wrs.empty()) return false;
-  if ((*wqes_)[q.wrs.front()].wr_id == wr_id) return true;
+bool WrLedger::RecvCandidate(const WrQueue& q, const WorkCompletion& wc, bool srq) const {
+  // An SRQ's receives belong to no QP: a QP entering ERR flushes none of them (IBTA 10.2.9.5).
+  if (q.wrs.empty() || (srq && wc.status == WcStatus::kWrFlushErr)) return false;
+  if ((*wqes_)[q.wrs.front()].wr_id == wc.wr_id) return true;
   return q.ended_front > 0 && q.ended_front < q.wrs.size() &&
-         (*wqes_)[q.wrs[q.ended_front]].wr_id == wr_id;
+         (*wqes_)[q.wrs[q.ended_front]].wr_id == wc.wr_id;
 }
 
 long WrLedger::Complete(const CqeSeen& cqe, const QpQueues& queues) {
@@ -237,7 +254,7 @@ long WrLedger::Complete(const CqeSeen& cqe, const QpQueues& queues) {
       send = !IsReceiveOpcode(cqe.wc.opcode);
     } else {
       const bool s = SendCandidate(*queues.sq, cqe.wc);
-      const bool r = RecvCandidate(*queues.rq, cqe.wc.wr_id);
+      const bool r = RecvCandidate(*queues.rq, cqe.wc, queues.rq_is_srq);
       if (s != r) {
         send = s;
       } else if (s) {

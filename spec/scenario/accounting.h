@@ -16,8 +16,10 @@
 //     every CQE of the queue has been polled the split between implied and flushed WRs is
 //     exact whatever the wr_ids (accounting_test.cc proves it).
 //  4. RESET discards and destroy ends the outstanding WRs (R9), but CQEs already written stay
-//     in the CQ (rxe, the model): such WRs are ended tentatively, and a CQE of their QP polled
-//     later still claims them (in position order) until a CQE of a newer WR shows none is left.
+//     in the CQ (rxe, the model): such WRs are ended tentatively, and a later CQE of their QP
+//     that no newer WR fits claims them (in position order, its wr_id must fit); the first CQE
+//     of a newer WR shows none is left (a CQ is FIFO). Across a RESET with CQEs left in the
+//     CQ and newer WRs reusing the old wr_ids, the split is a guess: poll before RESET.
 //
 // Every WR ends exactly once at every moment: each Wqe holds one `end`; claiming a
 // tentatively ended WR replaces its end, it never adds one.
@@ -78,12 +80,13 @@ class WrLedger {
  private:
   long CompleteSend(const CqeSeen& cqe, WrQueue* q);
   long CompleteRecv(const CqeSeen& cqe, WrQueue* q);
-  // Where in q->wrs[0, hi) the send CQE goes (-1: nowhere); *shift: by moving the error run.
-  long SendPosition(const WrQueue& q, size_t hi, const WorkCompletion& wc, bool strict,
-                    size_t* shift) const;
+  // Where in q->wrs[lo, hi) the send CQE goes (-1: nowhere; strict: only where its wr_id
+  // fits); *shift > 0: the error run moves that many WRs earlier to take it.
+  long SendPosition(const WrQueue& q, size_t lo, size_t hi, const WorkCompletion& wc,
+                    bool strict, bool in_error, size_t* shift) const;
   long ApplySend(const CqeSeen& cqe, WrQueue* q, long pos, size_t shift);
   bool SendCandidate(const WrQueue& q, const WorkCompletion& wc) const;
-  bool RecvCandidate(const WrQueue& q, uint64_t wr_id) const;
+  bool RecvCandidate(const WrQueue& q, const WorkCompletion& wc, bool srq) const;
   // The smallest s >= 1 such that the error run, started s WRs earlier, fits the wr_ids of its
   // CQEs followed by `wr_id`; 0 when none does.
   size_t RunShift(const WrQueue& q, uint64_t wr_id) const;
@@ -97,8 +100,12 @@ class WrLedger {
 // The side (true: send) for an error CQE whose wr_id fits both queues' candidates: statuses
 // only a requester writes (REM_*, RETRY_EXC, RNR_RETRY_EXC, BAD_RESP) are the send side's;
 // LOC_LEN_ERR (a message longer than the receive buffer) the receive side's; WR_FLUSH_ERR the
-// receive side's unless the QP is in SQE (C10-38: only the send queue is flushed); any other
-// status (a local WR problem: LOC_PROT, LOC_QP_OP, ...) the send side's.
+// send side's (a QP entering ERR flushes its SQ first, then its RQ, as the model does; in SQE
+// only the SQ, C10-38); any other status (a local WR problem: LOC_PROT, LOC_QP_OP, ...) the
+// send side's. An SRQ's receives are never flushed by a QP, so they never tie on a flush.
+// Residual ambiguity: on a shared CQ, when an unsignaled WR completed silently and the QP then
+// flushes receives with the same wr_id, the flush may be charged to the send; distinct wr_ids
+// per side (or separate CQs) make the accounting exact.
 bool SideForTie(WcStatus status, QpState state);
 
 }  // namespace qptwin::scenario
