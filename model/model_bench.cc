@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "model/model_backend.h"
+#include "spec/bring_up.h"
 
 namespace qptwin::model {
 namespace {
@@ -40,31 +41,9 @@ bool Setup(Pair& p, const std::string& profile) {
     init.cap = QpCap{256, 256, 1, 1, 0};
     if (p.dev[i]->CreateQp(init, &p.qp[i], nullptr)) return false;
   }
-  for (int i = 0; i < 2; ++i) {
-    QpAttr a;
-    a.qp_state = QpState::kInit;
-    a.port_num = 1;
-    if (p.dev[i]->ModifyQp(p.qp[i], a, attr::kState | attr::kPort | attr::kPkeyIndex | attr::kAccessFlags)) return false;
-    ConnectionInfo peer;
-    int gid = 0;
-    if (p.dev[1 - i]->LocalConnectionInfo(p.qp[1 - i], &peer) || p.dev[i]->DefaultGidIndex(1, &gid)) return false;
-    a.qp_state = QpState::kRtr;
-    a.ah_attr = AddressTo(peer, gid);
-    a.dest_qp_num = peer.qp_num;
-    a.path_mtu = Mtu::k1024;
-    a.min_rnr_timer = 1;
-    if (p.dev[i]->ModifyQp(p.qp[i], a, attr::kState | attr::kAv | attr::kPathMtu | attr::kDestQpn |
-                                           attr::kRqPsn | attr::kMaxDestRdAtomic | attr::kMinRnrTimer)) return false;
-  }
-  for (int i = 0; i < 2; ++i) {
-    QpAttr a;
-    a.qp_state = QpState::kRts;
-    a.timeout = 14;
-    a.retry_cnt = 7;
-    a.rnr_retry = 7;
-    if (p.dev[i]->ModifyQp(p.qp[i], a, attr::kState | attr::kTimeout | attr::kRetryCnt |
-                                           attr::kRnrRetry | attr::kSqPsn | attr::kMaxQpRdAtomic)) return false;
-  }
+  BringUpParams params;  // the table's minimum masks (spec/bring_up.h)
+  params.min_rnr_timer = 1;
+  if (ConnectPair(*p.dev[0], p.qp[0], *p.dev[1], p.qp[1], params)) return false;
   return true;
 }
 
