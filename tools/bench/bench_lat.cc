@@ -259,6 +259,7 @@ int RunLat(BenchPair& p, const BenchOptions& o, uint64_t size, LatResult* out, s
   uint64_t msgs = o.iters * ((o.op == Op::kSend || o.op == Op::kWrite) ? 2 : 1);
   out->speed.wrs = msgs;
   out->speed.packets = msgs * PacketsPerMessage(o.op, p.config().type, size, p.path_mtu_bytes());
+  ReportProgress(o, size, out->speed.wall_s);
   return 0;
 }
 

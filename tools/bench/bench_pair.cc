@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <random>
+#include <string>
 
 #include "spec/bring_up.h"
 
@@ -52,6 +53,16 @@ int BenchPair::Open(Endpoint& e, const std::string& name, std::string* what) {
   if (int rc = e.dev->QueryDevice(&da)) return Fail(rc, "query device", what);
   if (int rc = e.dev->QueryPort(1, &pa)) return Fail(rc, "query port", what);
   if (int rc = e.dev->DefaultGidIndex(1, &e.gid_index)) return Fail(rc, "gid index", what);
+  // perftest refuses it too ("Max msg size is ..."); the device would fail every WR.
+  const uint64_t msg = cfg_.max_msg != 0       ? cfg_.max_msg
+                       : cfg_.buf_len > 4096 ? (cfg_.buf_len - 4096) / 2
+                                             : cfg_.buf_len;
+  if (pa.max_msg_sz != 0 && msg > pa.max_msg_sz) {
+    return Fail(EMSGSIZE,
+                "-s " + std::to_string(msg) + ": larger than the port's max_msg_sz of " +
+                    std::to_string(pa.max_msg_sz) + " B on " + e.dev->Name(),
+                what);
+  }
   Mtu m = pa.active_mtu;
   if (cfg_.mtu) {
     for (Mtu c : {Mtu::k256, Mtu::k512, Mtu::k1024, Mtu::k2048, Mtu::k4096}) {

@@ -3,10 +3,13 @@
 // mdev1); on hw two opened contexts of one device (loopback), as perftest on one host.
 //
 // Contract:
-//  1. Setup() creates per side one PD, one MR (buffer of max(size, 64) * slots bytes), a send
-//     and a receive CQ (with a completion channel when events are on) and `qps` QPs, and
-//     connects client QP i to server QP i (RC/UC) or creates AHs (UD). 0 or the first errno,
-//     with *what saying which step failed.
+//  1. Setup() creates per side one PD, one MR of buf_len bytes whatever the depth or the
+//     number of QPs (ConfigFor: 2 x max(size, 64) + 4096, perftest's send and receive
+//     halves), a send and a receive CQ (with a completion channel when events are on) and
+//     `qps` QPs, and connects client QP i to server QP i (RC/UC) or creates AHs (UD). 0 or
+//     the first errno, with *what saying which step failed. A message larger than the
+//     port's max_msg_sz (rxe 8 MiB, cx6 1 GiB) is refused before anything is allocated:
+//     EMSGSIZE.
 //  2. Two processes (--server / --connect, bench_remote.h): SetupLocal() opens only this
 //     process's side (client()) with its QPs in INIT and a random PSN each; after the peer's
 //     data came over TCP, ConnectToPeer() brings them to RTS against it and fills server()
@@ -52,6 +55,9 @@ struct PairConfig {
   uint32_t recv_depth = 512;
   int cq_depth = 1024;
   size_t buf_len = 65536;
+  // The largest message of the runs, checked against the port's max_msg_sz. 0: the one
+  // ConfigFor's layout of buf_len holds, (buf_len - 4096) / 2.
+  uint64_t max_msg = 0;
   uint32_t inline_size = 0;
   uint32_t mtu = 0;  // 0: the port's active MTU
   bool events = false;

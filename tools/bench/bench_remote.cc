@@ -37,6 +37,10 @@ class TwoProcess {
       : o_(o), out_(out), log_(log), error_(error) {}
 
   int Run() {
+    // The device first: without one, neither side can ever succeed, so fail at once
+    // (before waiting for a peer that would only be told so).
+    be_ = MakeBenchBackend(o_, error_);
+    if (!be_) return 2;
     if (int code = Handshake()) return code;
     if (int code = SetUp()) return code;
     return o_.server ? Serve() : Measure();
@@ -82,13 +86,11 @@ class TwoProcess {
   }
 
   int SetUp() {
-    be_ = MakeBenchBackend(o_, error_);
-    if (!be_) return Fail(2);
     pair_ = std::make_unique<BenchPair>(be_.get());
     std::string what;
     if (int rc = pair_->SetupLocal(ConfigFor(o_, MaxSizeOf(o_), o_.tx_depth), o_.device, &what)) {
       *error_ = "setup failed at '" + what + "': errno " + std::to_string(rc);
-      return Fail(1);
+      return Fail(rc == EMSGSIZE ? 2 : 1);  // a usage problem, as on one host
     }
     Endpoint& e = pair_->client();
     std::vector<std::string> lines;

@@ -15,8 +15,9 @@
 //
 // Contract:
 //  1. Returns the process exit code: 0; 2 for a usage problem (options differ from the
-//     peer's, no device, not --backend hw); 1 for anything else (connection, setup, a run);
-//     *error then holds one line.
+//     peer's, not --backend hw, -s beyond the port's max_msg_sz, no device: that one at
+//     once, before listening or connecting); 1 for anything else (connection, setup, a
+//     run); *error then holds one line.
 //  2. The client fills *out as RunSession does, for the same printing code; the server
 //     prints progress lines to `log` and leaves *out empty.
 #pragma once

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <iostream>
 
 namespace qptwin::bench {
 namespace {
@@ -11,6 +13,8 @@ constexpr uint64_t kWaitNs = 10'000'000'000;  // one wait: 10 s (simulated or re
 constexpr uint32_t kQkey = 0x11111111;
 constexpr uint32_t kGrh = 40;  // UD receive buffers start with the GRH
 constexpr uint64_t kCountMask = (uint64_t{1} << 40) - 1;
+// The model holds a copy of each message's payload until it is delivered (contract 4).
+constexpr uint64_t kModelInFlightBytes = uint64_t{256} << 20;
 
 double WallNow() {
   using namespace std::chrono;
@@ -167,6 +171,21 @@ int WaitCqe(Endpoint& e, CqHandle cq, bool events, std::vector<WorkCompletion>* 
   return 0;
 }
 
+int BwDepth(bool model, int tx_depth, uint32_t max_send_wr, uint64_t size, size_t qps) {
+  int depth = std::max(1, std::min<int>(tx_depth, static_cast<int>(max_send_wr)));
+  if (!model) return depth;
+  const uint64_t per_qp = kModelInFlightBytes / std::max<uint64_t>(1, size * qps);
+  return static_cast<int>(std::max<uint64_t>(1, std::min<uint64_t>(depth, per_qp)));
+}
+
+void ReportProgress(const BenchOptions& o, uint64_t size, double wall_s) {
+  if (!o.all_sizes) return;
+  char wall[32];
+  std::snprintf(wall, sizeof wall, "%.1f", wall_s);
+  std::cerr << "qptwin bench: " << o.test << " " << size << " B done (" << wall << " s)\n"
+            << std::flush;
+}
+
 uint64_t PacketsPerMessage(Op op, QpType type, uint64_t size, uint32_t mtu) {
   uint64_t data = mtu ? (size + mtu - 1) / mtu : 1;
   if (data == 0) data = 1;
@@ -183,7 +202,8 @@ int RunBw(BenchPair& p, const BenchOptions& o, uint64_t size, BwResult* out, std
   const bool ud = p.config().type == QpType::kUd;
   const bool inl = InlineOk(c, o.op, size);
   const uint64_t per_qp = o.iters;
-  const int depth = std::min<int>(o.tx_depth, static_cast<int>(c.cap.max_send_wr));
+  const int depth = BwDepth(p.backend()->Kind() == "model", o.tx_depth, c.cap.max_send_wr, size,
+                            nq);
   const int list = std::min(o.post_list, depth);
   // perftest: CQ moderation above the tx depth would never signal within the window.
   const uint64_t cq_mod = static_cast<uint64_t>(std::max(1, std::min(o.cq_mod, depth)));
@@ -257,6 +277,8 @@ int RunBw(BenchPair& p, const BenchOptions& o, uint64_t size, BwResult* out, std
   out->speed.wall_s = WallNow() - wall0;
   out->speed.wrs = total;
   out->speed.packets = total * PacketsPerMessage(o.op, p.config().type, size, p.path_mtu_bytes());
+  out->depth = depth;
+  ReportProgress(o, size, out->speed.wall_s);
   return 0;
 }
 

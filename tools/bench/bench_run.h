@@ -9,6 +9,13 @@
 //  2. RunLat: write_lat and send_lat are ping-pongs (reported per half round trip, as
 //     perftest); read_lat and atomic_lat time post -> CQE (a full round trip).
 //  3. Both report wall-clock time and simulated WRs/packets per wall second (model).
+//  4. Memory is bounded by the message size, not by size x depth: the buffers are the
+//     pair's (BenchPair contract 1) and, on the model, which copies each message's payload
+//     while it is in flight, RunBw keeps at most max(1, 256 MiB / (size x QPs)) WRs
+//     outstanding per QP (BwResult::depth; it only binds above 2 MiB at -t 128, where one
+//     message already keeps the link busy for 170 us at 100 Gb/s). hw keeps -t.
+//  5. With -a (all sizes) each finished size prints one progress line to stderr, so a long
+//     run shows it is alive; stdout keeps only the table (or JSON/CSV).
 #pragma once
 
 #include <cstdint>
@@ -37,6 +44,7 @@ struct BwResult {
   double gb_per_s = 0;   // 10^9 bytes per second
   double gbps = 0;       // 10^9 bits per second
   double mpps = 0;       // MsgRate [Mpps]
+  int depth = 0;         // WRs kept outstanding per QP (contract 4)
   SpeedStats speed;
 };
 
@@ -59,6 +67,13 @@ void Settle(BenchPair& pair);
 inline Backend* SpinFor(BenchPair& p) {
   return p.backend()->Kind() == "model" ? nullptr : p.backend();
 }
+
+// The WRs RunBw keeps outstanding per QP (contract 4): -t, bounded by the send queue and,
+// on the model, by the bytes in flight.
+int BwDepth(bool model, int tx_depth, uint32_t max_send_wr, uint64_t size, size_t qps);
+
+// Contract 5: "qptwin bench: <test> <size> B done (<wall> s)" on stderr when o.all_sizes.
+void ReportProgress(const BenchOptions& o, uint64_t size, double wall_s);
 
 // Packets a message of `size` bytes puts on the wire, its responses included.
 uint64_t PacketsPerMessage(Op op, QpType type, uint64_t size, uint32_t mtu);
