@@ -31,7 +31,7 @@ TEST(Resources, QueriesReturnTheProfile) {
   DeviceAttr da;
   ASSERT_EQ(d->QueryDevice(&da), 0);
   EXPECT_EQ(da.name, "mdev1");
-  EXPECT_EQ(da.max_qp_wr, 0x4000);
+  EXPECT_EQ(da.max_qp_wr, 1 << 20);  // rxe 6.1: RXE_MAX_QP_WR
   PortAttr pa;
   EXPECT_EQ(d->QueryPort(2, &pa), EINVAL);
   ASSERT_EQ(d->QueryPort(1, &pa), 0);
@@ -119,10 +119,10 @@ TEST(Resources, CqDepthAndQpLimits) {
     EXPECT_EQ(d->CreateQp(init, &qp, nullptr), EOPNOTSUPP) << ToName(t);  // R1
   }
   init.qp_type = QpType::kRc;
-  init.cap.max_send_wr = 0x4001;
+  init.cap.max_send_wr = (1 << 20) + 1;
   EXPECT_EQ(d->CreateQp(init, &qp, nullptr), EINVAL);
   init.cap.max_send_wr = 1;
-  init.cap.max_inline_data = 401;
+  init.cap.max_inline_data = 513;
   EXPECT_EQ(d->CreateQp(init, &qp, nullptr), EINVAL);
   init.cap.max_inline_data = 0;
   init.send_cq = CqHandle{999};

@@ -8,11 +8,11 @@ namespace {
 TEST(Profile, RxeCapsComeFromRxeParam) {
   const Profile* p = FindProfile("rxe");
   ASSERT_NE(p, nullptr);
-  EXPECT_EQ(p->device.max_qp_wr, 0x4000);
+  EXPECT_EQ(p->device.max_qp_wr, 1 << 20);  // 6.1 RXE_MAX_QP_WR
   EXPECT_EQ(p->device.max_sge, 32);
   EXPECT_EQ(p->device.max_cqe, 32767);
   EXPECT_EQ(p->device.max_qp_rd_atom, 128);
-  EXPECT_EQ(p->device.max_inline_data, 400);
+  EXPECT_EQ(p->device.max_inline_data, 512);  // probed on rxe, kernel 6.1
   EXPECT_EQ(p->port.active_mtu, Mtu::k1024);
   EXPECT_EQ(p->port.link_layer, LinkLayer::kEthernet);
   EXPECT_FALSE(p->behaviour.send_errors_to_sqe);

@@ -83,10 +83,20 @@ DeviceDescription Rxe() {
   DeviceDescription d = Ibta();
   d.name = "rxe";
   d.summary = "Linux Soft-RoCE (rxe, kernel 6.1, rdma-core 44): RoCE v2, RC/UC/UD, no SQE";
+  // Kernel 6.1's rxe_param.h as ibv_query_device reports it (measured in tools/rxe-vm by
+  // conformance QueriedCapsAreTheDescriptions: kernel 6.1.0-57, rdma-core 44).
   DeviceAttr& a = d.device;
-  a.vendor_id = 0;          // RXE_VENDOR_ID
-  a.max_inline_data = 400;  // RXE_MAX_INLINE_DATA
+  a.vendor_id = 0xffffff;    // RXE_VENDOR_ID
+  a.max_qp = 1048560;        // RXE_MAX_QP: DEFAULT_MAX_VALUE - RXE_MIN_QP_INDEX
+  a.max_qp_wr = 1 << 20;     // RXE_MAX_QP_WR = DEFAULT_MAX_VALUE
+  a.max_cq = 1 << 20;        // RXE_MAX_CQ
+  a.max_mr = 524287;         // RXE_MAX_MR: RXE_MAX_MR_INDEX - RXE_MIN_MR_INDEX
+  a.max_pd = 1 << 20;        // RXE_MAX_PD
+  a.max_srq = 917503;        // RXE_MAX_SRQ: RXE_MAX_SRQ_INDEX - RXE_MIN_SRQ_INDEX
+  a.max_srq_wr = 1 << 20;    // RXE_MAX_SRQ_WR
+  a.max_inline_data = 512;   // the largest max_inline_data ibv_create_qp accepts (probed)
   PortAttr& p = d.port;
+  p.pkey_tbl_len = 1;         // RXE_PORT_PKEY_TBL_LEN
   p.active_mtu = Mtu::k1024;  // eth_mtu_int_to_enum(1500)
   p.gid_tbl_len = 1024;       // RXE_PORT_GID_TBL_LEN
   p.lid = 0;                  // RoCE: no LIDs

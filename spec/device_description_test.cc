@@ -62,8 +62,8 @@ TEST(DeviceDescription, RxeIsSoftRoceOnLinux61) {
   EXPECT_TRUE(b.recv_in_err_waits);
   EXPECT_TRUE(b.queues_rounded_up);
   EXPECT_EQ(b.over_limit_errno, EINVAL);
-  EXPECT_EQ(rxe->device.max_qp_wr, 0x4000);      // RXE_MAX_QP_WR
-  EXPECT_EQ(rxe->device.max_inline_data, 400);   // RXE_MAX_INLINE_DATA
+  EXPECT_EQ(rxe->device.max_qp_wr, 1 << 20);      // RXE_MAX_QP_WR (6.1)
+  EXPECT_EQ(rxe->device.max_inline_data, 512);   // probed on 6.1
   EXPECT_EQ(rxe->port.active_mtu, Mtu::k1024);
   EXPECT_EQ(rxe->port.link_layer, LinkLayer::kEthernet);
   EXPECT_NE(DescribeDeviations(b).find("post_send_below_rts_queues=1"), std::string::npos);
