@@ -2,6 +2,7 @@
 // the model, through spec/backend.h. Skipped, with the reason, where there is no device.
 #include <gtest/gtest.h>
 
+#include "tests/support/support.h"
 #include "tools/bench/bench_session.h"
 
 namespace qptwin::bench {
@@ -16,13 +17,8 @@ BenchOptions Hw(std::vector<std::string> args) {
   return o;
 }
 
-bool HaveDevice(std::string* why) {
-  return MakeBenchBackend(Hw({"write_bw"}), why) != nullptr;
-}
-
 TEST(BenchHw, BandwidthAndLatencyLoopsRunOnARealDevice) {
-  std::string why;
-  if (!HaveDevice(&why)) GTEST_SKIP() << why;
+  if (!testing::MakeBackendOrSkip(testing::HwChoice())) return;  // skipped, with the reason
   for (const char* t : {"write_bw", "read_bw", "send_bw", "atomic_bw"}) {
     SessionResult r;
     std::string error;
