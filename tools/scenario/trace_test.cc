@@ -129,6 +129,55 @@ TEST(Trace, EveryPostedWrEndsExactlyOnce) {
   }
 }
 
+// Issue 14: accounting by queue position, whatever the wr_ids (accounting.h).
+TEST(Trace, RepeatedWrIdsGiveTheCqeToTheSignaledWr) {
+  RunResult r = RunText(std::string(kSetup) + kToRts +
+                        "post_send a wr_id=0 op=WRITE sge=ma:0:8 remote=mb:64\n"
+                        "post_send a wr_id=0 op=WRITE sge=ma:0:8 remote=mb:64 flags=SIGNALED\n"
+                        "poll ca\n");
+  ASSERT_EQ(r.trace.wqes.size(), 2u);
+  EXPECT_EQ(r.trace.wqes[0].end, Wqe::End::kImplicit);
+  EXPECT_EQ(r.trace.wqes[1].end, Wqe::End::kCqe);
+  EXPECT_EQ(r.trace.wqes[1].status, WcStatus::kSuccess);
+}
+
+TEST(Trace, SharedCqFlushesOfBothQueuesWithOneWrIdAreEachCharged) {
+  // a's CQ ca serves both of its queues; every WR has wr_id 0.
+  RunResult r = RunText(std::string(kSetup) + kToRts +
+                        "post_recv a wr_id=0 sge=ma:100:8\n"
+                        "post_send a wr_id=0 op=SEND sge=ma:0:8 flags=SIGNALED\n"
+                        "modify a state=ERR\n"
+                        "poll ca n=3 timeout_ms=10\n");
+  int cqes = 0;
+  for (const Wqe& w : r.trace.wqes) {
+    if (w.qp != "a") continue;
+    EXPECT_NE(w.end, Wqe::End::kOutstanding) << w.queue;
+    cqes += w.end == Wqe::End::kCqe;
+  }
+  int polled = 0;
+  for (const Outcome& o : StepAt(r, 18).outcomes) polled += o.kind == Outcome::Kind::kWc && o.qp == "a";
+  EXPECT_EQ(cqes, polled);
+}
+
+TEST(Trace, CqePolledAfterDestroyIsRecorded) {
+  RunResult r = RunText(std::string(kSetup) + kToRts +
+                        "post_recv a wr_id=9 sge=ma:100:8\n"
+                        "modify a state=ERR\n"
+                        "destroy a\n"
+                        "poll ca timeout_ms=10\n");
+  ASSERT_EQ(r.trace.wqes.size(), 1u);
+  const Wqe& w = r.trace.wqes[0];
+  bool polled = false;
+  for (const Outcome& o : StepAt(r, 18).outcomes) polled |= o.kind == Outcome::Kind::kWc;
+  if (polled) {
+    EXPECT_EQ(w.end, Wqe::End::kCqe);
+    EXPECT_EQ(w.status, WcStatus::kWrFlushErr);
+    EXPECT_EQ(w.end_line, 18);
+  } else {
+    EXPECT_EQ(w.end, Wqe::End::kDestroyed);
+  }
+}
+
 TEST(Trace, StateChangesIncludeWhatTheDeviceDid) {
   RunResult r = RunText(std::string(kSetup) + kToRts +
                         "post_send a wr_id=1 op=WRITE sge=ma:0:64 remote=mb:4064 flags=SIGNALED\n"
