@@ -1,21 +1,26 @@
 #include "tools/bench/bench_command.h"
 
+#include <algorithm>
 #include <cerrno>
-#include <fstream>
 #include <ostream>
 
 #include "tools/bench/bench_remote.h"
 #include "tools/bench/bench_report.h"
 #include "tools/bench/bench_session.h"
+#include "tools/cli/cli_io.h"
+#include "tools/cli/commands.h"
+#include "tools/cli/escape.h"
+#include "tools/cli/flags.h"
 
 namespace qptwin::bench {
 
 int RunBenchCli(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
                 std::ostream& err) {
   (void)in;
-  if (!args.empty() && (args[0] == "-h" || args[0] == "--help")) {
+  if (std::find(args.begin(), args.end(), "--help") != args.end() ||
+      std::find(args.begin(), args.end(), "-h") != args.end()) {
     out << BenchUsage();
-    return 0;
+    return cli::kExitOk;
   }
   if (!args.empty() && args[0] == "report") {
     return WriteReport(std::vector<std::string>(args.begin() + 1, args.end()), out, err);
@@ -23,19 +28,19 @@ int RunBenchCli(const std::vector<std::string>& args, std::istream& in, std::ost
   BenchOptions o;
   std::string error;
   if (!ParseBenchArgs(args, &o, &error)) {
-    err << "qptwin bench: " << error << "\n" << BenchUsage();
-    return 2;
+    return cli::BadInput(err, "bench: " + error + " (see qptwin bench --help)");
   }
   SessionResult r;
   if (o.two_process()) {
     if (int code = RunTwoProcess(o, &r, out, &error)) {
-      err << "qptwin bench: " << error << "\n";
+      err << "qptwin: bench: " << cli::EscapeControl(error) << "\n";
       return code;
     }
-    if (o.server) return 0;  // the client prints the results
+    if (o.server) return cli::kExitOk;  // the client prints the results
   } else if (int rc = RunSession(o, &r, &error)) {
-    err << "qptwin bench: " << error << "\n";
-    return rc == ENODEV ? 2 : 1;
+    err << "qptwin: bench: " << cli::EscapeControl(error) << "\n";
+    // No device, or -s beyond the port's max_msg_sz: bad input; anything else: the run failed.
+    return rc == ENODEV || rc == EMSGSIZE ? cli::kExitBadInput : cli::kExitIllegal;
   }
   if (o.json) {
     PrintJson(out, r.header, r.bw, r.lat);
@@ -52,15 +57,10 @@ int RunBenchCli(const std::vector<std::string>& args, std::istream& in, std::ost
   } else {
     PrintLatTable(out, r.header, r.lat);
   }
-  if (!o.plot.empty()) {
-    std::ofstream f(o.plot);
-    f << SessionSvg(r);
-    if (!f) {
-      err << "qptwin bench: cannot write " << o.plot << "\n";
-      return 1;
-    }
+  if (!o.plot.empty() && !cli::WriteOutputFile(o.plot, SessionSvg(r), out, &error)) {
+    return cli::BadInput(err, "bench: --plot: " + error);
   }
-  return 0;
+  return cli::kExitOk;
 }
 
 }  // namespace qptwin::bench

@@ -1,4 +1,5 @@
-// Stand-alone `qptwin_bench` until the qptwin CLI wires `qptwin bench`:
+// `qptwin_bench`: the same RunBenchCli as `qptwin bench`, linked alone so that
+// tools/bench/make-report and hw-compare build only the benchmark (with -c opt):
 //   qptwin_bench TEST [perftest flags] [--backend model|hw] [--profile P] [--json|--csv]
 //   qptwin_bench report [--out DIR]
 #include <cstdlib>

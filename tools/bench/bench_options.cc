@@ -2,6 +2,9 @@
 
 #include <cstdlib>
 
+#include "tools/cli/backend_factory.h"
+#include "tools/cli/flags.h"
+
 namespace qptwin::bench {
 namespace {
 
@@ -41,8 +44,9 @@ std::string BenchUsage() {
   return "usage: qptwin bench TEST [flags]\n"
          "  TEST: write_bw read_bw send_bw atomic_bw write_lat read_lat send_lat atomic_lat\n"
          "  -s SIZE  -a (2 B..8 MiB)  -q QPS  -t TX_DEPTH  -l POST_LIST  -Q CQ_MOD  -n ITERS\n"
-         "  -m MTU (256..4096)  -c RC|UC|UD  -I INLINE  -e (CQ events)  -o OUTS  -d DEVICE\n"
-         "  --backend model|hw  --profile P  --json  --csv  --plot FILE.svg\n"
+         "  -m MTU (256..4096)  -c RC|UC|UD  -I INLINE  -e (CQ events)  -o OUTS\n"
+         "  --backend model|hw  --profile P (model)  -d|--device DEVICE  --json  --csv\n"
+         "  --plot FILE.svg\n"
          "  --sweep-depth D1,D2,...  (bandwidth vs tx depth)\n"
          "  two processes or hosts (--backend hw; connection data over TCP, as perftest):\n"
          "  --server [-p|--port N]          wait for one client (port default 18515)\n"
@@ -56,128 +60,132 @@ std::vector<uint64_t> AllSizes() {
   return v;
 }
 
+namespace {
+
+// One spec per perftest flag; long names are aliases of the short ones.
+const std::vector<cli::FlagSpec>& Specs() {
+  static const std::vector<cli::FlagSpec> specs = [] {
+    std::vector<cli::FlagSpec> v = {
+        {"-s"},          {"--size", true, "-s"},        {"-a", false},
+        {"--all", false, "-a"},                          {"-q"},
+        {"--qp", true, "-q"},                            {"-t"},
+        {"--tx-depth", true, "-t"},                      {"-l"},
+        {"--post_list", true, "-l"},                     {"-Q"},
+        {"--cq-mod", true, "-Q"},                        {"-n"},
+        {"--iters", true, "-n"},                         {"-m"},
+        {"--mtu", true, "-m"},                           {"-c"},
+        {"--connection", true, "-c"},                    {"-I"},
+        {"--inline_size", true, "-I"},                   {"-o"},
+        {"--outs", true, "-o"},                          {"-e", false},
+        {"--events", false, "-e"},                       {"-d", true, "--device"},
+        {"--ib-dev", true, "--device"},                  {"--json", false},
+        {"--csv", false},                                {"--plot"},
+        {"--sweep-depth"},                               {"--poll-step-ns"},
+        {"--server", false},                             {"--connect"},
+        {"-p"},                                          {"--port", true, "-p"},
+    };
+    for (const cli::FlagSpec& f : cli::BackendFlags()) v.push_back(f);
+    return v;
+  }();
+  return specs;
+}
+
+}  // namespace
+
 bool ParseBenchArgs(const std::vector<std::string>& args, BenchOptions* o, std::string* error) {
   BenchOptions r;
-  bool have_test = false;
-  bool size_set = false, depth_set = false, iters_set = false, cqmod_set = false;
-  bool port_set = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&](std::string* v) {
-      if (i + 1 >= args.size()) {
-        *error = "flag " + a + " needs a value";
-        return false;
+  auto flags = cli::ParseFlags(args, Specs(), error, /*max_positional=*/1);
+  if (!flags) return false;
+  std::string v;
+  const char* flag = "";
+  // The value of `name` if given (true), with v/flag set for bad().
+  auto given = [&](const char* name) {
+    if (!flags->Has(name)) return false;
+    flag = name;
+    v = flags->Get(name);
+    return true;
+  };
+  auto bad = [&](const std::string& what) {
+    *error = "bad value '" + v + "' for " + flag + " (" + what + ")";
+    return false;
+  };
+  if (given("-s") && (!ParseU64(v, &r.size) || r.size == 0 || r.size > (uint64_t{1} << 30))) {
+    return bad("1..1073741824 bytes");
+  }
+  const bool size_set = flags->Has("-s");
+  r.all_sizes = flags->Has("-a");
+  if (given("-q") && !ParseInt(v, 1, 1024, &r.qps)) return bad("1..1024");
+  if (given("-t") && !ParseInt(v, 1, 16384, &r.tx_depth)) return bad("1..16384");
+  const bool depth_set = flags->Has("-t");
+  if (given("-l") && !ParseInt(v, 1, 1024, &r.post_list)) return bad("1..1024");
+  if (given("-Q") && !ParseInt(v, 1, 16384, &r.cq_mod)) return bad("1..16384");
+  const bool cqmod_set = flags->Has("-Q");
+  if (given("-n") && (!ParseU64(v, &r.iters) || r.iters < 1 || r.iters > 100'000'000)) {
+    return bad("1..100000000");
+  }
+  const bool iters_set = flags->Has("-n");
+  if (given("-m")) {
+    uint64_t m = 0;
+    if (!ParseU64(v, &m) || (m != 256 && m != 512 && m != 1024 && m != 2048 && m != 4096)) {
+      return bad("256, 512, 1024, 2048 or 4096");
+    }
+    r.mtu = static_cast<uint32_t>(m);
+  }
+  if (given("-c")) {
+    if (EqualsIgnoreCase(v, "RC")) r.conn = QpType::kRc;
+    else if (EqualsIgnoreCase(v, "UC")) r.conn = QpType::kUc;
+    else if (EqualsIgnoreCase(v, "UD")) r.conn = QpType::kUd;
+    else return bad("RC, UC or UD");
+  }
+  if (given("-I") && !ParseInt(v, 0, 4096, &r.inline_size)) return bad("0..4096");
+  if (given("-o") && !ParseInt(v, 1, 255, &r.outs)) return bad("1..255");
+  r.events = flags->Has("-e");
+  cli::BackendSpec spec{r.backend, r.profile, r.device, 2};
+  if (!cli::BackendSpecFromFlags(*flags, &spec, error)) return false;
+  r.backend = spec.kind;
+  r.profile = spec.profile;
+  r.device = spec.device;
+  r.json = flags->Has("--json");
+  r.csv = flags->Has("--csv");
+  r.plot = flags->Get("--plot");
+  if (given("--plot") && v.empty()) return bad("an output file name, FILE.svg");
+  if (given("--sweep-depth")) {
+    size_t pos = 0;
+    while (pos <= v.size()) {
+      size_t comma = v.find(',', pos);
+      std::string item = v.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+      int d = 0;
+      if (!ParseInt(item, 1, 16384, &d)) return bad("comma-separated depths 1..16384");
+      r.depth_sweep.push_back(d);
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+  }
+  if (given("--poll-step-ns") && (!ParseU64(v, &r.lat_poll_ns) || r.lat_poll_ns == 0)) {
+    return bad(">= 1");
+  }
+  r.server = flags->Has("--server");
+  if (given("--connect")) {
+    r.connect = v;
+    if (r.connect.empty() || r.connect[0] == '-') return bad("a host name or address");
+  }
+  if (given("-p") && !ParseInt(v, 1, 65535, &r.port)) return bad("1..65535");
+  const bool port_set = flags->Has("-p");
+  const bool have_test = !flags->positional().empty();
+  if (have_test) {
+    const std::string& a = flags->positional()[0];
+    bool found = false;
+    for (const TestName& t : kTests) {
+      if (a == t.name) {
+        r.test = t.name;
+        r.op = t.op;
+        r.kind = t.kind;
+        found = true;
       }
-      *v = args[++i];
-      return true;
-    };
-    std::string v;
-    auto bad = [&](const std::string& what) {
-      *error = "bad value '" + v + "' for " + a + " (" + what + ")";
-      return false;
-    };
-    if (a == "-s" || a == "--size") {
-      if (!value(&v)) return false;
-      if (!ParseU64(v, &r.size) || r.size == 0 || r.size > (uint64_t{1} << 30)) {
-        return bad("1..1073741824 bytes");
-      }
-      size_set = true;
-    } else if (a == "-a" || a == "--all") {
-      r.all_sizes = true;
-    } else if (a == "-q" || a == "--qp") {
-      if (!value(&v) || !ParseInt(v, 1, 1024, &r.qps)) return v.empty() ? false : bad("1..1024");
-    } else if (a == "-t" || a == "--tx-depth") {
-      if (!value(&v) || !ParseInt(v, 1, 16384, &r.tx_depth)) return v.empty() ? false : bad("1..16384");
-      depth_set = true;
-    } else if (a == "-l" || a == "--post_list") {
-      if (!value(&v) || !ParseInt(v, 1, 1024, &r.post_list)) return v.empty() ? false : bad("1..1024");
-    } else if (a == "-Q" || a == "--cq-mod") {
-      if (!value(&v) || !ParseInt(v, 1, 16384, &r.cq_mod)) return v.empty() ? false : bad("1..16384");
-      cqmod_set = true;
-    } else if (a == "-n" || a == "--iters") {
-      if (!value(&v)) return false;
-      if (!ParseU64(v, &r.iters) || r.iters < 1 || r.iters > 100'000'000) return bad("1..100000000");
-      iters_set = true;
-    } else if (a == "-m" || a == "--mtu") {
-      if (!value(&v)) return false;
-      uint64_t m = 0;
-      if (!ParseU64(v, &m) || (m != 256 && m != 512 && m != 1024 && m != 2048 && m != 4096)) {
-        return bad("256, 512, 1024, 2048 or 4096");
-      }
-      r.mtu = static_cast<uint32_t>(m);
-    } else if (a == "-c" || a == "--connection") {
-      if (!value(&v)) return false;
-      if (EqualsIgnoreCase(v, "RC")) r.conn = QpType::kRc;
-      else if (EqualsIgnoreCase(v, "UC")) r.conn = QpType::kUc;
-      else if (EqualsIgnoreCase(v, "UD")) r.conn = QpType::kUd;
-      else return bad("RC, UC or UD");
-    } else if (a == "-I" || a == "--inline_size") {
-      if (!value(&v) || !ParseInt(v, 0, 4096, &r.inline_size)) return v.empty() ? false : bad("0..4096");
-    } else if (a == "-o" || a == "--outs") {
-      if (!value(&v) || !ParseInt(v, 1, 255, &r.outs)) return v.empty() ? false : bad("1..255");
-    } else if (a == "-e" || a == "--events") {
-      r.events = true;
-    } else if (a == "-d" || a == "--ib-dev") {
-      if (!value(&r.device)) return false;
-    } else if (a == "--backend") {
-      if (!value(&v)) return false;
-      if (v != "model" && v != "hw") return bad("model or hw");
-      r.backend = v;
-    } else if (a == "--profile") {
-      if (!value(&r.profile)) return false;
-    } else if (a == "--json") {
-      r.json = true;
-    } else if (a == "--csv") {
-      r.csv = true;
-    } else if (a == "--plot") {
-      if (!value(&r.plot)) return false;
-    } else if (a == "--sweep-depth") {
-      if (!value(&v)) return false;
-      size_t pos = 0;
-      while (pos <= v.size()) {
-        size_t comma = v.find(',', pos);
-        std::string item = v.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-        int d = 0;
-        if (!ParseInt(item, 1, 16384, &d)) return bad("comma-separated depths 1..16384");
-        r.depth_sweep.push_back(d);
-        if (comma == std::string::npos) break;
-        pos = comma + 1;
-      }
-    } else if (a == "--poll-step-ns") {
-      if (!value(&v)) return false;
-      if (!ParseU64(v, &r.lat_poll_ns) || r.lat_poll_ns == 0) return bad(">= 1");
-    } else if (a == "--server") {
-      r.server = true;
-    } else if (a == "--connect") {
-      if (!value(&r.connect)) return false;
-      if (r.connect.empty() || r.connect[0] == '-') {
-        v = r.connect;
-        return bad("a host name or address");
-      }
-    } else if (a == "-p" || a == "--port") {
-      if (!value(&v) || !ParseInt(v, 1, 65535, &r.port)) return v.empty() ? false : bad("1..65535");
-      port_set = true;
-    } else if (!a.empty() && a[0] == '-') {
-      *error = "unknown flag " + a;
-      return false;
-    } else if (!have_test) {
-      bool found = false;
-      for (const TestName& t : kTests) {
-        if (a == t.name) {
-          r.test = t.name;
-          r.op = t.op;
-          r.kind = t.kind;
-          found = true;
-        }
-      }
-      if (!found) {
-        *error = "unknown test '" + a + "' (write_bw read_bw send_bw atomic_bw write_lat read_lat "
-                 "send_lat atomic_lat)";
-        return false;
-      }
-      have_test = true;
-    } else {
-      *error = "unexpected argument '" + a + "'";
+    }
+    if (!found) {
+      *error = "unknown test '" + a + "' (valid: write_bw read_bw send_bw atomic_bw write_lat "
+               "read_lat send_lat atomic_lat)";
       return false;
     }
   }

@@ -43,7 +43,7 @@ TEST(BenchOptions, LatencyDefaultsAreSmallAndShallow) {
 TEST(BenchOptions, PerftestFlags) {
   BenchOptions o = Parse({"read_bw", "-s", "4096", "-q", "4", "-t", "64", "-l", "8", "-Q", "16",
                           "-n", "100", "-m", "1024", "-I", "0", "-e", "--backend", "hw",
-                          "--profile", "cx6-dc", "--json", "--sweep-depth", "1,2,4"});
+                          "--device", "rxe0", "--json", "--sweep-depth", "1,2,4"});
   EXPECT_EQ(o.op, Op::kRead);
   EXPECT_EQ(o.qps, 4);
   EXPECT_EQ(o.tx_depth, 64);
@@ -54,6 +54,11 @@ TEST(BenchOptions, PerftestFlags) {
   EXPECT_TRUE(o.events);
   EXPECT_TRUE(o.json);
   EXPECT_EQ(o.backend, "hw");
+  EXPECT_EQ(o.device, "rxe0");
+  EXPECT_EQ(Parse({"write_bw", "-d", "mlx5_0"}).device, "mlx5_0") << "perftest's -d";
+  EXPECT_EQ(Parse({"write_bw", "--ib-dev", "mlx5_0"}).device, "mlx5_0");
+  EXPECT_EQ(Parse({"write_bw", "--profile", "cx6-dc"}).profile, "cx6-dc");
+  EXPECT_EQ(Parse({"write_bw", "--size=4096"}).size, 4096u);
   EXPECT_EQ(o.depth_sweep, (std::vector<int>{1, 2, 4}));
   EXPECT_EQ(Parse({"atomic_bw", "-s", "64"}).size, 8u) << "atomics move 8 bytes";
   EXPECT_EQ(Parse({"read_bw", "-o", "4"}).outs, 4);
@@ -68,7 +73,14 @@ TEST(BenchOptions, BadInputNamesTheProblem) {
   EXPECT_NE(Error({"write_bw", "--bogus"}).find("unknown flag"), std::string::npos);
   EXPECT_NE(Error({"read_bw", "-c", "UD"}).find("UD"), std::string::npos);
   EXPECT_NE(Error({"write_bw", "-t", "4", "-l", "8"}).find("post list"), std::string::npos);
-  EXPECT_NE(Error({"write_bw", "--backend", "fpga"}).find("model or hw"), std::string::npos);
+  EXPECT_EQ(Error({"write_bw", "--backend", "fpga"}), "unknown backend 'fpga' (valid: model, hw)");
+  EXPECT_NE(Error({"write_bw", "--backend", "hw", "--profile", "cx6-dc"}).find(
+                "--profile is for --backend model"),
+            std::string::npos);
+  EXPECT_EQ(Error({"write_bw", "-s", "0"}), "bad value '0' for -s (1..1073741824 bytes)");
+  EXPECT_EQ(Error({"write_bw", "-s", "1", "--size", "2"}), "flag -s given twice");
+  EXPECT_NE(Error({"write_bw", "send_bw"}).find("unexpected argument 'send_bw'"),
+            std::string::npos);
 }
 
 TEST(BenchOptions, TwoProcessFlags) {

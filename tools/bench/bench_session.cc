@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "hw/verbs_backend.h"
-#include "model/model_backend.h"
+#include "tools/cli/backend_factory.h"
+#include "tools/cli/cli_io.h"
 #include "tools/bench/bench_pair.h"
 #include "tools/bench/bench_svg.h"
 
@@ -47,26 +47,8 @@ uint64_t MaxSizeOf(const BenchOptions& o) {
 }
 
 std::unique_ptr<Backend> MakeBenchBackend(const BenchOptions& o, std::string* error) {
-  if (o.backend == "model") {
-    model::ModelOptions m;
-    m.profile = o.profile;
-    m.devices = 2;
-    auto be = model::MakeModelBackend(m);
-    if (!be) {
-      std::string known;
-      for (const std::string& p : model::ProfileNames()) known += (known.empty() ? "" : ", ") + p;
-      *error = "unknown model profile '" + o.profile + "' (known: " + known + ")";
-    }
-    return be;
-  }
-  hw::VerbsOptions v;
-  v.device = o.device;
-  auto be = hw::MakeVerbsBackend(v);
-  if (be->ListDevices().empty()) {
-    *error = "no RDMA device found (load Soft-RoCE, or run inside tools/rxe-vm/run)";
-    return nullptr;
-  }
-  return be;
+  // Two model devices: the client on mdev0, the server on mdev1.
+  return cli::MakeBackend(cli::BackendSpec{o.backend, o.profile, o.device, 2}, error);
 }
 
 int RunSession(const BenchOptions& o, SessionResult* out, std::string* error) {
@@ -78,7 +60,7 @@ int RunSession(const BenchOptions& o, SessionResult* out, std::string* error) {
   BenchPair pair(be.get());
   std::string what;
   if (int rc = pair.Setup(ConfigFor(o, max_size, max_depth), o.device, &what)) {
-    *error = "setup failed at '" + what + "': errno " + std::to_string(rc);
+    *error = "setup failed at '" + what + "': " + cli::ErrnoText(rc);
     return rc;
   }
   RunHeader& h = out->header;

@@ -27,7 +27,8 @@ PairConfig ConfigFor(const BenchOptions& o, uint64_t max_size, int depth);
 std::vector<uint64_t> SizesOf(const BenchOptions& o, uint32_t mtu);
 uint64_t MaxSizeOf(const BenchOptions& o);
 
-// Makes the backend the options name: null with *error set (unknown profile, no device).
+// Makes the backend the options name through the CLI's one factory (tools/cli/
+// backend_factory.h): null with *error set (unknown profile, no device, no device -d names).
 std::unique_ptr<Backend> MakeBenchBackend(const BenchOptions& o, std::string* error);
 
 // Runs everything `o` asks for. 0 or errno with *error set.

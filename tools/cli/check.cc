@@ -14,6 +14,7 @@
 #include "spec/qp_state_table.h"
 #include "tools/cli/check_judge.h"
 #include "tools/cli/check_pipeline.h"
+#include "tools/cli/cli_io.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/flags.h"
 #include "tools/cli/names.h"
@@ -25,9 +26,12 @@ constexpr char kUsage[] =
     "usage: qptwin check [--sweep TYPE FROM TO | --bench N] < lines\n"
     "  reads 'TYPE FROM TO MASK' lines (e.g. 'RC INIT RTR 0x1a1' or 'rc init rtr STATE|AV'),\n"
     "  prints 'legal', 'illegal <reason>' or 'error <what is wrong>' per line;\n"
-    "  blank and '#' lines are skipped. Exit 2 if any line was malformed, else 0.\n"
+    "  blank and '#' lines are skipped. A malformed line is also named on stderr\n"
+    "  ('qptwin: check: line N: ...'). Exit 2 if any line was malformed, else 0.\n"
     "  --sweep TYPE FROM TO  print the 2^21 input lines of every standard mask\n"
     "  --bench N             judge N generated lines in memory and report lines/s\n";
+
+const std::vector<FlagSpec> kFlags = {{"--sweep", false}, {"--bench"}};
 
 constexpr size_t kReadBlock = 1 << 20;
 
@@ -38,35 +42,38 @@ class DiscardBuf : public std::streambuf {
   int_type overflow(int_type c) override { return traits_type::not_eof(c); }
 };
 
-int Stream(std::istream& in, std::ostream& out, bool interactive) {
+// Reads `in` to the end; a read error (stdin a directory, EIO) is one line and exit 2.
+int Stream(std::istream& in, std::ostream& out, std::ostream& err, bool interactive) {
   const CheckJudge judge;
-  CheckPipeline pipeline(judge, out);
+  CheckPipeline pipeline(judge, out, &err);
   if (interactive) {  // a person typing: answer each line at once
     for (std::string line; std::getline(in, line);) {
       pipeline.Feed(line + "\n");
       pipeline.Flush();
       out.flush();
     }
-    pipeline.Finish();
-    return pipeline.errors() ? kExitBadInput : kExitOk;
-  }
-  std::unique_ptr<char[]> block(new char[kReadBlock]);
-  while (in) {
-    in.read(block.get(), kReadBlock);
-    const std::streamsize n = in.gcount();
-    if (n <= 0) break;
-    pipeline.Feed(std::string_view(block.get(), static_cast<size_t>(n)));
+  } else {
+    std::unique_ptr<char[]> block(new char[kReadBlock]);
+    while (in) {
+      in.read(block.get(), kReadBlock);
+      const std::streamsize n = in.gcount();
+      if (n <= 0) break;
+      pipeline.Feed(std::string_view(block.get(), static_cast<size_t>(n)));
+    }
   }
   pipeline.Finish();
+  if (const int e = StreamErrno(in)) {
+    return BadInput(err, "check: cannot read standard input: " + ErrnoText(e));
+  }
   return pipeline.errors() ? kExitBadInput : kExitOk;
 }
 
-int Sweep(const Args& args, std::ostream& out, std::ostream& err) {
+int Sweep(const Args& names, std::ostream& out, std::ostream& err) {
   std::string error;
-  auto type = ParseQpTypeArg(args[1], &error);
-  auto from = type ? ParseQpStateArg(args[2], &error) : std::nullopt;
-  auto to = from ? ParseQpStateArg(args[3], &error) : std::nullopt;
-  if (!to) return BadInput(err, error);
+  auto type = ParseQpTypeArg(names[0], &error);
+  auto from = type ? ParseQpStateArg(names[1], &error) : std::nullopt;
+  auto to = from ? ParseQpStateArg(names[2], &error) : std::nullopt;
+  if (!to) return BadInput(err, "check: " + error);
   const std::string prefix = std::string(ToName(*type)) + " " + std::string(ToName(*from)) +
                              " " + std::string(ToName(*to)) + " ";
   std::string buf;
@@ -78,6 +85,7 @@ int Sweep(const Args& args, std::ostream& out, std::ostream& err) {
     if (buf.size() >= kReadBlock) {
       out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
       buf.clear();
+      if (!out) return kExitBadInput;  // main() names the write error
     }
   }
   out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
@@ -146,26 +154,29 @@ int Bench(const std::string& count, std::ostream& out, std::ostream& err) {
 }  // namespace
 
 int RunCheck(const Args& args, std::istream& in, std::ostream& out, std::ostream& err) {
-  if (args.empty()) return Stream(in, out, &in == &std::cin && isatty(STDIN_FILENO));
-  if (args[0] == "--help" || args[0] == "-h") {
+  std::string error;
+  auto flags = ParseFlags(args, kFlags, &error, /*max_positional=*/3);
+  if (!flags) return BadInput(err, "check: " + error);
+  if (flags->help) {
     out << kUsage;
     return kExitOk;
   }
-  if (args[0] == "--sweep") {
-    if (args.size() != 4) {
+  const Args& names = flags->positional();
+  if (flags->Has("--sweep") && flags->Has("--bench")) {
+    return BadInput(err, "check: --sweep and --bench exclude each other");
+  }
+  if (flags->Has("--sweep")) {
+    if (names.size() != 3) {
       return BadInput(err, "check: --sweep needs TYPE FROM TO (valid: e.g. --sweep RC INIT RTR)");
     }
-    return Sweep(args, out, err);
+    return Sweep(names, out, err);
   }
-  if (args[0] == "--bench" || args[0].rfind("--bench=", 0) == 0) {
-    const bool joined = args[0].size() > 7;
-    if (args.size() != (joined ? 1u : 2u)) {
-      return BadInput(err, "check: --bench needs a line count (valid: e.g. --bench 10000000)");
-    }
-    return Bench(joined ? args[0].substr(8) : args[1], out, err);
+  if (!names.empty()) {
+    return BadInput(err, "check: unexpected argument '" + names[0] +
+                             "' (valid: --sweep TYPE FROM TO, --bench N, --help; input on stdin)");
   }
-  return BadInput(err, "check: unexpected argument '" + args[0] +
-                           "' (valid: --sweep TYPE FROM TO, --bench N, --help; input on stdin)");
+  if (flags->Has("--bench")) return Bench(flags->Get("--bench"), out, err);
+  return Stream(in, out, err, &in == &std::cin && isatty(STDIN_FILENO));
 }
 
 }  // namespace qptwin::cli

@@ -15,8 +15,8 @@ constexpr size_t kLineRoom = CheckJudge::kMaxVerdictChars + 2 * kMaxEcho + 4096;
 
 }  // namespace
 
-CheckPipeline::CheckPipeline(const CheckJudge& judge, std::ostream& out)
-    : judge_(judge), out_(out), buf_(new char[kOutBufferBytes + kLineRoom]) {}
+CheckPipeline::CheckPipeline(const CheckJudge& judge, std::ostream& out, std::ostream* diag)
+    : judge_(judge), out_(out), diag_(diag), buf_(new char[kOutBufferBytes + kLineRoom]) {}
 
 CheckPipeline::~CheckPipeline() { Flush(); }
 
@@ -27,6 +27,7 @@ void CheckPipeline::Flush() {
 }
 
 void CheckPipeline::Line(std::string_view line) {
+  ++input_line_;
   CheckRequest r;
   LineKind kind = LineKind::kError;
   if (line.size() > kMaxEcho) {
@@ -47,6 +48,9 @@ void CheckPipeline::Line(std::string_view line) {
     }
     case LineKind::kError: {
       ++errors_;
+      if (diag_ != nullptr) {
+        *diag_ << "qptwin: check: line " << input_line_ << ": " << error_ << "\n";
+      }
       std::memcpy(buf_.get() + used_, "error ", 6);
       used_ += 6;
       const size_t n = std::min(error_.size(), kLineRoom - 8);

@@ -10,21 +10,26 @@
 #include "spec/qp_state_table.h"
 #include "tools/cli/check_pipeline.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/test_util.h"
 
 namespace qptwin::cli {
 namespace {
 
-struct Outcome {
-  int code;
-  std::string out;
-  std::string err;
-};
-
 Outcome Check(const std::string& input, const Args& args = {}) {
-  std::istringstream in(input);
-  std::ostringstream out, err;
-  const int code = RunCheck(args, in, out, err);
-  return {code, out.str(), err.str()};
+  return RunWith(RunCheck, args, input);
+}
+
+TEST(Check, AMalformedLineIsNamedOnStderrWithItsLineNumber) {
+  const Outcome r = Check("# header\n\nRC INIT RTR 0x1\nRC INIT\nRC \x1b[1mINIT RTR 0x1\n");
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_EQ(r.err,
+            "qptwin: check: line 4: expected 4 fields 'TYPE FROM TO MASK' (e.g. 'RC INIT RTR "
+            "0x1a1'), got 2\n"
+            "qptwin: check: line 5: unknown QP state '\\x1b[1mINIT' (valid: " +
+                std::string(r.err.substr(r.err.find("(valid: ") + 8)));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 2) << r.err;
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << "control bytes are escaped";
+  EXPECT_NE(r.out.find("error unknown QP state '\\x1b[1mINIT'"), std::string::npos) << r.out;
 }
 
 TEST(Check, PrintsOneVerdictPerLineAndSkipsBlankAndComments) {
@@ -137,8 +142,10 @@ TEST(Check, BenchReportsARate) {
 }
 
 TEST(Check, BadArgumentsNameTheChoices) {
+  EXPECT_TRUE(IsBadInput(Check("", {"--bench"}), "flag --bench needs a value"));
+  EXPECT_TRUE(IsBadInput(Check("", {"--sweep", "--bench", "9"}), "exclude each other"));
+  EXPECT_TRUE(IsBadInput(Check("", {"RC"}), "unexpected argument 'RC'"));
   for (const Args& args : std::vector<Args>{{"--bogus"},
-                                            {"--bench"},
                                             {"--bench", "many"},
                                             {"--sweep", "RC", "INIT"},
                                             {"--sweep", "RD", "INIT", "RTR"}}) {

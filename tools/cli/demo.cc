@@ -1,9 +1,11 @@
 // qptwin demo [-o FILE]: the README's tour of the RC state machine.
+#include <cerrno>
 #include <cstdlib>
-#include <fstream>
+#include <optional>
 #include <ostream>
 
 #include "spec/qp_state_table.h"
+#include "tools/cli/cli_io.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/diagram_render.h"
 #include "tools/cli/flags.h"
@@ -27,11 +29,14 @@ void Explained(QpType type, QpState from, QpState to, AttrMask mask, std::ostrea
 }
 
 // Where rc.svg goes: -o FILE, else a fresh directory under $TMPDIR or /tmp.
-std::string SvgPath(const Flags& flags) {
+std::optional<std::string> SvgPath(const Flags& flags, std::string* error) {
   if (flags.Has("-o")) return flags.Get("-o");
   const char* dir = std::getenv("TMPDIR");
   std::string tmpl = std::string(dir && *dir ? dir : "/tmp") + "/qptwin-demo-XXXXXX";
-  if (mkdtemp(tmpl.data()) == nullptr) return {};
+  if (mkdtemp(tmpl.data()) == nullptr) {
+    *error = "cannot create a directory like " + tmpl + ": " + ErrnoText(errno);
+    return std::nullopt;
+  }
   return tmpl + "/rc.svg";
 }
 
@@ -66,14 +71,11 @@ int RunDemo(const Args& args, std::istream& in, std::ostream& out, std::ostream&
         << "   (qptwin diagram --type RC prints the dot text)\n";
     return kExitOk;
   }
-  const std::string path = SvgPath(*flags);
-  std::ofstream file(path);
-  file << *svg;
-  file.close();
-  if (path.empty() || !file) {
-    return BadInput(err, "demo: cannot write '" + path + "' (check the directory exists)");
-  }
-  out << "   wrote " << path << " (open it in a browser)\n";
+  const std::optional<std::string> path = SvgPath(*flags, &error);
+  if (!path) return BadInput(err, "demo: " + error);
+  if (*path == "-") return BadInput(err, "demo: -o needs a file name (the tour is on stdout)");
+  if (!WriteOutputFile(*path, *svg, out, &error)) return BadInput(err, "demo: " + error);
+  out << "   wrote " << *path << " (open it in a browser)\n";
   return kExitOk;
 }
 

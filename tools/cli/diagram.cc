@@ -1,7 +1,7 @@
 // qptwin diagram --type T [--format dot|svg] [-o FILE]
-#include <fstream>
 #include <ostream>
 
+#include "tools/cli/cli_io.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/diagram_render.h"
 #include "tools/cli/flags.h"
@@ -14,7 +14,7 @@ namespace {
 constexpr char kUsage[] =
     "usage: qptwin diagram --type TYPE [--format dot|svg] [-o FILE]\n"
     "  the state diagram of a QP type: dot text (default) or SVG rendered by Graphviz's dot;\n"
-    "  written to FILE or stdout.\n";
+    "  written to FILE or stdout (-o - is stdout too).\n";
 
 const std::vector<FlagSpec> kFlags = {{"--type"}, {"--format"}, {"-o"}, {"--output", true, "-o"}};
 
@@ -48,11 +48,8 @@ int RunDiagram(const Args& args, std::istream& in, std::ostream& out, std::ostre
     return kExitOk;
   }
   const std::string path = flags->Get("-o");
-  std::ofstream file(path);
-  file << text;
-  file.close();
-  if (!file) return BadInput(err, "cannot write '" + path + "' (check the directory exists)");
-  out << "wrote " << path << "\n";
+  if (!WriteOutputFile(path, text, out, &error)) return BadInput(err, "diagram: " + error);
+  if (path != "-") out << "wrote " << path << "\n";
   return kExitOk;
 }
 

@@ -94,7 +94,7 @@ TEST(Diagram, BadInputNamesTheChoices) {
   EXPECT_TRUE(IsBadInput(Diagram({"--type", "RD"}), "unknown QP type 'RD'"));
   EXPECT_TRUE(IsBadInput(Diagram({"--type", "RC", "--format", "png"}), "(valid: dot, svg)"));
   EXPECT_TRUE(IsBadInput(Diagram({"--type", "RC", "-o", "/nonexistent/dir/x.dot"}),
-                         "cannot write '/nonexistent/dir/x.dot'"));
+                         "diagram: cannot write /nonexistent/dir/x.dot: no such file or directory"));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "tools/cli/flags.h"
 
 #include "tools/cli/commands.h"
+#include "tools/cli/escape.h"
 
 namespace qptwin::cli {
 namespace {
@@ -29,7 +30,8 @@ std::string Flags::Get(std::string_view name, std::string fallback) const {
 }
 
 std::optional<Flags> ParseFlags(const std::vector<std::string>& args,
-                                const std::vector<FlagSpec>& specs, std::string* error) {
+                                const std::vector<FlagSpec>& specs, std::string* error,
+                                size_t max_positional) {
   Flags flags;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string_view arg = args[i];
@@ -43,9 +45,14 @@ std::optional<Flags> ParseFlags(const std::vector<std::string>& args,
       name = arg.substr(0, eq);
       value = std::string(arg.substr(eq + 1));
     }
-    const FlagSpec* spec = FindSpec(specs, name);
+    const bool is_flag = arg.size() > 1 && arg[0] == '-';
+    if (!is_flag && flags.positional_.size() < max_positional) {
+      flags.positional_.emplace_back(arg);
+      continue;
+    }
+    const FlagSpec* spec = is_flag ? FindSpec(specs, name) : nullptr;
     if (spec == nullptr) {
-      *error = (arg.rfind("-", 0) == 0 ? "unknown flag '" : "unexpected argument '") +
+      *error = (is_flag ? "unknown flag '" : "unexpected argument '") +
                std::string(arg) + "' (" + ValidFlags(specs) + ")";
       return std::nullopt;
     }
@@ -70,7 +77,7 @@ std::optional<Flags> ParseFlags(const std::vector<std::string>& args,
 }
 
 int BadInput(std::ostream& err, std::string_view message) {
-  err << "qptwin: " << message << "\n";
+  err << "qptwin: " << EscapeControl(message) << "\n";
   return kExitBadInput;
 }
 

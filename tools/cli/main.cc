@@ -5,12 +5,21 @@
 // defines wins over a shared library's. sc_main() runs the same dispatch, so the CLI behaves
 // the same even if SystemC's main() were the one started. The model starts the SystemC
 // kernel lazily on first use (model/model_backend.h), so nothing else is needed here.
+//
+// stdin and stdout run over FdBufs (cli_io.h): output that does not reach stdout (a full
+// disk, /dev/full, a closed descriptor) is one `qptwin:` line and exit 2, never a silent 0.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <iostream>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "tools/cli/cli_io.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/flags.h"
 #include "tools/bench/bench_command.h"
 #include "tools/fuzz/fuzz_command.h"
 #include "tools/report/report_command.h"
@@ -30,7 +39,7 @@ constexpr Command kCommands[] = {
     {"explain", qptwin::cli::RunExplain,
      "why a modify_qp is (il)legal and how to fix it: --type RC --from INIT --to RTR --attrs ..."},
     {"check", qptwin::cli::RunCheck,
-     "judge 'TYPE FROM TO MASK' lines from stdin at tens of millions of lines per minute"},
+     "judge 'TYPE FROM TO MASK' lines from stdin (hundreds of millions of lines/min)"},
     {"table", qptwin::cli::RunTable,
      "the QP state-transition table: [--type T] [--format text|markdown|json]"},
     {"diagram", qptwin::cli::RunDiagram,
@@ -66,24 +75,47 @@ std::string CommandNames() {
   return names;
 }
 
-int Dispatch(int argc, char** argv) {
-  std::ios::sync_with_stdio(false);
+int RunCommand(int argc, char** argv) {
   const std::string_view name = argc > 1 ? argv[1] : "help";
   if (name == "help" || name == "--help" || name == "-h") {
     PrintHelp(std::cout);
     return qptwin::cli::kExitOk;
   }
   for (const Command& c : kCommands) {
-    if (c.name == name) {
-      const Args args(argv + 2, argv + argc);
-      const int code = c.run(args, std::cin, std::cout, std::cerr);
-      std::cout.flush();
-      return code;
-    }
+    if (c.name == name) return c.run(Args(argv + 2, argv + argc), std::cin, std::cout, std::cerr);
   }
-  std::cerr << "qptwin: unknown command '" << name << "' (valid: " << CommandNames()
-            << ", help)\n";
-  return qptwin::cli::kExitBadInput;
+  return qptwin::cli::BadInput(std::cerr, "unknown command '" + std::string(name) +
+                                              "' (valid: " + CommandNames() + ", help)");
+}
+
+// A closed descriptor 0, 1 or 2 gets /dev/null, so that no file the command opens takes its
+// number (and receives its output); a closed 0 or 1 is then reported as EBADF by its FdBuf.
+bool ReopenIfClosed(int fd) {
+  if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) return false;
+  const int null = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+  if (null != fd && null >= 0) close(null);
+  return true;
+}
+
+int Dispatch(int argc, char** argv) {
+  std::ios::sync_with_stdio(false);
+  const bool in_closed = ReopenIfClosed(0);
+  const bool out_closed = ReopenIfClosed(1);
+  ReopenIfClosed(2);
+  qptwin::cli::FdBuf in_buf(0, /*output=*/false), out_buf(1, /*output=*/true);
+  if (in_closed) in_buf.set_error(EBADF);
+  if (out_closed) out_buf.set_error(EBADF);
+  std::streambuf* const cin_buf = std::cin.rdbuf(&in_buf);
+  std::streambuf* const cout_buf = std::cout.rdbuf(&out_buf);
+  int code = RunCommand(argc, argv);
+  std::cout.flush();
+  if (out_buf.error() != 0) {
+    code = qptwin::cli::BadInput(std::cerr, "cannot write standard output: " +
+                                                qptwin::cli::ErrnoText(out_buf.error()));
+  }
+  std::cout.rdbuf(cout_buf);
+  std::cin.rdbuf(cin_buf);
+  return code;
 }
 
 }  // namespace

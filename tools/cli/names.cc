@@ -1,11 +1,13 @@
 #include "tools/cli/names.h"
 
+#include "tools/cli/escape.h"
+
 namespace qptwin::cli {
 namespace {
 
 std::string Quoted(std::string_view token) {
   std::string s = "'";
-  s += token;
+  s += EscapeControl(token);
   s += "'";
   return s;
 }

@@ -9,8 +9,6 @@
 #include <ostream>
 #include <random>
 
-#include "hw/verbs_backend.h"
-#include "model/model_backend.h"
 #include "spec/reference/sequence_gen.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/flags.h"
@@ -24,8 +22,8 @@ using cli::BadInput;
 constexpr int kExitFailures = 1;  // a rule was broken (the files say which)
 
 constexpr char kUsage[] =
-    "usage: qptwin fuzz [--backend model|hw] [--profile P] [--seconds N] [--seed S] [--out DIR]\n"
-    "                   [--max-len L] [--replay N] [--sequences K]\n"
+    "usage: qptwin fuzz [--backend model|hw] [--profile P] [--device D] [--seconds N] [--seed S]\n"
+    "                   [--out DIR] [--max-len L] [--replay N] [--sequences K]\n"
     "  runs random modify/post/poll sequences of 1..L commands (default 20) on two connected\n"
     "  RC QPs against the reference model for N seconds (default 10); progress on stderr.\n"
     "  Every sequence that breaks a rule is saved as DIR/fail-S-N.qps (DIR defaults to .) and\n"
@@ -34,9 +32,12 @@ constexpr char kUsage[] =
     "  after K sequences (with --seconds too, whichever comes first).\n"
     "  --profile: the model's device profile (rxe, ibta; default rxe).\n";
 
-const std::vector<cli::FlagSpec> kFlags = {{"--backend"}, {"--profile"}, {"--seconds"},
-                                           {"--seed"},    {"--out"},     {"--max-len"},
-                                           {"--replay"}, {"--sequences"}};
+std::vector<cli::FlagSpec> Specs() {
+  std::vector<cli::FlagSpec> specs = cli::BackendFlags();
+  specs.insert(specs.end(), {{"--seconds"}, {"--seed"}, {"--out"}, {"--max-len"}, {"--replay"},
+                             {"--sequences"}});
+  return specs;
+}
 
 constexpr size_t kMaxLen = 1000;
 
@@ -54,12 +55,6 @@ std::optional<double> ParseSeconds(const std::string& s) {
   return v;
 }
 
-std::string Join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
 uint64_t FreshSeed() {
   std::random_device rd;
   const uint64_t t = std::chrono::steady_clock::now().time_since_epoch().count();
@@ -68,46 +63,25 @@ uint64_t FreshSeed() {
 
 }  // namespace
 
-std::unique_ptr<Backend> MakeFuzzBackend(const std::string& kind, const std::string& profile,
-                                         std::string* error) {
-  if (kind == "model") {
-    model::ModelOptions opts;
-    opts.profile = profile;
-    opts.devices = 1;  // both QPs of a sequence live on the first device
-    auto backend = model::MakeModelBackend(opts);
-    if (!backend) {
-      *error = "unknown model profile '" + profile + "' (valid: " + Join(model::ProfileNames()) +
-               ")";
-    }
-    return backend;
-  }
-  auto backend = hw::MakeVerbsBackend(hw::VerbsOptions{});
-  if (backend->ListDevices().empty()) {
-    *error = "--backend hw: no RDMA device found (load Soft-RoCE with `rdma link add rxe0 "
-             "type rxe netdev IFACE`, or run inside tools/rxe-vm/run)";
-    return nullptr;
-  }
-  return backend;
+std::unique_ptr<Backend> MakeFuzzBackend(const cli::BackendSpec& spec, std::string* error) {
+  cli::BackendSpec one = spec;
+  one.devices = 1;  // both QPs of a sequence live on the first device
+  return cli::MakeBackend(one, error);
 }
 
 int RunFuzzWith(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
                 std::ostream& err, const BackendFactory& make) {
   std::string error;
-  auto flags = cli::ParseFlags(args, kFlags, &error);
+  auto flags = cli::ParseFlags(args, Specs(), &error);
   if (!flags) return BadInput(err, "fuzz: " + error);
   if (flags->help) {
     out << kUsage;
     return cli::kExitOk;
   }
-  const std::string kind = flags->Get("--backend", "model");
-  if (kind != "model" && kind != "hw") {
-    return BadInput(err, "fuzz: unknown backend '" + kind + "' (valid: model, hw)");
-  }
-  const std::string profile = flags->Get("--profile", "rxe");
-  if (kind == "hw" && flags->Has("--profile")) {
-    return BadInput(err, "fuzz: --profile is for --backend model (valid: model profiles " +
-                             Join(model::ProfileNames()) + ")");
-  }
+  cli::BackendSpec spec;
+  if (!cli::BackendSpecFromFlags(*flags, &spec, &error)) return BadInput(err, "fuzz: " + error);
+  if (spec.kind == "model" && spec.profile.empty()) spec.profile = "rxe";
+  const std::string& kind = spec.kind;
   FuzzOptions opts;
   if (flags->Has("--seconds")) {
     auto s = ParseSeconds(flags->Get("--seconds"));
@@ -151,13 +125,14 @@ int RunFuzzWith(const std::vector<std::string>& args, std::istream& in, std::ost
   }
   opts.out_dir = flags->Get("--out", ".");
   opts.settle_ns = kind == "model" ? 2'000'000 : 20'000'000;
-  opts.backend_flags = "--backend " + kind + (kind == "model" ? " --profile " + profile : "");
+  opts.backend_flags = "--backend " + kind + (kind == "model" ? " --profile " + spec.profile : "") +
+                       (spec.device.empty() ? "" : " --device " + spec.device);
 
   // One backend up front: a bad profile or a missing device is bad input, not a failure.
-  if (!make(kind, profile, &error)) return BadInput(err, "fuzz: " + error);
+  if (!make(spec, &error)) return BadInput(err, "fuzz: " + error);
   const BackendMaker maker = [&] {
     std::string ignored;
-    return make(kind, profile, &ignored);
+    return make(spec, &ignored);
   };
 
   if (opts.replay) {

@@ -1,7 +1,7 @@
 // `qptwin fuzz`: random modify/post/poll sequences on a backend against the reference model.
 //
-//   qptwin fuzz [--backend model|hw] [--profile P] [--seconds N] [--seed S] [--out DIR]
-//               [--max-len L] [--replay N]
+//   qptwin fuzz [--backend model|hw] [--profile P] [--device D] [--seconds N] [--seed S]
+//               [--out DIR] [--max-len L] [--replay N] [--sequences K]
 //
 // Exit codes (tools/cli/commands.h): 0 no rule broken; 1 at least one failure (each saved as
 // DIR/fail-S-N.qps); 2 bad input, an unwritable DIR, or `--backend hw` without an RDMA device
@@ -17,17 +17,17 @@
 #include <vector>
 
 #include "spec/backend.h"
+#include "tools/cli/backend_factory.h"
 
 namespace qptwin::fuzz {
 
-// Makes a backend of `kind` ("model", "hw") and model `profile`; null with *error (one line)
-// when it cannot be had here (unknown profile, no RDMA device).
-using BackendFactory = std::function<std::unique_ptr<Backend>(
-    const std::string& kind, const std::string& profile, std::string* error)>;
+// Makes the backend `spec` names; null with *error (one line) when it cannot be had here
+// (unknown profile, no RDMA device). Injected so tests can wrap the real one.
+using BackendFactory =
+    std::function<std::unique_ptr<Backend>(const cli::BackendSpec& spec, std::string* error)>;
 
-// The real factory: model::MakeModelBackend and hw::MakeVerbsBackend.
-std::unique_ptr<Backend> MakeFuzzBackend(const std::string& kind, const std::string& profile,
-                                         std::string* error);
+// The real factory: the CLI's one (cli::MakeBackend), with one model device.
+std::unique_ptr<Backend> MakeFuzzBackend(const cli::BackendSpec& spec, std::string* error);
 
 int RunFuzzWith(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
                 std::ostream& err, const BackendFactory& make);

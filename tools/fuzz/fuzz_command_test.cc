@@ -117,7 +117,7 @@ class NoDeviceBackend : public Backend {
 
 TEST(FuzzCommand, EveryFailureIsSavedWithTheRuleAndTheReplayCommandAndExitsOne) {
   const std::string dir = TempDir("broken");
-  auto broken = [](const std::string&, const std::string&, std::string*) {
+  auto broken = [](const cli::BackendSpec&, std::string*) {
     return std::unique_ptr<Backend>(new NoDeviceBackend);
   };
   const Outcome o = Fuzz({"--seconds", "0.2", "--seed", "9", "--out", dir}, broken);
@@ -138,7 +138,7 @@ TEST(FuzzCommand, EveryFailureIsSavedWithTheRuleAndTheReplayCommandAndExitsOne) 
 }
 
 TEST(FuzzCommand, AnUnwritableOutDirIsBadInput) {
-  auto broken = [](const std::string&, const std::string&, std::string*) {
+  auto broken = [](const cli::BackendSpec&, std::string*) {
     return std::unique_ptr<Backend>(new NoDeviceBackend);
   };
   const Outcome o = Fuzz({"--seconds", "0.1", "--seed", "9", "--out", "/proc/nonexistent"}, broken);

@@ -1,9 +1,12 @@
 #include "tools/report/report_command.h"
 
-#include <fstream>
 #include <iostream>
 
+#include "tools/cli/backend_factory.h"
+#include "tools/cli/cli_io.h"
+#include "tools/cli/commands.h"
 #include "tools/cli/diagram_render.h"
+#include "tools/cli/flags.h"
 #include "tools/cli/graphviz.h"
 #include "tools/report/report_html.h"
 #include "tools/scenario/run_command.h"
@@ -12,7 +15,10 @@ namespace qptwin::report {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: qptwin report FILE.qps -o OUT.html [--backend model|hw] [--profile P]";
+    "usage: qptwin report FILE.qps -o OUT.html [--backend model|hw] [--profile P] [--device D]\n"
+    "  runs FILE.qps (- = stdin) and writes one self-contained HTML page about the run to\n"
+    "  OUT.html (- = stdout). Exit 0: every expectation held, 1: one failed (the page says\n"
+    "  which), 2: bad usage, an unreadable or malformed FILE, no backend, or OUT unwritable.\n";
 
 std::vector<Diagram> RenderDiagrams(const scenario::RunResult& result) {
   auto paths = QpPaths(result);
@@ -41,45 +47,40 @@ std::vector<Diagram> RenderDiagrams(const scenario::RunResult& result) {
 
 int RunReport(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
               std::ostream& err, const scenario::BackendFactory& make) {
-  scenario::BackendChoice choice{"model", "", 1};
-  std::string file, output;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    const bool has_value = i + 1 < args.size();
-    if ((a == "-o" || a == "--output") && has_value) {
-      output = args[++i];
-    } else if (a == "--backend" && has_value && (args[i + 1] == "model" || args[i + 1] == "hw")) {
-      choice.kind = args[++i];
-    } else if (a == "--profile" && has_value) {
-      choice.profile = args[++i];
-    } else if (a.size() > 1 && a[0] == '-') {
-      err << "bad or incomplete option " << a << "\n" << kUsage << "\n";
-      return 2;
-    } else if (file.empty()) {
-      file = a;
-    } else {
-      err << "one scenario FILE per report\n" << kUsage << "\n";
-      return 2;
-    }
+  std::vector<cli::FlagSpec> specs = cli::BackendFlags();
+  specs.insert(specs.end(), {{"-o"}, {"--output", true, "-o"}});
+  std::string error;
+  auto flags = cli::ParseFlags(args, specs, &error, /*max_positional=*/1);
+  if (!flags) return cli::BadInput(err, "report: " + error);
+  if (flags->help) {
+    out << kUsage;
+    return cli::kExitOk;
   }
-  if (file.empty() || output.empty()) {
-    err << kUsage << "\n";
-    return 2;
+  cli::BackendSpec spec;
+  if (!cli::BackendSpecFromFlags(*flags, &spec, &error)) {
+    return cli::BadInput(err, "report: " + error);
   }
+  if (flags->positional().empty()) {
+    return cli::BadInput(err, "report: no scenario FILE given (see qptwin report --help)");
+  }
+  if (!flags->Has("-o")) {
+    return cli::BadInput(err, "report: missing -o OUT.html (- writes the page to stdout)");
+  }
+  const std::string file = flags->positional()[0];
+  const std::string output = flags->Get("-o");
+  const scenario::BackendChoice choice{spec.kind, spec.profile, 1, spec.device};
   scenario::ScenarioRun run;
   if (int rc = scenario::LoadAndRun(file, in, choice, make, err, &run)) return rc;
   std::string html = RenderReportHtml(file, run, RenderDiagrams(run.result));
-  std::ofstream f(output, std::ios::binary);
-  f << html;
-  f.close();
-  if (!f) {
-    err << output << ": cannot write the report\n";
-    return 2;
+  if (!cli::WriteOutputFile(output, html, out, &error)) {
+    return cli::BadInput(err, "report: " + error);
   }
   const int failures = run.result.FailureCount();
-  out << "wrote " << output << " (" << html.size() << " bytes, " << run.result.steps.size()
-      << " steps, " << failures << " failed expectation(s))\n";
-  return failures ? 1 : 0;
+  if (output != "-") {  // with -o -, stdout is the page alone
+    out << "wrote " << output << " (" << html.size() << " bytes, " << run.result.steps.size()
+        << " steps, " << failures << " failed expectation(s))\n";
+  }
+  return failures ? cli::kExitIllegal : cli::kExitOk;
 }
 
 int RunReportCli(const std::vector<std::string>& args, std::istream& in, std::ostream& out,

@@ -1,30 +1,16 @@
 #include "tools/scenario/run_command.h"
 
-#include "hw/verbs_backend.h"
-#include "model/model_backend.h"
+#include "tools/cli/backend_factory.h"
 
 namespace qptwin::scenario {
 
 std::unique_ptr<Backend> MakeScenarioBackend(const BackendChoice& choice, std::string* error) {
-  if (choice.kind == "model") {
-    model::ModelOptions opts;
-    opts.profile = choice.profile;
-    opts.devices = std::max(1, choice.devices);
-    std::unique_ptr<Backend> backend = model::MakeModelBackend(opts);
-    if (!backend) {
-      std::string known;
-      for (const std::string& p : model::ProfileNames()) known += (known.empty() ? "" : ", ") + p;
-      *error = "unknown model profile '" + choice.profile + "' (known: " + known + ")";
-    }
-    return backend;
-  }
-  std::unique_ptr<Backend> backend = hw::MakeVerbsBackend(hw::VerbsOptions{});
-  if (backend->ListDevices().empty()) {
-    *error = "no RDMA device found (load Soft-RoCE with `rdma link add rxe0 type rxe netdev "
-             "IFACE`, or run inside tools/rxe-vm/run)";
-    return nullptr;
-  }
-  return backend;
+  cli::BackendSpec spec;
+  spec.kind = choice.kind;
+  spec.profile = choice.profile;
+  spec.device = choice.device;
+  spec.devices = choice.devices;
+  return cli::MakeBackend(spec, error);
 }
 
 int RunScenarioCli(const std::vector<std::string>& args, std::istream& in, std::ostream& out,

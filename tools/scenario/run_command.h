@@ -1,6 +1,6 @@
 // Entry points for the qptwin CLI: `qptwin run ...` and `qptwin diff ...` (args exclude the
-// subcommand). They create the backends from --backend/--profile: the model through
-// model::MakeModelBackend, real devices through hw::MakeVerbsBackend.
+// subcommand). They create the backends from --backend/--profile/--device through the CLI's
+// one factory (tools/cli/backend_factory.h).
 //
 // Exit codes: 0 ok; 1 a failed expectation (run) or a differing transcript (diff); 2 usage,
 // bad syntax (with FILE:LINE and what was expected), or no usable backend (`--backend hw`
@@ -25,8 +25,8 @@ int RunScenarioCli(const std::vector<std::string>& args, std::istream& in, std::
 int DiffScenarioCli(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
                     std::ostream& err);
 
-// The factory both use (exposed for tests and other tools): null with *error set when the
-// profile is unknown or (hw) there is no RDMA device.
+// The factory both use (exposed for tests and other tools): cli::MakeBackend for a
+// BackendChoice; null with *error set (unknown profile, no such device).
 std::unique_ptr<Backend> MakeScenarioBackend(const BackendChoice& choice, std::string* error);
 
 }  // namespace qptwin::scenario

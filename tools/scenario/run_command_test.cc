@@ -62,7 +62,7 @@ TEST(RunCommand, NarratedTraceShowsTimesAndTheOracleReason) {
 TEST(RunCommand, FailedExpectationExitsOneWithTheLine) {
   Cli r = RunCli({"--canonical", "-"}, std::string(kGood) + "query a expect=RTS\n");
   EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.err.find("-: line 8: expected RTS, got INIT"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.rfind("qptwin: run: -: line 8: expected RTS, got INIT", 0), 0u) << r.err;
 }
 
 TEST(RunCommand, FailedCheckExitsOne) {
@@ -77,22 +77,60 @@ TEST(RunCommand, SyntaxErrorExitsTwoWithFileAndLine) {
   std::string path = TempFile("bad.qps", "device d\npd p\nmr m pd=p\n");
   Cli r = RunCli({path});
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find(path + ":3: missing len="), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.rfind("qptwin: run: " + path + ":3: missing len=; expected: mr NAME", 0), 0u)
+      << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
 }
 
-TEST(RunCommand, UsageErrorsExitTwo) {
-  EXPECT_EQ(RunCli({}).code, 2);
-  EXPECT_EQ(RunCli({"--backend", "fpga", "x.qps"}).code, 2);
-  EXPECT_EQ(RunCli({"--frobnicate", "x.qps"}).code, 2);
-  Cli r = RunCli({"/nonexistent/x.qps"});
+// Exit 2, nothing on stdout, exactly `line` (one "qptwin: " line) on stderr.
+void ExpectBadInput(const Cli& r, const std::string& line) {
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("cannot read"), std::string::npos);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, line + "\n");
+}
+
+TEST(RunCommand, UsageErrorsAreOneLineAndExitTwo) {
+  ExpectBadInput(RunCli({}), "qptwin: run: no scenario FILE given (see qptwin run --help)");
+  ExpectBadInput(RunCli({"--backend", "fpga", "x.qps"}),
+                 "qptwin: run: unknown backend 'fpga' (valid: model, hw)");
+  EXPECT_EQ(RunCli({"--frobnicate", "x.qps"}).err.rfind("qptwin: run: unknown flag '--frobnicate' "
+                                                        "(valid: --backend VALUE",
+                                                        0),
+            0u);
+  ExpectBadInput(RunCli({"--canonical", "--narrate", "-"}),
+                 "qptwin: run: --canonical and --narrate exclude each other");
+  ExpectBadInput(RunCli({"/nonexistent/x.qps"}),
+                 "qptwin: run: cannot read /nonexistent/x.qps: no such file or directory");
+  ExpectBadInput(RunCli({::testing::TempDir()}),
+                 "qptwin: run: cannot read " + ::testing::TempDir() + ": is a directory");
+}
+
+TEST(RunCommand, HelpIsUsageOnStdoutAndExitZero) {
+  Cli r = RunCli({"--help"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out.rfind("usage: qptwin run ", 0), 0u) << r.out;
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(RunCommand, ControlBytesInAFileNameAreEscaped) {
+  ExpectBadInput(RunCli({"/nonexistent/\x1b[2J.qps"}),
+                 "qptwin: run: cannot read /nonexistent/\\x1b[2J.qps: no such file or directory");
+}
+
+TEST(RunCommand, TraceToStdoutAndUnwritableTraceFiles) {
+  Cli r = RunCli({"--canonical", "--trace-json", "-", "-"}, kGood);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("L7 error EINVAL\n{"), std::string::npos) << r.out;
+  r = RunCli({"--canonical", "--vcd", "/dev/full", "-"}, kGood);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "qptwin: run: --vcd: cannot write /dev/full: no space left on device\n");
 }
 
 TEST(RunCommand, UnknownProfileExitsTwo) {
   Cli r = RunCli({"--profile", "nosuch", "-"}, kGood);
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("unknown model profile 'nosuch'"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.rfind("qptwin: run: unknown model profile 'nosuch' (valid: rxe, ibta", 0), 0u)
+      << r.err;
 }
 
 TEST(RunCommand, HwWithoutDeviceIsOneClearLine) {
@@ -121,6 +159,13 @@ TEST(DiffCommand, NeedsFilesAndAgainst) {
   EXPECT_EQ(DiffScenarioCli({"--against", "model"}, in, out, err), 2);
   EXPECT_EQ(DiffScenarioCli({path}, in, out, err), 2);
   EXPECT_EQ(DiffScenarioCli({"--against", "fpga", path}, in, out, err), 2);
+  EXPECT_EQ(DiffScenarioCli({"--against", "hw:rxe", path}, in, out, err), 2);
+  EXPECT_EQ(out.str(), "");
+  EXPECT_EQ(err.str(),
+            "qptwin: diff: no scenario FILE given (see qptwin diff --help)\n"
+            "qptwin: diff: missing --against (valid: model[:PROFILE], hw)\n"
+            "qptwin: diff: --against: unknown backend 'fpga' (valid: model, hw)\n"
+            "qptwin: diff: --against hw takes no profile (valid: model[:PROFILE], hw)\n");
 }
 
 TEST(DiffCommand, ReportsTheFirstDifferingLine) {

@@ -1,7 +1,6 @@
 #include "tools/scenario/scenario_cli.h"
 
 #include <algorithm>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -10,16 +9,25 @@
 #include "spec/scenario/trace_json.h"
 #include "spec/scenario/trace_vcd.h"
 #include "spec/scenario/transcript.h"
+#include "tools/cli/backend_factory.h"
+#include "tools/cli/cli_io.h"
+#include "tools/cli/escape.h"
+#include "tools/cli/flags.h"
 
 namespace qptwin::scenario {
 namespace {
 
 constexpr char kRunUsage[] =
-    "usage: qptwin run [--backend model|hw] [--profile P] [--canonical | --narrate]\n"
-    "                  [--vcd OUT.vcd] [--trace-json OUT.json] FILE...  (- = stdin;\n"
-    "                  --vcd/--trace-json take one FILE)";
+    "usage: qptwin run [--backend model|hw] [--profile P] [--device D] [--canonical | --narrate]\n"
+    "                  [--vcd OUT.vcd] [--trace-json OUT.json] FILE...\n"
+    "  runs each .qps FILE (- = stdin; spec/scenario/FORMAT.md) and prints its transcript;\n"
+    "  --vcd/--trace-json trace one FILE. Exit 0: every expectation held, 1: one failed,\n"
+    "  2: bad usage, an unreadable or malformed FILE, or no such backend.\n";
 constexpr char kDiffUsage[] =
-    "usage: qptwin diff [--backend model|hw] [--profile P] --against model[:P]|hw FILE...";
+    "usage: qptwin diff [--backend model|hw] [--profile P] [--device D] --against model[:P]|hw\n"
+    "                   FILE...\n"
+    "  runs each .qps FILE on both backends and compares the canonical transcripts.\n"
+    "  Exit 0: identical, 1: a difference (the first one is printed), 2: bad input.\n";
 
 struct Options {
   BackendChoice backend{"model", "", 1};
@@ -31,117 +39,108 @@ struct Options {
   std::vector<std::string> files;
 };
 
-bool ParseKind(const std::string& s, BackendChoice* out) {
-  size_t colon = s.find(':');
-  std::string kind = s.substr(0, colon);
-  if (kind != "model" && kind != "hw") return false;
-  out->kind = kind;
-  if (colon != std::string::npos) out->profile = s.substr(colon + 1);
-  return true;
+// "qptwin: <text>" with control bytes escaped; returns 2.
+int Problem(std::ostream& err, const std::string& text) { return cli::BadInput(err, text); }
+
+void ToChoice(const cli::BackendSpec& spec, BackendChoice* out) {
+  out->kind = spec.kind;
+  out->profile = spec.profile;
+  out->device = spec.device;
 }
 
-// Returns false (with a message on err) for bad usage.
-bool ParseArgs(const std::vector<std::string>& args, bool diff, Options* o, std::ostream& err) {
-  const char* usage = diff ? kDiffUsage : kRunUsage;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&](std::string* v) {
-      if (i + 1 >= args.size()) return false;
-      *v = args[++i];
-      return true;
-    };
-    std::string v;
-    if (a == "--backend") {
-      if (!value(&v) || !ParseKind(v, &o->backend)) {
-        err << "--backend needs model or hw\n" << usage << "\n";
-        return false;
-      }
-    } else if (a == "--profile") {
-      if (!value(&o->backend.profile)) {
-        err << "--profile needs a name\n" << usage << "\n";
-        return false;
-      }
-    } else if (diff && a == "--against") {
-      if (!value(&v) || !ParseKind(v, &o->against)) {
-        err << "--against needs model[:PROFILE] or hw\n" << usage << "\n";
-        return false;
-      }
-      o->has_against = true;
-    } else if (!diff && a == "--canonical") {
-      o->canonical = true;
-    } else if (!diff && a == "--narrate") {
-      o->narrate = true;
-    } else if (!diff && (a == "--vcd" || a == "--trace-json")) {
-      if (!value(a == "--vcd" ? &o->vcd : &o->trace_json)) {
-        err << a << " needs an output file\n" << usage << "\n";
-        return false;
-      }
-    } else if (a.size() > 1 && a[0] == '-') {
-      err << "unknown option " << a << "\n" << usage << "\n";
+// --against model[:PROFILE] | hw
+bool ParseAgainst(const std::string& s, BackendChoice* out, std::string* error) {
+  const size_t colon = s.find(':');
+  out->kind = s.substr(0, colon);
+  if (std::string why = cli::CheckBackendKind(out->kind); !why.empty()) {
+    *error = "--against: " + why;
+    return false;
+  }
+  if (colon != std::string::npos) {
+    if (out->kind == "hw") {
+      *error = "--against hw takes no profile (valid: model[:PROFILE], hw)";
       return false;
-    } else {
-      o->files.push_back(a);
     }
-  }
-  if (o->files.empty() || (diff && !o->has_against)) {
-    err << usage << "\n";
-    return false;
-  }
-  if (o->canonical && o->narrate) {
-    err << "--canonical and --narrate exclude each other\n" << usage << "\n";
-    return false;
-  }
-  if ((!o->vcd.empty() || !o->trace_json.empty()) && o->files.size() != 1) {
-    err << "--vcd and --trace-json trace one scenario FILE\n" << usage << "\n";
-    return false;
+    out->profile = s.substr(colon + 1);
   }
   return true;
 }
 
-bool ReadFile(const std::string& path, std::istream& in, std::string* text) {
-  std::ostringstream ss;
-  if (path == "-") {
-    ss << in.rdbuf();
+// 0 to go on; else the exit code, the usage or one line printed.
+int ParseArgs(const std::vector<std::string>& args, bool diff, Options* o, std::ostream& out,
+              std::ostream& err) {
+  const char* name = diff ? "diff" : "run";
+  std::vector<cli::FlagSpec> specs = cli::BackendFlags();
+  if (diff) {
+    specs.push_back({"--against"});
   } else {
-    std::ifstream f(path);
-    if (!f) return false;
-    ss << f.rdbuf();
+    specs.insert(specs.end(), {{"--canonical", false}, {"--narrate", false}, {"--vcd"},
+                               {"--trace-json"}});
   }
-  *text = ss.str();
-  return true;
+  std::string error;
+  auto flags = cli::ParseFlags(args, specs, &error, cli::kAnyNumber);
+  if (!flags) return Problem(err, std::string(name) + ": " + error);
+  if (flags->help) {
+    out << (diff ? kDiffUsage : kRunUsage);
+    return -1;
+  }
+  cli::BackendSpec spec;
+  if (!cli::BackendSpecFromFlags(*flags, &spec, &error)) {
+    return Problem(err, std::string(name) + ": " + error);
+  }
+  ToChoice(spec, &o->backend);
+  if (diff && flags->Has("--against")) {
+    if (!ParseAgainst(flags->Get("--against"), &o->against, &error)) {
+      return Problem(err, std::string(name) + ": " + error);
+    }
+    o->against.device = spec.device;
+    o->has_against = true;
+  }
+  o->canonical = flags->Has("--canonical");
+  o->narrate = flags->Has("--narrate");
+  o->vcd = flags->Get("--vcd");
+  o->trace_json = flags->Get("--trace-json");
+  o->files = flags->positional();
+  if (o->files.empty()) {
+    return Problem(err, std::string(name) + ": no scenario FILE given (see qptwin " + name +
+                            " --help)");
+  }
+  if (diff && !o->has_against) {
+    return Problem(err, "diff: missing --against (valid: model[:PROFILE], hw)");
+  }
+  if (o->canonical && o->narrate) return Problem(err, "run: --canonical and --narrate exclude each other");
+  if ((!o->vcd.empty() || !o->trace_json.empty()) && o->files.size() != 1) {
+    return Problem(err, "run: --vcd and --trace-json trace one scenario FILE");
+  }
+  return 0;
 }
 
-bool WriteFile(const std::string& path, const std::string& text, std::ostream& err) {
-  std::ofstream f(path, std::ios::binary);
-  if (f) f << text;
-  if (!f) err << path << ": cannot write the file\n";
-  return static_cast<bool>(f);
-}
-
-// Reads and parses `path`; on failure prints why and returns false.
-bool Load(const std::string& path, std::istream& in, Scenario* sc, std::ostream& err) {
-  std::string text;
-  if (!ReadFile(path, in, &text)) {
-    err << path << ": cannot read the file\n";
+// Reads and parses `path`; on failure prints why (one line) and returns false.
+bool Load(const char* name, const std::string& path, std::istream& in, Scenario* sc,
+          std::ostream& err) {
+  std::string text, error;
+  if (!cli::ReadInputFile(path, in, &text, &error)) {
+    Problem(err, std::string(name) + ": " + error);
     return false;
   }
   ParseError pe;
   if (!ParseScenario(text, sc, &pe)) {
-    err << path << ":" << pe.line << ": " << pe.message << "\n";
+    Problem(err, std::string(name) + ": " + path + ":" + std::to_string(pe.line) + ": " +
+                     pe.message);
     return false;
   }
   return true;
 }
 
 // The backend for one scenario: the flag's profile, else the first device line's, else rxe.
-std::unique_ptr<Backend> Make(const BackendFactory& make, BackendChoice choice,
-                              const Scenario& sc, std::ostream& err) {
-  if (choice.profile.empty()) choice.profile = sc.first_profile;
-  if (choice.profile.empty()) choice.profile = "rxe";
+std::unique_ptr<Backend> Make(const char* name, const BackendFactory& make,
+                              BackendChoice choice, const Scenario& sc, std::ostream& err) {
+  if (choice.kind == "model" && choice.profile.empty()) choice.profile = sc.first_profile;
+  if (choice.kind == "model" && choice.profile.empty()) choice.profile = "rxe";
   choice.devices = std::max(1, sc.device_lines);
   std::string why;
   std::unique_ptr<Backend> backend = make(choice, &why);
-  if (!backend) err << "cannot use backend " << choice.kind << ": " << why << "\n";
+  if (!backend) Problem(err, std::string(name) + ": " + why);
   return backend;
 }
 
@@ -153,8 +152,8 @@ std::string Label(const BackendChoice& c) {
 
 int LoadAndRun(const std::string& path, std::istream& in, const BackendChoice& choice,
                const BackendFactory& make, std::ostream& err, ScenarioRun* out) {
-  if (!Load(path, in, &out->scenario, err)) return 2;
-  std::unique_ptr<Backend> backend = Make(make, choice, out->scenario, err);
+  if (!Load("report", path, in, &out->scenario, err)) return 2;
+  std::unique_ptr<Backend> backend = Make("report", make, choice, out->scenario, err);
   if (!backend) return 2;
   BackendChoice used = choice;
   if (used.profile.empty()) used.profile = out->scenario.first_profile;
@@ -167,15 +166,15 @@ int LoadAndRun(const std::string& path, std::istream& in, const BackendChoice& c
 int RunScenarios(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
                  std::ostream& err, const BackendFactory& make) {
   Options o;
-  if (!ParseArgs(args, /*diff=*/false, &o, err)) return 2;
+  if (int rc = ParseArgs(args, /*diff=*/false, &o, out, err)) return rc < 0 ? 0 : rc;
   int exit_code = 0;
   for (const std::string& path : o.files) {
     Scenario sc;
-    if (!Load(path, in, &sc, err)) {
+    if (!Load("run", path, in, &sc, err)) {
       exit_code = 2;
       continue;
     }
-    std::unique_ptr<Backend> backend = Make(make, o.backend, sc, err);
+    std::unique_ptr<Backend> backend = Make("run", make, o.backend, sc, err);
     if (!backend) return 2;
     RunResult result = Runner(backend.get()).Run(sc);
     const std::string clock = backend->Kind() == "model" ? "simulated" : "real";
@@ -186,14 +185,21 @@ int RunScenarios(const std::vector<std::string>& args, std::istream& in, std::os
       out << "# " << path << " on " << Label(o.backend) << "\n";
       out << NarratedTranscript(result, clock, o.narrate);
     }
-    if (!o.vcd.empty() && !WriteFile(o.vcd, RenderVcd(result, path), err)) return 2;
+    std::string error;
+    if (!o.vcd.empty() && !cli::WriteOutputFile(o.vcd, RenderVcd(result, path), out, &error)) {
+      return Problem(err, "run: --vcd: " + error);
+    }
     if (!o.trace_json.empty() &&
-        !WriteFile(o.trace_json, RenderTraceJson(result, path, Label(o.backend), clock), err)) {
-      return 2;
+        !cli::WriteOutputFile(o.trace_json,
+                              RenderTraceJson(result, path, Label(o.backend), clock), out,
+                              &error)) {
+      return Problem(err, "run: --trace-json: " + error);
     }
     if (result.FailureCount() > 0) {
       std::istringstream lines(FailureReport(result));
-      for (std::string line; std::getline(lines, line);) err << path << ": " << line << "\n";
+      for (std::string line; std::getline(lines, line);) {
+        err << "qptwin: run: " << cli::EscapeControl(path + ": " + line) << "\n";
+      }
       exit_code = std::max(exit_code, 1);
     }
   }
@@ -203,18 +209,18 @@ int RunScenarios(const std::vector<std::string>& args, std::istream& in, std::os
 int DiffScenarios(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
                   std::ostream& err, const BackendFactory& make) {
   Options o;
-  if (!ParseArgs(args, /*diff=*/true, &o, err)) return 2;
+  if (int rc = ParseArgs(args, /*diff=*/true, &o, out, err)) return rc < 0 ? 0 : rc;
   int exit_code = 0;
   for (const std::string& path : o.files) {
     Scenario sc;
-    if (!Load(path, in, &sc, err)) {
+    if (!Load("diff", path, in, &sc, err)) {
       exit_code = 2;
       continue;
     }
     std::string transcripts[2];
     const BackendChoice* choices[2] = {&o.backend, &o.against};
     for (int side = 0; side < 2; ++side) {
-      std::unique_ptr<Backend> backend = Make(make, *choices[side], sc, err);
+      std::unique_ptr<Backend> backend = Make("diff", make, *choices[side], sc, err);
       if (!backend) return 2;
       transcripts[side] = CanonicalTranscript(Runner(backend.get()).Run(sc));
     }

@@ -3,7 +3,8 @@
 //
 // Exit codes: 0 every expectation held (run) / transcripts identical (diff); 1 an
 // expectation failed / a transcript differs; 2 usage, syntax error, unreadable file or a
-// backend that cannot be created or has no device.
+// backend that cannot be created or has no device. Every problem is one `qptwin: ...` line
+// on `err` (FILE:LINE for syntax errors); --help prints the usage to `out` and returns 0.
 #pragma once
 
 #include <functional>
@@ -20,8 +21,9 @@ namespace qptwin::scenario {
 
 struct BackendChoice {
   std::string kind;     // "model" or "hw"
-  std::string profile;  // model profile ("rxe", "ibta"); ignored by hw
+  std::string profile;  // model profile ("rxe", "ibta"); none for hw
   int devices = 1;      // how many devices the scenario opens (its `device` lines)
+  std::string device;   // --device: hw device name ("" = $QPTWIN_DEVICE, else the first)
 };
 
 // Returns null and sets *error (one line) when the backend cannot be had.
@@ -40,12 +42,13 @@ struct ScenarioRun {
 int LoadAndRun(const std::string& path, std::istream& in, const BackendChoice& choice,
                const BackendFactory& make, std::ostream& err, ScenarioRun* out);
 
-// args: [--backend model|hw] [--profile P] [--canonical | --narrate] [--vcd OUT]
-//       [--trace-json OUT] FILE...   ("-" reads `in`; --vcd/--trace-json: one FILE)
+// args: [--backend model|hw] [--profile P] [--device D] [--canonical | --narrate]
+//       [--vcd OUT] [--trace-json OUT] FILE...   ("-" reads `in`; --vcd/--trace-json: one
+//       FILE; OUT "-" writes to `out`)
 int RunScenarios(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
                  std::ostream& err, const BackendFactory& make);
 
-// args: [--backend K] [--profile P] --against K[:P] FILE...
+// args: [--backend K] [--profile P] [--device D] --against model[:P]|hw FILE...
 int DiffScenarios(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
                   std::ostream& err, const BackendFactory& make);
 

@@ -1,0 +1,84 @@
+#include "tools/cli/backend_factory.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "hw/verbs_backend.h"
+#include "model/model_backend.h"
+#include "tools/cli/escape.h"
+
+namespace qptwin::cli {
+namespace {
+
+std::string Join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+std::vector<FlagSpec> BackendFlags() { return {{"--backend"}, {"--profile"}, {"--device"}}; }
+
+std::string CheckBackendKind(const std::string& kind) {
+  if (kind == "model" || kind == "hw") return {};
+  return "unknown backend '" + EscapeControl(kind) + "' (valid: model, hw)";
+}
+
+bool BackendSpecFromFlags(const Flags& flags, BackendSpec* spec, std::string* error) {
+  spec->kind = flags.Get("--backend", spec->kind);
+  if (std::string why = CheckBackendKind(spec->kind); !why.empty()) {
+    *error = why;
+    return false;
+  }
+  if (flags.Has("--profile")) {
+    if (spec->kind == "hw") {
+      *error = "--profile is for --backend model (valid: model profiles " +
+               Join(model::ProfileNames()) + "); a device is chosen with --device";
+      return false;
+    }
+    spec->profile = flags.Get("--profile");
+  }
+  spec->device = flags.Get("--device", spec->device);
+  return true;
+}
+
+std::unique_ptr<Backend> MakeBackend(const BackendSpec& spec, std::string* error) {
+  if (std::string why = CheckBackendKind(spec.kind); !why.empty()) {
+    *error = why;
+    return nullptr;
+  }
+  std::unique_ptr<Backend> backend;
+  if (spec.kind == "model") {
+    model::ModelOptions opts;
+    opts.profile = spec.profile.empty() ? "rxe" : spec.profile;
+    opts.devices = std::max(1, spec.devices);
+    backend = model::MakeModelBackend(opts);
+    if (!backend) {
+      *error = "unknown model profile '" + EscapeControl(opts.profile) +
+               "' (valid: " + Join(model::ProfileNames()) + ")";
+      return nullptr;
+    }
+  } else {
+    hw::VerbsOptions opts;
+    opts.device = spec.device;
+    backend = hw::MakeVerbsBackend(opts);
+  }
+  const std::vector<std::string> found = backend->ListDevices();
+  if (found.empty()) {
+    *error = "--backend hw: no RDMA device found (load Soft-RoCE with `rdma link add rxe0 type "
+             "rxe netdev IFACE`, or run inside tools/rxe-vm/run)";
+    return nullptr;
+  }
+  std::string wanted = spec.device;
+  const char* env = std::getenv("QPTWIN_DEVICE");
+  if (wanted.empty() && spec.kind == "hw" && env != nullptr) wanted = env;
+  if (!wanted.empty() && std::find(found.begin(), found.end(), wanted) == found.end()) {
+    *error = "--backend " + spec.kind + ": no device '" + EscapeControl(wanted) +
+             "' (found: " + Join(found) + ")";
+    return nullptr;
+  }
+  return backend;
+}
+
+}  // namespace qptwin::cli
