@@ -1,5 +1,6 @@
 #include "spec/reference/sequence.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <ostream>
 #include <set>
@@ -46,8 +47,12 @@ class Run {
   void Finish();
   std::string failure;
   int completions = 0;
+  std::string Replay() const { return replay_.str(); }
 
  private:
+  // One post list as a .qps line: count=N copies, the last one with `last` SGEs.
+  void RecordPost(const SeqCommand& c, bool send, uint64_t first_wr_id, int rc);
+  std::string SettleLine() const;  // the poll that stands for one Settle
   void Fail(const std::string& why) {
     if (failure.empty()) failure = why;
   }
@@ -79,9 +84,11 @@ class Run {
   uint64_t seq_ = 0;
   std::set<uint64_t> discarded_;  // WRs a RESET discarded (a CQE may already have been written)
   std::vector<uint64_t> flush_now_;  // receives posted in ERR that R4 flushes at once
+  std::ostringstream replay_;        // SeqResult::replay
 };
 
 bool Run::Setup() {
+  replay_ << SequencePreamble();
   if (backend_.OpenDevice("", &dev_) != 0) return Fail("OpenDevice failed"), false;
   int actual = 0;
   if (dev_->QueryDevice(&dattr_) || dev_->QueryPort(1, &port_) || dev_->AllocPd(&pd_) ||
@@ -164,7 +171,10 @@ void Run::Modify(const SeqCommand& c) {
   // Only a modify carrying IBV_QP_STATE resets (rxe_qp_from_attr); RESET -> RESET too.
   const bool resets = next == QpState::kReset && (mask & attr::kState) && expect == 0;
   if (resets) Settle(0);  // take what is already there
-  int rc = dev_->ModifyQp(q.h, AttrFor(c.qp, c), mask);
+  const QpAttr attrs = AttrFor(c.qp, c);
+  int rc = dev_->ModifyQp(q.h, attrs, mask);
+  replay_ << ModifyLine(kQpName[c.qp], kQpName[1 - c.qp], attrs, mask) << " expect="
+          << (rc == 0 ? "ok" : ErrnoName(rc)) << "\n";
   if (rc != expect) {
     std::ostringstream os;
     os << "modify " << kQpName[c.qp] << " " << ToName(cur) << "->" << ToName(next) << " mask "
@@ -224,6 +234,7 @@ void Run::PostSend(const SeqCommand& c) {
   const bool either = v.also != PostRule::kOk;
   size_t bad = 12345;
   int rc = dev_->PostSend(q.h, wrs, &bad);
+  RecordPost(c, true, wrs.front().wr_id, rc);
   size_t posted = rc == 0 ? wrs.size() : bad;
   bool ok = rc == expect && (rc == 0 || bad == want_bad);
   if (either && (rc == ENOMEM || rc == EINVAL) && bad == want_bad) ok = true;
@@ -255,6 +266,7 @@ void Run::PostRecv(const SeqCommand& c) {
   const bool either = v.also != PostRule::kOk;
   size_t bad = 12345;
   int rc = dev_->PostRecv(q.h, wrs, &bad);
+  RecordPost(c, false, wrs.front().wr_id, rc);
   size_t posted = rc == 0 ? wrs.size() : bad;
   bool ok = rc == expect && (rc == 0 || bad == want_bad);
   if (either && (rc == ENOMEM || rc == EINVAL) && bad == want_bad) ok = true;
@@ -335,6 +347,35 @@ void Run::ObserveStates() {
   }
 }
 
+void Run::RecordPost(const SeqCommand& c, bool send, uint64_t first_wr_id, int rc) {
+  // SGEs as PostSend/PostRecv build them: 8-byte SGEs at m:0 (sends), 64-byte at m:1024.
+  auto sges = [send](int n) {
+    std::string out;
+    for (int s = 0; s < n; ++s) {
+      if (s) out += ",";
+      out += send ? "m:" + std::to_string(8 * s) + ":8" : "m:" + std::to_string(1024 + 64 * s) + ":64";
+    }
+    return out;
+  };
+  const char* qp = kQpName[c.qp];
+  if (send) {
+    replay_ << "post_send " << qp << " wr_id=" << first_wr_id
+            << (c.write ? " op=WRITE remote=m:2048" : " op=SEND");
+  } else {
+    replay_ << "post_recv " << qp << " wr_id=" << first_wr_id;
+  }
+  replay_ << " sge=" << sges(c.count > 1 ? 1 : c.sges_last);
+  if (c.count > 1) {
+    replay_ << " count=" << c.count;
+    if (c.sges_last != 1) replay_ << " last_sge=" << sges(c.sges_last);
+  }
+  replay_ << " expect=" << (rc == 0 ? "ok" : ErrnoName(rc)) << "\n";
+}
+
+std::string Run::SettleLine() const {
+  return "poll cq0 n=4096 timeout_ms=" + std::to_string(std::max<uint64_t>(1, settle_ns_ / 1'000'000));
+}
+
 void Run::Step(const SeqCommand& c) {
   switch (c.kind) {
     case SeqCommand::Kind::kModify: Modify(c); break;
@@ -360,6 +401,7 @@ void Run::Step(const SeqCommand& c) {
     }
   }
   Settle(settle_ns_);
+  replay_ << SettleLine() << "\n";
   ObserveStates();
   CheckFlushedAtOnce();
 }
@@ -376,6 +418,7 @@ void Run::Finish() {
     }
     QpAttr a;
     a.qp_state = QpState::kErr;
+    replay_ << "modify " << kQpName[&q - qp_] << " state=ERR  # the final move to ERR\n";
     if (dev_->ModifyQp(q.h, a, attr::kState) != 0) return Fail("final move to ERR failed");
     q.state = QpState::kErr;
   }
@@ -406,6 +449,7 @@ SeqResult RunWith(Backend& backend, const std::vector<SeqCommand>& cmds, uint64_
   }
   r.failure = run.failure;
   r.completions = run.completions;
+  r.replay = run.Replay();
   return r;
 }
 

@@ -43,6 +43,10 @@ void showValue(const SeqCommand& c, std::ostream& os);  // one .qps line (RapidC
 // The outcome of running a sequence: empty `failure` when every check held.
 struct SeqResult {
   std::string failure;
+  // The run as a .qps scenario, command by command as the device saw it (the exact masks,
+  // values and post lists; a poll after each step; the final moves to ERR): a shrunk failure
+  // replays with `qptwin run`.
+  std::string replay;
   int commands = 0;
   int completions = 0;
 };
@@ -58,5 +62,8 @@ SeqResult RunSequence(Backend& backend, const std::vector<SeqCommand>& cmds, uin
 
 // The .qps preamble that creates the objects RunSequence uses (for replaying a failure).
 std::string SequencePreamble();
+// One exact `modify` line: every attribute in `mask` with its value in `a`; `peer` names the
+// QP that AV / DEST_QPN point to.
+std::string ModifyLine(const char* qp, const char* peer, const QpAttr& a, AttrMask mask);
 
 }  // namespace qptwin::reference

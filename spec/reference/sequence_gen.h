@@ -6,9 +6,9 @@
 //     a valid SeqCommand. The same bytes give the same commands on every platform.
 //  2. One command takes exactly kBytesPerCommand bytes, so a mutation of one byte changes
 //     one field of one command (libFuzzer's mutations stay local).
-//  3. The choices are weighted as the RapidCheck generator of the property test
-//     (tests/conformance/sequence_property_test.cc): mostly modifies and posts, some
-//     bring-ups, a few settles; now and then a bit added to or dropped from the minimum mask.
+//  3. DecodeCommand holds the one weight table of every sequence generator (the RapidCheck
+//     property decodes random bytes with it too): mostly modifies and posts, some bring-ups,
+//     a few settles; now and then a bit added to or dropped from the minimum mask.
 //  4. RandomSequence(seed, ...) is a pure function of its arguments (std::mt19937_64, whose
 //     output the C++ standard fixes), so a seed replays its sequence exactly.
 #pragma once

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "spec/reference/sequence.h"
+#include "spec/vocabulary.h"
 
 namespace qptwin::reference {
 namespace {
@@ -10,6 +11,42 @@ namespace {
 const char* const kQpName[] = {"a", "b"};
 
 }  // namespace
+
+std::string ModifyLine(const char* qp, const char* peer, const QpAttr& a, AttrMask mask) {
+  std::string out = std::string("modify ") + qp;
+  auto add = [&out](const std::string& kv) { out += " " + kv; };
+  auto num = [](uint64_t v) { return std::to_string(v); };
+  if (mask & attr::kState) add("state=" + std::string(ToName(a.qp_state)));
+  if (mask & attr::kCurState) add("cur_state=" + std::string(ToName(a.cur_qp_state)));
+  if (mask & attr::kEnSqdAsyncNotify) add("en_sqd_async_notify=" + num(a.en_sqd_async_notify));
+  if (mask & attr::kAccessFlags) add("access=" + FormatAccessFlags(a.qp_access_flags));
+  if (mask & attr::kPkeyIndex) add("pkey_index=" + num(a.pkey_index));
+  if (mask & attr::kPort) add("port=" + num(a.port_num));
+  if (mask & attr::kQkey) add("qkey=" + num(a.qkey));
+  if ((mask & attr::kAv) && (mask & attr::kDestQpn)) {
+    add(std::string("dest=") + peer);
+  } else if (mask & attr::kAv) {
+    add(std::string("av=") + peer);
+  } else if (mask & attr::kDestQpn) {
+    add(std::string("dest_qpn=") + peer);
+  }
+  if (mask & attr::kPathMtu) add("path_mtu=" + num(MtuBytes(a.path_mtu)));
+  if (mask & attr::kTimeout) add("timeout=" + num(a.timeout));
+  if (mask & attr::kRetryCnt) add("retry_cnt=" + num(a.retry_cnt));
+  if (mask & attr::kRnrRetry) add("rnr_retry=" + num(a.rnr_retry));
+  if (mask & attr::kRqPsn) add("rq_psn=" + num(a.rq_psn));
+  if (mask & attr::kMaxQpRdAtomic) add("max_rd_atomic=" + num(a.max_rd_atomic));
+  if (mask & attr::kMinRnrTimer) add("min_rnr_timer=" + num(a.min_rnr_timer));
+  if (mask & attr::kSqPsn) add("sq_psn=" + num(a.sq_psn));
+  if (mask & attr::kMaxDestRdAtomic) add("max_dest_rd_atomic=" + num(a.max_dest_rd_atomic));
+  if (mask & attr::kCap) {
+    add("cap=" + num(a.cap.max_send_wr) + "," + num(a.cap.max_recv_wr) + "," +
+        num(a.cap.max_send_sge) + "," + num(a.cap.max_recv_sge) + "," +
+        num(a.cap.max_inline_data));
+  }
+  if (!(mask & attr::kState) && mask == 0) out += "  # empty mask";
+  return out;
+}
 
 void showValue(const SeqCommand& c, std::ostream& os) {
   const char* qp = kQpName[c.qp];

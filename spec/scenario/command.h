@@ -87,12 +87,13 @@ struct Command {
 
   QpAttr attr;        // modify
   AttrMask mask = 0;  // modify
-  std::string dest;   // modify dest=QP
+  std::string dest;   // modify dest=QP (also av=QP, dest_qpn=QP: one of the two bits)
 
   SendWr send;  // post_send: wr_id, opcode, flags, imm, compare_add, swap, remote_qkey
   uint64_t wr_id = 0;                 // post_recv (and post_send's first wr_id)
   uint32_t count = 1;                 // post_*: WRs in one post list (wr_id, wr_id+1, ...)
   std::vector<SgeRef> sges;           // post_*
+  std::optional<std::vector<SgeRef>> last_sges;  // post_* last_sge=: the list's last WR
   std::optional<RemoteRef> remote;    // post_send
   std::string ah;                     // post_send (UD): the target QP
   bool remote_qkey_given = false;     // post_send qkey=N overrides the target's qkey

@@ -1,5 +1,6 @@
 #include "spec/scenario/parser.h"
 
+#include <cstdio>
 #include <vector>
 
 #include "spec/scenario/line_parser.h"
@@ -76,6 +77,28 @@ void ParseModify(LineParser& p, Command* c) {
     p.RefKey("dest", {ObjectKind::kQp}, &c->dest);
     c->mask |= attr::kAv | attr::kDestQpn;
   }
+  // One of the two bits alone (a replayed fuzz sequence may drop the other).
+  if (p.Has("av")) {
+    p.RefKey("av", {ObjectKind::kQp}, &c->dest);
+    c->mask |= attr::kAv;
+  }
+  if (p.Has("dest_qpn")) {
+    p.RefKey("dest_qpn", {ObjectKind::kQp}, &c->dest);
+    c->mask |= attr::kDestQpn;
+  }
+  if (p.Has("cap")) {  // cap=SEND_WR,RECV_WR,SEND_SGE,RECV_SGE,INLINE (IBV_QP_CAP)
+    unsigned long long v[5];
+    char extra;
+    const std::string text(p.Value("cap"));
+    if (std::sscanf(text.c_str(), "%llu,%llu,%llu,%llu,%llu%c", &v[0], &v[1], &v[2], &v[3], &v[4],
+                    &extra) != 5) {
+      return p.Fail("bad cap: expected SEND_WR,RECV_WR,SEND_SGE,RECV_SGE,INLINE");
+    }
+    a.cap = QpCap{static_cast<uint32_t>(v[0]), static_cast<uint32_t>(v[1]),
+                  static_cast<uint32_t>(v[2]), static_cast<uint32_t>(v[3]),
+                  static_cast<uint32_t>(v[4])};
+    c->mask |= attr::kCap;
+  }
 }
 
 void ParsePostSend(LineParser& p, Command* c) {
@@ -117,6 +140,11 @@ void ParseSges(LineParser& p, Command* c) {
   if (!list) return p.Fail("bad sge: expected MR:OFF:LEN[,MR:OFF:LEN...]");
   for (SgeRef& s : *list) p.Ref(s.mr, {ObjectKind::kMr}, &s.mr);
   c->sges = *list;
+  if (!p.Has("last_sge")) return;
+  auto last = ParseSgeList(p.Value("last_sge"));
+  if (!last) return p.Fail("bad last_sge: expected MR:OFF:LEN[,MR:OFF:LEN...]");
+  for (SgeRef& s : *last) p.Ref(s.mr, {ObjectKind::kMr}, &s.mr);
+  c->last_sges = *last;
 }
 
 void ParseQp(LineParser& p, Command* c) {

@@ -108,7 +108,7 @@ class Runner {
   int Poll(const Command& c, Step* step);
   int Events(const Command& c, Step* step);
   int FillOrCheck(const Command& c, Step* step);
-  std::vector<Sge> ResolveSges(const Command& c);
+  std::vector<Sge> ResolveSges(const std::vector<SgeRef>& refs);
   int AddressHandleTo(const Object& sender, const std::string& target, AhHandle* ah);
   // Tracing (runner_trace.cc).
   void RecordPosts(const Command& c, size_t posted, uint64_t now_ns);

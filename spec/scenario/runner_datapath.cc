@@ -7,9 +7,9 @@
 
 namespace qptwin::scenario {
 
-std::vector<Sge> Runner::ResolveSges(const Command& c) {
+std::vector<Sge> Runner::ResolveSges(const std::vector<SgeRef>& refs) {
   std::vector<Sge> sges;
-  for (const SgeRef& ref : c.sges) {
+  for (const SgeRef& ref : refs) {
     const Object& mr = Obj(ref.mr);
     // A destroyed or failed MR resolves to address 0 / lkey 0: the backend judges it.
     Sge s;
@@ -43,7 +43,7 @@ int Runner::PostSend(const Command& c, Step* step) {
   Device* dev = DeviceOf(qp);
   if (!dev) return ENODEV;
   SendWr wr = c.send;
-  wr.sg_list = ResolveSges(c);
+  wr.sg_list = ResolveSges(c.sges);
   if (c.remote) {
     const Object& mr = Obj(c.remote->mr);
     wr.remote_addr = mr.buf ? reinterpret_cast<uint64_t>(mr.buf) + c.remote->offset : 0;
@@ -59,6 +59,7 @@ int Runner::PostSend(const Command& c, Step* step) {
   }
   std::vector<SendWr> wrs(c.count, wr);
   for (uint32_t i = 0; i < c.count; ++i) wrs[i].wr_id = c.wr_id + i;
+  if (c.last_sges) wrs.back().sg_list = ResolveSges(*c.last_sges);
   size_t bad = wrs.size();
   int ret = dev->PostSend(QpHandle{qp.handle}, wrs, &bad);
   if (ret != 0 && c.count > 1) step->note = "bad_wr index " + std::to_string(bad);
@@ -71,9 +72,10 @@ int Runner::PostRecv(const Command& c, Step* step) {
   Device* dev = DeviceOf(target);
   if (!dev) return ENODEV;
   RecvWr wr;
-  wr.sg_list = ResolveSges(c);
+  wr.sg_list = ResolveSges(c.sges);
   std::vector<RecvWr> wrs(c.count, wr);
   for (uint32_t i = 0; i < c.count; ++i) wrs[i].wr_id = c.wr_id + i;
+  if (c.last_sges) wrs.back().sg_list = ResolveSges(*c.last_sges);
   size_t bad = wrs.size();
   int ret = target.kind == ObjectKind::kSrq
                 ? dev->PostSrqRecv(SrqHandle{target.handle}, wrs, &bad)

@@ -21,19 +21,20 @@ const std::array<VerbSpec, kNumVerbs>& Table() {
        "[max_recv_wr=N] [max_send_sge=N] [max_recv_sge=N] [max_inline=N] [sq_sig_all=0|1]"},
       {Verb::kModify, "modify", 1, {},
        {"state", "cur_state", "pkey_index", "port", "qkey", "access", "path_mtu", "dest",
-        "rq_psn", "sq_psn", "timeout", "retry_cnt", "rnr_retry", "min_rnr_timer",
-        "max_rd_atomic", "max_dest_rd_atomic", "en_sqd_async_notify"},
+        "av", "dest_qpn", "cap", "rq_psn", "sq_psn", "timeout", "retry_cnt", "rnr_retry",
+        "min_rnr_timer", "max_rd_atomic", "max_dest_rd_atomic", "en_sqd_async_notify"},
        "modify QP [state=S] [cur_state=S] [pkey_index=N] [port=N] [qkey=N] [access=FLAGS] "
-       "[path_mtu=N] [dest=QP] [rq_psn=N] [sq_psn=N] [timeout=N] [retry_cnt=N] [rnr_retry=N] "
+       "[path_mtu=N] [dest=QP] [av=QP] [dest_qpn=QP] [cap=W,W,S,S,I] [rq_psn=N] [sq_psn=N] [timeout=N] [retry_cnt=N] [rnr_retry=N] "
        "[min_rnr_timer=N] [max_rd_atomic=N] [max_dest_rd_atomic=N] [en_sqd_async_notify=0|1]"},
       {Verb::kQuery, "query", 1, {}, {}, "query QP [expect=STATE]"},
       {Verb::kPostSend, "post_send", 1, {"wr_id", "op"},
-       {"sge", "remote", "imm", "flags", "ah", "qkey", "compare", "swap", "add", "count"},
+       {"sge", "remote", "imm", "flags", "ah", "qkey", "compare", "swap", "add", "count",
+        "last_sge"},
        "post_send QP wr_id=N op=SEND|SEND_IMM|WRITE|WRITE_IMM|READ|CMP_SWP|FETCH_ADD "
        "[sge=MR:OFF:LEN[,...]] [remote=MR:OFF] [imm=N] [flags=SIGNALED|FENCE|INLINE|SOLICITED] "
-       "[ah=QP] [qkey=N] [compare=N] [swap=N] [add=N] [count=N]"},
-      {Verb::kPostRecv, "post_recv", 1, {"wr_id"}, {"sge", "count"},
-       "post_recv QP|SRQ wr_id=N [sge=MR:OFF:LEN[,...]] [count=N]"},
+       "[ah=QP] [qkey=N] [compare=N] [swap=N] [add=N] [count=N] [last_sge=MR:OFF:LEN[,...]]"},
+      {Verb::kPostRecv, "post_recv", 1, {"wr_id"}, {"sge", "count", "last_sge"},
+       "post_recv QP|SRQ wr_id=N [sge=MR:OFF:LEN[,...]] [count=N] [last_sge=MR:OFF:LEN[,...]]"},
       {Verb::kPoll, "poll", 1, {}, {"n", "timeout_ms"},
        "poll CQ [n=N] [timeout_ms=T] [expect=STATUS,...|none]"},
       {Verb::kEvents, "events", 0, {}, {"wait", "timeout_ms"},

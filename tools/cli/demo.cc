@@ -50,6 +50,9 @@ int RunDemo(const Args& args, std::istream& in, std::ostream& out, std::ostream&
     out << kUsage;
     return kExitOk;
   }
+  if (flags->Get("-o") == "-") {
+    return BadInput(err, "demo: -o needs a file name (the tour itself is on stdout)");
+  }
   const QpType rc = QpType::kRc;
   out << "qptwin demo: the RC queue pair, judged by the Linux kernel's own rules "
          "(ib_modify_qp_is_ok)\n\n"
@@ -73,7 +76,6 @@ int RunDemo(const Args& args, std::istream& in, std::ostream& out, std::ostream&
   }
   const std::optional<std::string> path = SvgPath(*flags, &error);
   if (!path) return BadInput(err, "demo: " + error);
-  if (*path == "-") return BadInput(err, "demo: -o needs a file name (the tour is on stdout)");
   if (!WriteOutputFile(*path, *svg, out, &error)) return BadInput(err, "demo: " + error);
   out << "   wrote " << *path << " (open it in a browser)\n";
   return kExitOk;

@@ -37,6 +37,14 @@ TEST(Demo, ShowsTheTableALegalAndAnIllegalModify) {
   std::remove(path.c_str());
 }
 
+TEST(Demo, OutputProblemsAreOneLineWithTheReason) {
+  EXPECT_TRUE(IsBadInput(RunWith(RunDemo, {"-o", "-"}), "demo: -o needs a file name"));
+  if (!FindDot()) GTEST_SKIP() << "Graphviz's dot is not on PATH: no SVG to write";
+  const Outcome o = RunWith(RunDemo, {"-o", ::testing::TempDir()});
+  EXPECT_EQ(o.code, kExitBadInput);
+  EXPECT_EQ(o.err, "qptwin: demo: cannot write " + ::testing::TempDir() + ": is a directory\n");
+}
+
 TEST(Demo, UnknownFlagIsBadInput) {
   EXPECT_TRUE(IsBadInput(RunWith(RunDemo, {"--fast"}), "unknown flag '--fast' (valid: -o VALUE"));
 }

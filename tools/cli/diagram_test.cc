@@ -95,6 +95,9 @@ TEST(Diagram, BadInputNamesTheChoices) {
   EXPECT_TRUE(IsBadInput(Diagram({"--type", "RC", "--format", "png"}), "(valid: dot, svg)"));
   EXPECT_TRUE(IsBadInput(Diagram({"--type", "RC", "-o", "/nonexistent/dir/x.dot"}),
                          "diagram: cannot write /nonexistent/dir/x.dot: no such file or directory"));
+  const Outcome to_stdout = Diagram({"--type", "RC", "-o", "-"});
+  EXPECT_EQ(to_stdout.code, kExitOk) << to_stdout.err;
+  EXPECT_EQ(to_stdout.out.rfind("digraph \"qp_states_RC\"", 0), 0u) << "-o - is stdout";
 }
 
 }  // namespace

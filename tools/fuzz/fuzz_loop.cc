@@ -46,8 +46,9 @@ std::string SaveFailure(const FuzzOptions& opts, uint64_t n,
   f
     << "# after " << ran << " of " << cmds.size() << " commands (then every QP to ERR)\n"
     << "# replay: qptwin fuzz " << opts.backend_flags << " --seed " << opts.seed
-    << " --max-len " << opts.max_len << " --replay " << n << "\n";
-  f << reference::SequenceText(std::vector<reference::SeqCommand>(cmds.begin(), cmds.begin() + ran));
+    << " --max-len " << opts.max_len << " --replay " << n << "\n"
+    << "# or: qptwin run THIS_FILE (the exact masks, values and lists the device got)\n";
+  f << r.replay;
   f.close();
   return f ? "" : "cannot write " + path;
 }

@@ -56,7 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (verbose) {
     std::fprintf(stderr, "sequence_fuzzer: profile %s, %zu commands: %s\n%s",
                  opts.profile.c_str(), cmds.size(), r.failure.empty() ? "ok" : r.failure.c_str(),
-                 qptwin::reference::SequenceText(cmds).c_str());
+                 r.replay.c_str());
   }
   if (r.failure.empty()) return 0;
 
@@ -72,9 +72,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   std::fprintf(stderr,
                "sequence_fuzzer: profile %s broke a rule after %d of %zu commands:\n  %s\n"
-               "# the sequence (.qps):\n%s",
+               "# the sequence as the device got it (.qps, qptwin run replays it):\n%s",
                opts.profile.c_str(), r.commands, cmds.size(), r.failure.c_str(),
-               qptwin::reference::SequenceText(cmds).c_str());
+               r.replay.c_str());
   std::abort();
 }
 
