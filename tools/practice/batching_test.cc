@@ -28,10 +28,7 @@ class BatchingTest : public ::testing::Test {
     QpHandle qp;
     EXPECT_EQ(dev().CreateQp(init, &qp, nullptr), 0);
     StoredConnection conn;
-    ConnectionInfo li;
-    EXPECT_EQ(dev().LocalConnectionInfo(qp, &li), 0);
-    EXPECT_EQ(peer_->Connect(li, conn.params, &conn.remote), 0);
-    EXPECT_EQ(ConnectQp(dev(), qp, conn), 0);
+    EXPECT_EQ(ConnectThroughPeer(dev(), qp, *peer_, &conn), 0);
     conns_[qp.id] = conn;
     return qp;
   }

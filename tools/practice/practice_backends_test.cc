@@ -75,10 +75,7 @@ TEST_P(PracticeOnBackend, RecoveryAfterRemoteAccessErrorRestoresRts) {
   QpHandle qp;
   ASSERT_EQ(dev().CreateQp(env_.local.Init(), &qp, nullptr), 0);
   StoredConnection conn;
-  ConnectionInfo li;
-  ASSERT_EQ(dev().LocalConnectionInfo(qp, &li), 0);
-  ASSERT_EQ(peer_->Connect(li, conn.params, &conn.remote), 0);
-  ASSERT_EQ(ConnectQp(dev(), qp, conn), 0);
+  ASSERT_EQ(ConnectThroughPeer(dev(), qp, *peer_, &conn), 0);
   SendWr bad = WriteWr(env_.local, env_.peer, 7, 0, 64, true);
   bad.rkey ^= 0xff00;
   size_t bad_index = 0;
@@ -106,10 +103,7 @@ TEST_P(PracticeOnBackend, BatchingThroughSmallSqAccountsEveryWr) {
   QpHandle qp;
   ASSERT_EQ(dev().CreateQp(init, &qp, nullptr), 0);
   StoredConnection conn;
-  ConnectionInfo li;
-  ASSERT_EQ(dev().LocalConnectionInfo(qp, &li), 0);
-  ASSERT_EQ(peer_->Connect(li, conn.params, &conn.remote), 0);
-  ASSERT_EQ(ConnectQp(dev(), qp, conn), 0);
+  ASSERT_EQ(ConnectThroughPeer(dev(), qp, *peer_, &conn), 0);
   BatchPoster p(&dev(), qp, BatchOptions{16});
   ASSERT_EQ(p.Init(), 0);
   std::vector<SendWr> wrs;
@@ -127,9 +121,7 @@ TEST_P(PracticeOnBackend, StateHistoryRecordsConnect) {
   QpHandle qp;
   ASSERT_EQ(dev().CreateQp(env_.local.Init(), &qp, nullptr), 0);
   StoredConnection conn;
-  ConnectionInfo li;
-  ASSERT_EQ(dev().LocalConnectionInfo(qp, &li), 0);
-  ASSERT_EQ(peer_->Connect(li, conn.params, &conn.remote), 0);
+  ASSERT_EQ(PeerConnection(dev(), qp, *peer_, &conn), 0);
   QpAttr a;
   ASSERT_EQ(ConnectAttr(dev(), conn, &a), 0);
   QpState cur = QpState::kReset;

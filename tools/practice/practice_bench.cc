@@ -118,10 +118,7 @@ int BenchBatch(const std::string& profile, const Args& a, const char* label,
   QpHandle qp;
   if (int err = dev.CreateQp(init, &qp, nullptr)) return err;
   StoredConnection conn;
-  ConnectionInfo li;
-  if (int err = dev.LocalConnectionInfo(qp, &li)) return err;
-  if (int err = peer.Connect(li, conn.params, &conn.remote)) return err;
-  if (int err = ConnectQp(dev, qp, conn)) return err;
+  if (int err = ConnectThroughPeer(dev, qp, peer, &conn)) return err;
   BatchPoster p(&dev, qp, opts);
   if (int err = p.Init()) return err;
   std::vector<SendWr> wrs;

@@ -141,10 +141,7 @@ TEST_F(RecoveryTest, OtherQpsCompletionsOnSharedCqAreHandedBack) {
   QpHandle other;
   ASSERT_EQ(dev().CreateQp(env_.local.Init(), &other, nullptr), 0);
   StoredConnection oc;
-  ConnectionInfo li;
-  ASSERT_EQ(dev().LocalConnectionInfo(other, &li), 0);
-  ASSERT_EQ(peer_->Connect(li, oc.params, &oc.remote), 0);
-  ASSERT_EQ(ConnectQp(dev(), other, oc), 0);
+  ASSERT_EQ(ConnectThroughPeer(dev(), other, *peer_, &oc), 0);
   size_t bad = 0;
   ASSERT_EQ(dev().PostSend(other, {WriteWr(env_.local, env_.peer, 50, 0, 8, true)}, &bad), 0);
   env_.backend->Advance(kMs);  // the other QP's CQE is now in the shared CQ
@@ -183,10 +180,7 @@ TEST_F(RecoveryTest, SeparateRecvCqDrainsReceiveFlushesToo) {
   QpHandle qp;
   ASSERT_EQ(dev().CreateQp(init, &qp, nullptr), 0);
   StoredConnection conn;
-  ConnectionInfo li;
-  ASSERT_EQ(dev().LocalConnectionInfo(qp, &li), 0);
-  ASSERT_EQ(peer_->Connect(li, conn.params, &conn.remote), 0);
-  ASSERT_EQ(ConnectQp(dev(), qp, conn), 0);
+  ASSERT_EQ(ConnectThroughPeer(dev(), qp, *peer_, &conn), 0);
   size_t bad = 0;
   ASSERT_EQ(dev().PostRecv(qp, {Rwr(11, {env_.local.At(0, 64)}), Rwr(12, {env_.local.At(64, 64)}),
                                 Rwr(13, {env_.local.At(128, 64)})},

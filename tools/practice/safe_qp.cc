@@ -1,10 +1,34 @@
 #include "tools/practice/safe_qp.h"
 
 #include <cerrno>
+#include <chrono>
 
 #include "spec/bring_up.h"
 
 namespace qptwin::practice {
+
+void DeviceLock::ServePending() {
+  for (;;) {
+    std::function<void()> call;
+    {
+      std::lock_guard<std::mutex> q(queue_mu_);
+      if (queue_.empty()) return;
+      call = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    std::lock_guard<std::mutex> hold(mu_);
+    call();
+  }
+}
+
+void DeviceLock::ServeUntil(const std::function<bool()>& done) {
+  while (!done()) {
+    ServePending();
+    std::unique_lock<std::mutex> q(queue_mu_);
+    queue_cv_.wait_for(q, std::chrono::milliseconds(1), [&] { return !queue_.empty(); });
+  }
+  ServePending();
+}
 
 SafeQp::SafeQp(Device* dev, std::shared_ptr<DeviceLock> lock, QpHandle qp,
                StateHistory* history)

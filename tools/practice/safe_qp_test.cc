@@ -17,7 +17,8 @@ constexpr int kThreads = 8;
 constexpr int kOpsPerThread = 1000;
 
 // Two QPs on ONE Device object connected to each other: on the model every Device of a
-// Backend shares one engine, so one DeviceLock must cover all Device calls (and Advance).
+// Backend shares one engine and answers only on its thread, so every Device call (and
+// Advance) goes through one DeviceLock owned by this (the test's) thread.
 class SafeQpTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -104,6 +105,7 @@ TEST_F(SafeQpTest, EightThreadsPostAndModifyWithoutLostWrsOrTornState) {
     });
     if (workers_done.load() < kThreads) std::this_thread::yield();
   }
+  lock_->ServeUntil([&] { return workers_done.load() == kThreads; });
   for (auto& th : threads) th.join();
 
   EXPECT_EQ(post_errors.load(), 0);
@@ -141,6 +143,7 @@ TEST_F(SafeQpTest, RacingConnectsOfOneQpRunAsOneUninterleavedSequence) {
       }
     });
   }
+  lock_->ServeUntil([&] { return ok + einval + other == kThreads; });
   for (auto& th : threads) th.join();
   EXPECT_EQ(ok.load(), 1);
   EXPECT_EQ(einval.load(), kThreads - 1) << "the others find the QP no longer in RESET";
@@ -160,7 +163,7 @@ TEST_F(SafeQpTest, ManyQpsChangeStateInParallelThroughOneHistory) {
   history.OnChange([&](QpHandle, const StateChange&) { ++callbacks; });
   std::vector<QpHandle> qps(kThreads);
   for (auto& q : qps) ASSERT_EQ(dev().CreateQp(env_.local.Init(16, 16), &q, nullptr), 0);
-  std::atomic<int> errors{0};
+  std::atomic<int> errors{0}, finished{0};
   constexpr int kCycles = 50;
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
@@ -173,8 +176,10 @@ TEST_F(SafeQpTest, ManyQpsChangeStateInParallelThroughOneHistory) {
         r.qp_state = QpState::kReset;
         if (q.Modify(r, attr::kState)) ++errors;
       }
+      ++finished;
     });
   }
+  lock_->ServeUntil([&] { return finished.load() == kThreads; });
   for (auto& th : threads) th.join();
   EXPECT_EQ(errors.load(), 0);
   // Each cycle records 4 changes (INIT, RTR, RTS, RESET) on each QP, plus "create".

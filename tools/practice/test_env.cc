@@ -36,4 +36,15 @@ int OpenEnv(std::unique_ptr<Backend> backend, const std::string& local_dev,
   return OpenSide(*env->backend, peer_dev, cq_depth, buf_len, &env->peer);
 }
 
+int PeerConnection(Device& dev, QpHandle qp, PeerLink& peer, StoredConnection* conn) {
+  ConnectionInfo local;
+  if (int err = dev.LocalConnectionInfo(qp, &local)) return err;
+  return peer.Connect(local, conn->params, &conn->remote);
+}
+
+int ConnectThroughPeer(Device& dev, QpHandle qp, PeerLink& peer, StoredConnection* conn) {
+  if (int err = PeerConnection(dev, qp, peer, conn)) return err;
+  return ConnectQp(dev, qp, *conn);
+}
+
 }  // namespace qptwin::practice

@@ -9,6 +9,8 @@
 
 #include "spec/backend.h"
 #include "tests/support/support.h"
+#include "tools/practice/peer_link.h"
+#include "tools/practice/qp_connect.h"
 
 namespace qptwin::practice {
 
@@ -33,5 +35,13 @@ struct TestEnv {
 // A model Backend. 0 or errno. With devices == 1 both sides open mdev0.
 [[nodiscard]] int MakeModelEnv(TestEnv* env, int cq_depth = 4096, size_t buf_len = 1 << 16,
                                int devices = 2, const std::string& profile = "rxe");
+
+// The connection of `qp` through `peer` (its LocalConnectionInfo, then peer.Connect with
+// conn->params): fills conn->remote. 0 or errno.
+[[nodiscard]] int PeerConnection(Device& dev, QpHandle qp, PeerLink& peer,
+                                 StoredConnection* conn);
+// PeerConnection, then ConnectQp: `qp` in RTS towards its peer QP. 0 or errno.
+[[nodiscard]] int ConnectThroughPeer(Device& dev, QpHandle qp, PeerLink& peer,
+                                     StoredConnection* conn);
 
 }  // namespace qptwin::practice
