@@ -47,12 +47,41 @@ std::string WhereAccepted(QpType type, AttrMask bit) {
   return out.empty() ? "in no transition" : "only at " + out;
 }
 
+}  // namespace
+
+std::string CurStateMismatch(QpType type, QpState claimed, QpState actual,
+                             const QpAttr& attr, AttrMask mask, int ret) {
+  const QpState next = NextState(claimed, attr.qp_state, mask);
+  const Verdict v = Judge(type, claimed, next, mask);
+  std::string s = "IBV_QP_CUR_STATE does not match: cur_state=" + S(claimed) +
+                  " but the QP is in " + S(actual) + "; the kernel judges the modify from the "
+                  "cur_state given (rxe_qp_chk_attr: ib_modify_qp_is_ok(cur_state, new_state, "
+                  "...)) as " + S(claimed) + "->" + S(next);
+  if (ret == 0) return s + ", which the table allows: accepted";
+  s += ": " + std::string(ErrnoName(ret));
+  if (!v.legal) s += " (" + v.Reason() + ")";
+  return s;
+}
+
+namespace {
+
 void ExplainModify(const Command& c, int ret, const Step& step, const QpView& qp,
                    std::vector<std::string>* why) {
   const QpState cur = qp.state;
   const QpState next = NextState(cur, c.attr.qp_state, c.mask);
   const Verdict v = Judge(qp.type, cur, next, c.mask);
   const std::string pair = std::string(ToName(qp.type)) + " " + S(cur) + "->" + S(next);
+  if ((c.mask & attr::kCurState) && c.attr.cur_qp_state != cur) {
+    why->push_back(CurStateMismatch(qp.type, c.attr.cur_qp_state, cur, c.attr, c.mask, ret));
+    why->push_back("omit cur_state (the QP's state is used) or give " + S(cur));
+    if (ret == 0) {
+      why->push_back(qp.name + ": " + S(cur) + " -> " + S(next));
+      return;
+    }
+    why->push_back("a failed modify changes nothing (ibv_modify_qp(3)): " + qp.name +
+                   " stays in " + S(cur));
+    return;
+  }
   if (ret != 0) {
     if (!v.legal) {
       why->push_back("refused by the state table (kernel verbs.c ib_modify_qp_is_ok): " +
@@ -159,12 +188,12 @@ void ExplainPost(const Command& c, int ret, const Step& step, const QpView& qp,
 void ExplainPoll(const Step& step, std::vector<std::string>* why) {
   int n = 0;
   // Consecutive CQEs of one QP with one error status share one explanation.
-  std::string ids, qp;
+  std::string ids, qp, op;
   WcStatus status = WcStatus::kSuccess;
   auto flush = [&] {
     if (!ids.empty()) {
       why->push_back("wr_id=" + ids + " on " + qp + ": " + std::string(ToName(status)) + ": " +
-                     StatusMeaning(status));
+                     StatusMeaning(status, op));
     }
     ids.clear();
   };
@@ -172,9 +201,10 @@ void ExplainPoll(const Step& step, std::vector<std::string>* why) {
     if (o.kind != Outcome::Kind::kWc) continue;
     ++n;
     if (o.wc.status == WcStatus::kSuccess) continue;
-    if (!ids.empty() && (o.qp != qp || o.wc.status != status)) flush();
+    if (!ids.empty() && (o.qp != qp || o.wc.status != status || o.wr_opcode != op)) flush();
     ids += (ids.empty() ? "" : ",") + N(o.wc.wr_id);
     qp = o.qp;
+    op = o.wr_opcode;
     status = o.wc.status;
   }
   flush();
@@ -186,7 +216,30 @@ void ExplainPoll(const Step& step, std::vector<std::string>* why) {
 
 }  // namespace
 
-std::string StatusMeaning(WcStatus status) {
+namespace {
+
+// REM_INV_REQ_ERR: the responder NAKed the request as invalid (rxe_resp.c); the cause
+// depends on the operation.
+std::string InvalidRequestMeaning(const std::string& op) {
+  const std::string send =
+      "the responder's receive buffer was shorter than the message (rxe_resp.c check_length: "
+      "RESPST_ERR_LENGTH; the responder's receive completes with LOC_LEN_ERR)";
+  const std::string rdma =
+      "the responder QP's access flags do not allow it (rxe_resp.c check_op_valid: "
+      "REMOTE_WRITE, REMOTE_READ or REMOTE_ATOMIC missing), or the operation does not fit the "
+      "responder (an atomic not 8-byte aligned: RESPST_ERR_MISALIGNED_ATOMIC; a length beyond "
+      "the MTU rules: RESPST_ERR_LENGTH)";
+  const std::string tail = "; the requester's WR fails and both QPs go to ERR (R16)";
+  if (op == "SEND" || op == "SEND_WITH_IMM" || op == "SEND_WITH_INV") {
+    return "NAK invalid request: " + send + tail;
+  }
+  if (!op.empty() && op != "RECV") return "NAK invalid request: " + rdma + tail;
+  return "NAK invalid request: for a SEND " + send + "; for RDMA or atomics " + rdma + tail;
+}
+
+}  // namespace
+
+std::string StatusMeaning(WcStatus status, const std::string& wr_opcode) {
   switch (status) {
     case WcStatus::kSuccess:
       return "";
@@ -196,7 +249,7 @@ std::string StatusMeaning(WcStatus status) {
       return "the responder refused rkey, range or access: NAK, the requester's WR fails and "
              "both QPs go to ERR (R15)";
     case WcStatus::kRemInvReqErr:
-      return "the responder QP does not allow this operation (its access flags) (R16)";
+      return InvalidRequestMeaning(wr_opcode);
     case WcStatus::kRnrRetryExcErr:
       return "no receive was posted at the responder; after rnr_retry RNR NAKs the requester "
              "gives up and goes to ERR (R17, R18)";
@@ -204,6 +257,10 @@ std::string StatusMeaning(WcStatus status) {
       return "no ACK within the transport timeout (4.096 us * 2^timeout) after retry_cnt "
              "retries; the QP goes to ERR (R19)";
     case WcStatus::kLocLenErr:
+      if (wr_opcode == "RECV") {
+        return "the message was longer than this receive buffer (rxe_resp.c check_length); "
+               "the sender gets REM_INV_REQ_ERR and the QP goes to ERR";
+      }
       return "the message does not fit the receive buffer (or exceeds the port's limits)";
     case WcStatus::kLocProtErr:
       return "an SGE is outside its MR or its lkey is wrong";

@@ -17,8 +17,14 @@ std::vector<std::string> ExplainStep(const Command& c, int ret, const Step& step
                                      const std::vector<QpView>& before,
                                      const std::vector<StateEvent>& changes);
 
-// What a completion status means and the rule behind it ("" for SUCCESS).
-std::string StatusMeaning(WcStatus status);
+// What a completion status means and the rule behind it ("" for SUCCESS); `wr_opcode` (the
+// WR's opcode as the trace names it: "SEND", "RDMA_WRITE", "RECV", ...; "" unknown) picks
+// the cause where the status has several.
+std::string StatusMeaning(WcStatus status, const std::string& wr_opcode = "");
+// A modify whose cur_state (`claimed`) is not the QP's state (`actual`): how the kernel judged
+// it and, when `ret` is an errno, why it was refused.
+std::string CurStateMismatch(QpType type, QpState claimed, QpState actual, const QpAttr& attr,
+                             AttrMask mask, int ret);
 // What an async event means and the rule behind it.
 std::string EventMeaning(EventType type);
 

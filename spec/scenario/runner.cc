@@ -253,7 +253,9 @@ int Runner::Modify(const Command& c, Step* step) {
     return 0;
   }
   o.port = old_port;
-  if (known_before) {
+  if (known_before && (c.mask & attr::kCurState) && attr.cur_qp_state != before.qp_state) {
+    step->note = CurStateMismatch(o.type, attr.cur_qp_state, before.qp_state, attr, c.mask, ret);
+  } else if (known_before) {
     QpState next = NextState(before.qp_state, attr.qp_state, c.mask);
     Verdict v = Judge(o.type, before.qp_state, next, c.mask);
     if (!v.legal) {
@@ -263,7 +265,8 @@ int Runner::Modify(const Command& c, Step* step) {
       std::vector<PortAttr> ports(1);
       if (dev->QueryDevice(&dattr) == 0 && dev->QueryPort(1, &ports[0]) == 0) {
         auto problems = CheckAttrValues(attr, c.mask, o.type, dattr, ports, before.port_num);
-        step->note = problems.empty() ? "legal per the table; the device refused it"
+        step->note = problems.empty() ? "legal per the table and its values; the device refused "
+                                        "it with " + ResultName(ret)
                                       : JoinProblems(problems);
       }
     }

@@ -36,6 +36,7 @@ struct Outcome {
   QpState state = QpState::kReset;  // kState
   WorkCompletion wc;                // kWc
   std::string qp;                   // kWc: the QP's scenario name
+  std::string wr_opcode;            // kWc: the opcode of the WR it was charged to ("RECV", ...)
   int count = 0;                    // kPolled
   EventType event = EventType::kQpFatal;  // kEvent
   std::string object;               // kEvent: "qp=a", "cq=c", "srq=s" or "port=1"
@@ -112,7 +113,7 @@ class Runner {
   int AddressHandleTo(const Object& sender, const std::string& target, AhHandle* ah);
   // Tracing (runner_trace.cc).
   void RecordPosts(const Command& c, size_t posted, uint64_t now_ns);
-  void RecordCompletion(const std::string& cq, const Outcome& o, const Step& step);
+  void RecordCompletion(const std::string& cq, Outcome* o, const Step& step);
   void EndQueues(Object* o, Wqe::End end, const Step& step);
   WrLedger ledger_{nullptr};
   void ObserveStates(const Command& c, int ret, Step* step);

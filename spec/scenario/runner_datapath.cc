@@ -112,7 +112,7 @@ int Runner::Poll(const Command& c, Step* step) {
     o.qp = QpName(cq.device, wc.qp_num);
     step->outcomes.push_back(o);
   }
-  for (const Outcome& o : step->outcomes) RecordCompletion(c.name, o, *step);
+  for (Outcome& o : step->outcomes) RecordCompletion(c.name, &o, *step);
   Outcome polled;
   polled.kind = Outcome::Kind::kPolled;
   polled.count = static_cast<int>(wcs.size());

@@ -42,7 +42,8 @@ void Runner::RecordPosts(const Command& c, size_t posted, uint64_t now_ns) {
 
 // Accounting by queue position (accounting.h): the CQE names its QP by qp_num, the runner
 // gives the queues it may belong to and the QP's state now.
-void Runner::RecordCompletion(const std::string& cq, const Outcome& o, const Step& step) {
+void Runner::RecordCompletion(const std::string& cq, Outcome* out, const Step& step) {
+  const Outcome& o = *out;
   if (o.kind != Outcome::Kind::kWc) return;
   auto qp_it = objects_.find(o.qp);
   if (qp_it == objects_.end()) return;
@@ -67,7 +68,8 @@ void Runner::RecordCompletion(const std::string& cq, const Outcome& o, const Ste
       dev->QueryQp(QpHandle{qp.handle}, &attr, &init) == 0) {
     queues.state = attr.qp_state;
   }
-  (void)ledger_.Complete(seen, queues);  // -1: no WR of ours can be its (should not happen)
+  const long index = ledger_.Complete(seen, queues);  // -1: none of ours (should not happen)
+  if (index >= 0) out->wr_opcode = trace_->wqes[index].opcode;
 }
 
 void Runner::EndQueues(Object* o, Wqe::End end, const Step& step) {

@@ -1,5 +1,6 @@
 // The run trace (trace.h), its narration (narrate.h) and its VCD/JSON renderings, on real runs
 // of small scenarios on the model.
+#include <cerrno>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -104,6 +105,29 @@ TEST(Narration, ErrFlushesAndCqesAreExplained) {
                         "post_recv a wr_id=7 sge=ma:100:8\nmodify a state=ERR\npoll ca\n");
   EXPECT_TRUE(Has(StepAt(r, 16).why, "ERR flushes every outstanding WR with WR_FLUSH_ERR")) << Why(StepAt(r, 16));
   EXPECT_TRUE(Has(StepAt(r, 17).why, "wr_id=7 on a: WR_FLUSH_ERR: flushed because the QP is in ERR"));
+}
+
+TEST(Narration, RemInvReqOnSendBlamesTheShortReceiveBufferNotAccessFlags) {
+  RunResult r = RunText(std::string(kSetup) + kToRts +
+                        "post_recv b wr_id=1 sge=mb:0:8\n"
+                        "post_send a wr_id=2 op=SEND sge=ma:0:64 flags=SIGNALED\n"
+                        "poll ca\npoll cb\n");
+  const Step& s = StepAt(r, 17);
+  ASSERT_EQ(s.outcomes.front().wc.status, WcStatus::kRemInvReqErr);
+  EXPECT_TRUE(Has(s.why, "receive buffer was shorter than the message")) << Why(s);
+  EXPECT_FALSE(Has(s.why, "access flags")) << Why(s);
+  EXPECT_TRUE(Has(StepAt(r, 18).why, "longer than this receive buffer")) << Why(StepAt(r, 18));
+}
+
+TEST(Narration, WrongCurStateIsNamedNotCalledLegal) {
+  RunResult r = RunText(std::string(kSetup) + kToRts + "modify b state=ERR cur_state=RTR\n");
+  const Step& s = StepAt(r, 15);
+  EXPECT_EQ(s.outcomes.front().err, EINVAL);
+  EXPECT_NE(s.note.find("IBV_QP_CUR_STATE does not match: cur_state=RTR but the QP is in RTS"),
+            std::string::npos)
+      << s.note;
+  EXPECT_EQ(s.note.find("legal per the table"), std::string::npos) << s.note;
+  EXPECT_TRUE(Has(s.why, "forbidden CUR_STATE")) << Why(s);
 }
 
 TEST(Trace, EveryPostedWrEndsExactlyOnce) {
