@@ -8,6 +8,9 @@
 //     A value given on the command line always wins.
 //  3. --server / --connect HOST (two processes, bench_remote.h) need --backend hw, exclude
 //     each other and --sweep-depth; --port needs one of them.
+//  4. Parsed by the CLI's one parser (tools/cli/flags.h): long names are aliases of the
+//     short ones, each flag at most once; --backend/--profile/--device (-d, --ib-dev) as in
+//     every subcommand (tools/cli/backend_factory.h: --profile is for the model only).
 #pragma once
 
 #include <cstdint>
@@ -39,7 +42,7 @@ struct BenchOptions {
   int outs = 0;               // -o: outstanding READ/ATOMICs (max_rd_atomic); 0 = device max
   std::string backend = "model";
   std::string profile = "cx6-100g";
-  std::string device;         // -d (hw); model: mdev0 -> mdev1
+  std::string device;         // -d/--device: the client's device ("" = the default)
   bool json = false;
   bool csv = false;
   std::string plot;           // --plot FILE.svg

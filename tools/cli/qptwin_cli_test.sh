@@ -79,6 +79,9 @@ expect_exit 1 report "$FAILING_QPS" -o "$TMP/failing.html"
 
 # --- 2: bad usage, one line ----------------------------------------------------------------
 expect_error 2 "unknown command 'frobnicate' (valid: explain, check, table, diagram, demo" frobnicate
+for cmd in explain check table diagram demo run diff report fuzz bench; do
+  expect_error 2 "qptwin: $cmd: unknown flag '--bogus-flag' (valid: " "$cmd" --bogus-flag
+done
 expect_error 2 "unknown QP type 'RD'" explain --type RD --from RESET --to RTR --attrs STATE
 expect_error 2 "unknown table format 'yaml'" table --format yaml
 expect_error 2 "unknown diagram format 'png'" diagram --type UD --format png
