@@ -22,8 +22,14 @@ int RunBenchCli(const std::vector<std::string>& args, std::istream& in, std::ost
     out << BenchUsage();
     return cli::kExitOk;
   }
-  if (!args.empty() && args[0] == "report") {
-    return WriteReport(std::vector<std::string>(args.begin() + 1, args.end()), out, err);
+  if (!args.empty() && args[0] == "report") {  // the Markdown report: [--out DIR]
+    std::string error;
+    auto flags = cli::ParseFlags(std::vector<std::string>(args.begin() + 1, args.end()),
+                                 {{"--out"}}, &error);
+    if (!flags) return cli::BadInput(err, "bench report: " + error);
+    std::vector<std::string> report_args;
+    if (flags->Has("--out")) report_args = {"--out", flags->Get("--out")};
+    return WriteReport(report_args, out, err);
   }
   BenchOptions o;
   std::string error;

@@ -41,7 +41,8 @@ bool ParseInt(const std::string& s, int lo, int hi, int* out) {
 }  // namespace
 
 std::string BenchUsage() {
-  return "usage: qptwin bench TEST [flags]\n"
+  return "usage: qptwin bench TEST [flags]    (or: qptwin bench report [--out DIR], the Markdown\n"
+         "                                   report of docs/bench/REPORT.md)\n"
          "  TEST: write_bw read_bw send_bw atomic_bw write_lat read_lat send_lat atomic_lat\n"
          "  -s SIZE  -a (2 B..8 MiB)  -q QPS  -t TX_DEPTH  -l POST_LIST  -Q CQ_MOD  -n ITERS\n"
          "  -m MTU (256..4096)  -c RC|UC|UD  -I INLINE  -e (CQ events)  -o OUTS\n"
