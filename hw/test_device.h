@@ -1,7 +1,7 @@
 // Test support on a real device: open it (or skip with tests/support's one message) and
 // build an RC loopback pair of tests/support Sides on it.
 //
-// Tests call OpenTestDeviceOrSkip() in SetUp() and return when it gives no device.
+// Fixtures derive from DeviceTest (or call OpenTestDeviceOrSkip() and return without a device).
 #pragma once
 
 #include <cstdint>
@@ -27,6 +27,18 @@ struct TestDevice {
 TestDevice OpenTestDevice();
 // In a test: no device skips the test with tests/support's message.
 TestDevice OpenTestDeviceOrSkip();
+
+// A fixture with the device open in dev_ (the test is skipped, with the reason, without
+// one: a subclass's SetUp calls DeviceTest::SetUp() and returns when dev_ is null).
+class DeviceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    t_ = OpenTestDeviceOrSkip();
+    dev_ = t_.device.get();
+  }
+  TestDevice t_;
+  Device* dev_ = nullptr;
+};
 
 // Two RC QPs on one device and one PD, each with one CQ (Side::scq == Side::rcq) and a
 // registered buffer of kBufBytes (access::kAll).

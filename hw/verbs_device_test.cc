@@ -11,14 +11,8 @@
 namespace qptwin::hw {
 namespace {
 
-class VerbsDeviceTest : public ::testing::Test {
+class VerbsDeviceTest : public DeviceTest {
  protected:
-  void SetUp() override {
-    t_ = OpenTestDeviceOrSkip();
-    if (!t_.device) return;
-    dev_ = t_.device.get();
-  }
-
   QpHandle MakeRcQp(PdHandle pd, CqHandle cq) {
     QpInitAttr init;
     init.qp_type = QpType::kRc;
@@ -30,9 +24,13 @@ class VerbsDeviceTest : public ::testing::Test {
     EXPECT_EQ(dev_->CreateQp(init, &qp, nullptr), 0);
     return qp;
   }
+  // A new PD and CQ (depth 4) with an RC QP on them.
+  QpHandle NewRcQp(PdHandle* pd, CqHandle* cq) {
+    EXPECT_EQ(dev_->AllocPd(pd), 0);
+    EXPECT_EQ(dev_->CreateCq(4, ChannelHandle{}, cq, nullptr), 0);
+    return MakeRcQp(*pd, *cq);
+  }
 
-  TestDevice t_;
-  Device* dev_ = nullptr;
 };
 
 TEST_F(VerbsDeviceTest, QueriesDeviceAndActivePort) {
@@ -139,10 +137,8 @@ TEST_F(VerbsDeviceTest, RemoteWriteWithoutLocalWriteIsEinval) {
 
 TEST_F(VerbsDeviceTest, BadHandlesGiveEinval) {
   PdHandle pd;
-  ASSERT_EQ(dev_->AllocPd(&pd), 0);
   CqHandle cq;
-  ASSERT_EQ(dev_->CreateCq(4, ChannelHandle{}, &cq, nullptr), 0);
-  QpHandle qp = MakeRcQp(pd, cq);
+  QpHandle qp = NewRcQp(&pd, &cq);
   ASSERT_EQ(dev_->DestroyQp(qp), 0);
   // Destroyed.
   EXPECT_EQ(dev_->DestroyQp(qp), EINVAL);
@@ -218,10 +214,8 @@ TEST_F(VerbsDeviceTest, DestroyingObjectsInUseIsEbusy) {
 
 TEST_F(VerbsDeviceTest, ModifyMissingRequiredAttributeIsEinvalAndChangesNothing) {
   PdHandle pd;
-  ASSERT_EQ(dev_->AllocPd(&pd), 0);
   CqHandle cq;
-  ASSERT_EQ(dev_->CreateCq(4, ChannelHandle{}, &cq, nullptr), 0);
-  QpHandle qp = MakeRcQp(pd, cq);
+  QpHandle qp = NewRcQp(&pd, &cq);
   QpAttr a;
   a.qp_state = QpState::kInit;
   a.port_num = 1;
@@ -240,10 +234,8 @@ TEST_F(VerbsDeviceTest, ModifyMissingRequiredAttributeIsEinvalAndChangesNothing)
 
 TEST_F(VerbsDeviceTest, HistoryRecordsModifiesInOrder) {
   PdHandle pd;
-  ASSERT_EQ(dev_->AllocPd(&pd), 0);
   CqHandle cq;
-  ASSERT_EQ(dev_->CreateCq(4, ChannelHandle{}, &cq, nullptr), 0);
-  QpHandle qp = MakeRcQp(pd, cq);
+  QpHandle qp = NewRcQp(&pd, &cq);
   QpAttr a;
   a.qp_state = QpState::kInit;
   a.port_num = 1;
@@ -268,10 +260,8 @@ TEST_F(VerbsDeviceTest, HistoryRecordsModifiesInOrder) {
 
 TEST_F(VerbsDeviceTest, QueryQpReportsCreateAttributesAsHandles) {
   PdHandle pd;
-  ASSERT_EQ(dev_->AllocPd(&pd), 0);
   CqHandle cq;
-  ASSERT_EQ(dev_->CreateCq(4, ChannelHandle{}, &cq, nullptr), 0);
-  QpHandle qp = MakeRcQp(pd, cq);
+  QpHandle qp = NewRcQp(&pd, &cq);
   QpAttr a;
   QpInitAttr init;
   ASSERT_EQ(dev_->QueryQp(qp, &a, &init), 0);

@@ -11,12 +11,11 @@
 namespace qptwin::hw {
 namespace {
 
-class VerbsLimitsTest : public ::testing::Test {
+class VerbsLimitsTest : public DeviceTest {
  protected:
   void SetUp() override {
-    t_ = OpenTestDeviceOrSkip();
-    if (!t_.device) return;
-    dev_ = t_.device.get();
+    DeviceTest::SetUp();
+    if (!dev_) return;
     ASSERT_EQ(dev_->QueryDevice(&attr_), 0);
     ASSERT_EQ(CreateRcPair(t_.device, &p_), 0);
   }
@@ -30,12 +29,7 @@ class VerbsLimitsTest : public ::testing::Test {
     return init;
   }
 
-  Sge SgeOf(const Side& s, size_t offset, uint32_t length) {
-    return Sge{reinterpret_cast<uint64_t>(s.buf + offset), length, s.lkey};
-  }
 
-  TestDevice t_;
-  Device* dev_ = nullptr;
   DeviceAttr attr_;
   RcPair p_;
 };
@@ -114,16 +108,16 @@ TEST_F(VerbsLimitsTest, TooManySgesStopsTheListAtThatWr) {
   ASSERT_EQ(ConnectRcPair(dev_, p_), 0);
   RecvWr r;
   r.wr_id = 1;
-  r.sg_list = {SgeOf(p_.b, 0, 256)};
+  r.sg_list = {p_.b.At(0, 256)};
   size_t bad = 99;
   ASSERT_EQ(dev_->PostRecv(p_.b.qp, {r, r}, &bad), 0);
   SendWr ok;
   ok.wr_id = 10;
-  ok.sg_list = {SgeOf(p_.a, 0, 8)};
+  ok.sg_list = {p_.a.At(0, 8)};
   ok.send_flags = send_flag::kSignaled;
   SendWr wide = ok;
   wide.wr_id = 11;
-  wide.sg_list.assign(static_cast<size_t>(attr_.max_sge) + 1, SgeOf(p_.a, 0, 1));
+  wide.sg_list.assign(static_cast<size_t>(attr_.max_sge) + 1, p_.a.At(0, 1));
   SendWr after = ok;
   after.wr_id = 12;
   EXPECT_EQ(dev_->PostSend(p_.a.qp, {ok, wide, after}, &bad), EINVAL);
@@ -152,7 +146,7 @@ TEST_F(VerbsLimitsTest, EmptyPostListIsEinvalOnRxe) {
 TEST_F(VerbsLimitsTest, InlineSendCopiesAtPostTime) {
   ASSERT_EQ(ConnectRcPair(dev_, p_), 0);
   RecvWr r;
-  r.sg_list = {SgeOf(p_.b, 0, 64)};
+  r.sg_list = {p_.b.At(0, 64)};
   size_t bad = 0;
   ASSERT_EQ(dev_->PostRecv(p_.b.qp, {r}, &bad), 0);
   uint8_t local[32];
@@ -198,7 +192,7 @@ TEST_F(VerbsLimitsTest, GrantedQueueDepthIsWhatTheQueuesHold) {
   ASSERT_EQ(dev_->ModifyQp(qp, a, attr::kState | attr::kPkeyIndex | attr::kPort |
                                       attr::kAccessFlags), 0);
   RecvWr r;
-  r.sg_list = {SgeOf(p_.a, 0, 16)};
+  r.sg_list = {p_.a.At(0, 16)};
   std::vector<RecvWr> wrs(actual.max_recv_wr + 1, r);
   size_t bad = 0;
   EXPECT_EQ(dev_->PostRecv(qp, wrs, &bad), ENOMEM);

@@ -10,25 +10,21 @@
 namespace qptwin::hw {
 namespace {
 
-class VerbsLoopbackTest : public ::testing::Test {
+class VerbsLoopbackTest : public DeviceTest {
  protected:
   void SetUp() override {
-    t_ = OpenTestDeviceOrSkip();
-    if (!t_.device) return;
-    dev_ = t_.device.get();
+    DeviceTest::SetUp();
+    if (!dev_) return;
     ASSERT_EQ(CreateRcPair(t_.device, &p_), 0);
   }
 
   void Connect() { ASSERT_EQ(ConnectRcPair(dev_, p_), 0); }
 
-  Sge SgeOf(const Side& s, size_t offset, uint32_t length) {
-    return Sge{reinterpret_cast<uint64_t>(s.buf + offset), length, s.lkey};
-  }
 
   void PostRecv(const Side& s, uint64_t wr_id, size_t offset, uint32_t length) {
     RecvWr r;
     r.wr_id = wr_id;
-    r.sg_list = {SgeOf(s, offset, length)};
+    r.sg_list = {s.At(offset, length)};
     size_t bad = 0;
     ASSERT_EQ(dev_->PostRecv(s.qp, {r}, &bad), 0);
   }
@@ -44,8 +40,6 @@ class VerbsLoopbackTest : public ::testing::Test {
     return wcs.empty() ? WorkCompletion{} : wcs[0];
   }
 
-  TestDevice t_;
-  Device* dev_ = nullptr;
   RcPair p_;
 };
 
@@ -56,7 +50,7 @@ TEST_F(VerbsLoopbackTest, RcSendRecvDeliversEveryByte) {
   PostRecv(p_.b, 11, 0, kLen);
   SendWr w;
   w.wr_id = 22;
-  w.sg_list = {SgeOf(p_.a, 0, kLen)};
+  w.sg_list = {p_.a.At(0, kLen)};
   w.send_flags = send_flag::kSignaled;
   PostSend(p_.a, w);
   WorkCompletion sent = WaitOne(p_.a);
@@ -81,7 +75,7 @@ TEST_F(VerbsLoopbackTest, SendWithImmArrivesInHostOrder) {
   SendWr w;
   w.opcode = WrOpcode::kSendWithImm;
   w.imm_data = 0x12345678;
-  w.sg_list = {SgeOf(p_.a, 0, 8)};
+  w.sg_list = {p_.a.At(0, 8)};
   w.send_flags = send_flag::kSignaled;
   PostSend(p_.a, w);
   EXPECT_EQ(WaitOne(p_.a).status, WcStatus::kSuccess);
@@ -99,7 +93,7 @@ TEST_F(VerbsLoopbackTest, RdmaWriteThenReadBackMatches) {
   SendWr w;
   w.wr_id = 1;
   w.opcode = WrOpcode::kRdmaWrite;
-  w.sg_list = {SgeOf(p_.a, 0, kLen)};
+  w.sg_list = {p_.a.At(0, kLen)};
   w.remote_addr = reinterpret_cast<uint64_t>(p_.b.buf + 100);
   w.rkey = p_.b.rkey;
   w.send_flags = send_flag::kSignaled;
@@ -114,7 +108,7 @@ TEST_F(VerbsLoopbackTest, RdmaWriteThenReadBackMatches) {
   SendWr r;
   r.wr_id = 2;
   r.opcode = WrOpcode::kRdmaRead;
-  r.sg_list = {SgeOf(p_.a, 8192, kLen)};
+  r.sg_list = {p_.a.At(8192, kLen)};
   r.remote_addr = reinterpret_cast<uint64_t>(p_.b.buf + 100);
   r.rkey = p_.b.rkey;
   r.send_flags = send_flag::kSignaled;
@@ -162,7 +156,7 @@ TEST_F(VerbsLoopbackTest, BadRkeyGivesRemoteAccessErrorAndErrState) {
   SendWr w;
   w.wr_id = 5;
   w.opcode = WrOpcode::kRdmaWrite;
-  w.sg_list = {SgeOf(p_.a, 0, 16)};
+  w.sg_list = {p_.a.At(0, 16)};
   w.remote_addr = reinterpret_cast<uint64_t>(p_.b.buf);
   w.rkey = p_.b.rkey ^ 0x5a5a00;
   PostSend(p_.a, w);  // unsignaled: an error completes anyway (IBTA 10.7.3.1)
@@ -258,7 +252,7 @@ TEST_F(VerbsLoopbackTest, RxeRunsASendItRejectedInResetOnceRts) {
 TEST_F(VerbsLoopbackTest, ReceiveRejectedInResetIsDropped) {
   RecvWr early;
   early.wr_id = 100;
-  early.sg_list = {SgeOf(p_.b, 0, 64)};
+  early.sg_list = {p_.b.At(0, 64)};
   size_t bad = 99;
   ASSERT_EQ(dev_->PostRecv(p_.b.qp, {early}, &bad), EINVAL);
   EXPECT_EQ(bad, 0u);

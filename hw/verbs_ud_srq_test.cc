@@ -13,12 +13,11 @@ namespace {
 constexpr uint32_t kQkey = 0x11110000;
 constexpr uint32_t kGrhBytes = 40;  // a UD receive buffer starts with the GRH (IBTA 11.4.1.2)
 
-class VerbsUdSrqTest : public ::testing::Test {
+class VerbsUdSrqTest : public DeviceTest {
  protected:
   void SetUp() override {
-    t_ = OpenTestDeviceOrSkip();
-    if (!t_.device) return;
-    dev_ = t_.device.get();
+    DeviceTest::SetUp();
+    if (!dev_) return;
     ASSERT_EQ(dev_->AllocPd(&pd_), 0);
     ASSERT_EQ(dev_->CreateCq(32, ChannelHandle{}, &cq_, nullptr), 0);
     ASSERT_EQ(dev_->RegMr(pd_, kBufBytes, access::kLocalWrite, &mr_, &buf_, &lkey_, nullptr), 0);
@@ -38,25 +37,16 @@ class VerbsUdSrqTest : public ::testing::Test {
   }
 
   int ToRtsUd(QpHandle qp) {
-    QpAttr a;
-    a.qp_state = QpState::kInit;
-    a.port_num = 1;
-    a.qkey = kQkey;
-    int ret = dev_->ModifyQp(qp, a, attr::kState | attr::kPkeyIndex | attr::kPort | attr::kQkey);
-    a.qp_state = QpState::kRtr;
-    if (ret == 0) ret = dev_->ModifyQp(qp, a, attr::kState);
-    a.qp_state = QpState::kRts;
-    a.sq_psn = 1;
-    if (ret == 0) ret = dev_->ModifyQp(qp, a, attr::kState | attr::kSqPsn);
-    return ret;
+    BringUpParams p;  // UD: the table sends only PKEY_INDEX, PORT, QKEY and SQ_PSN
+    p.qkey = kQkey;
+    p.sq_psn = 1;
+    return BringUpTo(*dev_, qp, p, ConnectionInfo{});
   }
 
   Sge SgeAt(size_t offset, uint32_t length) {
     return Sge{reinterpret_cast<uint64_t>(buf_ + offset), length, lkey_};
   }
 
-  TestDevice t_;
-  Device* dev_ = nullptr;
   PdHandle pd_;
   CqHandle cq_;
   MrHandle mr_;
