@@ -338,7 +338,9 @@ class Device {
   [[nodiscard]] virtual int ModifyQp(QpHandle qp, const QpAttr& attr, AttrMask mask) = 0;
   [[nodiscard]] virtual int QueryQp(QpHandle qp, QpAttr* attr, QpInitAttr* init) = 0;
   // As ibv_post_send/ibv_post_recv: on error *bad_wr is the index of the first WR not posted;
-  // WRs before it were posted. On success *bad_wr is unchanged.
+  // WRs before it were posted. On success *bad_wr is unchanged. bad_wr may be null (unlike
+  // libibverbs, whose providers write through it): the post is the same, the index is not
+  // reported (PostSrqRecv too; tests/conformance posting_test NullBadWrPostsTheSame).
   // "Posted" means queued on the device: each posted WR completes (or is flushed, or is
   // discarded by a move to RESET) exactly once. A device may post WRs and still return an
   // error: rxe's provider writes every valid WR into the send ring before its doorbell

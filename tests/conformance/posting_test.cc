@@ -46,6 +46,26 @@ TEST_P(Conformance, PostSendBelowRtsIsEinval) {
   EXPECT_TRUE(Drain(cq_).empty()) << "a refused or discarded post must not complete";
 }
 
+// spec/backend.h: bad_wr may be null; the post is the same, only the index is not reported.
+TEST_P(Conformance, NullBadWrPostsTheSame) {
+  Buffer b = Reg(4096, access::kLocalWrite);
+  auto [qa, qb] = ConnectedPair(QpType::kRc);
+  SrqHandle srq;
+  ASSERT_EQ(dev_->CreateSrq(pd_, 4, 1, &srq), 0);
+  EXPECT_EQ(dev_->PostRecv(qb, {Recv(1, {b.At(0, 64)})}, nullptr), 0);
+  EXPECT_EQ(dev_->PostSrqRecv(srq, {Recv(2, {b.At(64, 64)})}, nullptr), 0);
+  EXPECT_EQ(dev_->PostSend(qa, {Send(3, {b.At(128, 8)})}, nullptr), 0);
+  std::vector<WorkCompletion> wcs = WaitWc(cq_, 2);
+  ASSERT_EQ(wcs.size(), 2u);
+  for (const WorkCompletion& wc : wcs) EXPECT_EQ(wc.status, WcStatus::kSuccess) << wc.wr_id;
+  // A refused post says the same errno with or without bad_wr.
+  QpHandle fresh = Qp(QpType::kRc);
+  EXPECT_EQ(dev_->PostRecv(fresh, {Recv(4, {b.At(0, 64)})}, nullptr), EINVAL);  // R4: RESET
+  EXPECT_EQ(dev_->PostSend(QpHandle{}, {Send(5, {b.At(0, 8)})}, nullptr), EINVAL);
+  ASSERT_EQ(dev_->DestroyQp(fresh), 0);
+  ASSERT_EQ(dev_->DestroySrq(srq), 0);
+}
+
 TEST_P(Conformance, PostRecvInResetIsEinvalAndAcceptedFromInit) {
   Buffer b = Reg(4096, access::kLocalWrite);
   QpHandle qp = Qp(QpType::kRc);
