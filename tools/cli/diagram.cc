@@ -32,15 +32,15 @@ int RunDiagram(const Args& args, std::istream& in, std::ostream& out, std::ostre
     return BadInput(err, "diagram: missing --type (valid: " + QpTypeChoices() + ")");
   }
   auto type = ParseQpTypeArg(flags->Get("--type"), &error);
-  if (!type) return BadInput(err, error);
+  if (!type) return BadInput(err, "diagram: " + error);
   const std::string format = flags->Get("--format", "dot");
   if (format != "dot" && format != "svg") {
-    return BadInput(err, "unknown diagram format '" + format + "' (valid: dot, svg)");
+    return BadInput(err, "diagram: unknown diagram format '" + format + "' (valid: dot, svg)");
   }
   std::string text = RenderDot(*type);
   if (format == "svg") {
     auto svg = RenderSvg(text, &error);
-    if (!svg) return BadInput(err, error);
+    if (!svg) return BadInput(err, "diagram: " + error);
     text = *svg;
   }
   if (!flags->Has("-o")) {

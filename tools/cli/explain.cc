@@ -37,15 +37,15 @@ int RunExplain(const Args& args, std::istream& in, std::ostream& out, std::ostre
     }
   }
   auto type = ParseQpTypeArg(flags->Get("--type"), &error);
-  if (!type) return BadInput(err, error);
+  if (!type) return BadInput(err, "explain: " + error);
   auto from = ParseQpStateArg(flags->Get("--from"), &error);
-  if (!from) return BadInput(err, error);
+  if (!from) return BadInput(err, "explain: " + error);
   auto mask = ParseAttrMaskArg(flags->Get("--attrs"), &error);
-  if (!mask) return BadInput(err, error);
+  if (!mask) return BadInput(err, "explain: " + error);
   QpState to = *from;
   if (flags->Has("--to")) {
     auto parsed = ParseQpStateArg(flags->Get("--to"), &error);
-    if (!parsed) return BadInput(err, error);
+    if (!parsed) return BadInput(err, "explain: " + error);
     to = *parsed;
   } else if (*mask & attr::kState) {
     return BadInput(err, "explain: missing --to (the mask has STATE, so a target state is needed)");

@@ -29,13 +29,14 @@ int RunTable(const Args& args, std::istream& in, std::ostream& out, std::ostream
   std::vector<QpType> types = TableQpTypes();
   if (flags->Has("--type")) {
     auto type = ParseQpTypeArg(flags->Get("--type"), &error);
-    if (!type) return BadInput(err, error);
+    if (!type) return BadInput(err, "table: " + error);
     types = {*type};
   }
   const std::string format_name = flags->Get("--format", "text");
   auto format = ParseTableFormat(format_name);
   if (!format) {
-    return BadInput(err, "unknown table format '" + format_name + "' (valid: text, markdown, json)");
+    return BadInput(err, "table: unknown table format '" + format_name +
+                             "' (valid: text, markdown, json)");
   }
   out << RenderTable(types, *format);
   return kExitOk;
