@@ -12,14 +12,15 @@
 namespace qptwin::practice {
 namespace {
 
-class BatchingTest : public ::testing::Test {
+class BatchingTest : public EnvTest {
  protected:
   void SetUp() override {
-    ASSERT_EQ(MakeModelEnv(&env_), 0);
+    peer_send_wr_ = 1024;
+    peer_recv_wr_ = 16;
+    EnvTest::SetUp();
+    if (HasFatalFailure()) return;
     ASSERT_EQ(dev().CreateCq(256, ChannelHandle{}, &recv_cq_, nullptr), 0);
-    peer_ = std::make_unique<LocalPeer>(env_.peer.dev.get(), env_.peer.Init(1024, 16));
   }
-  Device& dev() { return *env_.local.dev; }
   // A connected RC QP with an SQ of `depth` whose send CQ holds only send completions.
   QpHandle MakeQp(uint32_t depth, bool sig_all = false) {
     QpInitAttr init = env_.local.Init(depth, 16);
@@ -46,9 +47,7 @@ class BatchingTest : public ::testing::Test {
         << " outstanding=" << p.outstanding();
   }
 
-  TestEnv env_;
   CqHandle recv_cq_;
-  std::unique_ptr<LocalPeer> peer_;
   std::map<uint32_t, StoredConnection> conns_;
 };
 

@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "spec/qp_state_table.h"
+#include "spec/bring_up.h"
 #include "tools/practice/batching.h"
 #include "tools/practice/qp_pool.h"
 #include "tools/practice/recovery.h"
@@ -124,11 +124,11 @@ TEST_P(PracticeOnBackend, StateHistoryRecordsConnect) {
   ASSERT_EQ(PeerConnection(dev(), qp, *peer_, &conn), 0);
   QpAttr a;
   ASSERT_EQ(ConnectAttr(dev(), conn, &a), 0);
-  QpState cur = QpState::kReset;
-  for (QpState next : {QpState::kInit, QpState::kRtr, QpState::kRts}) {
-    a.qp_state = next;
-    ASSERT_EQ(h.Modify(qp, a, MinimumMask(QpType::kRc, cur, next), "connect"), 0);
-    cur = next;
+  std::vector<BringUpStep> steps;
+  ASSERT_EQ(BringUpPlan(QpType::kRc, QpState::kReset, QpState::kRts, &steps), 0);
+  for (const BringUpStep& step : steps) {
+    a.qp_state = step.to;
+    ASSERT_EQ(h.Modify(qp, a, step.mask, "connect"), 0);
   }
   std::vector<QpState> tos;
   for (const StateChange& c : h.History(qp)) {

@@ -9,12 +9,8 @@
 namespace qptwin::practice {
 namespace {
 
-class QpPoolTest : public ::testing::Test {
+class QpPoolTest : public EnvTest {
  protected:
-  void SetUp() override {
-    ASSERT_EQ(MakeModelEnv(&env_), 0);
-    peer_ = std::make_unique<LocalPeer>(env_.peer.dev.get(), env_.peer.Init());
-  }
   std::unique_ptr<QpPool> MakePool(size_t capacity, bool recover = true,
                                    RecoveryMode mode = RecoveryMode::kReset) {
     QpPoolOptions o;
@@ -23,12 +19,6 @@ class QpPoolTest : public ::testing::Test {
     o.recover_errored = recover;
     o.recovery = mode;
     return std::make_unique<QpPool>(env_.backend.get(), env_.local.dev.get(), peer_.get(), o);
-  }
-  Device& dev() { return *env_.local.dev; }
-  QpState StateOf(QpHandle qp) {
-    QpState s = QpState::kReset;
-    EXPECT_EQ(QueryState(dev(), qp, &s), 0);
-    return s;
   }
   void ExpectWriteWorks(QpHandle qp, uint64_t wr_id) {
     size_t bad = 0;
@@ -48,8 +38,6 @@ class QpPoolTest : public ::testing::Test {
     ASSERT_EQ(StateOf(qp), QpState::kErr);
   }
 
-  TestEnv env_;
-  std::unique_ptr<LocalPeer> peer_;
 };
 
 TEST_F(QpPoolTest, WarmPoolServesHitsInRts) {

@@ -9,22 +9,12 @@
 namespace qptwin::practice {
 namespace {
 
-class RecoveryTest : public ::testing::Test {
+class RecoveryTest : public EnvTest {
  protected:
   void SetUp() override {
-    ASSERT_EQ(MakeModelEnv(&env_), 0);
-    peer_ = std::make_unique<LocalPeer>(env_.peer.dev.get(), env_.peer.Init());
-    ASSERT_EQ(dev().CreateQp(env_.local.Init(), &qp_, nullptr), 0);
-    ConnectionInfo local;
-    ASSERT_EQ(dev().LocalConnectionInfo(qp_, &local), 0);
-    ASSERT_EQ(peer_->Connect(local, conn_.params, &conn_.remote), 0);
-    ASSERT_EQ(ConnectQp(dev(), qp_, conn_), 0);
-  }
-  Device& dev() { return *env_.local.dev; }
-  QpState StateOf(QpHandle qp) {
-    QpState s = QpState::kReset;
-    EXPECT_EQ(QueryState(dev(), qp, &s), 0);
-    return s;
+    EnvTest::SetUp();
+    if (HasFatalFailure()) return;
+    qp_ = ConnectedQp(&conn_);
   }
   // A WRITE that the peer refuses (bad rkey): REM_ACCESS_ERR, the QP goes to ERR.
   SendWr BadWrite(uint64_t wr_id, bool signaled) {
@@ -47,8 +37,6 @@ class RecoveryTest : public ::testing::Test {
     EXPECT_EQ(wcs[0].status, WcStatus::kSuccess);
   }
 
-  TestEnv env_;
-  std::unique_ptr<LocalPeer> peer_;
   QpHandle qp_;
   StoredConnection conn_;
 };

@@ -4,7 +4,7 @@
 
 #include <cerrno>
 
-#include "spec/qp_state_table.h"
+#include "spec/bring_up.h"
 #include "tools/practice/peer_link.h"
 #include "tools/practice/qp_connect.h"
 #include "tools/practice/test_env.h"
@@ -12,29 +12,26 @@
 namespace qptwin::practice {
 namespace {
 
-class StateHistoryTest : public ::testing::Test {
+class StateHistoryTest : public EnvTest {
  protected:
   void SetUp() override {
-    ASSERT_EQ(MakeModelEnv(&env_), 0);
+    EnvTest::SetUp();
+    if (HasFatalFailure()) return;
     history_ = std::make_unique<StateHistory>(env_.backend.get(), env_.local.dev.get());
-    peer_ = std::make_unique<LocalPeer>(env_.peer.dev.get(), env_.peer.Init());
     ASSERT_EQ(dev().CreateQp(env_.local.Init(), &qp_, nullptr), 0);
-    ConnectionInfo local;
-    ASSERT_EQ(dev().LocalConnectionInfo(qp_, &local), 0);
-    ASSERT_EQ(peer_->Connect(local, conn_.params, &conn_.remote), 0);
+    ASSERT_EQ(PeerConnection(dev(), qp_, *peer_, &conn_), 0);
     ASSERT_EQ(ConnectAttr(dev(), conn_, &attr_), 0);
   }
-  Device& dev() { return *env_.local.dev; }
   // Drives RESET->INIT->RTR->RTS through the wrapper, 1 ms apart.
   void ConnectThroughHistory() {
-    QpState cur = QpState::kReset;
-    for (QpState next : {QpState::kInit, QpState::kRtr, QpState::kRts}) {
+    std::vector<BringUpStep> steps;
+    ASSERT_EQ(BringUpPlan(QpType::kRc, QpState::kReset, QpState::kRts, &steps), 0);
+    for (const BringUpStep& step : steps) {
       env_.backend->Advance(kMs);
-      attr_.qp_state = next;
-      ASSERT_EQ(history_->Modify(qp_, attr_, MinimumMask(QpType::kRc, cur, next),
-                                 std::string("connect ") + std::string(ToName(next))),
+      attr_.qp_state = step.to;
+      ASSERT_EQ(history_->Modify(qp_, attr_, step.mask,
+                                 std::string("connect ") + std::string(ToName(step.to))),
                 0);
-      cur = next;
     }
   }
   // The history without the device's "create" entry.
@@ -46,9 +43,7 @@ class StateHistoryTest : public ::testing::Test {
     return out;
   }
 
-  TestEnv env_;
   std::unique_ptr<StateHistory> history_;
-  std::unique_ptr<LocalPeer> peer_;
   QpHandle qp_;
   StoredConnection conn_;
   QpAttr attr_;

@@ -47,4 +47,22 @@ int ConnectThroughPeer(Device& dev, QpHandle qp, PeerLink& peer, StoredConnectio
   return ConnectQp(dev, qp, *conn);
 }
 
+void EnvTest::SetUp() {
+  ASSERT_EQ(MakeModelEnv(&env_), 0);
+  peer_ = std::make_unique<LocalPeer>(env_.peer.dev.get(), env_.peer.Init(peer_send_wr_, peer_recv_wr_));
+}
+
+QpState EnvTest::StateOf(QpHandle qp) {
+  QpState s = QpState::kReset;
+  EXPECT_EQ(QueryState(dev(), qp, &s), 0);
+  return s;
+}
+
+QpHandle EnvTest::ConnectedQp(StoredConnection* conn) {
+  QpHandle qp;
+  EXPECT_EQ(dev().CreateQp(env_.local.Init(), &qp, nullptr), 0);
+  EXPECT_EQ(ConnectThroughPeer(dev(), qp, *peer_, conn), 0);
+  return qp;
+}
+
 }  // namespace qptwin::practice

@@ -44,4 +44,20 @@ struct TestEnv {
 [[nodiscard]] int ConnectThroughPeer(Device& dev, QpHandle qp, PeerLink& peer,
                                      StoredConnection* conn);
 
+// A fixture over MakeModelEnv(): env_, a LocalPeer peer_ serving env_.peer (peer QPs from
+// env_.peer.Init(peer_send_wr_, peer_recv_wr_)), and the helpers the practice tests share.
+class EnvTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  Device& dev() { return *env_.local.dev; }
+  QpState StateOf(QpHandle qp);
+  // A new RC QP on env_.local (Side::Init()) connected through peer_ into *conn.
+  QpHandle ConnectedQp(StoredConnection* conn);
+
+  uint32_t peer_send_wr_ = 64;  // set before EnvTest::SetUp() to change
+  uint32_t peer_recv_wr_ = 64;
+  TestEnv env_;
+  std::unique_ptr<LocalPeer> peer_;
+};
+
 }  // namespace qptwin::practice
