@@ -85,11 +85,14 @@ int Sweep(const Args& names, std::ostream& out, std::ostream& err) {
     if (buf.size() >= kReadBlock) {
       out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
       buf.clear();
-      if (!out) return kExitBadInput;  // main() names the write error
+      if (!out) break;  // a write error: stop, and say so below
     }
   }
-  out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+  if (out) out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
   out.flush();
+  if (const int e = StreamErrno(out)) {
+    return BadInput(err, "check: cannot write standard output: " + ErrnoText(e));
+  }
   return kExitOk;
 }
 

@@ -109,7 +109,7 @@ int Dispatch(int argc, char** argv) {
   std::streambuf* const cout_buf = std::cout.rdbuf(&out_buf);
   int code = RunCommand(argc, argv);
   std::cout.flush();
-  if (out_buf.error() != 0) {
+  if (out_buf.error() != 0 && code != qptwin::cli::kExitBadInput) {  // else already said
     code = qptwin::cli::BadInput(std::cerr, "cannot write standard output: " +
                                                 qptwin::cli::ErrnoText(out_buf.error()));
   }

@@ -131,10 +131,14 @@ fi
 [[ $? -eq 2 && "$(cat "$TMP/err")" == "qptwin: cannot write standard output: bad file descriptor" ]] ||
   fail "table >&-: $(cat "$TMP/err")"
 "$QPTWIN" check --sweep RC INIT RTR >/dev/full 2>"$TMP/err"
-[[ $? -eq 2 && "$(cat "$TMP/err")" == *"no space left on device" ]] || fail "check --sweep >/dev/full"
+[[ $? -eq 2 && "$(cat "$TMP/err")" == "qptwin: check: cannot write standard output: no space left on device" ]] ||
+  fail "check --sweep >/dev/full: $(cat "$TMP/err")"
 "$QPTWIN" run - <"$GOOD_QPS" >/dev/full 2>"$TMP/err"
 [[ $? -eq 2 && "$(cat "$TMP/err")" == "qptwin: cannot write standard output: no space left on device" ]] ||
   fail "run - >/dev/full: $(cat "$TMP/err")"
+"$QPTWIN" report "$GOOD_QPS" -o - >/dev/full 2>"$TMP/err"
+[[ $? -eq 2 && "$(cat "$TMP/err")" == "qptwin: report: cannot write standard output: no space left on device" ]] ||
+  fail "report -o - >/dev/full: $(cat "$TMP/err")"
 expect_error 2 "diagram: cannot write /dev/full: no space left on device" diagram --type RC -o /dev/full
 expect_error 2 "diagram: cannot write $DIR: is a directory" diagram --type RC -o "$DIR"
 expect_error 2 "diagram: cannot write $TMP/no/x.dot: no such file or directory" \
