@@ -9,24 +9,8 @@ namespace {
 
 using namespace ::qptwin::testing;  // tests/support/support.h
 
-std::unique_ptr<Backend> Profile(const std::string& name) {
-  ModelOptions o;
-  o.profile = name;
-  return MakeModelBackend(o);
-}
-
-struct Pair {
-  std::unique_ptr<Backend> be;
-  Side a, b;
-};
-
-Pair Connected(const std::string& profile) {
-  Pair p;
-  p.be = Profile(profile);
-  p.a = MakeSide(*p.be, "mdev0");
-  p.b = MakeSide(*p.be, "mdev1");
-  Connect(p.a, p.b);
-  return p;
+SidePair Connected(const std::string& profile) {
+  return ConnectedSides(MakeBackendOrSkip(ModelChoice(profile)));
 }
 
 int MoveToErr(Side& s) {
@@ -43,7 +27,7 @@ int PollAll(Side& s, CqHandle cq, std::vector<WorkCompletion>* out) {
 }
 
 // Sends SEND_WITH_IMM and RDMA_WRITE_WITH_IMM and returns the requester's two CQEs.
-std::vector<WorkCompletion> ImmRequesterCqes(Pair& p) {
+std::vector<WorkCompletion> ImmRequesterCqes(SidePair& p) {
   size_t bad = 0;
   EXPECT_EQ(p.b.dev->PostRecv(p.b.qp, {Rwr(10, {p.b.At(0, 64)}), Rwr(11, {p.b.At(64, 64)})}, &bad), 0);
   SendWr send = Wr(1, WrOpcode::kSendWithImm, {p.a.At(0, 8)});
@@ -58,7 +42,7 @@ std::vector<WorkCompletion> ImmRequesterCqes(Pair& p) {
 }
 
 TEST(RxeQuirks, RequesterCqeOfImmOpcodesCarriesWithImmAndZeroImmData) {
-  Pair p = Connected("rxe");
+  SidePair p = Connected("rxe");
   auto wcs = ImmRequesterCqes(p);
   ASSERT_EQ(wcs.size(), 2u);
   for (const auto& wc : wcs) {
@@ -69,14 +53,14 @@ TEST(RxeQuirks, RequesterCqeOfImmOpcodesCarriesWithImmAndZeroImmData) {
 }
 
 TEST(IbtaQuirks, RequesterCqeOfImmOpcodesHasNoWithImm) {
-  Pair p = Connected("ibta");
+  SidePair p = Connected("ibta");
   auto wcs = ImmRequesterCqes(p);
   ASSERT_EQ(wcs.size(), 2u);
   for (const auto& wc : wcs) EXPECT_FALSE(wc.wc_flags & wc_flag::kWithImm) << wc.wr_id;
 }
 
 TEST(RxeQuirks, PlainSendCqeHasNoWithImm) {
-  Pair p = Connected("rxe");
+  SidePair p = Connected("rxe");
   size_t bad = 0;
   ASSERT_EQ(p.b.dev->PostRecv(p.b.qp, {Rwr(10, {p.b.At(0, 64)})}, &bad), 0);
   ASSERT_EQ(p.a.dev->PostSend(p.a.qp, {Wr(1, WrOpcode::kSend, {p.a.At(0, 8)})}, &bad), 0);
@@ -86,7 +70,7 @@ TEST(RxeQuirks, PlainSendCqeHasNoWithImm) {
 }
 
 TEST(RxeQuirks, RecvPostedInErrWaitsUntilTheNextModifyToErr) {
-  Pair p = Connected("rxe");
+  SidePair p = Connected("rxe");
   ASSERT_EQ(MoveToErr(p.b), 0);
   size_t bad = 0;
   ASSERT_EQ(p.b.dev->PostRecv(p.b.qp, {Rwr(7, {p.b.At(0, 64)}), Rwr(8, {p.b.At(64, 64)})}, &bad), 0);
@@ -102,7 +86,7 @@ TEST(RxeQuirks, RecvPostedInErrWaitsUntilTheNextModifyToErr) {
 }
 
 TEST(RxeQuirks, RecvPostedInErrIsFlushedWhenAPacketRunsTheResponder) {
-  Pair p = Connected("rxe");
+  SidePair p = Connected("rxe");
   ASSERT_EQ(MoveToErr(p.b), 0);
   size_t bad = 0;
   ASSERT_EQ(p.b.dev->PostRecv(p.b.qp, {Rwr(7, {p.b.At(0, 64)})}, &bad), 0);
@@ -115,7 +99,7 @@ TEST(RxeQuirks, RecvPostedInErrIsFlushedWhenAPacketRunsTheResponder) {
 }
 
 TEST(IbtaQuirks, RecvPostedInErrIsFlushedAtOnce) {
-  Pair p = Connected("ibta");
+  SidePair p = Connected("ibta");
   ASSERT_EQ(MoveToErr(p.b), 0);
   size_t bad = 0;
   ASSERT_EQ(p.b.dev->PostRecv(p.b.qp, {Rwr(7, {p.b.At(0, 64)})}, &bad), 0);
@@ -128,7 +112,7 @@ TEST(IbtaQuirks, RecvPostedInErrIsFlushedAtOnce) {
 TEST(Quirks, ErrToErrFlushesEverythingQueuedInEveryProfile) {
   for (const char* profile : {"rxe", "ibta"}) {
     SCOPED_TRACE(profile);
-    Pair p = Connected(profile);
+    SidePair p = Connected(profile);
     size_t bad = 0;
     // b has no receives and retries RNR forever: a's SENDs stay queued.
     ASSERT_EQ(p.a.dev->PostSend(p.a.qp, {Wr(1, WrOpcode::kSend, {p.a.At(0, 8)}),

@@ -303,9 +303,7 @@ TEST(RcSrq, TwoQpsShareOneSrqInPostingOrder) {
 }
 
 TEST(IbtaRc, FirstPacketInRtrRaisesCommEst) {
-  ModelOptions o;
-  o.profile = "ibta";
-  auto be = MakeModelBackend(o);
+  auto be = MakeBackendOrSkip(ModelChoice("ibta"));
   Side a = MakeSide(*be, "mdev0");
   Side b = MakeSide(*be, "mdev1");
   ASSERT_EQ(ToInit(a), 0);

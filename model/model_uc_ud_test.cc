@@ -32,13 +32,8 @@ TEST(Uc, SendAndWriteMoveBytesWithoutAcks) {
 }
 
 TEST(IbtaProfile, UcReadAndAtomicsAreEinvalAtPost) {
-  ModelOptions o;
-  o.profile = "ibta";
-  auto be = MakeModelBackend(o);
+  auto [be, a, b] = ConnectedSides(MakeBackendOrSkip(ModelChoice("ibta")), Type(QpType::kUc));
   ASSERT_NE(be, nullptr);
-  Side a = MakeSide(*be, "mdev0", Type(QpType::kUc));
-  Side b = MakeSide(*be, "mdev1", Type(QpType::kUc));
-  Connect(a, b);
   size_t bad = 5;
   EXPECT_EQ(a.dev->PostSend(a.qp, {Wr(1, WrOpcode::kRdmaRead, {a.At(0, 8)})}, &bad), EINVAL);
   EXPECT_EQ(a.dev->PostSend(a.qp, {Wr(1, WrOpcode::kAtomicFetchAndAdd, {a.At(0, 8)})}, &bad), EINVAL);
@@ -146,13 +141,8 @@ TEST_F(UdTest, WriteFailsWithLocQpOpErrOnRxeAndMissingAhIsEinval) {
 }
 
 TEST(IbtaProfile, UdLocalErrorMovesToSqeAndReceivesContinue) {
-  ModelOptions o;
-  o.profile = "ibta";
-  auto be = MakeModelBackend(o);
+  auto [be, a, b] = ConnectedSides(MakeBackendOrSkip(ModelChoice("ibta")), Type(QpType::kUd));
   ASSERT_NE(be, nullptr);
-  Side a = MakeSide(*be, "mdev0", Type(QpType::kUd));
-  Side b = MakeSide(*be, "mdev1", Type(QpType::kUd));
-  Connect(a, b);
   ConnectionInfo info;
   ASSERT_EQ(b.dev->LocalConnectionInfo(b.qp, &info), 0);
   EXPECT_EQ(info.link_layer, LinkLayer::kInfiniBand);
@@ -193,13 +183,8 @@ TEST(IbtaProfile, UdLocalErrorMovesToSqeAndReceivesContinue) {
 // R8 for UC: a local send error moves a UC QP to SQE in the ibta profile (IBTA C10-38);
 // receives continue, and SQE -> RTS resumes sending on the same connection.
 TEST(IbtaProfile, UcLocalErrorMovesToSqeAndReceivesContinue) {
-  ModelOptions o;
-  o.profile = "ibta";
-  auto be = MakeModelBackend(o);
+  auto [be, a, b] = ConnectedSides(MakeBackendOrSkip(ModelChoice("ibta")), Type(QpType::kUc));
   ASSERT_NE(be, nullptr);
-  Side a = MakeSide(*be, "mdev0", Type(QpType::kUc));
-  Side b = MakeSide(*be, "mdev1", Type(QpType::kUc));
-  Connect(a, b);
   SendWr bad = Wr(1, WrOpcode::kSend, {Sge{a.Addr(0), 8, a.lkey + 1}});
   SendWr next = Wr(2, WrOpcode::kSend, {a.At(0, 8)});
   ASSERT_EQ(a.dev->PostSend(a.qp, {bad, next}, nullptr), 0);
@@ -229,9 +214,7 @@ TEST(RxeProfile, UcLocalErrorMovesToErrNotSqe) {
 }
 
 TEST(IbtaProfile, SqDrainedOnlyWithEnSqdAsyncNotify) {
-  ModelOptions o;
-  o.profile = "ibta";
-  auto be = MakeModelBackend(o);
+  auto be = MakeBackendOrSkip(ModelChoice("ibta"));
   for (bool notify : {false, true}) {
     Side a = MakeSide(*be, "mdev0");
     Side b = MakeSide(*be, "mdev1");

@@ -41,11 +41,7 @@ struct XrcInitiator {
   Sge At(size_t off, uint32_t len) const { return Sge{Addr(off), len, lkey}; }
 };
 
-std::unique_ptr<Backend> Ibta() {
-  ModelOptions o;
-  o.profile = "ibta";
-  return MakeModelBackend(o);
-}
+std::unique_ptr<Backend> Ibta() { return MakeBackendOrSkip(ModelChoice("ibta")); }
 
 std::shared_ptr<Device> Open(Backend& be, const std::string& name) {
   std::unique_ptr<Device> d;
