@@ -46,7 +46,7 @@ int RunBenchCli(const std::vector<std::string>& args, std::istream& in, std::ost
   } else if (int rc = RunSession(o, &r, &error)) {
     err << "qptwin: bench: " << cli::EscapeControl(error) << "\n";
     // No device, or -s beyond the port's max_msg_sz: bad input; anything else: the run failed.
-    return rc == ENODEV || rc == EMSGSIZE ? cli::kExitBadInput : cli::kExitIllegal;
+    return rc == ENODEV || rc == EMSGSIZE ? cli::kExitBadInput : cli::kExitFailed;
   }
   if (o.json) {
     PrintJson(out, r.header, r.bw, r.lat);

@@ -58,7 +58,7 @@ int RunExplain(const Args& args, std::istream& in, std::ostream& out, std::ostre
   }
   const Verdict v = Judge(*type, *from, next, *mask);
   out << v.Explain();
-  return v.legal ? kExitOk : kExitIllegal;
+  return v.legal ? kExitOk : kExitFailed;
 }
 
 }  // namespace qptwin::cli

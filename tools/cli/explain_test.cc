@@ -20,7 +20,7 @@ TEST(Explain, ManPageMinimumMaskForRcInitToRtrIsLegal) {
 TEST(Explain, MissingAttributesAreIllegalWithTheFix) {
   const Outcome o = Explain({"--type=rc", "--from", "init", "--to", "rtr", "--mask",
                              "IBV_QP_STATE|IBV_QP_AV|IBV_QP_PATH_MTU"});
-  EXPECT_EQ(o.code, kExitIllegal);
+  EXPECT_EQ(o.code, kExitFailed);
   EXPECT_NE(o.out.find("missing required attribute(s): RQ_PSN|MIN_RNR_TIMER|"
                        "MAX_DEST_RD_ATOMIC|DEST_QPN"),
             std::string::npos)
@@ -30,7 +30,7 @@ TEST(Explain, MissingAttributesAreIllegalWithTheFix) {
 
 TEST(Explain, InvalidPairSuggestsThePath) {
   const Outcome o = Explain({"--type", "RC", "--from", "RESET", "--to", "RTR", "--attrs", "0x1"});
-  EXPECT_EQ(o.code, kExitIllegal);
+  EXPECT_EQ(o.code, kExitFailed);
   EXPECT_NE(o.out.find("RESET->RTR is not a transition"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("RESET->INIT with STATE|ACCESS_FLAGS|PKEY_INDEX|PORT"), std::string::npos)
       << o.out;

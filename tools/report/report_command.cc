@@ -80,7 +80,7 @@ int RunReport(const std::vector<std::string>& args, std::istream& in, std::ostre
     out << "wrote " << output << " (" << html.size() << " bytes, " << run.result.steps.size()
         << " steps, " << failures << " failed expectation(s))\n";
   }
-  return failures ? cli::kExitIllegal : cli::kExitOk;
+  return failures ? cli::kExitFailed : cli::kExitOk;
 }
 
 int RunReportCli(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
