@@ -85,13 +85,20 @@ void WrLedger::EndAll(WrQueue* q, Wqe::End end, int line, uint64_t ns) {
   if (q->wrs.empty()) DropEnded(q);  // no CQE can follow: the error run is over
 }
 
-void WrLedger::DropEnded(WrQueue* q) {
-  q->wrs.erase(q->wrs.begin(), q->wrs.begin() + static_cast<long>(q->ended_front));
-  q->ended_front = 0;
+void WrLedger::ReleaseRun(WrQueue* q) {
+  for (size_t i : q->run_implied) Release(i);
+  for (size_t i : q->run_erred) Release(i);
   q->in_error = false;
   q->run_implied.clear();
   q->run_erred.clear();
   q->run_ids.clear();
+}
+
+void WrLedger::DropEnded(WrQueue* q) {
+  for (size_t k = 0; k < q->ended_front; ++k) Release(q->wrs[k]);
+  q->wrs.erase(q->wrs.begin(), q->wrs.begin() + static_cast<long>(q->ended_front));
+  q->ended_front = 0;
+  ReleaseRun(q);
 }
 
 size_t WrLedger::RunShift(const WrQueue& q, uint64_t wr_id) const {
@@ -174,10 +181,9 @@ long WrLedger::ApplySend(const CqeSeen& cqe, WrQueue* q, long pos, size_t shift)
   q->wrs.erase(q->wrs.begin(), q->wrs.begin() + pos + 1);
   q->ended_front = q->ended_front > size_t(pos) ? q->ended_front - pos - 1 : 0;
   if (cqe.wc.status == WcStatus::kSuccess) {
-    q->in_error = false;
-    q->run_implied.clear();
-    q->run_erred.clear();
-    q->run_ids.clear();
+    ReleaseRun(q);
+    for (size_t i : implied) Release(i);
+    Release(index);
   } else if (!q->in_error) {
     q->in_error = true;
     q->run_implied = implied;
@@ -224,6 +230,7 @@ long WrLedger::CompleteRecv(const CqeSeen& cqe, WrQueue* q) {
   const size_t index = q->wrs.front();
   q->wrs.pop_front();
   Charge(index, cqe);
+  Release(index);
   return static_cast<long>(index);
 }
 

@@ -72,6 +72,9 @@ class WrLedger {
   explicit WrLedger(std::vector<Wqe>* wqes) : wqes_(wqes) {}
 
   void Post(WrQueue* q, size_t index) { q->wrs.push_back(index); }
+  // With `free` set, the index of a WR whose end is final (no later CQE can change it) is
+  // appended to *free, for a caller that keeps no trace to reuse its slot.
+  void ReleaseTo(std::vector<size_t>* free) { free_ = free; }
   // Charges `cqe` to one WR (rules 1-4); returns its index, or -1 when no WR can be its.
   long Complete(const CqeSeen& cqe, const QpQueues& queues);
   // Ends every live WR of `q` with `end` (RESET: kDiscarded, destroy: kDestroyed), tentatively.
@@ -93,8 +96,13 @@ class WrLedger {
   void DropEnded(WrQueue* q);
   void Charge(size_t index, const CqeSeen& cqe);
   void Imply(size_t index, const CqeSeen& cqe);
+  void Release(size_t index) {
+    if (free_) free_->push_back(index);
+  }
+  void ReleaseRun(WrQueue* q);
 
   std::vector<Wqe>* wqes_;
+  std::vector<size_t>* free_ = nullptr;
 };
 
 // The side (true: send) for an error CQE whose wr_id fits both queues' candidates: statuses

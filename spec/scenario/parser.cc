@@ -268,47 +268,117 @@ std::string ParseError::ToString() const {
   return "line " + std::to_string(line) + ": " + message;
 }
 
+ScenarioParser::ScenarioParser() = default;
+ScenarioParser::~ScenarioParser() = default;
+
+bool ScenarioParser::Line(std::string_view raw, Command* out, bool* got, ParseError* error) {
+  *got = false;
+  const int line_no = ++line_;
+  std::string_view body = Trim(raw.substr(0, raw.find('#')));
+  std::vector<std::string_view> words = Words(body);
+  if (words.empty()) return true;
+  auto fail = [&](std::string message) {
+    *error = ParseError{line_no, std::move(message)};
+    return false;
+  };
+  auto verb = ParseVerb(words[0]);
+  if (!verb) return fail("unknown command '" + std::string(words[0]) + "': expected one of " + VerbChoices());
+  Command c;
+  c.line = line_no;
+  c.verb = *verb;
+  c.text = std::string(body);
+  LineParser p(line_no, &names_);
+  const VerbSpec& spec = SpecOf(*verb);
+  p.Bind(spec, words);
+  if (p.failed()) return fail(p.error());
+  if (spec.positionals > 0 && c.verb != Verb::kFill && c.verb != Verb::kCheck) {
+    c.name = std::string(p.Positional(0));
+  }
+  ParseBody(p, &c, &header_, &current_device_);
+  if (!p.failed() && p.Has("expect")) {
+    std::string expected;
+    if (!ParseExpect(c.verb, p.Value("expect"), &c.expect, &expected)) {
+      p.Fail("bad expect '" + std::string(p.Value("expect")) + "': expected " + expected);
+    }
+  }
+  if (p.failed()) return fail(p.error());
+  if (names_.size() > kMaxObjects) {
+    return fail("more than " + std::to_string(kMaxObjects) + " objects declared (the limit of "
+                "one scenario)");
+  }
+  *out = std::move(c);
+  *got = true;
+  return true;
+}
+
 bool ParseScenario(std::string_view text, Scenario* out, ParseError* error) {
   *out = Scenario{};
-  NameTable names;
-  std::string current_device;
-  int line_no = 0;
+  ScenarioParser parser;
   for (std::string_view rest = text; !rest.empty();) {
     size_t nl = rest.find('\n');
     std::string_view raw = rest.substr(0, nl);
     rest = nl == rest.npos ? std::string_view() : rest.substr(nl + 1);
-    ++line_no;
-    std::string_view body = Trim(raw.substr(0, raw.find('#')));
-    std::vector<std::string_view> words = Words(body);
-    if (words.empty()) continue;
-    auto fail = [&](std::string message) {
-      *error = ParseError{line_no, std::move(message)};
-      return false;
-    };
-    auto verb = ParseVerb(words[0]);
-    if (!verb) return fail("unknown command '" + std::string(words[0]) + "': expected one of " + VerbChoices());
     Command c;
-    c.line = line_no;
-    c.verb = *verb;
-    c.text = std::string(body);
-    LineParser p(line_no, &names);
-    const VerbSpec& spec = SpecOf(*verb);
-    p.Bind(spec, words);
-    if (p.failed()) return fail(p.error());
-    if (spec.positionals > 0 && c.verb != Verb::kFill && c.verb != Verb::kCheck) {
-      c.name = std::string(p.Positional(0));
-    }
-    ParseBody(p, &c, out, &current_device);
-    if (!p.failed() && p.Has("expect")) {
-      std::string expected;
-      if (!ParseExpect(c.verb, p.Value("expect"), &c.expect, &expected)) {
-        p.Fail("bad expect '" + std::string(p.Value("expect")) + "': expected " + expected);
-      }
-    }
-    if (p.failed()) return fail(p.error());
-    out->commands.push_back(std::move(c));
+    bool got = false;
+    if (!parser.Line(raw, &c, &got, error)) return false;
+    if (got) out->commands.push_back(std::move(c));
   }
+  out->device_lines = parser.header().device_lines;
+  out->first_profile = parser.header().first_profile;
   return true;
+}
+
+bool ScanHeader(std::string_view text, Scenario* header, ParseError* error) {
+  ScenarioStream stream(text);
+  Command c;
+  while (stream.Next(&c, error)) {
+  }
+  *header = stream.header();
+  return !stream.failed();
+}
+
+ScenarioStream::ScenarioStream(std::istream* in) : in_(in) {}
+ScenarioStream::ScenarioStream(std::string_view text) : text_(text) {}
+
+bool ScenarioStream::ReadLine(std::string* raw, bool* newline, bool* too_long) {
+  raw->clear();
+  *newline = *too_long = false;
+  if (!in_) {
+    const size_t nl = text_.find('\n');
+    std::string_view line = text_.substr(0, nl);
+    if (line.size() > kMaxLineBytes) return *too_long = true;
+    raw->assign(line);
+    *newline = nl != text_.npos;
+    text_ = *newline ? text_.substr(nl + 1) : std::string_view();
+    return *newline || !raw->empty();
+  }
+  for (int ch; (ch = in_->get()) != std::char_traits<char>::eof();) {
+    if (ch == '\n') return *newline = true;
+    if (raw->size() >= kMaxLineBytes) return *too_long = true;
+    raw->push_back(static_cast<char>(ch));
+  }
+  return !raw->empty();
+}
+
+bool ScenarioStream::Next(Command* out, ParseError* error) {
+  std::string raw;
+  bool newline = false, too_long = false;
+  while (ReadLine(&raw, &newline, &too_long)) {
+    if (too_long) {
+      *error = ParseError{parser_.lines() + 1, "line longer than " +
+                                                   std::to_string(kMaxLineBytes) +
+                                                   " bytes (the limit of one scenario line)"};
+      failed_ = true;
+      return false;
+    }
+    bool got = false;
+    if (!parser_.Line(raw, out, &got, error)) {
+      failed_ = true;
+      return false;
+    }
+    if (got) return true;
+  }
+  return false;
 }
 
 }  // namespace qptwin::scenario

@@ -9,10 +9,13 @@
 //     expected ("mr NAME pd=PD len=N ...", "a QP declared before this line", ...).
 #pragma once
 
+#include <cstddef>
+#include <istream>
 #include <string>
 #include <string_view>
 
 #include "spec/scenario/command.h"
+#include "spec/scenario/line_parser.h"
 
 namespace qptwin::scenario {
 
@@ -23,5 +26,53 @@ struct ParseError {
 };
 
 [[nodiscard]] bool ParseScenario(std::string_view text, Scenario* out, ParseError* error);
+
+// Limits of one scenario, so that endless input ends with an error and not bad_alloc.
+inline constexpr size_t kMaxLineBytes = 64 * 1024;
+inline constexpr size_t kMaxObjects = 1 << 20;
+
+// The parser one line at a time: what a scenario costs while it streams is its names, not
+// its lines.
+class ScenarioParser {
+ public:
+  ScenarioParser();
+  ~ScenarioParser();
+  // Parses the next line (without its '\n'). *got: it held a command (else blank/comment).
+  [[nodiscard]] bool Line(std::string_view raw, Command* out, bool* got, ParseError* error);
+  // device_lines and first_profile of the lines so far (commands stay empty).
+  const Scenario& header() const { return header_; }
+  int lines() const { return line_; }
+
+ private:
+  NameTable names_;
+  std::string current_device_;
+  Scenario header_;
+  int line_ = 0;
+};
+
+// Parses all of `text` keeping no command: its device_lines and first_profile (*header), or
+// the first syntax error, before anything runs.
+[[nodiscard]] bool ScanHeader(std::string_view text, Scenario* header, ParseError* error);
+
+// Commands read one at a time from a stream (`qptwin run -`): memory stays bounded by the
+// scenario's objects whatever the number of lines. A line longer than kMaxLineBytes or more
+// than kMaxObjects names is an error (ParseError with its line).
+class ScenarioStream {
+ public:
+  explicit ScenarioStream(std::istream* in);
+  explicit ScenarioStream(std::string_view text);  // `text` must outlive the stream
+  // The next command; false at the end or on an error (then failed() and *error say which).
+  [[nodiscard]] bool Next(Command* out, ParseError* error);
+  bool failed() const { return failed_; }
+  const Scenario& header() const { return parser_.header(); }
+
+ private:
+  bool ReadLine(std::string* raw, bool* newline, bool* too_long);
+
+  std::istream* in_ = nullptr;
+  std::string_view text_;
+  ScenarioParser parser_;
+  bool failed_ = false;
+};
 
 }  // namespace qptwin::scenario

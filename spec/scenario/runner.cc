@@ -44,35 +44,52 @@ Runner::~Runner() {
 
 RunResult Runner::Run(const Scenario& scenario) {
   RunResult result;
-  trace_ = &result.trace;
-  ledger_ = WrLedger(&result.trace.wqes);
-  start_ns_ = backend_->NowNs();
-  std::vector<QpView> before;
-  for (const Command& c : scenario.commands) {
-    Step step;
-    step.line = c.line;
-    step.text = c.text;
-    step.start_ns = backend_->NowNs() - start_ns_;
-    int ret = Execute(c, &step);
-    if (step.outcomes.empty()) {
-      Outcome o;
-      o.kind = ret == 0 ? Outcome::Kind::kOk : Outcome::Kind::kError;
-      o.err = ret;
-      step.outcomes.push_back(o);
-    }
-    CheckExpectation(c, ret, &step);
-    step.end_ns = backend_->NowNs() - start_ns_;
-    const size_t states_before = result.trace.states.size();
-    ObserveStates(c, ret, &step);
-    step.qps = Views();
-    std::vector<StateEvent> changes(result.trace.states.begin() + states_before,
-                                    result.trace.states.end());
-    step.why = ExplainStep(c, ret, step, before, changes);
-    before = step.qps;
-    result.steps.push_back(std::move(step));
-  }
-  trace_ = nullptr;
+  Start();
+  for (const Command& c : scenario.commands) result.steps.push_back(Next(c));
+  result.trace = Finish();
   return result;
+}
+
+void Runner::Start(RunOptions options) {
+  options_ = options;
+  run_trace_ = RunTrace{};
+  free_wqes_.clear();
+  before_.clear();
+  ledger_ = WrLedger(&run_trace_.wqes);
+  if (!options_.keep_trace) ledger_.ReleaseTo(&free_wqes_);
+  start_ns_ = backend_->NowNs();
+}
+
+Step Runner::Next(const Command& c) {
+  Step step;
+  step.line = c.line;
+  step.text = c.text;
+  step.start_ns = backend_->NowNs() - start_ns_;
+  int ret = Execute(c, &step);
+  if (step.outcomes.empty()) {
+    Outcome o;
+    o.kind = ret == 0 ? Outcome::Kind::kOk : Outcome::Kind::kError;
+    o.err = ret;
+    step.outcomes.push_back(o);
+  }
+  CheckExpectation(c, ret, &step);
+  step.end_ns = backend_->NowNs() - start_ns_;
+  const size_t states_before = run_trace_.states.size();
+  ObserveStates(c, ret, &step);
+  step.qps = Views();
+  std::vector<StateEvent> changes(run_trace_.states.begin() + states_before,
+                                  run_trace_.states.end());
+  step.why = ExplainStep(c, ret, step, before_, changes);
+  if (!options_.keep_trace) run_trace_.states.clear();
+  before_ = step.qps;
+  return step;
+}
+
+RunTrace Runner::Finish() {
+  RunTrace out = std::move(run_trace_);
+  run_trace_ = RunTrace{};
+  ledger_ = WrLedger(&run_trace_.wqes);
+  return out;
 }
 
 int Runner::Execute(const Command& c, Step* step) {

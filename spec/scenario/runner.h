@@ -61,6 +61,12 @@ struct RunResult {
   int FailureCount() const;
 };
 
+struct RunOptions {
+  // false: the run keeps no trace (RunTrace stays empty and WR slots are reused), so memory
+  // is bounded by the WRs outstanding and the objects, not by the scenario's length.
+  bool keep_trace = true;
+};
+
 class Runner {
  public:
   explicit Runner(Backend* backend);
@@ -69,6 +75,10 @@ class Runner {
   Runner& operator=(const Runner&) = delete;
 
   RunResult Run(const Scenario& scenario);
+  // The same one command at a time (a streamed scenario): Start, Next per command, Finish.
+  void Start(RunOptions options = {});
+  Step Next(const Command& c);
+  RunTrace Finish();
 
  private:
   struct Object {
@@ -128,7 +138,11 @@ class Runner {
                 uint32_t* qp_num);
 
   Backend* backend_;
-  RunTrace* trace_ = nullptr;  // of the Run in progress
+  RunOptions options_;
+  RunTrace run_trace_;
+  RunTrace* trace_ = &run_trace_;  // of the run in progress
+  std::vector<size_t> free_wqes_;  // !keep_trace: slots of ended WRs to reuse
+  std::vector<QpView> before_;     // the QPs after the previous step
   uint64_t start_ns_ = 0;
   int devices_opened_ = 0;
   std::vector<std::unique_ptr<Device>> devices_;

@@ -35,8 +35,15 @@ void Runner::RecordPosts(const Command& c, size_t posted, uint64_t now_ns) {
     w.signaled = !send || (c.send.send_flags & send_flag::kSignaled) || target.init.sq_sig_all;
     w.post_line = c.line;
     w.post_ns = now_ns;
-    trace_->wqes.push_back(w);
-    ledger_.Post(send ? &target.sq : &target.rq, trace_->wqes.size() - 1);
+    size_t index = trace_->wqes.size();
+    if (!free_wqes_.empty()) {  // keep_trace == false: reuse an ended WR's slot
+      index = free_wqes_.back();
+      free_wqes_.pop_back();
+      trace_->wqes[index] = std::move(w);
+    } else {
+      trace_->wqes.push_back(std::move(w));
+    }
+    ledger_.Post(send ? &target.sq : &target.rq, index);
   }
 }
 

@@ -66,58 +66,76 @@ std::string CanonicalLine(int line, const Outcome& o) {
   return "L" + std::to_string(line) + " " + Body(o);
 }
 
+std::string CanonicalStep(const Step& s) {
+  std::string out;
+  for (const Outcome& o : s.outcomes) out += CanonicalLine(s.line, o) + "\n";
+  return out;
+}
+
 std::string CanonicalTranscript(const RunResult& result) {
   std::string out;
-  for (const Step& s : result.steps) {
-    for (const Outcome& o : s.outcomes) out += CanonicalLine(s.line, o) + "\n";
+  for (const Step& s : result.steps) out += CanonicalStep(s);
+  return out;
+}
+
+std::string NarratedHeader(const std::string& clock) {
+  return "# time is " + clock + ", from the start of the scenario\n";
+}
+
+std::string NarratedStep(const Step& s, bool explain) {
+  std::string out;
+  const std::string indent(20, ' ');
+  std::string head = "[" + Micros(s.start_ns) + "] L" + std::to_string(s.line) + "  " + s.text;
+  // Single-outcome steps print on one line; poll and events list their results below.
+  bool listed = s.outcomes.size() != 1 || s.outcomes.front().kind == Outcome::Kind::kEvent ||
+                s.outcomes.front().kind == Outcome::Kind::kPolled;
+  if (!listed) {
+    out += head + "  -> " + Body(s.outcomes.front());
+    if (!s.note.empty()) out += "  (" + s.note + ")";
+    out += "\n";
+  } else {
+    out += head + "\n";
+    for (const Outcome& o : s.outcomes) {
+      out += indent + Body(o);
+      if (o.kind == Outcome::Kind::kWc) out += "  (" + WcDetail(o.wc) + ")";
+      out += "\n";
+    }
+    if (!s.note.empty()) out += indent + "(" + s.note + ")\n";
+    if (s.end_ns != s.start_ns) out += indent + "until " + Micros(s.end_ns) + "\n";
+  }
+  if (explain) {
+    for (const std::string& w : s.why) out += indent + "- " + w + "\n";
+  }
+  for (const std::string& f : s.failures) {
+    out += indent + "!! expectation failed: " + f + "\n";
   }
   return out;
 }
 
+std::string NarratedFooter(size_t steps, int failures, uint64_t end_ns) {
+  return "# " + std::to_string(steps) + " steps, " + std::to_string(failures) +
+         " failed expectation(s), ended at" + Micros(end_ns) + "\n";
+}
+
 std::string NarratedTranscript(const RunResult& result, const std::string& clock,
                                bool explain) {
-  std::string out = "# time is " + clock + ", from the start of the scenario\n";
-  const std::string indent(20, ' ');
-  for (const Step& s : result.steps) {
-    std::string head = "[" + Micros(s.start_ns) + "] L" + std::to_string(s.line) + "  " + s.text;
-    // Single-outcome steps print on one line; poll and events list their results below.
-    bool listed = s.outcomes.size() != 1 || s.outcomes.front().kind == Outcome::Kind::kEvent ||
-                  s.outcomes.front().kind == Outcome::Kind::kPolled;
-    if (!listed) {
-      out += head + "  -> " + Body(s.outcomes.front());
-      if (!s.note.empty()) out += "  (" + s.note + ")";
-      out += "\n";
-    } else {
-      out += head + "\n";
-      for (const Outcome& o : s.outcomes) {
-        out += indent + Body(o);
-        if (o.kind == Outcome::Kind::kWc) out += "  (" + WcDetail(o.wc) + ")";
-        out += "\n";
-      }
-      if (!s.note.empty()) out += indent + "(" + s.note + ")\n";
-      if (s.end_ns != s.start_ns) out += indent + "until " + Micros(s.end_ns) + "\n";
-    }
-    if (explain) {
-      for (const std::string& w : s.why) out += indent + "- " + w + "\n";
-    }
-    for (const std::string& f : s.failures) {
-      out += indent + "!! expectation failed: " + f + "\n";
-    }
-  }
-  int failures = result.FailureCount();
+  std::string out = NarratedHeader(clock);
+  for (const Step& s : result.steps) out += NarratedStep(s, explain);
   uint64_t end = result.steps.empty() ? 0 : result.steps.back().end_ns;
-  out += "# " + std::to_string(result.steps.size()) + " steps, " + std::to_string(failures) +
-         " failed expectation(s), ended at" + Micros(end) + "\n";
+  return out + NarratedFooter(result.steps.size(), result.FailureCount(), end);
+}
+
+std::string StepFailures(const Step& s) {
+  std::string out;
+  for (const std::string& f : s.failures) {
+    out += "line " + std::to_string(s.line) + ": " + f + "  [" + s.text + "]\n";
+  }
   return out;
 }
 
 std::string FailureReport(const RunResult& result) {
   std::string out;
-  for (const Step& s : result.steps) {
-    for (const std::string& f : s.failures) {
-      out += "line " + std::to_string(s.line) + ": " + f + "  [" + s.text + "]\n";
-    }
-  }
+  for (const Step& s : result.steps) out += StepFailures(s);
   return out;
 }
 

@@ -22,4 +22,12 @@ std::string NarratedTranscript(const RunResult& result, const std::string& clock
 // "line 12: expected SUCCESS, got WR_FLUSH_ERR", one per failure.
 std::string FailureReport(const RunResult& result);
 
+// The same one step at a time, for a streamed run (StreamRun): the transcripts above are
+// NarratedHeader + NarratedStep... + NarratedFooter, CanonicalStep..., StepFailures....
+std::string CanonicalStep(const Step& s);
+std::string NarratedHeader(const std::string& clock);
+std::string NarratedStep(const Step& s, bool explain);
+std::string NarratedFooter(size_t steps, int failures, uint64_t end_ns);
+std::string StepFailures(const Step& s);
+
 }  // namespace qptwin::scenario

@@ -6,6 +6,7 @@
 
 #include "spec/scenario/parser.h"
 #include "spec/scenario/runner.h"
+#include "spec/scenario/stream_run.h"
 #include "spec/scenario/trace_json.h"
 #include "spec/scenario/trace_vcd.h"
 #include "spec/scenario/transcript.h"
@@ -148,6 +149,42 @@ std::string Label(const BackendChoice& c) {
   return c.kind == "hw" ? std::string("hw") : c.kind + "/" + (c.profile.empty() ? "rxe" : c.profile);
 }
 
+// `qptwin run` of one FILE without --vcd/--trace-json, streamed (spec/scenario/stream_run.h):
+// a file is read and scanned for syntax first, "-" runs line by line as it arrives.
+// 0, 1 (an expectation failed), 2 (unreadable, syntax), 3 (no backend).
+int StreamOne(const std::string& path, std::istream& in, const Options& o,
+              const BackendFactory& make, std::ostream& out, std::ostream& err) {
+  std::string text, error;
+  Scenario header;
+  ParseError pe;
+  if (path != "-") {
+    if (!cli::ReadInputFile(path, in, &text, &error)) return Problem(err, "run: " + error);
+    if (!ScanHeader(text, &header, &pe)) {
+      return Problem(err, "run: " + path + ":" + std::to_string(pe.line) + ": " + pe.message);
+    }
+  }
+  ScenarioStream stream = path == "-" ? ScenarioStream(&in) : ScenarioStream(text);
+  if (o.files.size() > 1) out << "== " << path << "\n";
+  if (!o.canonical) out << "# " << path << " on " << Label(o.backend) << "\n";
+  StreamOptions options{o.canonical, o.narrate};
+  StreamResult r = StreamRun(
+      &stream,
+      [&](const Scenario& h) { return Make("run", make, o.backend, path == "-" ? h : header, err); },
+      options, out,
+      [&](const std::string& line) {
+        err << "qptwin: run: " << cli::EscapeControl(path + ": " + line) << "\n";
+      });
+  if (!r.backend_ok) return 3;
+  if (const int e = path == "-" ? cli::StreamErrno(in) : 0) {  // stdin a directory, EIO
+    return Problem(err, "run: cannot read standard input: " + cli::ErrnoText(e));
+  }
+  if (!r.syntax_ok) {
+    out.flush();
+    return Problem(err, "run: " + path + ":" + std::to_string(r.error.line) + ": " + r.error.message);
+  }
+  return r.failures > 0 ? 1 : 0;
+}
+
 }  // namespace
 
 int LoadAndRun(const std::string& path, std::istream& in, const BackendChoice& choice,
@@ -169,6 +206,12 @@ int RunScenarios(const std::vector<std::string>& args, std::istream& in, std::os
   if (int rc = ParseArgs(args, /*diff=*/false, &o, out, err)) return rc < 0 ? 0 : rc;
   int exit_code = 0;
   for (const std::string& path : o.files) {
+    if (o.vcd.empty() && o.trace_json.empty()) {  // streamed: bounded memory (stream_run.h)
+      int rc = StreamOne(path, in, o, make, out, err);
+      if (rc == 3) return 2;  // no backend
+      exit_code = std::max(exit_code, rc);
+      continue;
+    }
     Scenario sc;
     if (!Load("run", path, in, &sc, err)) {
       exit_code = 2;
