@@ -117,6 +117,9 @@ expect_error 2 "report: cannot read $DIR: is a directory" report "$DIR" -o "$TMP
 expect_error 2 "cannot read $TMP/none.qps: no such file or directory" run "$TMP/none.qps"
 STDIN="$DIR" expect_error 2 "check: cannot read standard input: is a directory" check
 STDIN="$DIR" expect_error 2 "run: cannot read standard input: is a directory" run -
+"$QPTWIN" check <&- >/dev/null 2>"$TMP/err"
+[[ $? -eq 2 && "$(cat "$TMP/err")" == "qptwin: check: cannot read standard input: bad file descriptor" ]] ||
+  fail "check <&-: $(cat "$TMP/err")"
 if [[ $(id -u) -ne 0 ]]; then
   printf 'device d\n' >"$TMP/secret.qps"
   chmod 000 "$TMP/secret.qps"
