@@ -34,6 +34,20 @@ class ErrorsTest : public ::testing::Test {
     w.rkey = rkey;
     return w;
   }
+  // 64 bytes registered with `access` in a new PD on `s`'s device.
+  struct ForeignMr {
+    uint8_t* buf = nullptr;
+    uint32_t lkey = 0;
+    uint32_t rkey = 0;
+  };
+  ForeignMr MrInAnotherPd(Side& s, AccessFlags access) {
+    PdHandle other;
+    MrHandle mr;
+    ForeignMr m;
+    EXPECT_EQ(s.dev->AllocPd(&other), 0);
+    EXPECT_EQ(s.dev->RegMr(other, 64, access, &mr, &m.buf, &m.lkey, &m.rkey), 0);
+    return m;
+  }
   std::unique_ptr<Backend> be_;
   Side a_, b_;
 };
@@ -129,15 +143,9 @@ TEST_F(ErrorsTest, BadLkeyIsLocalProtectionError) {
 TEST_F(ErrorsTest, LkeyOfAnotherPdIsLocalProtectionError) {
   Make();
   ConnectWith(14, 7, 7);
-  PdHandle other;
-  ASSERT_EQ(a_.dev->AllocPd(&other), 0);
-  MrHandle mr;
-  uint8_t* buf = nullptr;
-  uint32_t lkey = 0, rkey = 0;
-  ASSERT_EQ(a_.dev->RegMr(other, 64, access::kLocalWrite, &mr, &buf, &lkey, &rkey), 0);
-  SendWr w = Wr(1, WrOpcode::kRdmaWrite, {Sge{reinterpret_cast<uint64_t>(buf), 8, lkey}});
-  w.remote_addr = b_.Addr(0);
-  w.rkey = b_.rkey;
+  ForeignMr m = MrInAnotherPd(a_, access::kLocalWrite);
+  SendWr w = RemoteWr(1, WrOpcode::kRdmaWrite, Sge{reinterpret_cast<uint64_t>(m.buf), 8, m.lkey},
+                      b_, 0);
   ASSERT_EQ(a_.dev->PostSend(a_.qp, {w}, nullptr), 0);
   EXPECT_EQ(Wait(a_, a_.scq, 1)[0].status, WcStatus::kLocProtErr);
 }
@@ -145,18 +153,11 @@ TEST_F(ErrorsTest, LkeyOfAnotherPdIsLocalProtectionError) {
 TEST_F(ErrorsTest, RkeyOfAnotherPdIsRemoteAccessError) {
   Make();
   ConnectWith(14, 7, 7);
-  PdHandle other;
-  ASSERT_EQ(b_.dev->AllocPd(&other), 0);
-  MrHandle mr;
-  uint8_t* buf = nullptr;
-  uint32_t lkey = 0, rkey = 0;
-  ASSERT_EQ(b_.dev->RegMr(other, 64, access::kAll, &mr, &buf, &lkey, &rkey), 0);
-  SendWr w = Wr(1, WrOpcode::kRdmaWrite, {a_.At(0, 8)});
-  w.remote_addr = reinterpret_cast<uint64_t>(buf);
-  w.rkey = rkey;
+  ForeignMr m = MrInAnotherPd(b_, access::kAll);
+  SendWr w = Write(1, reinterpret_cast<uint64_t>(m.buf), m.rkey, 8, send_flag::kSignaled);
   ASSERT_EQ(a_.dev->PostSend(a_.qp, {w}, nullptr), 0);
   EXPECT_EQ(Wait(a_, a_.scq, 1)[0].status, WcStatus::kRemAccessErr);
-  EXPECT_EQ(buf[0], 0);
+  EXPECT_EQ(m.buf[0], 0);
 }
 
 TEST_F(ErrorsTest, ReceiveTooSmallIsLocalLengthErrorAndRemoteInvalidRequest) {
