@@ -1,6 +1,8 @@
 #include "spec/scenario/parser.h"
 
 #include <cerrno>
+#include <sstream>
+#include <vector>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -271,6 +273,51 @@ TEST(Parser, EmptyAndCommentOnlyTextsAreEmptyScenarios) {
   EXPECT_TRUE(ParseScenario("", &sc, &err));
   EXPECT_TRUE(ParseScenario("# only\n\n   \n", &sc, &err));
   EXPECT_TRUE(sc.commands.empty());
+}
+
+}  // namespace
+}  // namespace qptwin::scenario
+
+namespace qptwin::scenario {
+namespace {
+
+TEST(ScenarioStream, GivesTheSameCommandsAsParseScenarioOneAtATime) {
+  const std::string text = "device d\n\n# comment\npd p\ncq c   # trailing\nadvance us=3";
+  Scenario whole;
+  ParseError pe;
+  ASSERT_TRUE(ParseScenario(text, &whole, &pe));
+  std::istringstream in(text);
+  ScenarioStream stream(&in);
+  Command c;
+  std::vector<int> lines;
+  while (stream.Next(&c, &pe)) lines.push_back(c.line);
+  EXPECT_FALSE(stream.failed());
+  ASSERT_EQ(lines.size(), whole.commands.size());
+  for (size_t i = 0; i < lines.size(); ++i) EXPECT_EQ(lines[i], whole.commands[i].line);
+  EXPECT_EQ(stream.header().device_lines, 1);
+}
+
+TEST(ScenarioStream, AnEndlessLineIsALimitErrorWithItsLineNumber) {
+  std::istringstream in("device d\n" + std::string(kMaxLineBytes + 1, 'a'));
+  ScenarioStream stream(&in);
+  Command c;
+  ParseError pe;
+  EXPECT_TRUE(stream.Next(&c, &pe));
+  EXPECT_FALSE(stream.Next(&c, &pe));
+  EXPECT_TRUE(stream.failed());
+  EXPECT_EQ(pe.line, 2);
+  EXPECT_NE(pe.message.find("line longer than 65536 bytes"), std::string::npos) << pe.message;
+}
+
+TEST(ScenarioStream, ASyntaxErrorStopsAtItsLine) {
+  ScenarioStream stream(std::string_view("device d\npd p\nbogus x\npd q\n"));
+  Command c;
+  ParseError pe;
+  int n = 0;
+  while (stream.Next(&c, &pe)) ++n;
+  EXPECT_EQ(n, 2);
+  EXPECT_TRUE(stream.failed());
+  EXPECT_EQ(pe.line, 3);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "model/model_backend.h"
 #include "spec/scenario/parser.h"
+#include "spec/scenario/stream_run.h"
 #include "tools/scenario/run_command.h"
 #include "spec/scenario/runner.h"
 #include "spec/scenario/transcript.h"
@@ -94,6 +95,45 @@ TEST_P(ExampleTest, MeetsItsExpectationsAndMatchesGolden) {
   std::string golden = ReadAll(GoldenOf(name));
   EXPECT_EQ(CanonicalTranscript(result), golden)
       << "canonical transcript of " << name << " differs from " << GoldenOf(name);
+  // Issue 14: every polled CQE is charged to exactly one posted WR (trace.h invariant 1).
+  int wcs = 0, charged = 0;
+  for (const Step& s : result.steps) {
+    for (const Outcome& o : s.outcomes) wcs += o.kind == Outcome::Kind::kWc;
+  }
+  for (const Wqe& w : result.trace.wqes) charged += w.end == Wqe::End::kCqe;
+  EXPECT_EQ(charged, wcs) << name << ": CQEs polled vs WRs that ended with a CQE";
+}
+
+// The streamed run (stream_run.h, what `qptwin run` does) writes what the whole run renders.
+TEST_P(ExampleTest, StreamedRunWritesTheSameTranscripts) {
+  const std::string name = GetParam();
+  const std::string text = ReadAll(ExamplesDir() / (name + ".qps"));
+  Scenario sc;
+  ParseError pe;
+  ASSERT_TRUE(ParseScenario(text, &sc, &pe));
+  auto make = [&](const Scenario& header) {
+    std::string why;
+    return MakeScenarioBackend(BackendChoice{"model", "rxe", std::max(1, header.device_lines)},
+                               &why);
+  };
+  RunResult whole = Runner(make(sc).get()).Run(sc);
+  for (bool canonical : {true, false}) {
+    Scenario header;
+    ASSERT_TRUE(ScanHeader(text, &header, &pe));
+    EXPECT_EQ(header.device_lines, sc.device_lines);
+    ScenarioStream stream{std::string_view(text)};
+    std::ostringstream out;
+    int failures = 0;
+    StreamResult r = StreamRun(&stream, [&](const Scenario&) { return make(header); },
+                               StreamOptions{canonical, /*explain=*/true}, out,
+                               [&](const std::string&) { ++failures; });
+    EXPECT_TRUE(r.syntax_ok && r.backend_ok);
+    EXPECT_EQ(r.steps, whole.steps.size());
+    EXPECT_EQ(failures, whole.FailureCount());
+    EXPECT_EQ(out.str(), canonical ? CanonicalTranscript(whole)
+                                   : NarratedTranscript(whole, "simulated", /*explain=*/true))
+        << name << (canonical ? " canonical" : " narrated");
+  }
 }
 
 std::string TestName(const testing::TestParamInfo<std::string>& info) {
