@@ -117,6 +117,18 @@ TEST(RunCommand, ControlBytesInAFileNameAreEscaped) {
                  "qptwin: run: cannot read /nonexistent/\\x1b[2J.qps: no such file or directory");
 }
 
+TEST(RunCommand, AFileNameWithControlBytesIsEchoedEscaped) {
+  const std::string path = TempFile("esc\x1b[2J.qps", kGood);
+  Cli r = RunCli({path});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("esc\\x1b[2J.qps on model/rxe"), std::string::npos) << r.out;
+  std::istringstream in;
+  std::ostringstream out, err;
+  EXPECT_EQ(DiffScenarioCli({"--against", "model", path}, in, out, err), 0) << err.str();
+  EXPECT_NE(out.str().find("esc\\x1b[2J.qps: same"), std::string::npos) << out.str();
+}
+
 TEST(RunCommand, TraceToStdoutAndUnwritableTraceFiles) {
   Cli r = RunCli({"--canonical", "--trace-json", "-", "-"}, kGood);
   EXPECT_EQ(r.code, 0) << r.err;

@@ -164,8 +164,8 @@ int StreamOne(const std::string& path, std::istream& in, const Options& o,
     }
   }
   ScenarioStream stream = path == "-" ? ScenarioStream(&in) : ScenarioStream(text);
-  if (o.files.size() > 1) out << "== " << path << "\n";
-  if (!o.canonical) out << "# " << path << " on " << Label(o.backend) << "\n";
+  if (o.files.size() > 1) out << "== " << cli::EscapeControl(path) << "\n";
+  if (!o.canonical) out << "# " << cli::EscapeControl(path) << " on " << Label(o.backend) << "\n";
   StreamOptions options{o.canonical, o.narrate};
   StreamResult r = StreamRun(
       &stream,
@@ -221,11 +221,11 @@ int RunScenarios(const std::vector<std::string>& args, std::istream& in, std::os
     if (!backend) return 2;
     RunResult result = Runner(backend.get()).Run(sc);
     const std::string clock = backend->Kind() == "model" ? "simulated" : "real";
-    if (o.files.size() > 1) out << "== " << path << "\n";
+    if (o.files.size() > 1) out << "== " << cli::EscapeControl(path) << "\n";
     if (o.canonical) {
       out << CanonicalTranscript(result);
     } else {
-      out << "# " << path << " on " << Label(o.backend) << "\n";
+      out << "# " << cli::EscapeControl(path) << " on " << Label(o.backend) << "\n";
       out << NarratedTranscript(result, clock, o.narrate);
     }
     std::string error;
@@ -278,11 +278,11 @@ int DiffScenarios(const std::vector<std::string>& args, std::istream& in, std::o
       if (!more_a || !more_b || la != lb) break;
     }
     if (!more_a && !more_b) {
-      out << path << ": same (" << n - 1 << " lines)\n";
+      out << cli::EscapeControl(path) << ": same (" << n - 1 << " lines)\n";
       continue;
     }
     exit_code = std::max(exit_code, 1);
-    out << path << ": first difference at transcript line " << n << "\n"
+    out << cli::EscapeControl(path) << ": first difference at transcript line " << n << "\n"
         << "  " << Label(o.backend) << ": " << (more_a ? la : "(end)") << "\n"
         << "  " << Label(o.against) << ": " << (more_b ? lb : "(end)") << "\n";
   }
