@@ -10,36 +10,17 @@ namespace {
 
 using namespace ::qptwin::testing;  // tests/support/support.h
 
-struct XrcTarget {
-  std::shared_ptr<Device> dev;
-  PdHandle pd;
+// The XRC_RECV side: a tests/support Side (device, PD, MR, the QP) plus the XRC domain and
+// its two SRQs with a CQ each (Side's own CQs stay unused).
+struct XrcTarget : Side {
   XrcdHandle xrcd;
   CqHandle cq[2];
   SrqHandle srq[2];
   uint32_t srqn[2] = {0, 0};
-  QpHandle qp;
-  uint32_t qpn = 0;
-  MrHandle mr;
-  uint8_t* buf = nullptr;
-  uint32_t lkey = 0;
-  uint32_t rkey = 0;
-  uint64_t Addr(size_t off = 0) const { return reinterpret_cast<uint64_t>(buf) + off; }
-  Sge At(size_t off, uint32_t len) const { return Sge{Addr(off), len, lkey}; }
 };
 
-struct XrcInitiator {
-  std::shared_ptr<Device> dev;
-  PdHandle pd;
-  CqHandle cq;
-  QpHandle qp;
-  uint32_t qpn = 0;
-  MrHandle mr;
-  uint8_t* buf = nullptr;
-  uint32_t lkey = 0;
-  uint32_t rkey = 0;
-  uint64_t Addr(size_t off = 0) const { return reinterpret_cast<uint64_t>(buf) + off; }
-  Sge At(size_t off, uint32_t len) const { return Sge{Addr(off), len, lkey}; }
-};
+// The XRC_SEND side: a Side whose QP sends only (completions on scq).
+using XrcInitiator = Side;
 
 std::unique_ptr<Backend> Ibta() { return MakeBackendOrSkip(ModelChoice("ibta")); }
 
@@ -82,19 +63,12 @@ XrcTarget MakeTarget(Backend& be) {
 }
 
 XrcInitiator MakeInitiator(Backend& be) {
-  XrcInitiator s;
-  s.dev = Open(be, "mdev0");
-  EXPECT_EQ(s.dev->AllocPd(&s.pd), 0);
-  EXPECT_EQ(s.dev->CreateCq(32, ChannelHandle{}, &s.cq, nullptr), 0);
-  EXPECT_EQ(s.dev->RegMr(s.pd, 8192, access::kAll, &s.mr, &s.buf, &s.lkey, &s.rkey), 0);
-  QpInitAttr init;
-  init.qp_type = QpType::kXrcSend;
-  init.pd = s.pd;
-  init.send_cq = s.cq;
-  init.cap = QpCap{16, 0, 2, 0, 64};
-  EXPECT_EQ(s.dev->CreateQp(init, &s.qp, nullptr), 0);
-  EXPECT_EQ(s.dev->QpNum(s.qp, &s.qpn), 0);
-  return s;
+  SideOptions o;
+  o.type = QpType::kXrcSend;
+  o.cap = QpCap{16, 0, 2, 0, 64};
+  o.cq_depth = 32;
+  o.one_cq = true;
+  return MakeSide(be, "mdev0", o);
 }
 
 // Both QPs to RTS on the table's minimum masks (spec/bring_up.h), probing on the way the two
@@ -221,7 +195,7 @@ TEST(Xrc, OneInitiatorSendsToTwoSrqsThroughOneTarget) {
   ASSERT_EQ(s.dev->PostSend(s.qp, {to1, to0}, &bad), 0);
 
   std::vector<WorkCompletion> scqe;
-  ASSERT_EQ(s.dev->WaitForCompletions(s.cq, 2, 1000000000, &scqe), 0);
+  ASSERT_EQ(s.dev->WaitForCompletions(s.scq, 2, 1000000000, &scqe), 0);
   EXPECT_EQ(scqe[0].wr_id, 1u);
   EXPECT_EQ(scqe[1].wr_id, 2u);
   for (const auto& wc : scqe) EXPECT_EQ(wc.status, WcStatus::kSuccess);
@@ -246,7 +220,7 @@ TEST(Xrc, OneInitiatorSendsToTwoSrqsThroughOneTarget) {
   be->Advance(1000000);
   EXPECT_EQ(t.dev->PollCq(t.cq[0], 4, extra), 0);
   EXPECT_EQ(t.dev->PollCq(t.cq[1], 4, extra), 0);
-  EXPECT_EQ(s.dev->PollCq(s.cq, 4, extra), 0);
+  EXPECT_EQ(s.dev->PollCq(s.scq, 4, extra), 0);
 }
 
 TEST(Xrc, WriteReadAndAtomicsUseTheXrcSrqsPd) {
@@ -287,7 +261,7 @@ TEST(Xrc, WriteReadAndAtomicsUseTheXrcSrqsPd) {
   size_t bad = 0;
   ASSERT_EQ(s.dev->PostSend(s.qp, {w, r, a, w2}, &bad), 0);
   std::vector<WorkCompletion> wcs;
-  ASSERT_EQ(s.dev->WaitForCompletions(s.cq, 4, 1000000000, &wcs), 0);
+  ASSERT_EQ(s.dev->WaitForCompletions(s.scq, 4, 1000000000, &wcs), 0);
   for (const auto& wc : wcs) EXPECT_EQ(wc.status, WcStatus::kSuccess) << wc.wr_id;
   EXPECT_EQ(wcs[1].opcode, WcOpcode::kRdmaRead);
   EXPECT_EQ(wcs[2].opcode, WcOpcode::kFetchAdd);
@@ -306,7 +280,7 @@ TEST(Xrc, WriteReadAndAtomicsUseTheXrcSrqsPd) {
   w3.rkey = rkey2;
   ASSERT_EQ(s.dev->PostSend(s.qp, {w3}, &bad), 0);
   wcs.clear();
-  ASSERT_EQ(s.dev->WaitForCompletions(s.cq, 1, 1000000000, &wcs), 0);
+  ASSERT_EQ(s.dev->WaitForCompletions(s.scq, 1, 1000000000, &wcs), 0);
   EXPECT_EQ(wcs[0].status, WcStatus::kRemAccessErr);
   EXPECT_EQ(State(*s.dev, s.qp), QpState::kErr);
   EXPECT_EQ(State(*t.dev, t.qp), QpState::kErr);
@@ -334,7 +308,7 @@ TEST(Xrc, AnSrqOutsideTheTargetsDomainIsARemoteInvalidRequest) {
                               &bad),
               0);
     std::vector<WorkCompletion> wcs;
-    ASSERT_EQ(s.dev->WaitForCompletions(s.cq, 2, 1000000000, &wcs), 0);
+    ASSERT_EQ(s.dev->WaitForCompletions(s.scq, 2, 1000000000, &wcs), 0);
     EXPECT_EQ(wcs[0].status, WcStatus::kRemInvReqErr) << other_domain;
     EXPECT_EQ(wcs[1].status, WcStatus::kWrFlushErr);
     EXPECT_EQ(State(*s.dev, s.qp), QpState::kErr);
@@ -342,7 +316,7 @@ TEST(Xrc, AnSrqOutsideTheTargetsDomainIsARemoteInvalidRequest) {
     WorkCompletion extra[2];
     be->Advance(1000000);
     EXPECT_EQ(t.dev->PollCq(t.cq[0], 2, extra), 0);  // nothing was delivered
-    EXPECT_EQ(s.dev->PollCq(s.cq, 2, extra), 0);
+    EXPECT_EQ(s.dev->PollCq(s.scq, 2, extra), 0);
   }
 }
 
@@ -365,7 +339,7 @@ TEST(Xrc, ErrFlushesTheSendQueueOnceAndLeavesTheSrqsAlone) {
   ASSERT_EQ(s.dev->ModifyQp(s.qp, err, attr::kState), 0);
   ASSERT_EQ(s.dev->PostSend(s.qp, {XrcWr(4, WrOpcode::kSend, {s.At(0, 8)}, t.srqn[1])}, &bad), 0);
   std::vector<WorkCompletion> wcs;
-  ASSERT_EQ(s.dev->WaitForCompletions(s.cq, 4, 1000000000, &wcs), 0);
+  ASSERT_EQ(s.dev->WaitForCompletions(s.scq, 4, 1000000000, &wcs), 0);
   for (size_t i = 0; i < wcs.size(); ++i) {
     EXPECT_EQ(wcs[i].wr_id, i + 1);
     EXPECT_EQ(wcs[i].status, WcStatus::kWrFlushErr);
@@ -373,7 +347,7 @@ TEST(Xrc, ErrFlushesTheSendQueueOnceAndLeavesTheSrqsAlone) {
   ASSERT_EQ(t.dev->ModifyQp(t.qp, err, attr::kState), 0);
   WorkCompletion extra[4];
   be->Advance(1000000);
-  EXPECT_EQ(s.dev->PollCq(s.cq, 4, extra), 0);     // each WR exactly once
+  EXPECT_EQ(s.dev->PollCq(s.scq, 4, extra), 0);     // each WR exactly once
   EXPECT_EQ(t.dev->PollCq(t.cq[1], 4, extra), 0);  // an SRQ's receives are not the QP's
   EXPECT_EQ(t.dev->PollCq(t.cq[0], 4, extra), 0);
 
@@ -403,7 +377,7 @@ TEST(Xrc, ResetDiscardsPostedWorkRequests) {
   ASSERT_EQ(s.dev->ModifyQp(s.qp, reset, attr::kState), 0);
   be->Advance(1000000);
   WorkCompletion extra[2];
-  EXPECT_EQ(s.dev->PollCq(s.cq, 2, extra), 0);
+  EXPECT_EQ(s.dev->PollCq(s.scq, 2, extra), 0);
 }
 
 TEST(Xrc, DomainSrqAndCqAreBusyWhileUsed) {
