@@ -6,7 +6,9 @@
 //  1. Every WR a backend accepted appears exactly once in RunTrace::wqes, and ends exactly
 //     once: with its own CQE, implicitly (an unsignaled SQ WR retired by a later CQE of the
 //     same SQ, IBTA 10.8.3: SQ WRs complete in order), discarded by RESET (rdma-facts R9),
-//     gone with its destroyed QP, or still outstanding when the scenario ended.
+//     gone with its destroyed QP (or SRQ), or still outstanding when the scenario ended.
+//     CQEs are matched to WRs by queue position, whatever the wr_ids (accounting.h); a CQE
+//     polled after RESET/destroy turns its WR's discarded/destroyed end into kCqe.
 //  2. Times are ns from the scenario's start (Backend::NowNs), non-decreasing in `states`.
 //  3. QpView::sq/rq count the WRs posted and not yet ended (SRQ receives count at the SRQ).
 #pragma once
