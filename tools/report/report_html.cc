@@ -50,11 +50,12 @@ std::string WqeEnd(const Wqe& w) {
     case Wqe::End::kCqe:
       return std::string(ToName(w.status)) + " (CQE on " + w.cq + ")";
     case Wqe::End::kImplicit:
-      return "done, no CQE (unsignaled; retired by " + w.completed_by + ")";
+      return "done, no CQE (unsignaled; implied by the later CQE of the same SQ, " +
+             w.completed_by + " at line " + std::to_string(w.end_line) + ")";
     case Wqe::End::kDiscarded:
       return "discarded by RESET";
     case Wqe::End::kDestroyed:
-      return "destroyed with the QP";
+      return w.queue == "SRQ" ? "destroyed with the SRQ" : "destroyed with the QP";
     case Wqe::End::kOutstanding:
       return "no CQE by the end";
   }

@@ -54,6 +54,44 @@ std::string Report(const std::string& example, int* rc, std::string* err_text = 
   return fs::exists(out) ? ReadAll(out) : "";
 }
 
+// Issue 14: with every wr_id 0, each WR still ends once and the right way in the WR table.
+TEST(Report, RepeatedWrIdsEachWrEndsOnceInTheTable) {
+  const fs::path qps = TmpDir() / "repeated_wr_ids.qps";
+  std::ofstream(qps) << R"(device d0 profile=rxe
+pd p
+mr ma pd=p len=4096 access=LOCAL_WRITE
+mr mb pd=p len=4096 access=LOCAL_WRITE|REMOTE_WRITE
+cq ca
+cq cb
+qp a type=RC pd=p send_cq=ca recv_cq=ca
+qp b type=RC pd=p send_cq=cb recv_cq=cb
+modify a state=INIT pkey_index=0 port=1 access=0
+modify b state=INIT pkey_index=0 port=1 access=REMOTE_WRITE
+modify a state=RTR path_mtu=1024 dest=b rq_psn=0 max_dest_rd_atomic=0 min_rnr_timer=12
+modify b state=RTR path_mtu=1024 dest=a rq_psn=0 max_dest_rd_atomic=0 min_rnr_timer=12
+modify a state=RTS sq_psn=0 timeout=14 retry_cnt=7 rnr_retry=7 max_rd_atomic=0
+modify b state=RTS sq_psn=0 timeout=14 retry_cnt=7 rnr_retry=7 max_rd_atomic=0
+post_send a wr_id=0 op=WRITE sge=ma:0:8 remote=mb:0
+post_send a wr_id=0 op=WRITE sge=ma:0:8 remote=mb:0 flags=SIGNALED
+poll ca expect=SUCCESS
+post_recv a wr_id=0 sge=ma:64:8
+modify a state=ERR
+poll ca expect=WR_FLUSH_ERR
+)";
+  const fs::path out = TmpDir() / "repeated_wr_ids.html";
+  std::istringstream in;
+  std::ostringstream out_s, err_s;
+  ASSERT_EQ(RunReport({qps.string(), "-o", out.string()}, in, out_s, err_s,
+                      scenario::MakeScenarioBackend),
+            0)
+      << err_s.str();
+  const std::string html = ReadAll(out);
+  EXPECT_EQ(Count(html, "class=\"wqe-row\""), 3);
+  EXPECT_EQ(Count(html, "no CQE by the end"), 0) << "a WR lost to a wr_id match";
+  EXPECT_EQ(Count(html, "implied by the later CQE of the same SQ, wr_id=0 at line 17"), 1);
+  EXPECT_EQ(Count(html, "WR_FLUSH_ERR (CQE on ca)"), 1);
+}
+
 TEST(Report, PageIsSelfContained) {
   int rc = -1;
   std::string html = Report("13_remote_access_error", &rc);
