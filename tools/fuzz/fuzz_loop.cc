@@ -3,14 +3,15 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <iomanip>
-#include <ostream>
+#include <iostream>
+#include <sstream>
 #include <system_error>
 #include <vector>
 
 #include "spec/reference/sequence.h"
 #include "spec/reference/sequence_gen.h"
+#include "tools/cli/cli_io.h"
 #include "tools/fuzz/known_bugs.h"
 
 namespace qptwin::fuzz {
@@ -37,8 +38,7 @@ std::string SaveFailure(const FuzzOptions& opts, uint64_t n,
   std::error_code ec;
   std::filesystem::create_directories(opts.out_dir, ec);
   const std::string path = FailurePath(opts, n);
-  std::ofstream f(path);
-  if (!f) return "cannot write " + path;
+  std::ostringstream f;
   const size_t ran = std::min(cmds.size(), static_cast<size_t>(std::max(r.commands, 0)));
   f << "# qptwin fuzz: sequence " << n << " of seed " << opts.seed << " broke a rule\n"
     << "# rule: " << r.failure << "\n";
@@ -49,8 +49,8 @@ std::string SaveFailure(const FuzzOptions& opts, uint64_t n,
     << " --max-len " << opts.max_len << " --replay " << n << "\n"
     << "# or: qptwin run THIS_FILE (the exact masks, values and lists the device got)\n";
   f << r.replay;
-  f.close();
-  return f ? "" : "cannot write " + path;
+  std::string error;
+  return cli::WriteOutputFile(path, f.str(), std::cout, &error) ? "" : error;
 }
 
 }  // namespace
