@@ -39,7 +39,7 @@ void SetCqe(const CqeFacts& f, Wqe* w) {
 
 }  // namespace
 
-bool SideForTie(WcStatus status, QpState state) {
+bool SideForTie(WcStatus status) {
   switch (status) {
     case WcStatus::kRemInvReqErr:
     case WcStatus::kRemAccessErr:
@@ -56,7 +56,6 @@ bool SideForTie(WcStatus status, QpState state) {
     case WcStatus::kWrFlushErr:
       // A QP entering ERR flushes its SQ, then its RQ (the model's FlushSq/FlushRq); in SQE only
       // its SQ (C10-38).
-      (void)state;
       return true;
     default:
       return true;
@@ -265,7 +264,7 @@ long WrLedger::Complete(const CqeSeen& cqe, const QpQueues& queues) {
       if (s != r) {
         send = s;
       } else if (s) {
-        send = SideForTie(cqe.wc.status, queues.state);
+        send = SideForTie(cqe.wc.status);
       } else {
         send = !queues.sq->wrs.empty() || queues.rq->wrs.empty();
       }

@@ -64,7 +64,6 @@ struct QpQueues {
   WrQueue* rq = nullptr;  // the QP's RQ, or its SRQ's queue
   bool sq_on_cq = false, rq_on_cq = false;  // which of them the CQ serves
   bool rq_is_srq = false;
-  QpState state = QpState::kRts;  // the QP's state when the CQE was polled
 };
 
 class WrLedger {
@@ -114,6 +113,6 @@ class WrLedger {
 // Residual ambiguity: on a shared CQ, when an unsignaled WR completed silently and the QP then
 // flushes receives with the same wr_id, the flush may be charged to the send; distinct wr_ids
 // per side (or separate CQs) make the accounting exact.
-bool SideForTie(WcStatus status, QpState state);
+bool SideForTie(WcStatus status);
 
 }  // namespace qptwin::scenario

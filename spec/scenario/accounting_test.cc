@@ -161,7 +161,6 @@ struct Device {
       queues.rq_is_srq = qp.srq;
       queues.sq_on_cq = shared_cq || cq == 0;
       queues.rq_on_cq = shared_cq || cq == 1;
-      queues.state = qp.err ? QpState::kErr : QpState::kRts;
       if (ledger.Complete(seen, queues) < 0) ++unclaimed;
     }
   }
@@ -325,7 +324,7 @@ TEST(WrLedger, CqeAfterDestroyStillClaimsItsWr) {
   c.wc.wr_id = 5;
   c.wc.status = WcStatus::kWrFlushErr;
   c.line = 11;
-  QpQueues queues{&sq, &rq, true, true, false, QpState::kErr};
+  QpQueues queues{&sq, &rq, true, true, false};
   EXPECT_EQ(ledger.Complete(c, queues), 0);
   EXPECT_EQ(wqes[0].end, Wqe::End::kCqe);
   EXPECT_EQ(wqes[0].end_line, 11);

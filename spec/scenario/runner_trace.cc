@@ -48,7 +48,7 @@ void Runner::RecordPosts(const Command& c, size_t posted, uint64_t now_ns) {
 }
 
 // Accounting by queue position (accounting.h): the CQE names its QP by qp_num, the runner
-// gives the queues it may belong to and the QP's state now.
+// gives the queues it may belong to.
 void Runner::RecordCompletion(const std::string& cq, Outcome* out, const Step& step) {
   const Outcome& o = *out;
   if (o.kind != Outcome::Kind::kWc) return;
@@ -67,14 +67,6 @@ void Runner::RecordCompletion(const std::string& cq, Outcome* out, const Step& s
   queues.rq_is_srq = !qp.srq.empty();
   queues.sq_on_cq = cq == qp.send_cq;
   queues.rq_on_cq = cq == qp.recv_cq;
-  queues.state = qp.state;
-  QpAttr attr;
-  QpInitAttr init;
-  Device* dev = DeviceOf(qp);
-  if (o.wc.status != WcStatus::kSuccess && !qp.destroyed && dev &&
-      dev->QueryQp(QpHandle{qp.handle}, &attr, &init) == 0) {
-    queues.state = attr.qp_state;
-  }
   const long index = ledger_.Complete(seen, queues);  // -1: none of ours (should not happen)
   if (index >= 0) out->wr_opcode = trace_->wqes[index].opcode;
 }
