@@ -2,27 +2,19 @@
 // test is skipped with the reason.
 #include <cstdlib>
 
-#include "hw/verbs_backend.h"
 #include "tests/backend_under_test.h"
 #include "tests/conformance/fixture.h"
+#include "tests/support/support.h"
 
 namespace qptwin::testing {
 
 std::vector<BackendCase> BackendsUnderTest() {
-  auto make = [](std::string* why) -> std::unique_ptr<Backend> {
-    auto b = hw::MakeVerbsBackend(hw::VerbsOptions{});
-    if (b->ListDevices().empty()) {
-      *why = "no RDMA device on this machine (run inside tools/rxe-vm/run for Soft-RoCE)";
-      return nullptr;
-    }
-    return b;
-  };
   // The device is declared by name (Soft-RoCE on Debian 12 unless QPTWIN_DEVICE_DESCRIPTION
   // names another description); DeviceIsWhatItsDescriptionSays checks the declaration.
   const char* declared = std::getenv("QPTWIN_DEVICE_DESCRIPTION");
   BackendCase hw;
   hw.name = "hw";
-  hw.make = make;
+  hw.make = [choice = HwChoice()](std::string* why) { return MakeBackend(choice, why); };
   hw.description = FindDeviceDescription(declared && *declared ? declared : "rxe");
   if (hw.description) hw.behaviour = hw.description->behaviour();
   return {hw};

@@ -1,8 +1,8 @@
 // The conformance suites on the model, once per profile of a distinct device description.
-#include "model/model_backend.h"
 #include "model/profile.h"
 #include "tests/backend_under_test.h"
 #include "tests/conformance/fixture.h"
+#include "tests/support/support.h"
 
 namespace qptwin::testing {
 
@@ -12,13 +12,7 @@ std::vector<BackendCase> BackendsUnderTest() {
     const model::Profile* p = model::FindProfile(profile);
     BackendCase c;
     c.name = std::string("model_") + profile;
-    c.make = [profile = std::string(profile)](std::string* why) -> std::unique_ptr<Backend> {
-      model::ModelOptions opts;
-      opts.profile = profile;
-      auto b = model::MakeModelBackend(opts);
-      if (!b) *why = "unknown model profile " + profile;
-      return b;
-    };
+    c.make = [choice = ModelChoice(profile)](std::string* why) { return MakeBackend(choice, why); };
     c.description = FindDeviceDescription(p->device_name);
     c.behaviour = p->behaviour;  // the same description the model's engine reads
     cases.push_back(c);

@@ -17,8 +17,7 @@ constexpr uint32_t kDepth = 8;
 constexpr uint32_t kMaxSge = 2;
 constexpr uint32_t kQkey = 0x11111111;
 constexpr size_t kMrLen = 4096;
-constexpr AccessFlags kAll =
-    access::kLocalWrite | access::kRemoteWrite | access::kRemoteRead | access::kRemoteAtomic;
+using access::kAll;
 const char* const kQpName[] = {"a", "b"};
 
 // wr_id layout: qp index (bit 40), receive queue (bit 39), sequence number.

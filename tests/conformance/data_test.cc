@@ -7,8 +7,7 @@
 namespace qptwin::testing {
 namespace {
 
-constexpr AccessFlags kAll =
-    access::kLocalWrite | access::kRemoteWrite | access::kRemoteRead | access::kRemoteAtomic;
+using access::kAll;
 
 TEST_P(Conformance, RcSendRecvMovesBytesAndImmediate) {
   auto [qa, qb] = ConnectedPair(QpType::kRc);

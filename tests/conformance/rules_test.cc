@@ -8,8 +8,7 @@
 namespace qptwin::testing {
 namespace {
 
-constexpr AccessFlags kAll =
-    access::kLocalWrite | access::kRemoteWrite | access::kRemoteRead | access::kRemoteAtomic;
+using access::kAll;
 
 // R6: a flush completion is valid only in wr_id, status and qp_num (ibv_poll_cq(3): "only
 // wr_id, status, qp_num and vendor_err are valid"); rxe and the model leave the rest zero,
