@@ -106,7 +106,7 @@ void WarmPool(ReportCtx& c) {
   c.out << "\n**Warm QP pool vs create-on-demand** (cx6-100g; time from \"I need a connection\" "
            "to the first 8-byte WRITE's CQE):\n\n"
         << "| path | us |\n|---|---|\n"
-        << "| warm: a QP already in RTS (what a tools/practice QpPool hit hands out) | "
+        << "| warm: a QP already in RTS (what a examples/practice QpPool hit hands out) | "
         << F("%.3f", warm / 1e3) << " |\n"
         << "| on demand: create QP + RESET->INIT->RTR->RTS on both sides, then the WRITE | "
         << F("%.3f", cold / 1e3) << " (of which control verbs " << F("%.3f", setup / 1e3)

@@ -1,4 +1,4 @@
-#include "tools/practice/peer_link.h"
+#include "examples/practice/peer_link.h"
 
 #include <cerrno>
 

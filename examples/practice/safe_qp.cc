@@ -1,4 +1,4 @@
-#include "tools/practice/safe_qp.h"
+#include "examples/practice/safe_qp.h"
 
 #include <cerrno>
 #include <chrono>

@@ -1,4 +1,4 @@
-#include "tools/practice/safe_qp.h"
+#include "examples/practice/safe_qp.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "tools/practice/test_env.h"
+#include "examples/practice/test_env.h"
 
 namespace qptwin::practice {
 namespace {

@@ -1,4 +1,4 @@
-#include "tools/practice/batching.h"
+#include "examples/practice/batching.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -8,11 +8,11 @@
 #include <string>
 
 #include "spec/bring_up.h"
-#include "tools/practice/batching.h"
-#include "tools/practice/qp_pool.h"
-#include "tools/practice/recovery.h"
-#include "tools/practice/state_history.h"
-#include "tools/practice/test_env.h"
+#include "examples/practice/batching.h"
+#include "examples/practice/qp_pool.h"
+#include "examples/practice/recovery.h"
+#include "examples/practice/state_history.h"
+#include "examples/practice/test_env.h"
 
 namespace qptwin::practice {
 namespace {

@@ -18,7 +18,7 @@
 #include <map>
 
 #include "spec/backend.h"
-#include "tools/practice/qp_connect.h"
+#include "examples/practice/qp_connect.h"
 
 namespace qptwin::practice {
 

@@ -1,11 +1,11 @@
-#include "tools/practice/qp_connect.h"
+#include "examples/practice/qp_connect.h"
 
 #include <gtest/gtest.h>
 
 #include <cerrno>
 
-#include "tools/practice/peer_link.h"
-#include "tools/practice/test_env.h"
+#include "examples/practice/peer_link.h"
+#include "examples/practice/test_env.h"
 
 namespace qptwin::practice {
 namespace {

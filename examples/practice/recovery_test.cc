@@ -1,10 +1,10 @@
-#include "tools/practice/recovery.h"
+#include "examples/practice/recovery.h"
 
 #include <gtest/gtest.h>
 
 #include <cerrno>
 
-#include "tools/practice/test_env.h"
+#include "examples/practice/test_env.h"
 
 namespace qptwin::practice {
 namespace {

@@ -1,4 +1,4 @@
-#include "tools/practice/qp_pool.h"
+#include "examples/practice/qp_pool.h"
 
 #include <cerrno>
 

@@ -9,8 +9,8 @@
 
 #include "spec/backend.h"
 #include "tests/support/support.h"
-#include "tools/practice/peer_link.h"
-#include "tools/practice/qp_connect.h"
+#include "examples/practice/peer_link.h"
+#include "examples/practice/qp_connect.h"
 
 namespace qptwin::practice {
 

@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "spec/backend.h"
-#include "tools/practice/peer_link.h"
-#include "tools/practice/qp_connect.h"
+#include "examples/practice/peer_link.h"
+#include "examples/practice/qp_connect.h"
 
 namespace qptwin::practice {
 

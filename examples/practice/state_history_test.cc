@@ -1,13 +1,13 @@
-#include "tools/practice/state_history.h"
+#include "examples/practice/state_history.h"
 
 #include <gtest/gtest.h>
 
 #include <cerrno>
 
 #include "spec/bring_up.h"
-#include "tools/practice/peer_link.h"
-#include "tools/practice/qp_connect.h"
-#include "tools/practice/test_env.h"
+#include "examples/practice/peer_link.h"
+#include "examples/practice/qp_connect.h"
+#include "examples/practice/test_env.h"
 
 namespace qptwin::practice {
 namespace {

@@ -1,4 +1,4 @@
-#include "tools/practice/test_env.h"
+#include "examples/practice/test_env.h"
 
 #include <cerrno>
 

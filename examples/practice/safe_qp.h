@@ -38,8 +38,8 @@
 #include <vector>
 
 #include "spec/backend.h"
-#include "tools/practice/qp_connect.h"
-#include "tools/practice/state_history.h"
+#include "examples/practice/qp_connect.h"
+#include "examples/practice/state_history.h"
 
 namespace qptwin::practice {
 

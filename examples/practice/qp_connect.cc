@@ -1,4 +1,4 @@
-#include "tools/practice/qp_connect.h"
+#include "examples/practice/qp_connect.h"
 
 #include <cerrno>
 

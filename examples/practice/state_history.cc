@@ -1,9 +1,9 @@
-#include "tools/practice/state_history.h"
+#include "examples/practice/state_history.h"
 
 #include <algorithm>
 #include <cerrno>
 
-#include "tools/practice/qp_connect.h"
+#include "examples/practice/qp_connect.h"
 
 namespace qptwin::practice {
 

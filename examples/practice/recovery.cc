@@ -1,4 +1,4 @@
-#include "tools/practice/recovery.h"
+#include "examples/practice/recovery.h"
 
 #include <algorithm>
 #include <cerrno>

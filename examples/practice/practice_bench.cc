@@ -5,7 +5,7 @@
 // Host (wall-clock) time of the same calls is printed beside it for orientation only: it is
 // the cost of the model's implementation on this machine, not a property of a NIC.
 //
-//   bazel run //tools/practice:practice_bench [-- --trials=N --wrs=N --profile=NAME]
+//   bazel run //examples/practice:practice_bench [-- --trials=N --wrs=N --profile=NAME]
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "model/model_backend.h"
-#include "tools/practice/batching.h"
-#include "tools/practice/qp_pool.h"
-#include "tools/practice/test_env.h"
+#include "examples/practice/batching.h"
+#include "examples/practice/qp_pool.h"
+#include "examples/practice/test_env.h"
 
 namespace qptwin::practice {
 namespace {

@@ -23,9 +23,9 @@
 #include <map>
 
 #include "spec/backend.h"
-#include "tools/practice/peer_link.h"
-#include "tools/practice/qp_connect.h"
-#include "tools/practice/recovery.h"
+#include "examples/practice/peer_link.h"
+#include "examples/practice/qp_connect.h"
+#include "examples/practice/recovery.h"
 
 namespace qptwin::practice {
 

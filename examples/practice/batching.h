@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "spec/backend.h"
-#include "tools/practice/recovery.h"
+#include "examples/practice/recovery.h"
 
 namespace qptwin::practice {
 
