@@ -97,6 +97,10 @@ struct Qp {
   bool timer_armed = false;
   uint64_t timer_deadline = 0;  // the transport timer fires then (when armed)
   uint64_t timer_event_at = 0;  // the pending timer event (0: none)
+  // When the last byte of the latest reliable request left the port: the transport timer
+  // counts from then at the earliest (the responder cannot ACK a message still on the wire;
+  // rxe's responder ACKs every RXE_MAX_PKT_PER_ACK packets, which re-arms the timer).
+  uint64_t last_gone_ns = 0;
   bool sq_draining = false;
 
   // Responder.
