@@ -18,7 +18,8 @@ double WallNow() {
   return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
-struct Side {
+// One end of a latency ping-pong: its endpoint, the peer it writes to, and its prebuilt WRs.
+struct PingPongEnd {
   Endpoint* e;
   Endpoint* peer;
   size_t q = 0;
@@ -28,7 +29,7 @@ struct Side {
 
 // Posts one WR of `size` bytes from `s` to its peer: from [0, size) of the local buffer to
 // [half, half + size) of the peer's.
-int Post(Side& s, WrOpcode op, uint64_t size, uint64_t half, bool ud, bool inl,
+int Post(PingPongEnd& s, WrOpcode op, uint64_t size, uint64_t half, bool ud, bool inl,
          std::string* error) {
   if (s.wr.empty()) s.wr.resize(1);
   SendWr& w = s.wr[0];
@@ -67,7 +68,7 @@ int WaitOne(Endpoint& e, CqHandle cq, bool events, Backend* spin, std::string* e
   return 0;
 }
 
-int RecvOne(Side& s, size_t q, uint64_t len, std::string* error) {
+int RecvOne(PingPongEnd& s, size_t q, uint64_t len, std::string* error) {
   Endpoint& e = *s.e;
   if (s.recv.empty()) {
     s.recv.resize(1);
@@ -101,7 +102,7 @@ int PollByte(Backend* be, volatile uint8_t* p, uint8_t v, uint64_t step, std::st
 
 // The echo side of a ping-pong: o.iters times, waits for the peer's message (a receive, or
 // the last byte of the peer's WRITE) and answers with the same.
-int EchoLoop(Side& ss, Backend* be, Backend* spin, const BenchOptions& o, WrOpcode op,
+int EchoLoop(PingPongEnd& ss, Backend* be, Backend* spin, const BenchOptions& o, WrOpcode op,
              uint64_t size, uint64_t half, bool ud, bool inl, uint64_t recv_len,
              std::string* error) {
   Endpoint& s = *ss.e;
@@ -123,7 +124,7 @@ int EchoLoop(Side& ss, Backend* be, Backend* spin, const BenchOptions& o, WrOpco
 
 // The timing side of a ping-pong: times a full round trip and records half of it, as
 // perftest does.
-int PingLoop(Side& cs, Backend* be, Backend* spin, const BenchOptions& o, WrOpcode op,
+int PingLoop(PingPongEnd& cs, Backend* be, Backend* spin, const BenchOptions& o, WrOpcode op,
              uint64_t size, uint64_t half, bool ud, bool inl, uint64_t recv_len,
              std::vector<double>* us, std::string* error) {
   Endpoint& c = *cs.e;
@@ -152,7 +153,7 @@ int PingLoop(Side& cs, Backend* be, Backend* spin, const BenchOptions& o, WrOpco
 // processes: on rxe the sender's ibv_post_send does the protocol work in its own system call
 // (rxe_post_send runs the requester in process context), so with one thread the reply could
 // only be posted once the whole send path had returned; with two the peer answers meanwhile.
-int PingPongThreads(Side& cs, Side& ss, Backend* be, Backend* spin, const BenchOptions& o,
+int PingPongThreads(PingPongEnd& cs, PingPongEnd& ss, Backend* be, Backend* spin, const BenchOptions& o,
                     WrOpcode op, uint64_t size, uint64_t half, bool ud, bool inl,
                     uint64_t recv_len, std::vector<double>* us, std::string* error) {
   int server_rc = 0;
@@ -170,7 +171,7 @@ int PingPongThreads(Side& cs, Side& ss, Backend* be, Backend* spin, const BenchO
 }
 
 // Tops the receive queue of QP 0 of `side` up to 64 (earlier sizes left some).
-int TopUp(Side& side, uint64_t recv_len, std::string* error) {
+int TopUp(PingPongEnd& side, uint64_t recv_len, std::string* error) {
   Endpoint* e = side.e;
   while (e->recvs[0] < std::min<uint32_t>(64, e->cap.max_recv_wr)) {
     if (int rc = RecvOne(side, 0, recv_len, error)) return rc;
@@ -189,14 +190,14 @@ int RunLat(BenchPair& p, const BenchOptions& o, uint64_t size, LatResult* out, s
   const uint64_t half = c.buf_len / 2;
   const uint64_t recv_len = size + (ud ? kGrh : 0);
   Backend* spin = SpinFor(p);
-  Side cs{&c, &s, 0, {}, {}};
-  Side ss{&s, &c, 0, {}, {}};
+  PingPongEnd cs{&c, &s, 0, {}, {}};
+  PingPongEnd ss{&s, &c, 0, {}, {}};
   std::vector<double> us;
   us.reserve(o.iters);
   // Two processes: the server is the peer's shadow; the other process echoes.
   const bool remote = s.dev == nullptr;
   if (o.op == Op::kSend) {  // top up to 64 receives per side (earlier sizes left some)
-    for (Side* side : {&cs, &ss}) {
+    for (PingPongEnd* side : {&cs, &ss}) {
       if (!side->e->dev) continue;
       if (int rc = TopUp(*side, recv_len, error)) return rc;
     }
@@ -266,7 +267,7 @@ int RunLat(BenchPair& p, const BenchOptions& o, uint64_t size, LatResult* out, s
 int PrepareEcho(BenchPair& p, const BenchOptions& o, uint64_t size, std::string* error) {
   if (o.op != Op::kSend) return 0;
   const bool ud = p.config().type == QpType::kUd;
-  Side ss{&p.client(), &p.server(), 0, {}, {}};
+  PingPongEnd ss{&p.client(), &p.server(), 0, {}, {}};
   return TopUp(ss, size + (ud ? kGrh : 0), error);
 }
 
@@ -276,7 +277,7 @@ int EchoLat(BenchPair& p, const BenchOptions& o, uint64_t size, std::string* err
   const bool ud = p.config().type == QpType::kUd;
   const bool inl = size <= s.max_inline;
   const WrOpcode op = o.op == Op::kSend ? WrOpcode::kSend : WrOpcode::kRdmaWrite;
-  Side ss{&s, &p.server(), 0, {}, {}};
+  PingPongEnd ss{&s, &p.server(), 0, {}, {}};
   return EchoLoop(ss, p.backend(), SpinFor(p), o, op, size, s.buf_len / 2,
                   ud && op == WrOpcode::kSend, inl, size + (ud ? kGrh : 0), error);
 }
