@@ -205,8 +205,12 @@ int ModelDevice::WaitForAsyncEvent(EventType type, QpHandle qp, uint64_t timeout
 }
 
 int ModelDevice::QpHistory(QpHandle qp, std::vector<StateChange>* out) {
+  return QpHistorySince(qp, 0, out);
+}
+
+int ModelDevice::QpHistorySince(QpHandle qp, size_t first, std::vector<StateChange>* out) {
   if (!out) return EINVAL;
-  return nic_->History(ctx_, qp.id, out);
+  return nic_->History(ctx_, qp.id, first, out);
 }
 
 int ModelDevice::LocalConnectionInfo(QpHandle qp, ConnectionInfo* out) {

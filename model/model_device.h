@@ -65,6 +65,8 @@ class ModelDevice : public Device {
   std::vector<AsyncEvent> TakeAsyncEvents() override;
   int WaitForAsyncEvent(EventType type, QpHandle qp, uint64_t timeout_ns) override;
   int QpHistory(QpHandle qp, std::vector<StateChange>* out) override;
+  int QpHistorySince(QpHandle qp, size_t first, std::vector<StateChange>* out) override;
+  bool HistoryIsComplete() const override { return true; }
   int LocalConnectionInfo(QpHandle qp, ConnectionInfo* out) override;
 
  private:

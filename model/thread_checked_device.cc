@@ -162,6 +162,11 @@ class ThreadCheckedDevice : public Device {
     if (!sim::OnKernelThread()) return EPERM;
     return d_->QpHistory(qp, out);
   }
+  int QpHistorySince(QpHandle qp, size_t first, std::vector<StateChange>* out) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->QpHistorySince(qp, first, out);
+  }
+  bool HistoryIsComplete() const override { return d_->HistoryIsComplete(); }
   int LocalConnectionInfo(QpHandle qp, ConnectionInfo* out) override {
     if (!sim::OnKernelThread()) return EPERM;
     return d_->LocalConnectionInfo(qp, out);

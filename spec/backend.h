@@ -24,6 +24,7 @@
 //     real clock. NowNs() is relative to the Backend's creation.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -361,6 +362,17 @@ class Device {
 
   // The QP's recorded state changes, oldest first.
   [[nodiscard]] virtual int QpHistory(QpHandle qp, std::vector<StateChange>* out) = 0;
+  // The recorded changes from the `first`-th on (*out replaced): for a caller that looks
+  // after every step, in time proportional to what is new. The default copies QpHistory.
+  [[nodiscard]] virtual int QpHistorySince(QpHandle qp, size_t first,
+                                           std::vector<StateChange>* out) {
+    const int rc = QpHistory(qp, out);
+    if (rc == 0) out->erase(out->begin(), out->begin() + std::min(first, out->size()));
+    return rc;
+  }
+  // True when QpHistory records every state change the device makes (the model); on a real
+  // device a change the driver makes on its own (an error) is seen only by QueryQp.
+  virtual bool HistoryIsComplete() const { return false; }
   // What a peer needs to connect to this QP.
   [[nodiscard]] virtual int LocalConnectionInfo(QpHandle qp, ConnectionInfo* out) = 0;
 };

@@ -91,7 +91,7 @@ class Nic {
   int QueryQp(uint32_t ctx, uint32_t qp, QpAttr* attr, QpInitAttr* init);
   int PostSend(uint32_t ctx, uint32_t qp, const std::vector<SendWr>& wrs, size_t* bad);
   int PostRecv(uint32_t ctx, uint32_t qp, const std::vector<RecvWr>& wrs, size_t* bad);
-  int History(uint32_t ctx, uint32_t qp, std::vector<StateChange>* out);
+  int History(uint32_t ctx, uint32_t qp, size_t first, std::vector<StateChange>* out);
 
   // ---- Async events ----
   std::vector<AsyncEvent> TakeEvents(uint32_t ctx);

@@ -250,10 +250,10 @@ int Nic::QueryQp(uint32_t ctx, uint32_t h, QpAttr* attr, QpInitAttr* init) {
   return 0;
 }
 
-int Nic::History(uint32_t ctx, uint32_t h, std::vector<StateChange>* out) {
+int Nic::History(uint32_t ctx, uint32_t h, size_t first, std::vector<StateChange>* out) {
   Qp* qp = FindQp(ctx, h);
   if (!qp) return EINVAL;
-  *out = qp->history;
+  out->assign(qp->history.begin() + std::min(first, qp->history.size()), qp->history.end());
   return 0;
 }
 
