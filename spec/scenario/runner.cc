@@ -221,6 +221,7 @@ int Runner::CreateQp(const Command& c, Step* step) {
   int ret = dev->CreateQp(init, &h, &actual);
   if (ret != 0) return ret;
   o.handle = h.id;
+  qps_[c.name] = &o;
   if (dev->QpNum(h, &o.qp_num) != 0) o.qp_num = 0;
   o.init = init;
   o.init.cap = actual;

@@ -147,6 +147,7 @@ class Runner {
   int devices_opened_ = 0;
   std::vector<std::unique_ptr<Device>> devices_;
   std::map<std::string, Object> objects_;
+  std::map<std::string, Object*> qps_;  // the QPs of objects_ (per-step work is per QP)
   // UD address handles, by (sender's PD name, target QP name).
   std::map<std::pair<std::string, std::string>, uint32_t> ahs_;
 };

@@ -88,9 +88,9 @@ int Runner::PostRecv(const Command& c, Step* step) {
 std::string Runner::QpName(int device, uint32_t qp_num) const {
   // A live QP wins over a destroyed one whose number was reused.
   for (bool destroyed : {false, true}) {
-    for (const auto& [name, o] : objects_) {
-      if (o.kind == ObjectKind::kQp && o.device == device && o.handle &&
-          o.qp_num == qp_num && o.destroyed == destroyed) {
+    for (const auto& [name, qp] : qps_) {
+      const Object& o = *qp;
+      if (o.device == device && o.handle && o.qp_num == qp_num && o.destroyed == destroyed) {
         return name;
       }
     }

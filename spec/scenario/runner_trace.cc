@@ -84,8 +84,9 @@ void Runner::ObserveStates(const Command& c, int ret, Step* step) {
     trace_->states.push_back({c.name, step->start_ns, c.line, QpState::kReset, QpState::kReset,
                               "created"});
   }
-  for (auto& [name, o] : objects_) {
-    if (o.kind != ObjectKind::kQp || !o.handle || o.destroyed) continue;
+  for (auto& [name, qp] : qps_) {
+    Object& o = *qp;
+    if (!o.handle || o.destroyed) continue;
     Device* dev = DeviceOf(o);
     if (!dev) continue;
     std::vector<StateChange> history;
@@ -118,8 +119,9 @@ void Runner::ObserveStates(const Command& c, int ret, Step* step) {
 
 std::vector<QpView> Runner::Views() {
   std::vector<QpView> views;
-  for (const auto& [name, o] : objects_) {
-    if (o.kind != ObjectKind::kQp || !o.handle || o.destroyed) continue;
+  for (const auto& [name, qp] : qps_) {
+    const Object& o = *qp;
+    if (!o.handle || o.destroyed) continue;
     QpView v;
     v.name = name;
     v.type = o.type;
