@@ -59,11 +59,12 @@ std::string EndText(const Wqe& w) {
     case Wqe::End::kCqe:
       return "CQE " + std::string(ToName(w.status)) + " on " + w.cq;
     case Wqe::End::kImplicit:
-      return "no CQE (unsignaled), retired by the CQE of " + w.completed_by;
+      return "no CQE (unsignaled), implied by the later CQE of its SQ (" + w.completed_by +
+             ", line " + std::to_string(w.end_line) + ")";
     case Wqe::End::kDiscarded:
       return "discarded by RESET, no CQE";
     case Wqe::End::kDestroyed:
-      return "gone with its destroyed QP";
+      return w.queue == "SRQ" ? "gone with its destroyed SRQ" : "gone with its destroyed QP";
     case Wqe::End::kOutstanding:
       return "no CQE seen by the end";
   }
