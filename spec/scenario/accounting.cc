@@ -3,6 +3,8 @@
 namespace qptwin::scenario {
 namespace {
 
+constexpr size_t kMaxRun = 4096;  // error-run WRs kept for moving the run (accounting.h 3)
+
 bool IsReceiveOpcode(WcOpcode op) {
   return op == WcOpcode::kRecv || op == WcOpcode::kRecvRdmaWithImm;
 }
@@ -183,14 +185,22 @@ long WrLedger::ApplySend(const CqeSeen& cqe, WrQueue* q, long pos, size_t shift)
     ReleaseRun(q);
     for (size_t i : implied) Release(i);
     Release(index);
-  } else if (!q->in_error) {
-    q->in_error = true;
-    q->run_implied = implied;
-    q->run_erred = {index};
-    q->run_ids = {cqe.wc.wr_id};
   } else {
-    q->run_erred.push_back(index);
-    q->run_ids.push_back(cqe.wc.wr_id);
+    if (!q->in_error) {
+      q->in_error = true;
+      q->run_implied = implied;
+    }
+    // The run is kept only while it can still move (it has implied WRs to move onto), and
+    // at most kMaxRun long, so that a QP flushing for ever costs no memory per WR.
+    if (q->run_implied.empty() || q->run_erred.size() >= kMaxRun) {
+      const bool in_error = q->in_error;
+      ReleaseRun(q);
+      q->in_error = in_error;
+      Release(index);
+    } else {
+      q->run_erred.push_back(index);
+      q->run_ids.push_back(cqe.wc.wr_id);
+    }
   }
   return static_cast<long>(index);
 }
