@@ -142,45 +142,62 @@ void ExplainModify(const Command& c, int ret, const Step& step, const QpView& qp
   }
 }
 
-// The posting rule that refused a post_send/post_recv (ret != 0), in one sentence: the QP's
-// state, the SRQ, a full queue, SGEs, the opcodes the transport carries, or the provider's
-// word. `qp` is the QP as it stood before the post.
-std::string PostingRuleRefusal(const Command& c, int ret, const Step& step, const QpView& qp) {
+// The posting rule that refused a post_send/post_recv (ret != 0), in one sentence. `qp` is
+// the QP as it stood before the post, `after` after it (null when it is gone).
+std::string PostingRuleRefusal(const Command& c, int ret, const Step& step, const QpView& qp,
+                               const QpView* after) {
   const bool send = c.verb == Verb::kPostSend;
   const int depth = send ? qp.sq : qp.rq;
   const uint32_t max_wr = send ? qp.max_send_wr : qp.max_recv_wr;
   const uint32_t max_sge = send ? qp.max_send_sge : qp.max_recv_sge;
-  if (send && qp.state < QpState::kRts) {
+  // The posting-rules oracle (spec/posting_rules.h) names the rule the failing WR broke: the
+  // one at bad_wr, after the WRs of the list before it were queued.
+  const int posted = after ? std::max(0, (send ? after->sq : after->rq) - depth) : 0;
+  PostQueue q{qp.type, qp.state, !qp.srq.empty(), static_cast<size_t>(depth + posted), max_wr,
+              max_sge, UINT32_MAX /* the inline limit is not in the view */};
+  PostRule rule;
+  if (send) {
+    SendWrFacts f;
+    f.opcode = c.send.opcode;
+    f.num_sge = c.sges.size();
+    for (const SgeRef& sge : c.sges) f.length += sge.length;
+    f.is_inline = (c.send.send_flags & send_flag::kInline) != 0;
+    rule = CheckSendWr(q, f, Behaviour{});
+  } else {
+    rule = CheckRecvWr(q, c.sges.size());
+  }
+  if (PostRuleErrno(rule) != ret && rule == PostRule::kTooManySges && ret == ENOMEM) {
+    rule = PostRule::kQueueFull;  // both hold; this device checked the room first
+  }
+  if (rule == PostRule::kOk || PostRuleErrno(rule) != ret) {
+    return "the provider refused the WR: " + std::string(ErrnoName(ret)) +
+           (step.note.empty() ? "" : " (" + step.note + ")");
+  }
+  if (rule == PostRule::kSendBelowRts) {
     return "post_send needs RTS or later: the QP is in " + S(qp.state) +
            " (rdma-facts R2, rxe_post_send)";
   }
-  if (!send && qp.state == QpState::kReset) {
-    return "post_recv needs INIT or later: the QP is in RESET (R4)";
-  }
-  if (!send && !qp.srq.empty()) {
+  if (rule == PostRule::kRecvOnSrqQp) {
     return qp.name + " takes its receives from SRQ " + qp.srq +
            ": post_recv on the QP is EINVAL, post to the SRQ (R4)";
   }
-  if (ret == ENOMEM) {
+  if (rule == PostRule::kQueueFull) {
     return std::string(send ? "the send" : "the receive") + " queue is full: " + N(depth) +
            " of " + N(max_wr) + " outstanding when the list started (R5)";
   }
-  if (c.sges.size() > max_sge) {
+  if (rule == PostRule::kTooManySges) {
     return N(c.sges.size()) + " SGEs > max_" + (send ? "send" : "recv") + "_sge " + N(max_sge) +
            " (R5)";
   }
-  if (send && qp.type == QpType::kUd && c.send.opcode != WrOpcode::kSend &&
-      c.send.opcode != WrOpcode::kSendWithImm) {
+  if (rule == PostRule::kOpcodeNotForType && qp.type == QpType::kUd) {
     return "UD carries SEND and SEND_IMM only: no RDMA or atomic operations "
            "(IBTA 9.8.1, rxe_wr_opcode_info)";
   }
-  if (send && qp.type == QpType::kUc &&
-      (c.send.opcode == WrOpcode::kRdmaRead || c.send.opcode >= WrOpcode::kAtomicCmpAndSwp)) {
+  if (rule == PostRule::kOpcodeNotForType && qp.type == QpType::kUc) {
     return "UC has no RDMA READ and no atomics: they need a reliable responder "
            "(IBTA 9.8.1, rxe_wr_opcode_info)";
   }
-  return "the provider refused the WR: " + std::string(ErrnoName(ret)) +
-         (step.note.empty() ? "" : " (" + step.note + ")");
+  return std::string(PostRuleReason(rule));
 }
 
 void ExplainPost(const Command& c, int ret, const Step& step, const QpView& qp,
@@ -194,7 +211,7 @@ void ExplainPost(const Command& c, int ret, const Step& step, const QpView& qp,
     if (c.count > 1) why->push_back(N(c.count) + " WRs in one post list, one doorbell");
     return;
   }
-  why->push_back(PostingRuleRefusal(c, ret, step, qp));
+  why->push_back(PostingRuleRefusal(c, ret, step, qp, after));
   if (c.count > 1 && after) {
     const int depth = send ? qp.sq : qp.rq;
     why->push_back("a post list is not atomic: the WRs before bad_wr were posted (" +
