@@ -381,9 +381,13 @@ std::vector<std::string> ExplainStep(const Command& c, int ret, const Step& step
                   ": " + e.cause);
   }
   // Queue depths that changed, for every QP.
+  // Both view lists are in name order (Runner::Views walks a map): one merge walk, so a
+  // step costs O(QPs), not O(QPs^2).
   std::string depths;
+  size_t bi = 0;
   for (const QpView& a : step.qps) {
-    const QpView* b = Find(before, a.name);
+    while (bi < before.size() && before[bi].name < a.name) ++bi;
+    const QpView* b = bi < before.size() && before[bi].name == a.name ? &before[bi] : nullptr;
     int sq0 = b ? b->sq : 0, rq0 = b ? b->rq : 0;
     if (sq0 == a.sq && rq0 == a.rq) continue;
     depths += (depths.empty() ? "" : "; ") + a.name + " SQ " + N(sq0) + "->" + N(a.sq) + "/" +

@@ -89,22 +89,24 @@ void Runner::ObserveStates(const Command& c, int ret, Step* step) {
     if (!o.handle || o.destroyed) continue;
     Device* dev = DeviceOf(o);
     if (!dev) continue;
+    // Only what is new since the last look (QpHistorySince): a long scenario stays linear.
     std::vector<StateChange> history;
-    if (dev->QpHistory(QpHandle{o.handle}, &history) == 0) {
-      for (size_t i = o.history_seen; i < history.size(); ++i) {
-        const StateChange& h = history[i];
+    if (dev->QpHistorySince(QpHandle{o.handle}, o.history_seen, &history) == 0) {
+      for (const StateChange& h : history) {
         if (h.cause == "create" || h.cause == "created") continue;  // recorded above
         uint64_t t = h.time_ns >= start_ns_ ? h.time_ns - start_ns_ : 0;
         t = std::clamp(t, step->start_ns, now);
         trace_->states.push_back({name, t, c.line, h.from, h.to, h.cause});
         o.state = h.to;
       }
-      o.history_seen = history.size();
+      o.history_seen += history.size();
     }
-    // The device's word wins over the history (hw may not record what the device did).
+    // The device's word wins over the history (hw may not record what the device did); a
+    // device whose history is complete (the model) needs no query.
     QpAttr attr;
     QpInitAttr init;
-    if (dev->QueryQp(QpHandle{o.handle}, &attr, &init) == 0 && attr.qp_state != o.state) {
+    if (!dev->HistoryIsComplete() && dev->QueryQp(QpHandle{o.handle}, &attr, &init) == 0 &&
+        attr.qp_state != o.state) {
       trace_->states.push_back({name, now, c.line, o.state, attr.qp_state, "seen by query"});
       o.state = attr.qp_state;
     }
