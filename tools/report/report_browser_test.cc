@@ -124,12 +124,3 @@ TEST_F(BrowserTest, TakesAScreenshot) {
 
 }  // namespace
 }  // namespace qptwin::report
-
-namespace {
-const bool kQuiet = (setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0), true);
-}  // namespace
-
-extern "C" int sc_main(int argc, char** argv) {
-  testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}

@@ -192,12 +192,3 @@ TEST(Escape, HtmlSpecials) { EXPECT_EQ(Escape("<a href=\"x\">&'"), "&lt;a href=&
 
 }  // namespace
 }  // namespace qptwin::report
-
-namespace {
-const bool kQuiet = (setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0), true);
-}  // namespace
-
-extern "C" int sc_main(int argc, char** argv) {
-  testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}

@@ -148,14 +148,3 @@ INSTANTIATE_TEST_SUITE_P(All, ExampleTest, testing::ValuesIn(AllExampleNames()),
 
 }  // namespace
 }  // namespace qptwin::scenario
-
-namespace {
-// Runs before libsystemc's main() prints its banner.
-const bool kQuiet = (setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0), true);
-}  // namespace
-
-// libsystemc.so owns main() and calls sc_main().
-extern "C" int sc_main(int argc, char** argv) {
-  testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}

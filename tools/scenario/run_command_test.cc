@@ -208,13 +208,3 @@ TEST(DiffCommand, ReportsTheFirstDifferingLine) {
 
 }  // namespace
 }  // namespace qptwin::scenario
-
-namespace {
-const bool kQuiet = (setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0), true);
-}  // namespace
-
-// libsystemc.so owns main() and calls sc_main().
-extern "C" int sc_main(int argc, char** argv) {
-  testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}

@@ -356,12 +356,3 @@ TEST(Cli, RunWritesVcdAndJsonAndNarrates) {
 
 }  // namespace
 }  // namespace qptwin::scenario
-
-namespace {
-const bool kQuiet = (setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0), true);
-}  // namespace
-
-extern "C" int sc_main(int argc, char** argv) {
-  testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}
