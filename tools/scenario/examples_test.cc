@@ -88,7 +88,7 @@ TEST_P(ExampleTest, MeetsItsExpectationsAndMatchesGolden) {
       << name << ".qps:" << pe.line << ": " << pe.message;
   std::string why;
   std::unique_ptr<Backend> backend =
-      MakeScenarioBackend(BackendChoice{"model", "rxe", std::max(1, sc.device_lines)}, &why);
+      MakeScenarioBackend(BackendChoice{"model", "rxe", std::max(1, sc.device_lines), ""}, &why);
   ASSERT_NE(backend, nullptr) << why;
   RunResult result = Runner(backend.get()).Run(sc);
   EXPECT_EQ(result.FailureCount(), 0) << FailureReport(result);
@@ -113,7 +113,7 @@ TEST_P(ExampleTest, StreamedRunWritesTheSameTranscripts) {
   ASSERT_TRUE(ParseScenario(text, &sc, &pe));
   auto make = [&](const Scenario& header) {
     std::string why;
-    return MakeScenarioBackend(BackendChoice{"model", "rxe", std::max(1, header.device_lines)},
+    return MakeScenarioBackend(BackendChoice{"model", "rxe", std::max(1, header.device_lines), ""},
                                &why);
   };
   RunResult whole = Runner(make(sc).get()).Run(sc);

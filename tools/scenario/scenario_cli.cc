@@ -31,9 +31,9 @@ constexpr char kDiffUsage[] =
     "  Exit 0: identical, 1: a difference (the first one is printed), 2: bad input.\n";
 
 struct Options {
-  BackendChoice backend{"model", "", 1};
+  BackendChoice backend{"model", "", 1, ""};
   bool has_against = false;
-  BackendChoice against{"hw", "", 1};
+  BackendChoice against{"hw", "", 1, ""};
   bool canonical = false;
   bool narrate = false;
   std::string vcd, trace_json;  // output paths ("" = none)

@@ -44,7 +44,7 @@ RunResult RunText(const std::string& text) {
   EXPECT_TRUE(ParseScenario(text, &sc, &pe)) << pe.line << ": " << pe.message;
   std::string why;
   std::unique_ptr<Backend> backend =
-      MakeScenarioBackend(BackendChoice{"model", "rxe", std::max(1, sc.device_lines)}, &why);
+      MakeScenarioBackend(BackendChoice{"model", "rxe", std::max(1, sc.device_lines), ""}, &why);
   EXPECT_NE(backend, nullptr) << why;
   return Runner(backend.get()).Run(sc);
 }
@@ -323,7 +323,7 @@ size_t StreamedPeakHeap(int pairs) {
       &stream,
       [&](const Scenario&) {
         std::string why;
-        auto b = MakeScenarioBackend(BackendChoice{"model", "rxe", 1}, &why);
+        auto b = MakeScenarioBackend(BackendChoice{"model", "rxe", 1, ""}, &why);
         buf.base = buf.peak = mallinfo2().uordblks;
         return b;
       },
