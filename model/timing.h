@@ -20,6 +20,15 @@
 //  4. Host: one thread per device. Posting, consuming CQEs (poll_cqe_ns each) and control
 //     verbs (ControlTiming) occupy it; a Wait* returns no earlier than the thread is free.
 //     Completion events add event_wakeup_ns (interrupt, wake-up, ibv_get_cq_event).
+//  5. Context caches (CacheTiming, model/engine/context_cache.h): with cache.enabled the NIC
+//     keeps QP contexts, memory keys (MPT), page translations (MTT, one per page_bytes of a
+//     region) and prefetched send WQEs in on-chip caches of the given entries. The send
+//     engine looks up the QPC, the WQE and the local key/pages of a payload it reads; the
+//     responder the QPC and the remote key/pages it touches. Each lookup that misses is one
+//     context read over PCIe: the batch of a step's misses is ready miss_ns (0: pcie_read_ns)
+//     after it starts, its bytes occupy the DMA read channel, and the NIC's context-fetch
+//     unit is busy miss_ns / miss_overlap per miss (it overlaps miss_overlap reads), so
+//     misses cap the message rate. Entries 0: that kind is not cached (never misses).
 #pragma once
 
 #include <cstdint>
@@ -72,11 +81,29 @@ struct ControlTiming {
   uint64_t reg_mr_page_ns = 0;  // per 4 KiB page pinned and mapped
 };
 
+// The NIC's context caches (ICM caches on mlx5); contract 5. Off by default (rxe, ibta:
+// a software device / the reference behaviour has none).
+struct CacheTiming {
+  bool enabled = false;
+  uint32_t qpc_entries = 0;   // QP contexts held on chip
+  uint32_t mpt_entries = 0;   // memory keys (one per registered region)
+  uint32_t mtt_entries = 0;   // page translations (one per page_bytes of a region)
+  uint32_t wqe_entries = 0;   // send WQEs held after their prefetch, all QPs together
+  uint32_t ways = 8;          // entries per set (LRU within a set); 0 = fully associative
+  uint32_t page_bytes = 4096;  // the MTT's page size
+  uint32_t qpc_bytes = 256;   // bytes read per miss, by kind
+  uint32_t mpt_bytes = 64;
+  uint32_t mtt_bytes = 8;
+  uint64_t miss_ns = 0;       // a context read's round trip; 0 = NicTiming::pcie_read_ns
+  uint32_t miss_overlap = 1;  // context reads the NIC keeps in flight at once
+};
+
 struct Timing {
   LinkTiming link;
   NicTiming nic;
   HostTiming host;
   ControlTiming control;
+  CacheTiming cache;
 };
 
 }  // namespace qptwin::model

@@ -1,0 +1,141 @@
+#include "model/engine/context_cache.h"
+
+#include <algorithm>
+
+namespace qptwin::model::engine {
+namespace {
+
+// splitmix64's finaliser: neighbouring keys (QPNs, pages) spread over all sets.
+uint64_t Mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+constexpr const char* kKindNames[] = {"QPC", "MPT", "MTT", "WQE"};
+static_assert(sizeof(kKindNames) / sizeof(kKindNames[0]) == kCacheKinds);
+
+}  // namespace
+
+const char* ToName(CacheKind k) { return kKindNames[static_cast<int>(k)]; }
+
+SetAssociativeLru::SetAssociativeLru(uint32_t entries, uint32_t ways) : capacity_(entries) {
+  if (entries == 0 || ways == 0 || ways >= entries) return;  // fully associative (or none)
+  ways_ = ways;
+  sets_ = entries / ways;
+  capacity_ = sets_ * ways_;  // a partial set would make the capacity a lie
+  slots_.assign(static_cast<size_t>(capacity_), 0);
+  used_.assign(static_cast<size_t>(capacity_), 0);
+}
+
+uint32_t SetAssociativeLru::SetOf(uint64_t key) const {
+  return static_cast<uint32_t>(Mix(key) % sets_);
+}
+
+std::size_t SetAssociativeLru::size() const {
+  if (sets_ == 0) return lru_.size();
+  return static_cast<size_t>(std::count_if(slots_.begin(), slots_.end(),
+                                           [](uint64_t s) { return s != 0; }));
+}
+
+bool SetAssociativeLru::Access(uint64_t key) {
+  if (capacity_ == 0) return true;
+  if (sets_ == 0) {
+    auto it = where_.find(key);
+    if (it != where_.end()) {
+      lru_.splice(lru_.begin(), lru_, it->second);
+      return true;
+    }
+    if (lru_.size() >= capacity_) {
+      where_.erase(lru_.back());
+      lru_.pop_back();
+    }
+    lru_.push_front(key);
+    where_[key] = lru_.begin();
+    return false;
+  }
+  const size_t base = static_cast<size_t>(SetOf(key)) * ways_;
+  const uint64_t tag = key + 1;
+  size_t victim = base;
+  bool empty = false;  // an empty slot wins; else the least recently used
+  for (size_t i = base; i < base + ways_; ++i) {
+    if (slots_[i] == tag) {
+      used_[i] = ++clock_;
+      return true;
+    }
+    if (empty) continue;
+    if (slots_[i] == 0) {
+      victim = i;
+      empty = true;
+    } else if (used_[i] < used_[victim]) {
+      victim = i;
+    }
+  }
+  slots_[victim] = tag;
+  used_[victim] = ++clock_;
+  return false;
+}
+
+void SetAssociativeLru::Erase(uint64_t key) {
+  if (capacity_ == 0) return;
+  if (sets_ == 0) {
+    auto it = where_.find(key);
+    if (it == where_.end()) return;
+    lru_.erase(it->second);
+    where_.erase(it);
+    return;
+  }
+  const size_t base = static_cast<size_t>(SetOf(key)) * ways_;
+  for (size_t i = base; i < base + ways_; ++i) {
+    if (slots_[i] == key + 1) {
+      slots_[i] = 0;
+      used_[i] = 0;
+    }
+  }
+}
+
+ContextCache::ContextCache(const CacheTiming& t)
+    : enabled_(t.enabled), page_bytes_(std::max<uint32_t>(1, t.page_bytes)) {
+  const uint32_t n = t.enabled ? 1 : 0;  // a disabled cache holds nothing
+  caches_.emplace_back(n * t.qpc_entries, t.ways);
+  caches_.emplace_back(n * t.mpt_entries, t.ways);
+  caches_.emplace_back(n * t.mtt_entries, t.ways);
+  caches_.emplace_back(n * t.wqe_entries, t.ways);
+}
+
+uint32_t ContextCache::capacity(CacheKind kind) const {
+  return caches_[static_cast<int>(kind)].capacity();
+}
+
+bool ContextCache::Lookup(CacheKind kind, uint64_t key) {
+  SetAssociativeLru& c = caches_[static_cast<int>(kind)];
+  if (c.capacity() == 0) return true;
+  const bool hit = c.Access(key);
+  CacheStats& s = stats_[static_cast<int>(kind)];
+  ++(hit ? s.hits : s.misses);
+  return hit;
+}
+
+void ContextCache::Insert(CacheKind kind, uint64_t key) {
+  (void)caches_[static_cast<int>(kind)].Access(key);
+}
+
+void ContextCache::Erase(CacheKind kind, uint64_t key) {
+  caches_[static_cast<int>(kind)].Erase(key);
+}
+
+uint32_t ContextCache::LookupPages(uint32_t region, uint64_t addr, uint64_t len) {
+  if (capacity(CacheKind::kMtt) == 0) return 0;
+  const uint64_t first = addr / page_bytes_;
+  const uint64_t last = (addr + std::max<uint64_t>(len, 1) - 1) / page_bytes_;
+  uint32_t misses = 0;
+  for (uint64_t page = first; page <= last; ++page) {
+    // The same page registered twice has two translations: the region is part of the key.
+    if (!Lookup(CacheKind::kMtt, (uint64_t{region} << 40) ^ page)) ++misses;
+  }
+  return misses;
+}
+
+}  // namespace qptwin::model::engine

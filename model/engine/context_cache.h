@@ -1,0 +1,88 @@
+// The NIC's on-chip context caches (mlx5's ICM caches): QP contexts, memory keys (MPT),
+// page translations (MTT) and prefetched send WQEs. Plain C++ timing data: a lookup says hit
+// or miss and counts it; what a miss costs is timing.h contract 5 (Nic::ContextsReady).
+//
+// Contract:
+//  1. One cache per kind, of CacheTiming's entries, set-associative with `ways` entries per
+//     set and LRU replacement within a set (ways 0, or ways >= entries: one fully
+//     associative LRU). A set is chosen by a hash of the key, so a kind holds exactly its
+//     capacity in entries and no more.
+//  2. Lookup() of a key not present is a miss and inserts it (evicting its set's least
+//     recently used entry when the set is full); a present key is a hit and becomes the most
+//     recently used. Insert() places a key without counting (a prefetch). A kind with 0
+//     entries, or a cache that is not enabled, never misses and counts nothing.
+//  3. Memory is bounded by the capacities (16 bytes per entry).
+//  4. Single-threaded, like the Nic that owns it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <unordered_map>
+#include <vector>
+
+#include "model/timing.h"
+
+namespace qptwin::model::engine {
+
+enum class CacheKind : uint8_t { kQpc, kMpt, kMtt, kWqe };
+constexpr int kCacheKinds = 4;
+const char* ToName(CacheKind k);
+
+struct CacheStats {
+  uint64_t hits = 0;
+  uint64_t misses = 0;
+  double miss_rate() const {
+    return hits + misses ? static_cast<double>(misses) / static_cast<double>(hits + misses) : 0;
+  }
+};
+
+// One cache of `entries` keys (contract 1).
+class SetAssociativeLru {
+ public:
+  SetAssociativeLru(uint32_t entries, uint32_t ways);
+  // True on a hit; a miss inserts the key (contract 2).
+  bool Access(uint64_t key);
+  void Erase(uint64_t key);
+  uint32_t capacity() const { return capacity_; }
+  size_t size() const;
+
+ private:
+  uint32_t SetOf(uint64_t key) const;
+
+  uint32_t capacity_;
+  uint32_t sets_ = 0;
+  uint32_t ways_ = 0;
+  // Set-associative: sets_ x ways_ slots, each a key + 1 (0 = empty) and its last use.
+  std::vector<uint64_t> slots_;
+  std::vector<uint64_t> used_;
+  uint64_t clock_ = 0;
+  // Fully associative (sets_ == 0): most recently used first.
+  std::list<uint64_t> lru_;
+  std::unordered_map<uint64_t, std::list<uint64_t>::iterator> where_;
+};
+
+class ContextCache {
+ public:
+  explicit ContextCache(const CacheTiming& t);
+
+  bool enabled() const { return enabled_; }
+  // Contract 2: true on a hit (always, for a kind that is not cached).
+  bool Lookup(CacheKind kind, uint64_t key);
+  void Insert(CacheKind kind, uint64_t key);
+  void Erase(CacheKind kind, uint64_t key);
+  // The MTT entries of the pages [addr, addr + len) touch in the region of key index
+  // `region`: looks each up; returns the misses.
+  uint32_t LookupPages(uint32_t region, uint64_t addr, uint64_t len);
+
+  const CacheStats& stats(CacheKind kind) const { return stats_[static_cast<int>(kind)]; }
+  uint32_t capacity(CacheKind kind) const;
+
+ private:
+  bool enabled_;
+  uint32_t page_bytes_;
+  std::vector<SetAssociativeLru> caches_;  // by CacheKind
+  CacheStats stats_[kCacheKinds];
+};
+
+}  // namespace qptwin::model::engine
