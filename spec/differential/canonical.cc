@@ -1,0 +1,86 @@
+#include "spec/differential/canonical.h"
+
+#include <algorithm>
+#include <set>
+#include <vector>
+
+#include "spec/scenario/transcript.h"
+
+namespace qptwin::differential {
+namespace {
+
+using scenario::Outcome;
+using scenario::Step;
+
+// "qp/rq" or "qp/sq": the queue a completion came from (accounting's charge, else its opcode).
+std::string QueueKey(const Outcome& o) {
+  bool recv = o.wr_opcode == "RECV";
+  if (o.wr_opcode.empty()) {
+    recv = o.wc.status == WcStatus::kSuccess &&
+           (o.wc.opcode == WcOpcode::kRecv || o.wc.opcode == WcOpcode::kRecvRdmaWithImm);
+  }
+  return o.qp + (recv ? "/rq" : "/sq");
+}
+
+std::string EventKey(const Outcome& o) { return o.object; }
+
+// Appends the step's lines; runs of `kind` outcomes with several keys are sorted stably.
+void AppendStep(const Step& s, std::string* out) {
+  std::vector<const Outcome*> outcomes;
+  for (const Outcome& o : s.outcomes) outcomes.push_back(&o);
+  for (Outcome::Kind kind : {Outcome::Kind::kWc, Outcome::Kind::kEvent}) {
+    auto key = kind == Outcome::Kind::kWc ? QueueKey : EventKey;
+    size_t i = 0;
+    while (i < outcomes.size()) {
+      if (outcomes[i]->kind != kind) {
+        ++i;
+        continue;
+      }
+      size_t j = i;
+      std::set<std::string> keys;
+      while (j < outcomes.size() && outcomes[j]->kind == kind) keys.insert(key(*outcomes[j++]));
+      if (keys.size() > 1) {
+        std::stable_sort(outcomes.begin() + i, outcomes.begin() + j,
+                         [&](const Outcome* x, const Outcome* y) { return key(*x) < key(*y); });
+        *out += "# L" + std::to_string(s.line) + " " + std::to_string(j - i) +
+                (kind == Outcome::Kind::kWc
+                     ? " completions of " + std::to_string(keys.size()) +
+                           " queues sorted by (qp, queue); each queue's order kept "
+                           "(across queues the order is the wire's)\n"
+                     : " events of " + std::to_string(keys.size()) +
+                           " objects sorted by object; each object's order kept\n");
+      }
+      i = j;
+    }
+  }
+  for (const Outcome* o : outcomes) *out += scenario::CanonicalLine(s.line, *o) + "\n";
+}
+
+bool NextLine(std::string_view* text, std::string_view* line) {
+  if (text->empty()) return false;
+  const size_t nl = text->find('\n');
+  *line = text->substr(0, nl);
+  *text = nl == std::string_view::npos ? std::string_view() : text->substr(nl + 1);
+  return true;
+}
+
+}  // namespace
+
+std::string ComparableTranscript(const scenario::RunResult& result) {
+  std::string out;
+  for (const Step& s : result.steps) AppendStep(s, &out);
+  return out;
+}
+
+std::optional<Difference> FirstDifference(std::string_view a, std::string_view b) {
+  std::string_view la, lb;
+  for (int n = 1;; ++n) {
+    const bool more_a = NextLine(&a, &la);
+    const bool more_b = NextLine(&b, &lb);
+    if (!more_a && !more_b) return std::nullopt;
+    if (more_a && more_b && la == lb) continue;
+    return Difference{n, more_a ? std::string(la) : "(end)", more_b ? std::string(lb) : "(end)"};
+  }
+}
+
+}  // namespace qptwin::differential

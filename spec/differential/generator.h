@@ -1,0 +1,41 @@
+// The whole-surface sequence generator of the differential fuzzer (`qptwin fuzz
+// --differential`): seeded random .qps scenarios (spec/scenario/FORMAT.md) over several QPs of
+// every type (RC, UC, UD) on one or two devices, SRQs, shared and separate CQs, every opcode
+// (zero-length, inline, multi-SGE, atomics, immediate), signaled/unsignaled mixes,
+// legal/illegal/out-of-range modifies, queries, destroys in any order (also while in use),
+// dereg while a WR is queued, bad keys of every kind, RNR, CQ overrun, SQD with queued WRs,
+// RESET and reuse.
+//
+// Contract:
+//  1. GenerateScenario(seed, options) is a pure function of its arguments (std::mt19937_64,
+//     whose output the C++ standard fixes): a seed replays its scenario exactly.
+//  2. Every scenario parses (ParseScenario): every name is declared before use, no name is
+//     reused, no expect= (the differential compares transcripts, not expectations).
+//  3. Every scenario is bounded: at most options.actions random steps plus a fixed epilogue,
+//     every poll/events wait has a timeout of at most options.poll_ms, and no outcome needs
+//     more time than that on real rxe: RC timeout=8 (4.096 us * 2^8 = 1 ms; rxe rounds it up
+//     to one jiffy) with retry_cnt=1, rnr_retry 0 (no retry) or 7 (until a receive arrives),
+//     min_rnr_timer=1 — no outcome depends on how many retries fit into a poll's window.
+//  4. XRC is not generated (rxe has no XRC; the differential's device is rxe).
+//  5. The epilogue moves every live QP to ERR and drains every CQ, so every WR posted ends
+//     in the transcript (flushed if nothing else).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace qptwin::differential {
+
+struct GeneratorOptions {
+  int actions = 24;        // random steps after the set-up (1..actions of them)
+  uint64_t poll_ms = 20;   // timeout of every poll and events wait (real time on hw)
+  bool two_devices = true; // may put a pair's QPs on two devices
+};
+
+std::string GenerateScenario(uint64_t seed, const GeneratorOptions& options = {});
+
+// The seed of sequence `n` of a campaign seeded `run_seed` (SplitMix64 of both): one
+// sequence replays without the ones before it, and shards need no coordination.
+uint64_t SequenceSeed(uint64_t run_seed, uint64_t n);
+
+}  // namespace qptwin::differential

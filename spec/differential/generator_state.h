@@ -1,0 +1,71 @@
+// What the differential generator (generator.h) believes about the scenario it is writing:
+// the objects declared, each QP's type, peer, CQs and the state the generator last asked for.
+// The belief steers the choices (most posts go to QPs in RTS); it never has to be right,
+// because the device's answers are what the transcripts compare. Internal to generator*.cc.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "spec/differential/generator.h"
+
+namespace qptwin::differential::internal {
+
+enum class Believed : uint8_t { kReset, kInit, kRtr, kRts, kSqd, kErr };
+
+struct GenQp {
+  std::string name, peer, type;  // type: "RC", "UC", "UD"
+  int dev = 0;
+  std::string send_cq, recv_cq, srq;
+  Believed state = Believed::kReset;
+  bool alive = true;
+  bool sig_all = false;
+  int max_inline = 0;
+};
+
+struct GenCq {
+  std::string name;
+  int dev = 0;
+  bool alive = true;
+  bool dirty = false;  // may hold completions not polled yet
+};
+
+class Writer {
+ public:
+  Writer(uint64_t seed, const GeneratorOptions& o) : rng_(seed), opts_(o) {}
+
+  // Random helpers: Below(n) in [0, n); Chance(p) with probability p/100.
+  uint64_t Below(uint64_t n) { return n == 0 ? 0 : rng_() % n; }
+  bool Chance(int percent) { return static_cast<int>(Below(100)) < percent; }
+  template <typename T>
+  const T& Pick(const std::vector<T>& v) { return v[Below(v.size())]; }
+
+  void Line(const std::string& s) { text_ += s + "\n"; }
+  const std::string& text() const { return text_; }
+  const GeneratorOptions& opts() const { return opts_; }
+
+  std::vector<GenQp> qps;
+  std::vector<GenCq> cqs;
+  std::vector<std::string> srqs;     // SRQ names (all on device 0, PD p0)
+  std::vector<bool> srq_alive;
+  int devices = 1;
+  bool x_alive = true;              // the short-lived MR x0 (destroyed while in use)
+  uint64_t next_send_id = 1;        // send wr_ids: 1..9999
+  uint64_t next_recv_id = 10000;    // receive wr_ids: 10000 and up (canonical.h relies on it)
+
+ private:
+  std::mt19937_64 rng_;
+  GeneratorOptions opts_;
+  std::string text_;
+};
+
+// generator_actions.cc
+void BringUp(Writer& w, GenQp& q);
+void RandomAction(Writer& w);
+void PostRecv(Writer& w, const std::string& target, const GenQp* owner);
+void PostSend(Writer& w, GenQp& q);
+void PollAll(Writer& w);
+
+}  // namespace qptwin::differential::internal

@@ -1,0 +1,70 @@
+#include "spec/differential/generator.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "spec/scenario/parser.h"
+
+namespace qptwin::differential {
+namespace {
+
+constexpr int kSeeds = 3000;
+
+TEST(Generator, EveryScenarioParses) {
+  for (uint64_t n = 0; n < kSeeds; ++n) {
+    const std::string text = GenerateScenario(SequenceSeed(7, n));
+    scenario::Scenario sc;
+    scenario::ParseError error;
+    ASSERT_TRUE(scenario::ParseScenario(text, &sc, &error))
+        << "sequence " << n << ": " << error.ToString() << "\n" << text;
+    ASSERT_GE(sc.device_lines, 1);
+  }
+}
+
+TEST(Generator, SameSeedSameScenario) {
+  EXPECT_EQ(GenerateScenario(42), GenerateScenario(42));
+  EXPECT_NE(GenerateScenario(42), GenerateScenario(43));
+  EXPECT_NE(SequenceSeed(1, 0), SequenceSeed(1, 1));
+  EXPECT_NE(SequenceSeed(1, 0), SequenceSeed(2, 0));
+}
+
+TEST(Generator, BoundedLengthAndPolls) {
+  GeneratorOptions o;
+  o.actions = 10;
+  o.poll_ms = 7;
+  for (uint64_t n = 0; n < 500; ++n) {
+    const std::string text = GenerateScenario(SequenceSeed(3, n), o);
+    size_t lines = 0;
+    for (char c : text) lines += c == '\n';
+    EXPECT_LT(lines, 200u) << text;
+    EXPECT_EQ(text.find("timeout_ms=1000"), std::string::npos);
+    for (size_t p = text.find("timeout_ms="); p != std::string::npos;
+         p = text.find("timeout_ms=", p + 1)) {
+      EXPECT_EQ(text.compare(p, 12, "timeout_ms=7"), 0) << text.substr(p, 20);
+    }
+  }
+}
+
+// Over a few thousand seeds the generator reaches every part of the surface it promises.
+TEST(Generator, CoversTheSurface) {
+  std::string all;
+  for (uint64_t n = 0; n < kSeeds; ++n) all += GenerateScenario(SequenceSeed(11, n));
+  for (const char* piece :
+       {"type=RC", "type=UC", "type=UD", "device d1", "srq=s0", "post_recv s0", "op=SEND ",
+        "op=SEND_IMM", "op=WRITE ", "op=WRITE_IMM", "op=READ", "op=CMP_SWP", "op=FETCH_ADD",
+        "imm=", "flags=SIGNALED", "INLINE", "SOLICITED", "FENCE", "sq_sig_all=1", "count=",
+        ",m0:",  // a second SGE
+        "sge=x0", "sge=f0", "sge=n0:200:100", "remote=n", "remote=f0", "remote=x0",
+        "destroy x0", "destroy q", "destroy c", "destroy s0", "state=SQD",
+        "en_sqd_async_notify=1", "events wait=SQ_DRAINED", "state=RESET", "state=ERR",
+        "retry_cnt=8", "pkey_index=9", "port=2", "max_dest_rd_atomic=0", "max_rd_atomic=0",
+        "rnr_retry=0", "rnr_retry=7", "cqe=3", "query q", "check m", "fill m", "advance us=",
+        "max_inline=64", "ah=q"}) {
+    EXPECT_NE(all.find(piece), std::string::npos) << "never generated: " << piece;
+  }
+  EXPECT_EQ(all.find("XRC"), std::string::npos);  // rxe has no XRC
+}
+
+}  // namespace
+}  // namespace qptwin::differential
