@@ -1,10 +1,17 @@
 #include "model/engine/event_queue.h"
 
+#include <algorithm>
+
 namespace qptwin::model::engine {
 
-void EventQueue::At(uint64_t time_ns, Fn fn) {
-  heap_.push(Item{time_ns < now_ ? now_ : time_ns, seq_++, std::move(fn)});
+void EventQueue::Push(Item item) {
+  heap_.push_back(std::move(item));
+  std::push_heap(heap_.begin(), heap_.end(), Later{});
 }
+
+void EventQueue::At(uint64_t time_ns, Fn fn) { Push(Item{Reserve(time_ns), nullptr, std::move(fn)}); }
+
+void EventQueue::Wake(Source* source, const Key& key) { Push(Item{key, source, nullptr}); }
 
 void EventQueue::MoveTo(uint64_t t) {
   if (t <= now_) return;
@@ -13,23 +20,28 @@ void EventQueue::MoveTo(uint64_t t) {
 }
 
 void EventQueue::RunOne() {
-  // Copy out before popping: the callback may push onto the heap.
-  Fn fn = std::move(const_cast<Item&>(heap_.top()).fn);
-  MoveTo(heap_.top().time);
-  heap_.pop();
-  fn();
+  // Take the item out before running it: the callback may push onto the heap.
+  std::pop_heap(heap_.begin(), heap_.end(), Later{});
+  Item item = std::move(heap_.back());
+  heap_.pop_back();
+  MoveTo(item.key.time);
+  if (item.source) {
+    item.source->RunDue(item.key);
+  } else {
+    item.fn();
+  }
 }
 
 void EventQueue::AdvanceBy(uint64_t delta_ns) {
   uint64_t end = delta_ns > ~uint64_t{0} - now_ ? ~uint64_t{0} : now_ + delta_ns;
-  while (!heap_.empty() && heap_.top().time <= end) RunOne();
+  while (!heap_.empty() && heap_.front().key.time <= end) RunOne();
   MoveTo(end);
 }
 
 bool EventQueue::RunUntil(const std::function<bool()>& done, uint64_t deadline_ns) {
   for (;;) {
     if (done()) return true;
-    if (heap_.empty() || heap_.top().time > deadline_ns) break;
+    if (heap_.empty() || heap_.front().key.time > deadline_ns) break;
     RunOne();
   }
   MoveTo(deadline_ns);

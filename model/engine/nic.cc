@@ -6,7 +6,12 @@
 
 namespace qptwin::model::engine {
 
-Nic::Nic(World* world, int index) : world_(world), index_(index) {}
+Nic::Nic(World* world, int index)
+    : world_(world),
+      index_(index),
+      ready_(&world->events(), [this](std::weak_ptr<Qp>& qp) { RunReady(qp); }),
+      sent_(&world->events(), [this](SentWqe& s) { RunSent(s); }),
+      timers_(&world->events(), [this](QpTimer& t) { RunTimer(t); }) {}
 Nic::~Nic() = default;
 
 const Profile& Nic::profile() const { return world_->profile(); }

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "model/engine/event_source.h"
 #include "model/engine/memory.h"
 #include "model/engine/objects.h"
 #include "model/engine/packet.h"
@@ -139,6 +140,19 @@ class Nic {
   void ScheduleTimer(Qp& qp, uint64_t at);
   void OnTimeout(Qp& qp);
   void SendUnreliableDone(Qp& qp, uint64_t serial, uint64_t at);
+  // The engine's sources (event_source.h): one wake-up each in the World's EventQueue,
+  // however many QPs have work, timers or WQEs in flight.
+  struct SentWqe {  // UC/UD: done when its last byte has left the port
+    std::weak_ptr<Qp> qp;
+    uint64_t serial;
+  };
+  struct QpTimer {  // the transport timer event of a QP, for `at`
+    std::weak_ptr<Qp> qp;
+    uint64_t at;
+  };
+  void RunReady(std::weak_ptr<Qp>& qp);
+  void RunSent(SentWqe& sent);
+  void RunTimer(QpTimer& timer);
 
   // Completer (completer.cc).
   void HandleResponse(Qp& qp, Packet& pkt);
@@ -171,6 +185,9 @@ class Nic {
 
   World* world_;
   int index_;
+  EventFifo<std::weak_ptr<Qp>> ready_;  // the send engine's ready list, in kick order
+  EventFifo<SentWqe> sent_;             // in the order their last bytes leave
+  EventTimers<QpTimer> timers_;
   uint32_t next_ctx_ = 1;
   uint32_t next_qpn_ = 17;  // rxe: RXE_MIN_QP_INDEX = 16; QP0/QP1 are reserved
   uint32_t next_srqn_ = 1;  // SRQ numbers (ibv_get_srq_num), a namespace of their own

@@ -353,7 +353,7 @@ bool Nic::PushCqe(Qp& qp, Cq& cq, const WorkCompletion& wc, bool solicited) {
     }
     return false;
   }
-  if (cqe_ns > 0) world_->events().At(visible, [] {});
+  if (cqe_ns > 0) world_->WakeAt(visible);
   if (cq.TakeNotify(solicited, wc.status != WcStatus::kSuccess)) {
     if (Channel* ch = FindChannel(cq.ctx(), cq.channel())) ch->events.push_back(cq.handle());
   }

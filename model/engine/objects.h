@@ -65,7 +65,8 @@ struct SendWqe {
   WcStatus status = WcStatus::kSuccess;
 };
 
-struct Qp {
+// Owned by shared_ptr (Nic::qps_); the engine's sources hold weak references (weak_from_this).
+struct Qp : std::enable_shared_from_this<Qp> {
   uint32_t handle = 0;
   uint32_t ctx = 0;
   uint32_t qpn = 0;

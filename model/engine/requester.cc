@@ -31,13 +31,15 @@ void Nic::Kick(Qp& qp) {
   // Nothing waiting: the requester would stop at once (ReqGetWqe).
   if (qp.kick_pending || qp.sq_next >= qp.sq.size()) return;
   qp.kick_pending = true;
-  std::weak_ptr<Qp> weak = qps_[qp.handle];
-  world_->events().After(0, [this, weak] {
-    if (auto q = weak.lock()) {
-      q->kick_pending = false;
-      RunRequester(*q);
-    }
-  });
+  // The send engine's ready list: served in the order kicked, one wake-up for the engine.
+  ready_.Push(world_->events().Now(), qp.weak_from_this());
+}
+
+void Nic::RunReady(std::weak_ptr<Qp>& weak) {
+  if (auto q = weak.lock()) {
+    q->kick_pending = false;
+    RunRequester(*q);
+  }
 }
 
 void Nic::RunRequester(Qp& qp) {
@@ -173,17 +175,18 @@ Nic::ReqStep Nic::ReqTransmit(Qp& qp, std::vector<uint8_t> payload) {
 }
 
 void Nic::SendUnreliableDone(Qp& qp, uint64_t serial, uint64_t at) {
-  std::weak_ptr<Qp> weak = qps_[qp.handle];
-  world_->events().At(at, [this, weak, serial] {
-    auto q = weak.lock();
-    if (!q) return;
-    for (size_t i = 0; i < q->sq_next && i < q->sq.size(); ++i) {
-      if (q->sq[i].serial == serial && !q->sq[i].done) {
-        CompleteWqe(*q, i, WcStatus::kSuccess);
-        return;
-      }
+  sent_.Push(at, SentWqe{qp.weak_from_this(), serial});
+}
+
+void Nic::RunSent(SentWqe& sent) {
+  auto q = sent.qp.lock();
+  if (!q) return;
+  for (size_t i = 0; i < q->sq_next && i < q->sq.size(); ++i) {
+    if (q->sq[i].serial == sent.serial && !q->sq[i].done) {
+      CompleteWqe(*q, i, WcStatus::kSuccess);
+      return;
     }
-  });
+  }
 }
 
 void Nic::ArmTimer(Qp& qp) {
@@ -204,18 +207,19 @@ void Nic::ArmTimer(Qp& qp) {
 
 void Nic::ScheduleTimer(Qp& qp, uint64_t at) {
   qp.timer_event_at = at;
-  std::weak_ptr<Qp> weak = qps_[qp.handle];
-  world_->events().At(at, [this, weak, at] {
-    auto q = weak.lock();
-    if (!q || q->timer_event_at != at) return;  // superseded by an earlier event
-    q->timer_event_at = 0;
-    if (!q->timer_armed) return;
-    if (world_->events().Now() < q->timer_deadline) {
-      ScheduleTimer(*q, q->timer_deadline);
-      return;
-    }
-    OnTimeout(*q);
-  });
+  timers_.Push(at, QpTimer{qp.weak_from_this(), at});
+}
+
+void Nic::RunTimer(QpTimer& t) {
+  auto q = t.qp.lock();
+  if (!q || q->timer_event_at != t.at) return;  // superseded by an earlier event
+  q->timer_event_at = 0;
+  if (!q->timer_armed) return;
+  if (world_->events().Now() < q->timer_deadline) {
+    ScheduleTimer(*q, q->timer_deadline);
+    return;
+  }
+  OnTimeout(*q);
 }
 
 void Nic::OnTimeout(Qp& qp) {

@@ -7,10 +7,12 @@
 namespace qptwin::model::engine {
 
 World::World(const Profile& profile, int devices, double loss_rate, uint64_t seed)
-    : profile_(profile), loss_rate_(loss_rate), rng_(seed) {
+    : profile_(profile), marks_(&events_, [](char&) {}), loss_rate_(loss_rate), rng_(seed) {
   for (int i = 0; i < devices; ++i) {
     nics_.push_back(std::make_unique<Nic>(this, i));
     ports_.push_back(Port{});
+    links_.push_back(std::make_unique<EventFifo<Delivery>>(
+        &events_, [](Delivery& d) { d.target->Receive(std::move(d.pkt)); }));
   }
 }
 
@@ -28,6 +30,17 @@ int World::ResolveAddress(const AhAttr& ah) const {
     }
   }
   return -1;
+}
+
+void World::WakeAt(uint64_t t) {
+  if (!marks_.empty() && marks_.back_time() == t) return;  // contract: one mark per time
+  marks_.Push(t, 0);
+}
+
+size_t World::in_flight() const {
+  size_t n = marks_.size();
+  for (const auto& l : links_) n += l->size();
+  return n;
 }
 
 bool World::Lose() {
@@ -115,9 +128,8 @@ uint64_t World::Transmit(Packet pkt, uint64_t ready_ns, uint64_t proc_ns, uint64
   uint64_t end = CeilNs(end_ps);
   int dst = pkt.dst_nic;
   if (!lost && dst >= 0 && dst < nic_count()) {
-    Nic* target = nics_[dst].get();
-    events_.At(end + FabricLatencyNs(),
-               [target, p = std::move(pkt)]() mutable { target->Receive(std::move(p)); });
+    const int src = pkt.src_nic;
+    links_[src]->Push(end + FabricLatencyNs(), Delivery{nics_[dst].get(), std::move(pkt)});
   }
   return end;
 }

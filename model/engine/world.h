@@ -9,6 +9,9 @@
 //     the far NIC's rx_latency_ns; loss is per packet (deterministic from the seed). A lost
 //     message is simply never delivered.
 //  3. Everything is single-threaded; callbacks run only inside EventQueue::AdvanceBy/RunUntil.
+//  4. Pending events do not grow with QPs or WRs in flight: each port's messages on their way
+//     to the far NIC are one EventFifo (a port sends in order, so they arrive in order), and
+//     the CQE-visible marks are one more; each holds one wake-up in the EventQueue.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +20,7 @@
 #include <vector>
 
 #include "model/engine/event_queue.h"
+#include "model/engine/event_source.h"
 #include "model/engine/packet.h"
 #include "model/profile.h"
 
@@ -46,6 +50,11 @@ class World {
                     uint32_t mtu_bytes);
   // One-way latency from the last byte leaving a port to the far NIC acting on it.
   uint64_t FabricLatencyNs() const;
+  // Lets waiters look at time `t` (a CQE becomes visible then): RunUntil stops there. Marks
+  // at one time are one mark (a second would run nothing).
+  void WakeAt(uint64_t t);
+  // Messages on their way and wake-ups held by the World's sources (contract 4; tests).
+  size_t in_flight() const;
 
   uint64_t packets_sent() const { return packets_sent_; }
   uint64_t packets_lost() const { return packets_lost_; }
@@ -64,6 +73,12 @@ class World {
     uint64_t engine_free_ns = 0;  // the send engine (or the one engine: serial_processing)
   };
   std::vector<Port> ports_;
+  struct Delivery {
+    Nic* target;
+    Packet pkt;
+  };
+  std::vector<std::unique_ptr<EventFifo<Delivery>>> links_;  // by source port
+  EventFifo<char> marks_;
   double loss_rate_;
   std::mt19937_64 rng_;
   uint32_t next_handle_ = 1;
