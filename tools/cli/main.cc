@@ -21,6 +21,7 @@
 #include "tools/cli/commands.h"
 #include "tools/cli/flags.h"
 #include "tools/bench/bench_command.h"
+#include "tools/exec/exec_command.h"
 #include "tools/fuzz/fuzz_command.h"
 #include "tools/report/report_command.h"
 #include "tools/scenario/run_command.h"
@@ -56,6 +57,8 @@ constexpr Command kCommands[] = {
      "perftest-style benchmarks on either backend: write_bw|read_bw|send_bw|atomic_bw|*_lat [-s ...]"},
     {"report", qptwin::report::RunReportCli,
      "one self-contained HTML page for a .qps scenario: FILE.qps -o report.html"},
+    {"exec", qptwin::exec::RunExecCli,
+     "run an unmodified libibverbs program on model devices: [--profile P] [--devices N] -- PROG"},
 };
 
 void PrintHelp(std::ostream& out) {

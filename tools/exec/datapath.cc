@@ -1,0 +1,107 @@
+#include "tools/exec/datapath.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include "tools/exec/convert.h"
+
+namespace qptwin::exec {
+namespace {
+
+constexpr size_t kMinScratch = 64 * 1024;
+
+uint64_t Translate(const ModelMr* mr, uint64_t base, uint64_t addr, uint64_t len) {
+  if (addr < base || len > mr->mr.length || addr - base > mr->mr.length - len) return 0;
+  return reinterpret_cast<uint64_t>(mr->model_addr) + (addr - base);
+}
+
+bool GrowScratch(ModelContext* m, size_t need) {
+  if (m->scratch_len >= need) return true;
+  size_t len = std::max(kMinScratch, m->scratch_len);
+  while (len < need) len *= 2;
+  if (!m->scratch_pd && m->dev->AllocPd(&m->scratch_pd) != 0) return false;
+  if (m->scratch_mr) (void)m->dev->DeregMr(m->scratch_mr);
+  m->scratch_mr = MrHandle{};
+  m->scratch_len = 0;
+  uint32_t rkey = 0;
+  if (m->dev->RegMr(m->scratch_pd, len, IBV_ACCESS_LOCAL_WRITE, &m->scratch_mr, &m->scratch,
+                    &m->scratch_lkey, &rkey) != 0) {
+    return false;
+  }
+  m->scratch_len = len;
+  return true;
+}
+
+}  // namespace
+
+uint64_t LocalAddr(ModelContext* m, uint32_t lkey, uint64_t addr, uint64_t len) {
+  auto it = m->by_key.find(lkey);
+  if (it == m->by_key.end()) return addr;  // the model refuses the key itself
+  const ModelMr* mr = it->second;
+  return Translate(mr, reinterpret_cast<uint64_t>(mr->mr.addr), addr, len);
+}
+
+uint64_t RemoteAddr(uint32_t rkey, uint64_t addr, uint64_t len) {
+  for (ModelContext* c : Preload::Get().contexts()) {
+    auto it = c->by_key.find(rkey);
+    if (it != c->by_key.end()) return Translate(it->second, it->second->iova, addr, len);
+  }
+  return addr;  // no region of this process: the responder refuses the key
+}
+
+Sge InlineSge(ModelContext* m, const uint8_t* const* parts, const size_t* lens, size_t n,
+              size_t* offset) {
+  size_t total = 0;
+  for (size_t i = 0; i < n; ++i) total += lens[i];
+  if (!GrowScratch(m, *offset + total)) return Sge{};
+  uint8_t* at = m->scratch + *offset;
+  for (size_t i = 0; i < n; ++i) {
+    std::memcpy(at, parts[i], lens[i]);
+    at += lens[i];
+  }
+  Sge s{reinterpret_cast<uint64_t>(m->scratch + *offset), static_cast<uint32_t>(total),
+        m->scratch_lkey};
+  *offset += total;
+  return s;
+}
+
+void ConvertSges(ModelContext* m, const ibv_sge* sg, int num_sge, std::vector<Sge>* out) {
+  out->resize(num_sge > 0 ? num_sge : 0);
+  for (int i = 0; i < num_sge; ++i) {
+    Sge& s = (*out)[i];
+    s.lkey = sg[i].lkey;
+    s.length = sg[i].length;
+    s.addr = sg[i].length == 0 ? sg[i].addr : LocalAddr(m, sg[i].lkey, sg[i].addr, sg[i].length);
+  }
+}
+
+int PollInto(ModelCq* cq, int n, ibv_wc* wc, WorkCompletion* one) {
+  if (n <= 0) return n < 0 ? -EINVAL : 0;
+  ModelContext* m = cq->mctx;
+  int got = 0;
+  auto take = [&] {
+    while (got < n && !cq->pending.empty()) {
+      if (one) *one = cq->pending.front();
+      if (wc) wc[got] = ToIbv(cq->pending.front());
+      cq->pending.pop_front();
+      ++got;
+    }
+  };
+  take();
+  if (got == n) return got;
+  WorkCompletion buf[16];
+  const int want = std::min(n - got, 16);
+  const int r = m->dev->PollCq(cq->h, want, buf);
+  if (r < 0) return got > 0 ? got : r;
+  for (int i = 0; i < r; ++i) cq->pending.push_back(buf[i]);
+  take();
+  if (got > 0) return got;
+  std::vector<WorkCompletion> more;
+  (void)m->dev->WaitForCompletions(cq->h, 1, kPollStepNs, &more);
+  for (const WorkCompletion& w : more) cq->pending.push_back(w);
+  Preload::Get().Harvest(m);
+  take();
+  return got;
+}
+
+}  // namespace qptwin::exec

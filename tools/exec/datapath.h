@@ -1,0 +1,33 @@
+// The data path of model devices, run on the model thread: posting (with address
+// translation from the program's buffers to the model's, user_memory.h) and polling (with
+// simulated time passing on an empty CQ, preload.h contract 4).
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "tools/exec/preload.h"
+
+namespace qptwin::exec {
+
+// The model address of [addr, addr + len) of the program, named by lkey (0 when it is not
+// inside that key's region: the model then reports the protection error rxe would).
+uint64_t LocalAddr(ModelContext* m, uint32_t lkey, uint64_t addr, uint64_t len);
+// The same for a remote address named by rkey, in any model context of this process.
+uint64_t RemoteAddr(uint32_t rkey, uint64_t addr, uint64_t len);
+// Copies inline bytes into the context's registered scratch buffer; the SGE naming them.
+// `offset` accumulates over one post. Sge{} (length 0) when no scratch could be made.
+Sge InlineSge(ModelContext* m, const uint8_t* const* parts, const size_t* lens, size_t n,
+              size_t* offset);
+
+// Converts the SGEs of an ibv WR (not inline).
+void ConvertSges(ModelContext* m, const ibv_sge* sg, int num_sge, std::vector<Sge>* out);
+
+// Completions for poll: pending first, then the CQ; when there are none, up to kPollStepNs
+// of simulated time passes (stopping at the first completion). Returns the number written
+// or a negative errno.
+int PollInto(ModelCq* cq, int n, ibv_wc* wc, WorkCompletion* one);
+
+}  // namespace qptwin::exec

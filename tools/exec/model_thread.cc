@@ -1,0 +1,110 @@
+#include "tools/exec/model_thread.h"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <chrono>
+
+namespace qptwin::exec {
+namespace {
+
+// How long each side spins before it sleeps: longer than one simulated verbs call takes,
+// short enough that an idle program costs no CPU.
+constexpr uint64_t kSpinNs = 50'000;
+
+uint64_t NowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
+}
+
+void CpuRelax() { __builtin_ia32_pause(); }
+
+// Sleeps while *word == expected (at most timeout_ns when > 0).
+void FutexWait(std::atomic<uint32_t>* word, uint32_t expected, uint64_t timeout_ns) {
+  timespec ts{static_cast<time_t>(timeout_ns / 1'000'000'000u),
+              static_cast<long>(timeout_ns % 1'000'000'000u)};
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT_PRIVATE, expected,
+          timeout_ns > 0 ? &ts : nullptr, nullptr, 0);
+}
+
+void FutexWake(std::atomic<uint32_t>* word) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE_PRIVATE, 1, nullptr,
+          nullptr, 0);
+}
+
+// Spins until pred() or kSpinNs passed; true when pred() held.
+template <typename Pred>
+bool SpinFor(Pred pred) {
+  const uint64_t until = NowNs() + kSpinNs;
+  for (int i = 0;; ++i) {
+    if (pred()) return true;
+    CpuRelax();
+    if ((i & 63) == 63 && NowNs() > until) return pred();
+  }
+}
+
+}  // namespace
+
+ModelThread::ModelThread(std::function<void()> idle, uint64_t idle_period_ns)
+    : idle_(std::move(idle)), idle_period_ns_(idle_period_ns), owner_pid_(getpid()) {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+ModelThread::~ModelThread() {
+  if (getpid() != owner_pid_) {  // a forked child: the thread does not exist here
+    thread_.detach();
+    return;
+  }
+  Run([this] { stop_.store(true); });
+  thread_.join();
+}
+
+bool ModelThread::RunRaw(void (*tramp)(void*), void* arg) {
+  if (getpid() != owner_pid_) return false;
+  if (OnModelThread()) {
+    tramp(arg);
+    return true;
+  }
+  std::lock_guard<std::mutex> lock(caller_mu_);
+  tramp_ = tramp;
+  arg_ = arg;
+  const uint32_t n = requested_.load(std::memory_order_relaxed) + 1;
+  requested_.store(n, std::memory_order_seq_cst);
+  if (server_sleeping_.load(std::memory_order_seq_cst)) FutexWake(&requested_);
+  auto finished = [&] { return done_.load(std::memory_order_acquire) == n; };
+  if (!SpinFor(finished)) {
+    caller_sleeping_.store(true, std::memory_order_seq_cst);
+    for (uint32_t d; (d = done_.load(std::memory_order_seq_cst)) != n;) FutexWait(&done_, d, 0);
+    caller_sleeping_.store(false, std::memory_order_relaxed);
+  }
+  return true;
+}
+
+void ModelThread::Loop() {
+  uint32_t seen = 0;
+  while (!stop_.load(std::memory_order_relaxed)) {
+    auto arrived = [&] { return requested_.load(std::memory_order_acquire) != seen; };
+    if (!SpinFor(arrived)) {
+      server_sleeping_.store(true, std::memory_order_seq_cst);
+      const uint64_t start = NowNs();
+      while (!arrived() && NowNs() - start < idle_period_ns_) {
+        FutexWait(&requested_, seen, idle_period_ns_);
+      }
+      server_sleeping_.store(false, std::memory_order_relaxed);
+      if (!arrived()) {
+        if (idle_) idle_();
+        continue;
+      }
+    }
+    const uint32_t n = requested_.load(std::memory_order_acquire);
+    tramp_(arg_);
+    seen = n;
+    done_.store(n, std::memory_order_seq_cst);
+    if (caller_sleeping_.load(std::memory_order_seq_cst)) FutexWake(&done_);
+  }
+}
+
+}  // namespace qptwin::exec

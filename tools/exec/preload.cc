@@ -1,0 +1,129 @@
+#include "tools/exec/preload.h"
+
+#include <dlfcn.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "model/model_backend.h"
+
+namespace qptwin::exec {
+namespace {
+
+int EnvInt(const char* name, int dflt) {
+  const char* v = getenv(name);
+  if (v == nullptr || *v == '\0') return dflt;
+  char* end = nullptr;
+  const long n = strtol(v, &end, 10);
+  return *end == '\0' && n >= 0 && n <= kMaxDevices ? static_cast<int>(n) : dflt;
+}
+
+void Signal(int fd) {
+  const uint64_t one = 1;
+  if (write(fd, &one, sizeof(one)) < 0) {
+    // An eventfd write fails only when the counter would overflow: it is readable anyway.
+  }
+}
+
+}  // namespace
+
+Preload& Preload::Get() {
+  static Preload* const preload = new Preload();  // never destroyed (contract 1)
+  return *preload;
+}
+
+Preload::Preload() {
+  const char* p = getenv("QPTWIN_PROFILE");
+  profile_ = p != nullptr && *p != '\0' ? p : "rxe";
+  devices_ = EnvInt("QPTWIN_DEVICES", 2);
+  for (int i = 0; i < devices_; ++i) {
+    ibv_device& d = device_[i];
+    d.node_type = IBV_NODE_CA;
+    d.transport_type = IBV_TRANSPORT_IB;
+    std::snprintf(d.name, sizeof(d.name), "qptwin%d", i);
+    std::snprintf(d.dev_name, sizeof(d.dev_name), "qptwin_uverbs%d", i);
+    std::snprintf(d.dev_path, sizeof(d.dev_path), "/sys/class/infiniband_verbs/qptwin_uverbs%d", i);
+    std::snprintf(d.ibdev_path, sizeof(d.ibdev_path), "/sys/class/infiniband/qptwin%d", i);
+  }
+  thread_ = std::make_unique<ModelThread>([this] { Idle(); }, 1'000'000);
+  thread_->Run([this] {
+    model::ModelOptions opts;
+    opts.profile = profile_;
+    opts.devices = std::max(devices_, 1);
+    backend_ = model::MakeModelBackend(opts, &error_);
+    if (!backend_ && error_.empty()) error_ = "the model could not be made";
+  });
+  if (!backend_) {
+    std::fprintf(stderr, "qptwin preload: %s; no model devices\n", error_.c_str());
+    devices_ = 0;
+  }
+}
+
+int Preload::DeviceIndex(const ibv_device* d) const {
+  for (int i = 0; i < devices_; ++i) {
+    if (d == &device_[i]) return i;
+  }
+  return -1;
+}
+
+void Preload::Harvest(ModelContext* mctx) {
+  for (ModelChannel* ch : mctx->channels) {
+    while (ch->armed > 0) {
+      CqHandle h;
+      if (mctx->dev->GetCqEvent(ch->h, 0, &h) != 0) break;
+      auto it = mctx->cqs.find(h.id);
+      if (it == mctx->cqs.end()) continue;
+      it->second->armed = false;
+      --ch->armed;
+      ch->events.push_back(ibv_cq_ex_to_cq(&it->second->cq));
+      Signal(ch->ch.fd);
+    }
+  }
+  for (const AsyncEvent& e : mctx->dev->TakeAsyncEvents()) {
+    ibv_async_event ev{};
+    ev.event_type = static_cast<ibv_event_type>(e.type);
+    if (e.qp) {
+      auto it = mctx->qps.find(e.qp.id);
+      if (it == mctx->qps.end()) continue;
+      ev.element.qp = &it->second->qpx.qp_base;
+    } else if (e.cq) {
+      auto it = mctx->cqs.find(e.cq.id);
+      if (it == mctx->cqs.end()) continue;
+      ev.element.cq = ibv_cq_ex_to_cq(&it->second->cq);
+    } else if (e.srq) {
+      auto it = mctx->srqs.find(e.srq.id);
+      if (it == mctx->srqs.end()) continue;
+      ev.element.srq = &it->second->srq;
+    } else {
+      ev.element.port_num = e.port_num;
+    }
+    mctx->async_events.push_back(ev);
+    Signal(mctx->vctx.context.async_fd);
+  }
+}
+
+void Preload::HarvestAll() {
+  for (ModelContext* c : contexts_) Harvest(c);
+}
+
+void Preload::Idle() {
+  // Programs that sleep in poll()/select() on a channel fd: let simulated time pass so the
+  // completions they wait for can happen (contract 4).
+  bool armed = false;
+  for (ModelContext* c : contexts_) {
+    for (ModelChannel* ch : c->channels) armed = armed || ch->armed > 0;
+  }
+  if (!armed || !backend_) return;
+  backend_->Advance(kIdleStepNs);
+  HarvestAll();
+}
+
+void* RealSymbol(const char* name, const char* version) {
+  void* f = dlvsym(RTLD_NEXT, name, version);
+  return f != nullptr ? f : dlsym(RTLD_NEXT, name);
+}
+
+}  // namespace qptwin::exec

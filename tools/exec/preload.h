@@ -1,0 +1,180 @@
+// The state of the verbs preload (libqptwin_verbs.so): model devices presented as
+// libibverbs devices. libibverbs types stay inside tools/exec (like hw/, this is a front end
+// over spec/backend.h that speaks verbs).
+//
+// Contract:
+//  1. One Preload per process (Get()): LD_PRELOAD entry points have no other way to reach
+//     state. It is made on the first verbs call and never destroyed (the process owns it
+//     until exit), so no entry point can race its destruction.
+//  2. Every model call and every table below is used on the model thread only (Run(),
+//     model_thread.h): entry points convert their arguments there and back.
+//  3. An object is the model's when its context is (IsModel(): its ops.poll_cq is ours);
+//     everything else goes to the real libibverbs unchanged (Real(), dlvsym RTLD_NEXT).
+//  4. Simulated time passes when the program waits: a poll_cq that finds nothing lets
+//     kPollStepNs pass (or less, when a completion arrives first); a blocking
+//     ibv_get_cq_event waits in simulated time; when no verbs call came for 1 ms of wall
+//     time and a CQ is armed, the model thread lets kIdleStepNs pass and signals the fds.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "spec/backend.h"
+#include "tools/exec/model_thread.h"
+#include "tools/exec/user_memory.h"
+
+namespace qptwin::exec {
+
+inline constexpr uint64_t kPollStepNs = 1'000;
+inline constexpr uint64_t kIdleStepNs = 100'000;
+inline constexpr int kMaxDevices = 16;
+
+struct ModelContext;
+
+struct ModelPd {
+  ibv_pd pd{};
+  PdHandle h;
+};
+
+struct ModelMr {
+  ibv_mr mr{};
+  MrHandle h;
+  uint8_t* model_addr = nullptr;  // where mr.addr is in the model's buffer
+  uint64_t iova = 0;              // what remote peers name (ibv_reg_mr_iova2)
+  int access = 0;
+};
+
+struct ModelChannel {
+  ibv_comp_channel ch{};
+  ChannelHandle h;
+  ModelContext* mctx = nullptr;
+  std::deque<ibv_cq*> events;  // received from the model, not yet taken by get_cq_event
+  int armed = 0;               // CQs of this channel with a request outstanding
+};
+
+struct ModelCq {
+  ibv_cq_ex cq{};  // ibv_cq is its prefix
+  CqHandle h;
+  ModelContext* mctx = nullptr;
+  std::deque<WorkCompletion> pending;  // collected while time passed, not yet polled
+  WorkCompletion current;              // ibv_start_poll/next_poll's entry
+  bool armed = false;
+  unsigned events_unacked = 0;
+};
+
+struct ModelSrq {
+  ibv_srq srq{};
+  SrqHandle h;
+};
+
+struct ModelAh {
+  ibv_ah ah{};
+  AhHandle h;
+};
+
+struct ModelXrcd {
+  ibv_xrcd xrcd{};
+  XrcdHandle h;
+};
+
+struct ModelQp {
+  ibv_qp_ex qpx{};  // ibv_qp is its prefix
+  QpHandle h;
+  ModelContext* mctx = nullptr;
+  bool ex = false;
+  // The ibv_wr_* batch between wr_start and wr_complete.
+  std::vector<SendWr> batch;
+  std::vector<std::vector<uint8_t>> inline_data;  // per WR of the batch (wr_set_inline_data)
+  bool batch_error = false;
+};
+
+struct ModelContext {
+  verbs_context vctx{};  // ibv_context is its last member, so it must come first
+  int index = 0;         // qptwin<index>
+  std::unique_ptr<Device> dev;
+  std::map<uint32_t, ModelMr*> by_key;  // lkey (== rkey on the model) -> MR
+  std::map<uint32_t, ModelQp*> qps;     // handle -> QP (for async events)
+  std::map<uint32_t, ModelCq*> cqs;
+  std::map<uint32_t, ModelSrq*> srqs;
+  std::vector<ModelChannel*> channels;
+  std::deque<ibv_async_event> async_events;
+  // A registered scratch buffer inline data is copied into (the model reads only
+  // registered memory; ibv_post_send's inline data may lie anywhere).
+  PdHandle scratch_pd;
+  MrHandle scratch_mr;
+  uint8_t* scratch = nullptr;
+  size_t scratch_len = 0;
+  uint32_t scratch_lkey = 0;
+};
+
+class Preload {
+ public:
+  static Preload& Get();
+
+  template <typename Fn>
+  bool Run(Fn&& fn) {
+    return thread_->Run(std::forward<Fn>(fn));
+  }
+
+  Backend* backend() { return backend_.get(); }
+  const std::string& profile() const { return profile_; }
+  int devices() const { return devices_; }
+  const std::string& error() const { return error_; }
+  ibv_device* device(int i) { return &device_[i]; }
+  int DeviceIndex(const ibv_device* d) const;
+  UserMemory& memory() { return memory_; }
+  std::vector<ModelContext*>& contexts() { return contexts_; }
+  // Moves events the model has for armed CQs and async events onto the fds (eventfds).
+  void Harvest(ModelContext* mctx);
+  void HarvestAll();
+
+ private:
+  Preload();
+  void Idle();
+
+  std::string profile_;
+  int devices_ = 2;
+  std::string error_;  // why the model could not be made ("" when it could)
+  ibv_device device_[kMaxDevices]{};
+  std::unique_ptr<Backend> backend_;
+  UserMemory memory_;
+  std::vector<ModelContext*> contexts_;
+  std::unique_ptr<ModelThread> thread_;
+};
+
+// True when ctx is a model context (its ops are ours).
+bool IsModel(const ibv_context* ctx);
+inline ModelContext* Ctx(ibv_context* ctx) {
+  return reinterpret_cast<ModelContext*>(reinterpret_cast<char*>(ctx) -
+                                         offsetof(verbs_context, context));
+}
+template <typename T, typename V>
+T* Model(V* v) {
+  return reinterpret_cast<T*>(v);
+}
+
+// The real libibverbs function `name` (default version), or nullptr.
+void* RealSymbol(const char* name, const char* version);
+template <typename Fn>
+Fn Real(Fn, const char* name, const char* version = "IBVERBS_1.1") {
+  static_assert(sizeof(Fn) == sizeof(void*));
+  return reinterpret_cast<Fn>(RealSymbol(name, version));
+}
+
+// Sets errno and returns nullptr, for the entry points that return objects.
+template <typename T>
+T* Fail(int err) {
+  errno = err;
+  return nullptr;
+}
+
+// Fills the context's ops tables (defined with the data path).
+void InstallOps(ModelContext* mctx);
+
+}  // namespace qptwin::exec

@@ -1,0 +1,303 @@
+// QPs (ibv_create_qp, the create_qp_ex op, modify, query, destroy, ibv_qp_to_qp_ex), SRQs,
+// AHs and XRC domains of model devices.
+#include <cerrno>
+#include <cstring>
+
+#include "tools/exec/convert.h"
+#include "tools/exec/preload.h"
+
+using qptwin::exec::Ctx;
+using qptwin::exec::Fail;
+using qptwin::exec::IsModel;
+using qptwin::exec::Model;
+using qptwin::exec::ModelAh;
+using qptwin::exec::ModelContext;
+using qptwin::exec::ModelCq;
+using qptwin::exec::ModelPd;
+using qptwin::exec::ModelQp;
+using qptwin::exec::ModelSrq;
+using qptwin::exec::ModelXrcd;
+using qptwin::exec::Preload;
+using qptwin::exec::Real;
+
+namespace qptwin::exec {
+void InstallQpExOps(ModelQp* qp);
+
+namespace {
+
+CqHandle CqOf(ibv_cq* cq) { return cq ? Model<ModelCq>(cq)->h : CqHandle{}; }
+
+ModelSrq* NewSrq(ibv_context* context, ibv_pd* pd, void* srq_context, const SrqInitAttr& init,
+                 int* err) {
+  ModelContext* m = Ctx(context);
+  auto* srq = new ModelSrq();
+  Preload::Get().Run([&] {
+    *err = m->dev->CreateSrqEx(init, &srq->h);
+    if (!*err) m->srqs[srq->h.id] = srq;
+  });
+  if (*err) {
+    delete srq;
+    return nullptr;
+  }
+  srq->srq.context = context;
+  srq->srq.srq_context = srq_context;
+  srq->srq.pd = pd;
+  srq->srq.handle = srq->h.id;
+  pthread_mutex_init(&srq->srq.mutex, nullptr);
+  pthread_cond_init(&srq->srq.cond, nullptr);
+  return srq;
+}
+
+}  // namespace
+
+ibv_qp* CreateQpExOp(ibv_context* context, ibv_qp_init_attr_ex* a) {
+  constexpr uint32_t kKnown = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD |
+                              IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+  if (a->comp_mask & ~kKnown) return Fail<ibv_qp>(EOPNOTSUPP);
+  ModelContext* m = Ctx(context);
+  QpInitAttr init;
+  init.qp_type = static_cast<QpType>(a->qp_type);
+  if (a->qp_type == IBV_QPT_XRC_RECV) {
+    if (!(a->comp_mask & IBV_QP_INIT_ATTR_XRCD) || a->xrcd == nullptr) return Fail<ibv_qp>(EINVAL);
+    init.xrcd = reinterpret_cast<ModelXrcd*>(a->xrcd)->h;
+  } else {
+    if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || a->pd == nullptr) return Fail<ibv_qp>(EINVAL);
+    init.pd = Model<ModelPd>(a->pd)->h;
+  }
+  init.send_cq = CqOf(a->send_cq);
+  init.recv_cq = CqOf(a->recv_cq);
+  init.srq = a->srq ? Model<ModelSrq>(a->srq)->h : SrqHandle{};
+  init.cap = ToQpCap(a->cap);
+  init.sq_sig_all = a->sq_sig_all != 0;
+  auto* qp = new ModelQp();
+  QpCap actual;
+  uint32_t qpn = 0;
+  int err = 0;
+  Preload::Get().Run([&] {
+    err = m->dev->CreateQp(init, &qp->h, &actual);
+    if (err) return;
+    (void)m->dev->QpNum(qp->h, &qpn);
+    m->qps[qp->h.id] = qp;
+  });
+  if (err) {
+    delete qp;
+    return Fail<ibv_qp>(err);
+  }
+  qp->mctx = m;
+  ibv_qp& q = qp->qpx.qp_base;
+  q.context = context;
+  q.qp_context = a->qp_context;
+  q.pd = a->qp_type == IBV_QPT_XRC_RECV ? nullptr : a->pd;
+  q.send_cq = a->send_cq;
+  q.recv_cq = a->recv_cq;
+  q.srq = a->srq;
+  q.handle = qp->h.id;
+  q.qp_num = qpn;
+  q.state = IBV_QPS_RESET;
+  q.qp_type = a->qp_type;
+  pthread_mutex_init(&q.mutex, nullptr);
+  pthread_cond_init(&q.cond, nullptr);
+  a->cap = ToIbv(actual);
+  if (a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+    qp->ex = true;
+    InstallQpExOps(qp);
+  }
+  return &q;
+}
+
+ibv_srq* CreateSrqExOp(ibv_context* context, ibv_srq_init_attr_ex* a) {
+  constexpr uint32_t kKnown = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+                              IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ;
+  if (a->comp_mask & ~kKnown) return Fail<ibv_srq>(EOPNOTSUPP);
+  SrqInitAttr init;
+  init.srq_type = (a->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && a->srq_type == IBV_SRQT_XRC
+                      ? SrqType::kXrc
+                      : SrqType::kBasic;
+  if ((a->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && a->srq_type > IBV_SRQT_XRC) {
+    return Fail<ibv_srq>(EOPNOTSUPP);
+  }
+  if ((a->comp_mask & IBV_SRQ_INIT_ATTR_PD) && a->pd) init.pd = Model<ModelPd>(a->pd)->h;
+  if ((a->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) && a->xrcd) {
+    init.xrcd = reinterpret_cast<ModelXrcd*>(a->xrcd)->h;
+  }
+  if ((a->comp_mask & IBV_SRQ_INIT_ATTR_CQ) && a->cq) init.cq = Model<ModelCq>(a->cq)->h;
+  init.max_wr = a->attr.max_wr;
+  init.max_sge = a->attr.max_sge;
+  int err = 0;
+  ModelSrq* srq = NewSrq(context, a->pd, a->srq_context, init, &err);
+  return srq ? &srq->srq : Fail<ibv_srq>(err);
+}
+
+int GetSrqNumOp(ibv_srq* srq, uint32_t* num) {
+  int err = 0;
+  Preload::Get().Run([&] { err = Ctx(srq->context)->dev->SrqNum(Model<ModelSrq>(srq)->h, num); });
+  return err;
+}
+
+ibv_xrcd* OpenXrcdOp(ibv_context* context, ibv_xrcd_init_attr* a) {
+  // Only a domain of its own (fd -1, O_CREAT): sharing through a file is not modelled.
+  if ((a->comp_mask & IBV_XRCD_INIT_ATTR_FD) && a->fd != -1) return Fail<ibv_xrcd>(EOPNOTSUPP);
+  auto* x = new ModelXrcd();
+  int err = 0;
+  Preload::Get().Run([&] { err = Ctx(context)->dev->OpenXrcd(&x->h); });
+  if (err) {
+    delete x;
+    return Fail<ibv_xrcd>(err);
+  }
+  x->xrcd.context = context;
+  return &x->xrcd;
+}
+
+int CloseXrcdOp(ibv_xrcd* xrcd) {
+  auto* x = reinterpret_cast<ModelXrcd*>(xrcd);
+  int err = 0;
+  Preload::Get().Run([&] { err = Ctx(xrcd->context)->dev->CloseXrcd(x->h); });
+  if (!err) delete x;
+  return err;
+}
+
+}  // namespace qptwin::exec
+
+extern "C" {
+
+ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
+  static auto real = Real(&ibv_create_qp, "ibv_create_qp");
+  if (!IsModel(pd->context)) return real(pd, attr);
+  ibv_qp_init_attr_ex ex{};
+  std::memcpy(&ex, attr, sizeof(*attr));  // ibv_qp_init_attr is ibv_qp_init_attr_ex's prefix
+  ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+  ex.pd = pd;
+  ibv_qp* qp = qptwin::exec::CreateQpExOp(pd->context, &ex);
+  if (qp) attr->cap = ex.cap;
+  return qp;
+}
+
+int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask) {
+  static auto real = Real(&ibv_modify_qp, "ibv_modify_qp");
+  if (!IsModel(qp->context)) return real(qp, attr, mask);
+  auto* q = Model<ModelQp>(qp);
+  const qptwin::QpAttr a = qptwin::exec::ToQpAttr(*attr);
+  int err = 0;
+  Preload::Get().Run([&] {
+    err = q->mctx->dev->ModifyQp(q->h, a, static_cast<qptwin::AttrMask>(mask));
+  });
+  if (!err && (mask & IBV_QP_STATE)) qp->state = attr->qp_state;
+  return err;
+}
+
+int ibv_query_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask, ibv_qp_init_attr* init_attr) {
+  static auto real = Real(&ibv_query_qp, "ibv_query_qp");
+  if (!IsModel(qp->context)) return real(qp, attr, mask, init_attr);
+  auto* q = Model<ModelQp>(qp);
+  qptwin::QpAttr a;
+  qptwin::QpInitAttr init;
+  int err = 0;
+  Preload::Get().Run([&] { err = q->mctx->dev->QueryQp(q->h, &a, &init); });
+  if (err) return err;
+  *attr = qptwin::exec::ToIbv(a);
+  std::memset(init_attr, 0, sizeof(*init_attr));
+  init_attr->qp_context = qp->qp_context;
+  init_attr->send_cq = qp->send_cq;
+  init_attr->recv_cq = qp->recv_cq;
+  init_attr->srq = qp->srq;
+  init_attr->cap = qptwin::exec::ToIbv(init.cap);
+  init_attr->qp_type = qp->qp_type;
+  init_attr->sq_sig_all = init.sq_sig_all ? 1 : 0;
+  qp->state = attr->qp_state;
+  return 0;
+}
+
+int ibv_destroy_qp(ibv_qp* qp) {
+  static auto real = Real(&ibv_destroy_qp, "ibv_destroy_qp");
+  if (!IsModel(qp->context)) return real(qp);
+  auto* q = Model<ModelQp>(qp);
+  int err = 0;
+  Preload::Get().Run([&] {
+    err = q->mctx->dev->DestroyQp(q->h);
+    if (!err) q->mctx->qps.erase(q->h.id);
+  });
+  if (!err) delete q;
+  return err;
+}
+
+ibv_qp_ex* ibv_qp_to_qp_ex(ibv_qp* qp) {
+  static auto real = Real(&ibv_qp_to_qp_ex, "ibv_qp_to_qp_ex", "IBVERBS_1.6");
+  if (!IsModel(qp->context)) return real(qp);
+  auto* q = Model<ModelQp>(qp);
+  return q->ex ? &q->qpx : nullptr;
+}
+
+ibv_srq* ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* attr) {
+  static auto real = Real(&ibv_create_srq, "ibv_create_srq");
+  if (!IsModel(pd->context)) return real(pd, attr);
+  qptwin::SrqInitAttr init;
+  init.pd = Model<ModelPd>(pd)->h;
+  init.max_wr = attr->attr.max_wr;
+  init.max_sge = attr->attr.max_sge;
+  int err = 0;
+  ModelSrq* srq = qptwin::exec::NewSrq(pd->context, pd, attr->srq_context, init, &err);
+  return srq ? &srq->srq : Fail<ibv_srq>(err);
+}
+
+int ibv_modify_srq(ibv_srq* srq, ibv_srq_attr* attr, int mask) {
+  static auto real = Real(&ibv_modify_srq, "ibv_modify_srq");
+  if (!IsModel(srq->context)) return real(srq, attr, mask);
+  const qptwin::SrqAttr a{attr->max_wr, attr->max_sge, attr->srq_limit};
+  int err = 0;
+  Preload::Get().Run([&] {
+    err = Ctx(srq->context)->dev->ModifySrq(Model<ModelSrq>(srq)->h, a, static_cast<uint32_t>(mask));
+  });
+  return err;
+}
+
+int ibv_query_srq(ibv_srq* srq, ibv_srq_attr* attr) {
+  static auto real = Real(&ibv_query_srq, "ibv_query_srq");
+  if (!IsModel(srq->context)) return real(srq, attr);
+  qptwin::SrqAttr a;
+  int err = 0;
+  Preload::Get().Run([&] { err = Ctx(srq->context)->dev->QuerySrq(Model<ModelSrq>(srq)->h, &a); });
+  if (!err) *attr = ibv_srq_attr{a.max_wr, a.max_sge, a.srq_limit};
+  return err;
+}
+
+int ibv_destroy_srq(ibv_srq* srq) {
+  static auto real = Real(&ibv_destroy_srq, "ibv_destroy_srq");
+  if (!IsModel(srq->context)) return real(srq);
+  auto* s = Model<ModelSrq>(srq);
+  ModelContext* m = Ctx(srq->context);
+  int err = 0;
+  Preload::Get().Run([&] {
+    err = m->dev->DestroySrq(s->h);
+    if (!err) m->srqs.erase(s->h.id);
+  });
+  if (!err) delete s;
+  return err;
+}
+
+ibv_ah* ibv_create_ah(ibv_pd* pd, ibv_ah_attr* attr) {
+  static auto real = Real(&ibv_create_ah, "ibv_create_ah");
+  if (!IsModel(pd->context)) return real(pd, attr);
+  auto* ah = new ModelAh();
+  const qptwin::AhAttr a = qptwin::exec::ToAhAttr(*attr);
+  int err = 0;
+  Preload::Get().Run([&] { err = Ctx(pd->context)->dev->CreateAh(Model<ModelPd>(pd)->h, a, &ah->h); });
+  if (err) {
+    delete ah;
+    return Fail<ibv_ah>(err);
+  }
+  ah->ah.context = pd->context;
+  ah->ah.pd = pd;
+  ah->ah.handle = ah->h.id;
+  return &ah->ah;
+}
+
+int ibv_destroy_ah(ibv_ah* ah) {
+  static auto real = Real(&ibv_destroy_ah, "ibv_destroy_ah");
+  if (!IsModel(ah->context)) return real(ah);
+  int err = 0;
+  Preload::Get().Run([&] { err = Ctx(ah->context)->dev->DestroyAh(Model<ModelAh>(ah)->h); });
+  if (!err) delete Model<ModelAh>(ah);
+  return err;
+}
+
+}  // extern "C"
