@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "model/engine/nic.h"
 #include "model/engine/world.h"
 #include "model/model_device.h"
 #include "model/profile.h"
@@ -50,6 +51,8 @@ class ModelBackend : public Backend {
     return ENODEV;
   }
 
+  engine::World& world() { return *world_; }
+
   uint64_t NowNs() override { return sim::OnKernelThread() ? world_->events().Now() : 0; }
   void Advance(uint64_t ns) override {
     if (sim::OnKernelThread()) world_->events().AdvanceBy(std::min(ns, kMaxWaitNs));
@@ -75,7 +78,23 @@ std::unique_ptr<Backend> MakeModelBackend(const ModelOptions& opts, std::string*
     }
     return nullptr;
   }
-  return std::make_unique<ModelBackend>(*profile, opts);
+  Profile chosen = *profile;
+  chosen.timing.cache.enabled = chosen.timing.cache.enabled && opts.context_cache;
+  return std::make_unique<ModelBackend>(chosen, opts);
+}
+
+std::vector<CacheCounter> ModelCacheCounters(Backend* backend, int device) {
+  std::vector<CacheCounter> out;
+  auto* m = dynamic_cast<ModelBackend*>(backend);
+  if (!m || device < 0 || device >= m->world().nic_count()) return out;
+  const engine::ContextCache& c = m->world().nic(device)->cache();
+  if (!c.enabled()) return out;
+  for (int k = 0; k < engine::kCacheKinds; ++k) {
+    const auto kind = static_cast<engine::CacheKind>(k);
+    out.push_back(CacheCounter{engine::ToName(kind), c.capacity(kind), c.stats(kind).hits,
+                               c.stats(kind).misses});
+  }
+  return out;
 }
 
 std::vector<std::string> ProfileNames() { return KnownProfileNames(); }

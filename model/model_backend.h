@@ -37,12 +37,26 @@ struct ModelOptions {
   int devices = 2;  // device names "mdev0", "mdev1", ...
   double loss_rate = 0;  // probability that one packet is lost on the wire (0..1)
   uint64_t seed = 1;     // for loss injection; deterministic
+  // false: the profile's NIC context caches are off (timing.h contract 5; `qptwin bench
+  // --cache off`); true keeps what the profile says (cx6-*: on; rxe, ibta: none).
+  bool context_cache = true;
 };
 
 std::unique_ptr<Backend> MakeModelBackend(const ModelOptions& opts, std::string* why = nullptr);
 
 // "rxe", "ibta", ...
 std::vector<std::string> ProfileNames();
+
+// The context-cache counters of model device `device` of `backend` (timing.h contract 5),
+// one per kind (QPC, MPT, MTT, WQE) with the kind's capacity in entries; empty when
+// `backend` is not a model backend, the device does not exist or its cache is off.
+struct CacheCounter {
+  std::string kind;
+  uint32_t entries = 0;
+  uint64_t hits = 0;
+  uint64_t misses = 0;
+};
+std::vector<CacheCounter> ModelCacheCounters(Backend* backend, int device);
 
 int RunWithSystemC(int argc, char** argv, const std::function<int(int, char**)>& fn);
 

@@ -43,5 +43,7 @@ Profile ProfileOf(const std::string& name, const std::string& description,
 // The ConnectX-6-like profiles (profile_cx6.cc).
 Profile MakeCx6Profile();    // "cx6-100g": two 100 GbE NICs back to back
 Profile MakeCx6DcProfile();  // "cx6-dc": the same NICs three switch hops apart
+// The cx6 profiles' context caches (timing.h contract 5), estimates documented there.
+CacheTiming Cx6ContextCaches();
 
 }  // namespace qptwin::model

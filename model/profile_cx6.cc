@@ -39,7 +39,35 @@ Profile MakeCx6Profile() {
   // order reported for mlx5 (create QP tens of us, each modify a few us, CQ ~10 us, reg_mr
   // tens of us plus page pinning); no vendor figures are published.
   t.control = ControlTiming{10'000, 40'000, 5'000, 20'000, 20'000, 100};
+  t.cache = Cx6ContextCaches();
   return p;
+}
+
+// The context caches (ICM caches: QPC, MPT, MTT, WQE) of a ConnectX-5/6-class NIC. NVIDIA
+// publishes neither the capacities nor the miss cost, so every value is an ESTIMATE; what
+// the published work says (docs/bench/REPORT.md section 8 lists each source and what could
+// be checked of it) fixes only the shape: a cliff beyond some thousands of active QPs
+// (Storm, SYSTOR 2019: CX-4/5-era NICs scale further than CX-3 did; SRNIC, NSDI 2023:
+// commercial RNICs keep "only a small number of performant connections", SRNIC 10K on chip),
+// translation misses once the touched registered memory outgrows the MTT cache (FaRM, NSDI
+// 2014, used 2 GB pages for that reason), and misses that are PCIe reads (Kalia et al.,
+// ATC 2016; Husky, NSDI 2023: "wide range access across many objects (QP, CQ, MR) causes
+// ICM cache misses").
+CacheTiming Cx6ContextCaches() {
+  CacheTiming c;
+  c.enabled = true;
+  c.qpc_entries = 2048;   // estimate: the cliff between 1,024 and 4,096 active QPs
+  c.mpt_entries = 4096;   // estimate
+  c.mtt_entries = 65536;  // estimate: 256 MiB of 4 KiB pages translated on chip
+  c.wqe_entries = 4096;   // estimate: prefetched send WQEs, all QPs together
+  c.ways = 8;
+  c.page_bytes = 4096;    // ibv_reg_mr of ordinary (not huge) pages
+  c.qpc_bytes = 256;      // estimate of the order of mlx5's QPC (struct mlx5_ifc_qpc_bits)
+  c.mpt_bytes = 64;       // mlx5 mkey context (struct mlx5_ifc_mkc_bits, 64 B)
+  c.mtt_bytes = 8;        // one 64-bit translation per page (struct mlx5_mtt)
+  c.miss_ns = 0;          // a PCIe read round trip (pcie_read_ns above)
+  c.miss_overlap = 8;     // estimate: context reads in flight at once
+  return c;
 }
 
 Profile MakeCx6DcProfile() {

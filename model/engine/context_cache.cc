@@ -126,6 +126,14 @@ void ContextCache::Erase(CacheKind kind, uint64_t key) {
   caches_[static_cast<int>(kind)].Erase(key);
 }
 
+void ContextCache::InsertPages(uint32_t region, uint64_t addr, uint64_t len) {
+  if (capacity(CacheKind::kMtt) == 0) return;
+  const uint64_t last = (addr + std::max<uint64_t>(len, 1) - 1) / page_bytes_;
+  for (uint64_t page = addr / page_bytes_; page <= last; ++page) {
+    Insert(CacheKind::kMtt, (uint64_t{region} << 40) ^ page);
+  }
+}
+
 uint32_t ContextCache::LookupPages(uint32_t region, uint64_t addr, uint64_t len) {
   if (capacity(CacheKind::kMtt) == 0) return 0;
   const uint64_t first = addr / page_bytes_;

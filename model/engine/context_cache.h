@@ -74,6 +74,7 @@ class ContextCache {
   // The MTT entries of the pages [addr, addr + len) touch in the region of key index
   // `region`: looks each up; returns the misses.
   uint32_t LookupPages(uint32_t region, uint64_t addr, uint64_t len);
+  void InsertPages(uint32_t region, uint64_t addr, uint64_t len);  // a prefetch (contract 2)
 
   const CacheStats& stats(CacheKind kind) const { return stats_[static_cast<int>(kind)]; }
   uint32_t capacity(CacheKind kind) const;

@@ -11,7 +11,8 @@ Nic::Nic(World* world, int index)
       index_(index),
       ready_(&world->events(), [this](std::weak_ptr<Qp>& qp) { RunReady(qp); }),
       sent_(&world->events(), [this](SentWqe& s) { RunSent(s); }),
-      timers_(&world->events(), [this](QpTimer& t) { RunTimer(t); }) {}
+      timers_(&world->events(), [this](QpTimer& t) { RunTimer(t); }),
+      cache_(world->profile().timing.cache) {}
 Nic::~Nic() = default;
 
 const Profile& Nic::profile() const { return world_->profile(); }

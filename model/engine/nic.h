@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "model/engine/event_source.h"
+#include "model/engine/context_cache.h"
 #include "model/engine/memory.h"
 #include "model/engine/objects.h"
 #include "model/engine/packet.h"
@@ -106,6 +107,9 @@ class Nic {
   uint64_t ChargeHost(uint64_t ns);
   uint64_t host_free_ns() const { return host_free_ns_; }
 
+  // ---- Context caches (nic_cache.cc; timing.h contract 5) ----
+  const ContextCache& cache() const { return cache_; }
+
  private:
   Qp* FindQp(uint32_t ctx, uint32_t qp);
   Srq* FindSrq(uint32_t ctx, uint32_t srq);
@@ -183,6 +187,18 @@ class Nic {
                     uint64_t dma_bytes = 0);
   void SendAck(const Qp& qp, const Packet& req);
 
+  // Context caches (nic_cache.cc): when the contexts a step needs are on chip (`ready_ns`
+  // if every lookup hits). The send engine: QPC, the WQE, the local keys and pages of a
+  // payload it reads. The responder: QPC, the remote key and pages of a WRITE/READ/ATOMIC.
+  uint64_t SendContextsReady(const Qp& qp, const SendWqe& w, uint64_t ready_ns);
+  uint64_t RequestContextsReady(const Qp& qp, const Packet& pkt);
+  void PrefetchWqe(const Qp& qp, const SendWqe& w);  // the doorbell's WQE fetch fills the cache
+  // Control verbs write the contexts they create through the cache (firmware): a new QP's
+  // QPC, a new region's MPT entry and (up to the MTT's capacity) its translations.
+  void InstallQpContext(const Qp& qp);
+  void InstallMrContexts(const Mr& mr);
+  uint64_t FetchMisses(uint64_t ready_ns, uint32_t misses, uint64_t bytes);
+
   World* world_;
   int index_;
   EventFifo<std::weak_ptr<Qp>> ready_;  // the send engine's ready list, in kick order
@@ -192,6 +208,9 @@ class Nic {
   uint32_t next_qpn_ = 17;  // rxe: RXE_MIN_QP_INDEX = 16; QP0/QP1 are reserved
   uint32_t next_srqn_ = 1;  // SRQ numbers (ibv_get_srq_num), a namespace of their own
   uint64_t host_free_ns_ = 0;
+  ContextCache cache_;
+  uint64_t fetch_free_ns_ = 0;        // the context-fetch unit (timing.h contract 5)
+  uint64_t request_contexts_ns_ = 0;  // the request being handled: its contexts are on chip
 
   std::map<uint32_t, Pd> pds_;
   MrTable mrs_;

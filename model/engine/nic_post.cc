@@ -64,6 +64,7 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
       FlushSq(*qp);
       continue;
     }
+    PrefetchWqe(*qp, w);
     qp->sq.push_back(std::move(w));
     posted = true;
   }

@@ -64,6 +64,7 @@ int Nic::CreateXrcRecvQp(uint32_t ctx, const QpInitAttr& given, uint32_t* out, Q
   *out = qp->handle;
   if (actual) *actual = qp->cap;
   by_qpn_[qp->qpn] = qp.get();
+  InstallQpContext(*qp);  // nic_cache.cc
   qps_[qp->handle] = std::move(qp);
   ChargeHost(profile().timing.control.create_qp_ns);
   return 0;
@@ -120,6 +121,7 @@ int Nic::CreateQp(uint32_t ctx, const QpInitAttr& given, uint32_t* out, QpCap* a
   *out = qp->handle;
   if (actual) *actual = qp->cap;
   by_qpn_[qp->qpn] = qp.get();
+  InstallQpContext(*qp);  // nic_cache.cc
   qps_[qp->handle] = std::move(qp);
   ChargeHost(profile().timing.control.create_qp_ns);  // a command to the device
   return 0;

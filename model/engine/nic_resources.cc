@@ -47,6 +47,7 @@ int Nic::RegMr(uint32_t ctx, uint32_t pd, size_t length, AccessFlags access, Mr*
   Mr* mr = mrs_.Register(world_->NewHandle(), ctx, pd, length, access);
   if (mr == nullptr) return ENOMEM;
   *out = mr;
+  InstallMrContexts(*mr);  // nic_cache.cc
   const ControlTiming& c = profile().timing.control;
   ChargeHost(c.reg_mr_ns + (length + 4095) / 4096 * c.reg_mr_page_ns);  // pin + map pages
   return 0;

@@ -163,7 +163,8 @@ Nic::ReqStep Nic::ReqTransmit(Qp& qp, std::vector<uint8_t> payload) {
   bool has_payload = p.kind == PacketKind::kSend || p.kind == PacketKind::kWrite;
   uint64_t dma = has_payload && !w.is_inline ? p.data.size() : 0;
   ++qp.sq_next;
-  uint64_t gone = world_->Transmit(std::move(p), w.ready_ns, profile().timing.nic.tx_latency_ns,
+  uint64_t gone = world_->Transmit(std::move(p), SendContextsReady(qp, w, w.ready_ns),
+                                   profile().timing.nic.tx_latency_ns,
                                    dma, mtu);
   if (IsReliable(qp.type)) {
     qp.last_gone_ns = std::max(qp.last_gone_ns, gone);

@@ -1,5 +1,6 @@
 // The responder: checks state, PSN and rights, executes SEND/WRITE/READ/ATOMIC against the
 // MR table, consumes receive WQEs and answers with ACK/NAK/data (rxe_resp.c, as steps).
+#include <algorithm>
 #include <cstring>
 
 #include "model/engine/nic.h"
@@ -12,6 +13,7 @@ constexpr size_t kAtomicReplayDepth = 16;
 }  // namespace
 
 void Nic::HandleRequest(Qp& qp, Packet& pkt) {
+  request_contexts_ns_ = RequestContextsReady(qp, pkt);  // QPC, MPT, MTT (nic_cache.cc)
   RespStep step = RespStep::kCheckState;
   qp.xrc_srq.reset();
   for (;;) {
@@ -305,7 +307,8 @@ void Nic::SendResponse(const Qp& qp, const Packet& req, Packet resp, uint64_t re
   resp.dst_nic = req.src_nic;
   resp.src_qpn = qp.qpn;
   resp.dst_qpn = req.src_qpn;
-  world_->Transmit(std::move(resp), ready_ns, profile().timing.nic.ack_ns, dma_bytes,
+  world_->Transmit(std::move(resp), std::max(ready_ns, request_contexts_ns_),
+                   profile().timing.nic.ack_ns, dma_bytes,
                    MtuBytes(qp.attr.path_mtu));
 }
 

@@ -75,6 +75,15 @@ uint64_t World::FabricLatencyNs() const {
   return l.propagation_ns * (hops + 1) + l.switch_ns * hops + profile_.timing.nic.rx_latency_ns;
 }
 
+uint64_t World::OccupyDmaRead(int nic, uint64_t at_ns, uint64_t bytes) {
+  Port& port = ports_[nic];
+  const double gbps = profile_.timing.nic.pcie_gbps;
+  if (bytes == 0 || gbps <= 0) return at_ns;
+  uint64_t start = std::max(at_ns * kPsPerNs, port.dma_free_ps);
+  port.dma_free_ps = start + SerializationPs(gbps, bytes);
+  return CeilNs(port.dma_free_ps);
+}
+
 uint64_t World::Transmit(Packet pkt, uint64_t ready_ns, uint64_t proc_ns, uint64_t dma_bytes,
                          uint32_t mtu_bytes) {
   const NicTiming& nic = profile_.timing.nic;

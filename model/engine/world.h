@@ -55,6 +55,9 @@ class World {
   void WakeAt(uint64_t t);
   // Messages on their way and wake-ups held by the World's sources (contract 4; tests).
   size_t in_flight() const;
+  // A context read of `bytes` (timing.h contract 5) on `nic`'s PCIe read channel, from
+  // `at_ns` or when the channel is free: returns when its bytes have crossed (ns, rounded up).
+  uint64_t OccupyDmaRead(int nic, uint64_t at_ns, uint64_t bytes);
 
   uint64_t packets_sent() const { return packets_sent_; }
   uint64_t packets_lost() const { return packets_lost_; }
@@ -64,7 +67,7 @@ class World {
  private:
   bool Lose();
 
-  const Profile& profile_;
+  const Profile profile_;  // a copy: a backend may change its cache setting (ModelOptions)
   EventQueue events_;
   std::vector<std::unique_ptr<Nic>> nics_;
   struct Port {

@@ -7,6 +7,7 @@
 #include "tools/bench/bench_remote.h"
 #include "tools/bench/bench_report.h"
 #include "tools/bench/bench_session.h"
+#include "tools/bench/bench_sweep.h"
 #include "tools/cli/cli_io.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/escape.h"
@@ -36,6 +37,7 @@ int RunBenchCli(const std::vector<std::string>& args, std::istream& in, std::ost
   if (!ParseBenchArgs(args, &o, &error)) {
     return cli::BadInput(err, "bench: " + error + " (see qptwin bench --help)");
   }
+  if (!o.qps_sweep.empty() || !o.mr_sweep.empty()) return RunSweepCli(o, out, err);
   SessionResult r;
   if (o.two_process()) {
     if (int code = RunTwoProcess(o, &r, out, &error)) {

@@ -1,4 +1,5 @@
 #include "tools/bench/bench_options.h"
+#include "tools/bench/bench_sweep.h"
 
 #include <cstdlib>
 
@@ -84,6 +85,8 @@ const std::vector<cli::FlagSpec>& Specs() {
         {"--sweep-depth"},                               {"--poll-step-ns"},
         {"--server", false},                             {"--connect"},
         {"-p"},                                          {"--port", true, "-p"},
+        {"--sweep-qps"},                                 {"--sweep-mr-size"},
+        {"--mr-size"},                                   {"--cache"},
     };
     for (const cli::FlagSpec& f : cli::BackendFlags()) v.push_back(f);
     return v;
@@ -162,6 +165,7 @@ bool ParseBenchArgs(const std::vector<std::string>& args, BenchOptions* o, std::
       pos = comma + 1;
     }
   }
+  if (!ParseCacheFlags(*flags, &r, error)) return false;  // bench_sweep.cc
   if (given("--poll-step-ns") && (!ParseU64(v, &r.lat_poll_ns) || r.lat_poll_ns == 0)) {
     return bad(">= 1");
   }

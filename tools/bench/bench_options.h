@@ -47,6 +47,13 @@ struct BenchOptions {
   bool csv = false;
   std::string plot;           // --plot FILE.svg
   std::vector<int> depth_sweep;  // --sweep-depth 1,2,4,...: bandwidth vs tx depth
+  // The NIC context caches (bench_sweep.h): --sweep-qps Q1,Q2,... (throughput vs QPs),
+  // --sweep-mr-size B1,B2,... (vs registered memory touched at random; K/M/G suffixes),
+  // --mr-size B (one such run), --cache on|off (the model profile's caches).
+  std::vector<uint64_t> qps_sweep;
+  std::vector<uint64_t> mr_sweep;
+  uint64_t mr_size = 0;  // 0: perftest's buffers, every WR at offset 0
+  bool cache = true;
   uint64_t lat_poll_ns = 1;   // model write_lat: memory polling step
   bool server = false;        // --server: wait for a --connect peer (two processes)
   std::string connect;        // --connect HOST: the --server peer's host

@@ -24,6 +24,7 @@ PairConfig ConfigFor(const BenchOptions& o, uint64_t max_size, int depth) {
   c.cq_depth = static_cast<int>(std::min<uint64_t>(
       32767, (uint64_t{c.send_depth} + c.recv_depth) * static_cast<uint64_t>(o.qps) + 64));
   c.buf_len = 2 * std::max<uint64_t>(max_size, 64) + 4096;
+  c.buf_len = std::max<uint64_t>(c.buf_len, o.mr_size);  // --mr-size (bench_sweep.h)
   c.inline_size = o.inline_size >= 0 ? static_cast<uint32_t>(o.inline_size)
                                      : (o.kind == Kind::kLat ? kDefaultLatInline : 0);
   c.mtu = o.mtu;
@@ -48,7 +49,9 @@ uint64_t MaxSizeOf(const BenchOptions& o) {
 
 std::unique_ptr<Backend> MakeBenchBackend(const BenchOptions& o, std::string* error) {
   // Two model devices: the client on mdev0, the server on mdev1.
-  return cli::MakeBackend(cli::BackendSpec{o.backend, o.profile, o.device, 2}, error);
+  cli::BackendSpec spec{o.backend, o.profile, o.device, 2};
+  spec.context_cache = o.cache;
+  return cli::MakeBackend(spec, error);
 }
 
 int RunSession(const BenchOptions& o, SessionResult* out, std::string* error) {
@@ -84,6 +87,18 @@ int RunSession(const BenchOptions& o, SessionResult* out, std::string* error) {
       LatResult r;
       if (int rc = RunLat(pair, o, size, &r, error)) return rc;
       out->lat.push_back(r);
+    }
+  }
+  for (int dev = 0; dev < 2; ++dev) {
+    for (const model::CacheCounter& k : model::ModelCacheCounters(be.get(), dev)) {
+      auto it = std::find_if(out->cache.begin(), out->cache.end(),
+                             [&](const model::CacheCounter& c) { return c.kind == k.kind; });
+      if (it == out->cache.end()) {
+        out->cache.push_back(k);
+      } else {
+        it->hits += k.hits;
+        it->misses += k.misses;
+      }
     }
   }
   if (o.kind == Kind::kBw) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "model/model_backend.h"
 #include "spec/backend.h"
 #include "tools/bench/bench_format.h"
 #include "tools/bench/bench_options.h"
@@ -19,6 +20,8 @@ struct SessionResult {
   std::vector<BwResult> bw;
   std::vector<LatResult> lat;
   std::vector<std::pair<int, BwResult>> depth_sweep;  // (tx depth, result)
+  // Model: the context-cache counters of both NICs, summed per kind, after every run.
+  std::vector<model::CacheCounter> cache;
 };
 
 // The pair configuration for `o` (buffers for max_size, send queues of `depth`), the

@@ -53,6 +53,7 @@ std::unique_ptr<Backend> MakeBackend(const BackendSpec& spec, std::string* error
     model::ModelOptions opts;
     opts.profile = spec.profile.empty() ? "rxe" : spec.profile;
     opts.devices = std::max(1, spec.devices);
+    opts.context_cache = spec.context_cache;
     backend = model::MakeModelBackend(opts);
     if (!backend) {
       *error = "unknown model profile '" + EscapeControl(opts.profile) +

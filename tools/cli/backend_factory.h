@@ -24,6 +24,7 @@ struct BackendSpec {
   std::string profile;         // model profile; "" = "rxe"
   std::string device;          // a device name ListDevices() reports; "" = the default
   int devices = 1;             // how many model devices
+  bool context_cache = true;   // model: false turns the profile's context caches off
 };
 
 // The flags of BackendSpecFromFlags, to append to a subcommand's FlagSpec list.
