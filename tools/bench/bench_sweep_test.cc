@@ -1,0 +1,93 @@
+#include "tools/bench/bench_sweep.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "tools/bench/bench_options.h"
+
+namespace qptwin::bench {
+namespace {
+
+SweepResult Sweep(const std::string& cmd) {
+  std::vector<std::string> args;
+  std::istringstream is(cmd);
+  for (std::string a; is >> a;) args.push_back(a);
+  BenchOptions o;
+  std::string error;
+  SweepResult r;
+  EXPECT_TRUE(ParseBenchArgs(args, &o, &error)) << error;
+  EXPECT_EQ(RunSweep(o, &r, &error), 0) << error;
+  return r;
+}
+
+constexpr const char* kBase = "write_bw -s 64 -t 16 -l 16 -Q 16 -n 40000 --profile cx6-100g";
+
+TEST(BenchSweep, ManyQpsAreSlowerWithTheCacheThanWithout) {
+  SweepResult on = Sweep(std::string(kBase) + " --sweep-qps 16,4096");
+  SweepResult off = Sweep(std::string(kBase) + " --sweep-qps 16,4096 --cache off");
+  ASSERT_EQ(on.points.size(), 2u);
+  ASSERT_EQ(off.points.size(), 2u);
+  // 16 QPs fit every cache: the same rate; 4,096 QPs x 16 WQEs do not.
+  EXPECT_NEAR(on.points[0].bw.mpps, off.points[0].bw.mpps, 0.01 * off.points[0].bw.mpps);
+  EXPECT_LT(on.points[1].bw.mpps, 0.8 * off.points[1].bw.mpps);
+  EXPECT_TRUE(off.points[1].cache.empty());
+}
+
+TEST(BenchSweep, TheCliffIsWhereTheCapacitiesSay) {
+  // cx6: 4,096 WQEs and 2,048 QPCs (model/profile_cx6.cc). At -t 16, 128 QPs keep 2,048
+  // WQEs prefetched (fit), 1,024 QPs 16,384 (do not); 1,024 QPCs fit, 8,192 do not.
+  SweepResult r = Sweep(std::string(kBase) + " --sweep-qps 128,1024,8192");
+  ASSERT_EQ(r.points.size(), 3u);
+  EXPECT_LT(MissRate(r.points[0].cache, "WQE"), 0.05);  // set conflicts only (8 ways)
+  EXPECT_GT(MissRate(r.points[1].cache, "WQE"), 0.3);
+  EXPECT_LT(MissRate(r.points[1].cache, "QPC"), 0.02);
+  EXPECT_GT(MissRate(r.points[2].cache, "QPC"), 0.04);  // one miss per 16-WR window
+  EXPECT_GT(r.points[0].bw.mpps, r.points[2].bw.mpps);
+}
+
+TEST(BenchSweep, RegisteredMemoryBeyondTheMttMissesTranslations) {
+  // 65,536 MTT entries x 4 KiB = 256 MiB: 64 MiB fits, 4 GiB touched at random does not.
+  SweepResult r = Sweep("read_bw -s 64 -q 16 -n 20000 --profile cx6-100g --sweep-mr-size 64M,4G");
+  ASSERT_EQ(r.points.size(), 2u);
+  EXPECT_LT(MissRate(r.points[0].cache, "MTT"), 0.05);
+  EXPECT_GT(MissRate(r.points[1].cache, "MTT"), 0.5);
+  EXPECT_EQ(r.axis, "MR bytes");
+}
+
+TEST(BenchSweep, PrintsOneRowPerPointWithMissRatesPerKind) {
+  SweepResult r = Sweep(std::string(kBase) + " --sweep-qps 1,16");
+  std::ostringstream out;
+  PrintSweep(out, r);
+  const std::string s = out.str();
+  EXPECT_NE(s.find(" QPs\tWRs\tMpps\tGb/s\tQPC miss\tMPT miss\tMTT miss\tWQE miss\n"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("\n 1\t"), std::string::npos) << s;
+  EXPECT_NE(s.find("\n 16\t"), std::string::npos) << s;
+  EXPECT_NE(s.find("context caches as the profile says"), std::string::npos) << s;
+  std::string svg = RenderSvg(SweepChart("t", {&r}, {"on"}));
+  EXPECT_NE(svg.find("<svg"), std::string::npos);
+}
+
+TEST(BenchSweep, BadListsAndCombinationsAreOneLine) {
+  BenchOptions o;
+  std::string error;
+  for (const char* bad : {"--sweep-qps 0", "--sweep-qps 1,,2", "--sweep-qps 70000",
+                          "--sweep-mr-size 1K", "--cache maybe", "--mr-size 4K,8K"}) {
+    std::vector<std::string> args = {"write_bw"};
+    std::istringstream is(bad);
+    for (std::string a; is >> a;) args.push_back(a);
+    EXPECT_FALSE(ParseBenchArgs(args, &o, &error)) << bad;
+    EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+  }
+  EXPECT_FALSE(ParseBenchArgs({"write_bw", "--sweep-qps", "1", "--sweep-mr-size", "4M"}, &o,
+                              &error));
+  EXPECT_FALSE(ParseBenchArgs({"write_bw", "--cache", "off", "--backend", "hw"}, &o, &error));
+  std::vector<uint64_t> v;
+  EXPECT_TRUE(ParseSweepList("4K,64M,1G", 4096, uint64_t{1} << 40, &v));
+  EXPECT_EQ(v, (std::vector<uint64_t>{4096, 64 << 20, 1 << 30}));
+}
+
+}  // namespace
+}  // namespace qptwin::bench
