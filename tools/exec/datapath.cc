@@ -41,12 +41,28 @@ uint64_t LocalAddr(ModelContext* m, uint32_t lkey, uint64_t addr, uint64_t len) 
   return Translate(mr, reinterpret_cast<uint64_t>(mr->mr.addr), addr, len);
 }
 
-uint64_t RemoteAddr(uint32_t rkey, uint64_t addr, uint64_t len) {
+uint64_t RemoteAddr(int peer, uint32_t rkey, uint64_t addr, uint64_t len) {
   for (ModelContext* c : Preload::Get().contexts()) {
+    if (peer >= 0 && c->index != peer) continue;
     auto it = c->by_key.find(rkey);
     if (it != c->by_key.end()) return Translate(it->second, it->second->iova, addr, len);
   }
   return addr;  // no region of this process: the responder refuses the key
+}
+
+int PeerDevice(const ibv_ah_attr& ah) {
+  for (ModelContext* c : Preload::Get().contexts()) {
+    if (ah.is_global) {
+      for (int i = 0; i < 2; ++i) {
+        Gid g;
+        if (c->dev->QueryGid(1, i, &g) == 0 && g == ToGid(ah.grh.dgid)) return c->index;
+      }
+    } else {
+      PortAttr p;
+      if (c->dev->QueryPort(1, &p) == 0 && p.lid == ah.dlid) return c->index;
+    }
+  }
+  return -1;
 }
 
 Sge InlineSge(ModelContext* m, const uint8_t* const* parts, const size_t* lens, size_t n,

@@ -15,8 +15,11 @@ namespace qptwin::exec {
 // The model address of [addr, addr + len) of the program, named by lkey (0 when it is not
 // inside that key's region: the model then reports the protection error rxe would).
 uint64_t LocalAddr(ModelContext* m, uint32_t lkey, uint64_t addr, uint64_t len);
-// The same for a remote address named by rkey, in any model context of this process.
-uint64_t RemoteAddr(uint32_t rkey, uint64_t addr, uint64_t len);
+// The same for a remote address named by rkey on model device `peer` (keys are per device;
+// -1: any device of this process).
+uint64_t RemoteAddr(int peer, uint32_t rkey, uint64_t addr, uint64_t len);
+// The model device (qptwin<index>) an address vector reaches, or -1 (not in this process).
+int PeerDevice(const ibv_ah_attr& ah);
 // Copies inline bytes into the context's registered scratch buffer; the SGE naming them.
 // `offset` accumulates over one post. Sge{} (length 0) when no scratch could be made.
 Sge InlineSge(ModelContext* m, const uint8_t* const* parts, const size_t* lens, size_t n,

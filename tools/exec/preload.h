@@ -88,6 +88,7 @@ struct ModelQp {
   QpHandle h;
   ModelContext* mctx = nullptr;
   bool ex = false;
+  int peer = -1;  // the model device its address vector reaches (RC/UC: RemoteAddr's keys)
   // The ibv_wr_* batch between wr_start and wr_complete.
   std::vector<SendWr> batch;
   std::vector<std::vector<uint8_t>> inline_data;  // per WR of the batch (wr_set_inline_data)

@@ -167,7 +167,7 @@ int WrComplete(ibv_qp_ex* q) {
                           w.opcode == WrOpcode::kAtomicFetchAndAdd;
       const bool rdma = w.opcode == WrOpcode::kRdmaWrite ||
                         w.opcode == WrOpcode::kRdmaWriteWithImm || w.opcode == WrOpcode::kRdmaRead;
-      if (atomic || rdma) w.remote_addr = RemoteAddr(w.rkey, w.remote_addr, atomic ? 8 : len);
+      if (atomic || rdma) w.remote_addr = RemoteAddr(qp->peer, w.rkey, w.remote_addr, atomic ? 8 : len);
     }
     size_t bad = qp->batch.size();
     err = m->dev->PostSend(qp->h, qp->batch, &bad);

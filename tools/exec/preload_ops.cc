@@ -23,7 +23,7 @@ int CloseXrcdOp(ibv_xrcd*);
 namespace {
 
 // One ibv_send_wr as the model's SendWr; inline data goes to the scratch buffer.
-void ConvertSend(ModelContext* m, ibv_qp_type type, const ibv_send_wr* w, size_t* inline_off,
+void ConvertSend(ModelContext* m, ibv_qp_type type, int peer, const ibv_send_wr* w, size_t* inline_off,
                  SendWr* s) {
   s->wr_id = w->wr_id;
   s->opcode = static_cast<WrOpcode>(w->opcode);
@@ -36,12 +36,12 @@ void ConvertSend(ModelContext* m, ibv_qp_type type, const ibv_send_wr* w, size_t
     case IBV_WR_RDMA_WRITE_WITH_IMM:
     case IBV_WR_RDMA_READ:
       s->rkey = w->wr.rdma.rkey;
-      s->remote_addr = RemoteAddr(w->wr.rdma.rkey, w->wr.rdma.remote_addr, len);
+      s->remote_addr = RemoteAddr(peer, w->wr.rdma.rkey, w->wr.rdma.remote_addr, len);
       break;
     case IBV_WR_ATOMIC_CMP_AND_SWP:
     case IBV_WR_ATOMIC_FETCH_AND_ADD:
       s->rkey = w->wr.atomic.rkey;
-      s->remote_addr = RemoteAddr(w->wr.atomic.rkey, w->wr.atomic.remote_addr, 8);
+      s->remote_addr = RemoteAddr(peer, w->wr.atomic.rkey, w->wr.atomic.remote_addr, 8);
       s->compare_add = w->wr.atomic.compare_add;
       s->swap = w->wr.atomic.swap;
       break;
@@ -83,7 +83,7 @@ int PostSendOp(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
     for (ibv_send_wr* w = wr; w; w = w->next, ++n) {
       if (wrs.size() <= n) wrs.emplace_back();
       wrs[n] = SendWr{};
-      ConvertSend(q->mctx, qp->qp_type, w, &inline_off, &wrs[n]);
+      ConvertSend(q->mctx, qp->qp_type, q->peer, w, &inline_off, &wrs[n]);
     }
     wrs.resize(n);
     bad = n;

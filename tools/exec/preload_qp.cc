@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "tools/exec/convert.h"
+#include "tools/exec/datapath.h"
 #include "tools/exec/preload.h"
 
 using qptwin::exec::Ctx;
@@ -180,6 +181,7 @@ int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask) {
   int err = 0;
   Preload::Get().Run([&] {
     err = q->mctx->dev->ModifyQp(q->h, a, static_cast<qptwin::AttrMask>(mask));
+    if (!err && (mask & IBV_QP_AV)) q->peer = qptwin::exec::PeerDevice(attr->ah_attr);
   });
   if (!err && (mask & IBV_QP_STATE)) qp->state = attr->qp_state;
   return err;

@@ -1,0 +1,230 @@
+/* An ordinary libibverbs program (plain C, linked with -libverbs, nothing of qptwin): RC
+ * between a QP on qptwin0 and one on qptwin1, both in this process. Run under the preload
+ * (verbs_loopback_test.sh). It checks the data that arrives and the errnos that come back,
+ * prints one line per completion, and exits 0 only when every check held. */
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+static int failures = 0;
+#define CHECK(cond)                                                          \
+  do {                                                                       \
+    if (!(cond)) {                                                           \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+      ++failures;                                                            \
+    }                                                                        \
+  } while (0)
+#define REQUIRE(cond)                                                        \
+  do {                                                                       \
+    if (!(cond)) {                                                           \
+      fprintf(stderr, "%s:%d: REQUIRE failed: %s (errno %d)\n", __FILE__, __LINE__, #cond, \
+              errno);                                                        \
+      exit(1);                                                               \
+    }                                                                        \
+  } while (0)
+
+enum { kLen = 10000, kGidIndex = 1 };
+
+struct side {
+  struct ibv_context* ctx;
+  struct ibv_pd* pd;
+  struct ibv_comp_channel* ch;
+  struct ibv_cq* cq;
+  struct ibv_qp* qp;
+  struct ibv_mr* mr;
+  char* raw;  /* malloc'd, so the buffer is not page aligned */
+  char* buf;
+  union ibv_gid gid;
+};
+
+static struct ibv_context* open_named(const char* name) {
+  int n = 0;
+  struct ibv_device** list = ibv_get_device_list(&n);
+  REQUIRE(list != NULL);
+  struct ibv_context* ctx = NULL;
+  for (int i = 0; i < n; ++i) {
+    if (strcmp(ibv_get_device_name(list[i]), name) == 0) ctx = ibv_open_device(list[i]);
+  }
+  ibv_free_device_list(list);
+  return ctx;
+}
+
+static void make_side(struct side* s, const char* name) {
+  s->ctx = open_named(name);
+  REQUIRE(s->ctx != NULL);
+  s->pd = ibv_alloc_pd(s->ctx);
+  REQUIRE(s->pd != NULL);
+  s->ch = ibv_create_comp_channel(s->ctx);
+  REQUIRE(s->ch != NULL);
+  s->cq = ibv_create_cq(s->ctx, 16, s, s->ch, 0);
+  REQUIRE(s->cq != NULL);
+  s->raw = malloc(kLen + 64);
+  s->buf = s->raw + 24;
+  memset(s->buf, 0, kLen);
+  s->mr = ibv_reg_mr(s->pd, s->buf, kLen,
+                     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                         IBV_ACCESS_REMOTE_ATOMIC);
+  REQUIRE(s->mr != NULL);
+  struct ibv_qp_init_attr init = {
+      .send_cq = s->cq, .recv_cq = s->cq, .qp_type = IBV_QPT_RC,
+      .cap = {.max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 2, .max_recv_sge = 2,
+              .max_inline_data = 64}};
+  s->qp = ibv_create_qp(s->pd, &init);
+  REQUIRE(s->qp != NULL);
+  CHECK(init.cap.max_send_wr >= 8);
+  REQUIRE(ibv_query_gid(s->ctx, 1, kGidIndex, &s->gid) == 0);
+}
+
+static void connect_side(struct side* s, const struct side* peer) {
+  struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
+                          .qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                                             IBV_ACCESS_REMOTE_ATOMIC};
+  REQUIRE(ibv_modify_qp(s->qp, &a,
+                        IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == 0);
+  CHECK(s->qp->state == IBV_QPS_INIT);
+  memset(&a, 0, sizeof(a));
+  a.qp_state = IBV_QPS_RTR;
+  a.path_mtu = IBV_MTU_1024;
+  a.dest_qp_num = peer->qp->qp_num;
+  a.rq_psn = 0;
+  a.max_dest_rd_atomic = 1;
+  a.min_rnr_timer = 12;
+  a.ah_attr.is_global = 1;
+  a.ah_attr.grh.dgid = peer->gid;
+  a.ah_attr.grh.sgid_index = kGidIndex;
+  a.ah_attr.grh.hop_limit = 1;
+  a.ah_attr.port_num = 1;
+  /* RTR without its required attributes: EINVAL, nothing changes (ibv_modify_qp(3)). */
+  CHECK(ibv_modify_qp(s->qp, &a, IBV_QP_STATE) == EINVAL);
+  CHECK(s->qp->state == IBV_QPS_INIT);
+  REQUIRE(ibv_modify_qp(s->qp, &a,
+                        IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                            IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) == 0);
+  memset(&a, 0, sizeof(a));
+  a.qp_state = IBV_QPS_RTS;
+  a.timeout = 14;
+  a.retry_cnt = 7;
+  a.rnr_retry = 7;
+  a.sq_psn = 0;
+  a.max_rd_atomic = 1;
+  REQUIRE(ibv_modify_qp(s->qp, &a,
+                        IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                            IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) == 0);
+  struct ibv_qp_attr q;
+  struct ibv_qp_init_attr qi;
+  REQUIRE(ibv_query_qp(s->qp, &q, IBV_QP_STATE | IBV_QP_DEST_QPN, &qi) == 0);
+  CHECK(q.qp_state == IBV_QPS_RTS);
+  CHECK(q.dest_qp_num == peer->qp->qp_num);
+  CHECK(qi.send_cq == s->cq);
+}
+
+/* Busy-polls as perftest does: an empty poll lets simulated time pass. */
+static struct ibv_wc poll_one(struct ibv_cq* cq) {
+  struct ibv_wc wc;
+  int n;
+  long spins = 0;
+  while ((n = ibv_poll_cq(cq, 1, &wc)) == 0) REQUIRE(++spins < 100000000);
+  REQUIRE(n == 1);
+  printf("wc wr_id=%llu status=%s opcode=%d byte_len=%u imm=%u\n",
+         (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status), wc.opcode, wc.byte_len,
+         (wc.wc_flags & IBV_WC_WITH_IMM) ? ntohl(wc.imm_data) : 0);
+  return wc;
+}
+
+static int post_send(struct side* s, uint64_t wr_id, enum ibv_wr_opcode op, uint64_t raddr,
+                     uint32_t rkey, uint32_t off, uint32_t len, unsigned flags) {
+  struct ibv_sge sge = {.addr = (uintptr_t)(s->buf + off), .length = len, .lkey = s->mr->lkey};
+  struct ibv_send_wr wr = {.wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = op,
+                           .send_flags = IBV_SEND_SIGNALED | flags};
+  wr.imm_data = htonl(0x1234);
+  if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+    wr.wr.atomic.remote_addr = raddr;
+    wr.wr.atomic.rkey = rkey;
+    wr.wr.atomic.compare_add = 5;
+  } else {
+    wr.wr.rdma.remote_addr = raddr;
+    wr.wr.rdma.rkey = rkey;
+  }
+  struct ibv_send_wr* bad = NULL;
+  return ibv_post_send(s->qp, &wr, &bad);
+}
+
+int main(void) {
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  struct side a, b;
+  make_side(&a, "qptwin0");
+  make_side(&b, "qptwin1");
+  connect_side(&a, &b);
+  connect_side(&b, &a);
+
+  /* RDMA WRITE: a's bytes 0..99 land in b's buffer at 1000. */
+  for (int i = 0; i < 100; ++i) a.buf[i] = (char)(i + 1);
+  REQUIRE(post_send(&a, 1, IBV_WR_RDMA_WRITE, (uintptr_t)b.buf + 1000, b.mr->rkey, 0, 100, 0) == 0);
+  struct ibv_wc wc = poll_one(a.cq);
+  CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RDMA_WRITE && wc.wr_id == 1);
+  CHECK(memcmp(b.buf + 1000, a.buf, 100) == 0);
+
+  /* SEND with immediate into a posted receive (two SGEs), inline from the stack. */
+  struct ibv_sge rsge[2] = {{(uintptr_t)(b.buf + 5000), 10, b.mr->lkey},
+                            {(uintptr_t)(b.buf + 6000), 100, b.mr->lkey}};
+  struct ibv_recv_wr rwr = {.wr_id = 7, .sg_list = rsge, .num_sge = 2}, *rbad = NULL;
+  REQUIRE(ibv_post_recv(b.qp, &rwr, &rbad) == 0);
+  char msg[] = "hello from an unmodified verbs program";
+  struct ibv_sge isge = {.addr = (uintptr_t)msg, .length = sizeof(msg), .lkey = 0};
+  struct ibv_send_wr swr = {.wr_id = 2, .sg_list = &isge, .num_sge = 1,
+                            .opcode = IBV_WR_SEND_WITH_IMM,
+                            .send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE,
+                            .imm_data = htonl(42)}, *sbad = NULL;
+  REQUIRE(ibv_post_send(a.qp, &swr, &sbad) == 0);
+  wc = poll_one(a.cq);
+  CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_SEND);
+  wc = poll_one(b.cq);
+  CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV && wc.wr_id == 7);
+  CHECK(wc.byte_len == sizeof(msg));
+  CHECK((wc.wc_flags & IBV_WC_WITH_IMM) && ntohl(wc.imm_data) == 42);
+  CHECK(wc.qp_num == b.qp->qp_num);
+  CHECK(memcmp(b.buf + 5000, msg, 10) == 0 && memcmp(b.buf + 6000, msg + 10, sizeof(msg) - 10) == 0);
+
+  /* RDMA READ back and a fetch-and-add on b's buffer. */
+  REQUIRE(post_send(&a, 3, IBV_WR_RDMA_READ, (uintptr_t)b.buf + 5000, b.mr->rkey, 200, 39, 0) == 0);
+  wc = poll_one(a.cq);
+  CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RDMA_READ);
+  CHECK(memcmp(a.buf + 200, msg, 10) == 0);
+  uint64_t* counter = (uint64_t*)(b.buf + 8000);
+  *counter = 100;
+  REQUIRE(post_send(&a, 4, IBV_WR_ATOMIC_FETCH_AND_ADD, (uintptr_t)counter, b.mr->rkey, 304, 8, 0) == 0);
+  wc = poll_one(a.cq);
+  CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_FETCH_ADD);
+  CHECK(*counter == 105 && *(uint64_t*)(a.buf + 304) == 100);
+
+  /* A bad rkey: a remote access error, and the QP goes to ERR (IBTA 9.7.5.2.8). */
+  REQUIRE(ibv_req_notify_cq(a.cq, 0) == 0);
+  REQUIRE(post_send(&a, 5, IBV_WR_RDMA_WRITE, (uintptr_t)b.buf, b.mr->rkey ^ 0x80, 0, 8, 0) == 0);
+  struct ibv_cq* ev_cq = NULL;
+  void* ev_ctx = NULL;
+  REQUIRE(ibv_get_cq_event(a.ch, &ev_cq, &ev_ctx) == 0);  /* waits in simulated time */
+  CHECK(ev_cq == a.cq && ev_ctx == &a);
+  ibv_ack_cq_events(ev_cq, 1);
+  wc = poll_one(a.cq);
+  CHECK(wc.status == IBV_WC_REM_ACCESS_ERR && wc.wr_id == 5);
+
+  /* Errnos rxe returns. */
+  CHECK(ibv_dealloc_pd(a.pd) == EBUSY);
+  CHECK(ibv_destroy_cq(a.cq) == EBUSY);
+
+  CHECK(ibv_destroy_qp(a.qp) == 0 && ibv_destroy_qp(b.qp) == 0);
+  CHECK(ibv_dereg_mr(a.mr) == 0 && ibv_dereg_mr(b.mr) == 0);
+  CHECK(memcmp(b.buf + 1000, a.buf, 100) == 0);  /* the program keeps its bytes */
+  CHECK(ibv_destroy_cq(a.cq) == 0 && ibv_destroy_cq(b.cq) == 0);
+  CHECK(ibv_destroy_comp_channel(a.ch) == 0 && ibv_destroy_comp_channel(b.ch) == 0);
+  CHECK(ibv_dealloc_pd(a.pd) == 0 && ibv_dealloc_pd(b.pd) == 0);
+  CHECK(ibv_close_device(a.ctx) == 0 && ibv_close_device(b.ctx) == 0);
+  free(a.raw);
+  free(b.raw);
+  printf("%s: %d failed checks\n", failures ? "FAIL" : "PASS", failures);
+  return failures ? 1 : 0;
+}
