@@ -88,6 +88,7 @@ void DeclareQps(Writer& w) {
 // Every live QP to ERR, then every CQ drained, then the async events: every WR posted ends.
 void Epilogue(Writer& w) {
   w.Line("# epilogue: every QP to ERR, every CQ drained");
+  internal::Settle(w);
   for (GenQp& q : w.qps) {
     if (!q.alive) continue;
     w.Line("modify " + q.name + " state=ERR");

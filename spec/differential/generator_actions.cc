@@ -57,8 +57,15 @@ uint64_t Length(Writer& w) {
 
 }  // namespace
 
+void Settle(Writer& w) {
+  if (!w.unsettled && !w.slow) return;
+  w.Line(w.slow ? "advance us=30000" : "advance us=2000");
+  w.unsettled = w.slow = false;
+}
+
 void BringUp(Writer& w, GenQp& q) {
   if (!q.alive) return;
+  Settle(w);
   if (q.state != Believed::kReset) w.Line("modify " + q.name + " state=RESET");
   const std::string m = "modify " + q.name;
   if (q.type == "UD") {
@@ -74,7 +81,8 @@ void BringUp(Writer& w, GenQp& q) {
   if (q.type == "RC") {
     static const std::vector<int> kRd = {0, 1, 4, 4};
     w.Line(m + " state=RTR path_mtu=1024 dest=" + q.peer + " rq_psn=0 max_dest_rd_atomic=" +
-           N(w.Pick(kRd)) + " min_rnr_timer=1");
+           N(w.Pick(kRd)) + " min_rnr_timer=17");
+    // min_rnr_timer 17 (3.84 ms; rxe: one jiffy, 4 ms at HZ=250): few retries per poll.
     // rnr_retry 0 (fail at the first RNR NAK) or 7 (retry until a receive is there): no
     // count of retries that races a poll window. timeout 8 (~1 ms; rxe: one jiffy).
     w.Line(m + " state=RTS sq_psn=0 timeout=8 retry_cnt=" + N(w.Below(2)) +
@@ -100,6 +108,7 @@ void PostRecv(Writer& w, const std::string& target, const GenQp* owner) {
   w.next_recv_id += count;
   w.Line(line + " " + SgeList(w, dev, base, len, true));
   if (owner) MarkDirty(w, *owner);
+  w.unsettled = true;
 }
 
 void PostSend(Writer& w, GenQp& q) {
@@ -153,6 +162,11 @@ void PostSend(Writer& w, GenQp& q) {
   w.Line(line);
   MarkDirty(w, q);
   if (peer) MarkDirty(w, *peer);
+  w.unsettled = true;
+  const bool answers = peer && peer->alive &&
+                       (peer->state == Believed::kRtr || peer->state == Believed::kRts ||
+                        peer->state == Believed::kSqd);
+  if (q.type == "RC" && !answers) w.slow = true;
   // Receives of an SRQ shared by QPs go to whichever message arrives first: let this one
   // land before anything else is posted (the race would be the wire's, not the device's).
   if (peer && !peer->srq.empty()) w.Line("advance us=3000");
@@ -163,6 +177,7 @@ void PollAll(Writer& w) {
     if (!c.alive || !c.dirty) continue;
     w.Line("poll " + c.name + " n=64 timeout_ms=" + N(w.opts().poll_ms));
     c.dirty = false;
+    w.unsettled = false;  // the poll waited its whole timeout
   }
 }
 
@@ -177,6 +192,7 @@ void PollOne(Writer& w) {
   GenCq* c = w.Pick(dirty);
   w.Line("poll " + c->name + " n=64 timeout_ms=" + N(w.opts().poll_ms));
   c->dirty = false;
+  w.unsettled = false;
 }
 
 // A modify the table or the value checks may refuse: a wrong target state, a missing or an
@@ -201,6 +217,7 @@ void OddModify(Writer& w, GenQp& q) {
       "state=RESET",
   };
   const std::string& what = w.Pick(kOdd);
+  Settle(w);
   w.Line("modify " + q.name + " " + what);
   if (what == "state=ERR") q.state = Believed::kErr;
   if (what == "state=RESET") q.state = Believed::kReset;
@@ -209,6 +226,7 @@ void OddModify(Writer& w, GenQp& q) {
 
 void SqdCycle(Writer& w, GenQp& q) {
   const bool notify = w.Chance(60);
+  Settle(w);
   w.Line("modify " + q.name + " state=SQD" + (notify ? " en_sqd_async_notify=1" : ""));
   if (notify) w.Line("events wait=SQ_DRAINED timeout_ms=" + N(w.opts().poll_ms));
   w.Line("query " + q.name);
@@ -222,12 +240,14 @@ void SqdCycle(Writer& w, GenQp& q) {
 
 // Destroys something, maybe while it is in use (EBUSY for a CQ/SRQ with QPs on it).
 void DestroySomething(Writer& w) {
+  Settle(w);
   switch (w.Below(4)) {
     case 0: {  // dereg while a WR that names the MR is queued (a receive waits for a send)
       if (!w.x_alive) return;
       GenQp& q = w.qps[w.Below(w.qps.size())];
-      if (q.alive && q.srq.empty()) w.Line("post_recv " + q.name + " wr_id=" +
-                                           N(w.next_recv_id++) + " sge=x0:0:64");
+      if (q.alive && q.srq.empty()) {
+        w.Line("post_recv " + q.name + " wr_id=" + N(w.next_recv_id++) + " sge=x0:0:64");
+      }
       w.Line("destroy x0");
       w.x_alive = false;
       MarkDirty(w, q);
@@ -293,6 +313,7 @@ void RandomAction(Writer& w) {
     if (q.alive && q.state == Believed::kRts) SqdCycle(w, q);
   } else if (r < 70) {
     if (!q.alive) return;
+    Settle(w);
     w.Line("modify " + q.name + " state=ERR");
     q.state = Believed::kErr;
     MarkDirty(w, q);
@@ -303,15 +324,18 @@ void RandomAction(Writer& w) {
     if (peer && peer->alive && w.Chance(70)) BringUp(w, *peer);
     MarkDirty(w, q);
   } else if (r < 81) {
+    Settle(w);
     w.Line("query " + q.name);
   } else if (r < 85) {
     DestroySomething(w);
   } else if (r < 90) {
     const int dev = q.dev;
+    Settle(w);
     const uint64_t off = Region(IndexOf(w, q)) + 8 * w.Below(512);
     w.Line((w.Chance(50) ? "check m" : "fill m") + N(dev) + " " + N(off) + " " +
            N(1 + w.Below(256)) + " 0x" + (w.Chance(50) ? "5a" : "00"));
   } else if (r < 93) {
+    Settle(w);
     w.Line("advance us=" + N(1000 + w.Below(4000)));
     w.Line("events");
   } else {

@@ -54,6 +54,11 @@ class Writer {
   bool x_alive = true;              // the short-lived MR x0 (destroyed while in use)
   uint64_t next_send_id = 1;        // send wr_ids: 1..9999
   uint64_t next_recv_id = 10000;    // receive wr_ids: 10000 and up (canonical.h relies on it)
+  // Work may still be running on a real device (posted since the last poll or settle);
+  // `slow`: an RC send may be retrying against a peer that does not answer (rxe: up to
+  // (retry_cnt + 1) jiffies of 4 ms).
+  bool unsettled = false;
+  bool slow = false;
 
  private:
   std::mt19937_64 rng_;
@@ -67,5 +72,10 @@ void RandomAction(Writer& w);
 void PostRecv(Writer& w, const std::string& target, const GenQp* owner);
 void PostSend(Writer& w, GenQp& q);
 void PollAll(Writer& w);
+// Lets posted work finish before a command whose outcome would otherwise depend on how far
+// a real device got meanwhile (a query, a modify, a destroy, a check): on the model no time
+// passes between two commands, on rxe the requester runs inside ibv_post_send and the
+// responder and completer right after. `advance us=2000`, 30000 when `slow`.
+void Settle(Writer& w);
 
 }  // namespace qptwin::differential::internal

@@ -12,6 +12,7 @@
 #include "spec/reference/sequence_gen.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/flags.h"
+#include "tools/fuzz/differential_command.h"
 #include "tools/fuzz/fuzz_loop.h"
 
 namespace qptwin::fuzz {
@@ -36,6 +37,8 @@ std::vector<cli::FlagSpec> Specs() {
   std::vector<cli::FlagSpec> specs = cli::BackendFlags();
   specs.insert(specs.end(), {{"--seconds"}, {"--seed"}, {"--out"}, {"--max-len"}, {"--replay"},
                              {"--sequences"}});
+  const std::vector<cli::FlagSpec> differential = DifferentialFlags();
+  specs.insert(specs.end(), differential.begin(), differential.end());
   return specs;
 }
 
@@ -75,8 +78,15 @@ int RunFuzzWith(const std::vector<std::string>& args, std::istream& in, std::ost
   auto flags = cli::ParseFlags(args, Specs(), &error);
   if (!flags) return BadInput(err, "fuzz: " + error);
   if (flags->help) {
-    out << kUsage;
+    out << kUsage << kDifferentialUsage;
     return cli::kExitOk;
+  }
+  if (flags->Has("--differential")) {
+    // Scenarios open as many devices as they have `device` lines: the CLI's factory as it is.
+    return RunDifferentialFuzz(*flags, out, err, cli::MakeBackend);
+  }
+  for (const char* only : {"--against", "--shard", "--poll-ms"}) {
+    if (flags->Has(only)) return BadInput(err, std::string("fuzz: ") + only + " needs --differential");
   }
   cli::BackendSpec spec;
   if (!cli::BackendSpecFromFlags(*flags, &spec, &error)) return BadInput(err, "fuzz: " + error);

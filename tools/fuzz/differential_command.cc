@@ -1,0 +1,195 @@
+#include "tools/fuzz/differential_command.h"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <ostream>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "tools/cli/commands.h"
+#include "tools/fuzz/differential_loop.h"
+
+namespace qptwin::fuzz {
+namespace {
+
+using cli::BadInput;
+
+std::optional<uint64_t> Uint(const std::string& s) {
+  uint64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+// "I/N" with I < N.
+bool ParseShard(const std::string& s, uint64_t* index, uint64_t* count) {
+  const size_t slash = s.find('/');
+  if (slash == std::string::npos) return false;
+  auto i = Uint(s.substr(0, slash));
+  auto n = Uint(s.substr(slash + 1));
+  if (!i || !n || *n == 0 || *i >= *n) return false;
+  *index = *i;
+  *count = *n;
+  return true;
+}
+
+std::string Label(const cli::BackendSpec& s) {
+  return s.kind == "hw" ? "hw" : "model/" + (s.profile.empty() ? std::string("rxe") : s.profile);
+}
+
+}  // namespace
+
+const char kDifferentialUsage[] =
+    "       qptwin fuzz --differential [--profile P] [--against hw|model[:P]] [--device D]\n"
+    "                   [--seed S] [--sequences K] [--seconds N] [--shard I/N] [--max-len A]\n"
+    "                   [--poll-ms T] [--out DIR] [--replay n]\n"
+    "  runs whole-surface .qps sequences (several QPs of every type, SRQs, every opcode,\n"
+    "  bad keys, odd modifies, destroys, SQD, RESET; spec/differential/generator.h) of up to\n"
+    "  A random steps (default 24) on the model (profile P, default rxe) and on --against\n"
+    "  (hw: the real device; model:P; default: the same model again, for determinism) and\n"
+    "  compares their canonical transcripts (spec/differential/canonical.h). Each difference\n"
+    "  is saved as DIR/S-n.qps (replayable with qptwin diff) and the exit code is 1.\n"
+    "  --shard I/N runs the sequences n with n % N == I (default: Bazel's TEST_SHARD_INDEX/\n"
+    "  TEST_TOTAL_SHARDS); --poll-ms: every poll's timeout (default 20).\n";
+
+std::vector<cli::FlagSpec> DifferentialFlags() {
+  return {{"--differential", false}, {"--against"}, {"--shard"}, {"--poll-ms"}};
+}
+
+int RunDifferentialFuzz(const cli::Flags& flags, std::ostream& out, std::ostream& err,
+                        const SpecFactory& make) {
+  std::string error;
+  cli::BackendSpec a;
+  if (!cli::BackendSpecFromFlags(flags, &a, &error)) return BadInput(err, "fuzz: " + error);
+  if (a.kind != "model") {
+    return BadInput(err, "fuzz: --differential runs the model as --backend (valid: model); "
+                         "the device goes in --against hw");
+  }
+  if (a.profile.empty()) a.profile = "rxe";
+  cli::BackendSpec b = a;
+  if (flags.Has("--against")) {
+    const std::string s = flags.Get("--against");
+    const size_t colon = s.find(':');
+    b.kind = s.substr(0, colon);
+    if (std::string why = cli::CheckBackendKind(b.kind); !why.empty()) {
+      return BadInput(err, "fuzz: --against: " + why);
+    }
+    if (colon != std::string::npos) {
+      if (b.kind == "hw") return BadInput(err, "fuzz: --against hw takes no profile");
+      b.profile = s.substr(colon + 1);
+    } else if (b.kind == "hw") {
+      b.profile.clear();
+    }
+  }
+  DiffOptions o;
+  if (flags.Has("--seed")) {
+    auto s = Uint(flags.Get("--seed"));
+    if (!s) return BadInput(err, "fuzz: --seed '" + flags.Get("--seed") +
+                                     "' is not a seed (valid: 0..18446744073709551615)");
+    o.seed = *s;
+  } else {
+    std::random_device rd;
+    o.seed = ((uint64_t{rd()} << 20) ^
+              std::chrono::steady_clock::now().time_since_epoch().count()) %
+             1'000'000'000'000ull;
+  }
+  if (flags.Has("--sequences")) {
+    auto k = Uint(flags.Get("--sequences"));
+    if (!k || *k < 1) return BadInput(err, "fuzz: --sequences '" + flags.Get("--sequences") +
+                                               "' is not a number of sequences (valid: 1 or more)");
+    o.sequences = *k;
+    o.seconds = 24 * 3600;
+  }
+  if (flags.Has("--seconds")) {
+    const std::string s = flags.Get("--seconds");
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v) || v <= 0) {
+      return BadInput(err, "fuzz: --seconds '" + s + "' is not a positive number of seconds");
+    }
+    o.seconds = v;
+  }
+  if (flags.Has("--max-len")) {
+    auto l = Uint(flags.Get("--max-len"));
+    if (!l || *l < 1 || *l > 1000) return BadInput(err, "fuzz: --max-len '" +
+                                                            flags.Get("--max-len") +
+                                                            "' is not a number of steps (valid: 1..1000)");
+    o.generator.actions = static_cast<int>(*l);
+  }
+  if (flags.Has("--poll-ms")) {
+    auto t = Uint(flags.Get("--poll-ms"));
+    if (!t || *t < 1 || *t > 10000) return BadInput(err, "fuzz: --poll-ms '" +
+                                                             flags.Get("--poll-ms") +
+                                                             "' is not a timeout (valid: 1..10000 ms)");
+    o.generator.poll_ms = *t;
+  }
+  const char* env_index = std::getenv("TEST_SHARD_INDEX");
+  const char* env_total = std::getenv("TEST_TOTAL_SHARDS");
+  if (flags.Has("--shard")) {
+    if (!ParseShard(flags.Get("--shard"), &o.shard_index, &o.shard_count)) {
+      return BadInput(err, "fuzz: --shard '" + flags.Get("--shard") +
+                               "' is not a shard (valid: I/N with 0 <= I < N, e.g. 0/4)");
+    }
+  } else if (env_index != nullptr && env_total != nullptr) {
+    if (!ParseShard(std::string(env_index) + "/" + env_total, &o.shard_index, &o.shard_count)) {
+      return BadInput(err, "fuzz: TEST_SHARD_INDEX/TEST_TOTAL_SHARDS are not a shard");
+    }
+    if (const char* status = std::getenv("TEST_SHARD_STATUS_FILE")) std::ofstream touch(status);
+  }
+  if (flags.Has("--replay")) {
+    auto n = Uint(flags.Get("--replay"));
+    if (!n) return BadInput(err, "fuzz: --replay '" + flags.Get("--replay") +
+                                     "' is not a sequence number");
+    if (!flags.Has("--seed")) return BadInput(err, "fuzz: --replay needs the --seed it came from");
+    o.replay = *n;
+  }
+  o.out_dir = flags.Get("--out", ".");
+  o.label_a = Label(a);
+  o.label_b = Label(b);
+  o.replay_flags = "--backend model --profile " + a.profile + " --against " +
+                   (b.kind == "hw" ? std::string("hw") : "model:" + b.profile);
+  if (!a.device.empty()) o.replay_flags += " --device " + a.device;
+
+  // Both backends up front: a bad profile or a missing device is bad input.
+  if (!make(a, &error)) return BadInput(err, "fuzz: " + error);
+  if (!make(b, &error)) return BadInput(err, "fuzz: --against: " + error);
+  auto maker = [&make](cli::BackendSpec spec) {
+    return [spec, &make](int devices) mutable {
+      spec.devices = devices;
+      std::string ignored;
+      return make(spec, &ignored);
+    };
+  };
+  if (!o.replay) {
+    err << "fuzz --differential: " << o.label_a << " against " << o.label_b << ", seed "
+        << o.seed << ", shard " << o.shard_index << "/" << o.shard_count << ", up to "
+        << o.generator.actions << " steps, polls of " << o.generator.poll_ms << " ms\n";
+  }
+  const DiffStats s = RunDifferentialLoop(o, maker(a), maker(b), err);
+  if (!s.io_error.empty()) return BadInput(err, "fuzz: " + s.io_error);
+  if (o.replay) out << s.replay_text;
+  out << "fuzz --differential: " << s.sequences << " sequences (seed " << o.seed << ", shard "
+      << o.shard_index << "/" << o.shard_count << "), " << s.lines
+      << " transcript lines compared in " << s.seconds << " s ("
+      << static_cast<uint64_t>(s.sequences / std::max(s.seconds, 1e-9))
+      << " sequences/s); " << s.differences << " differences\n";
+  if (s.differences == 0) return cli::kExitOk;
+  std::vector<std::pair<uint64_t, std::string>> clusters;
+  for (const auto& [k, v] : s.clusters) clusters.emplace_back(v, k);
+  std::sort(clusters.rbegin(), clusters.rend());
+  for (size_t i = 0; i < clusters.size() && i < 20; ++i) {
+    out << "fuzz --differential: " << clusters[i].first << " x  " << clusters[i].second << "\n";
+  }
+  out << "fuzz --differential: first: " << s.first << "\n"
+      << "fuzz --differential: " << s.saved << " saved as " << o.out_dir << "/" << o.seed
+      << "-*.qps\n";
+  return 1;
+}
+
+}  // namespace qptwin::fuzz

@@ -1,0 +1,136 @@
+#include "tools/fuzz/differential_loop.h"
+
+#include <chrono>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <regex>
+#include <sstream>
+#include <system_error>
+
+#include "spec/differential/canonical.h"
+#include "spec/scenario/parser.h"
+#include "spec/scenario/runner.h"
+#include "tools/cli/cli_io.h"
+
+namespace qptwin::fuzz {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The transcript of `text` on a fresh backend from `make`, or "" with *why.
+std::string RunOn(const SideMaker& make, const scenario::Scenario& sc, std::string* why) {
+  std::unique_ptr<Backend> backend = make(std::max(1, sc.device_lines));
+  if (!backend) {
+    *why = "the backend could not be created";
+    return {};
+  }
+  return differential::ComparableTranscript(scenario::Runner(backend.get()).Run(sc));
+}
+
+std::string Commented(const std::string& text) {
+  std::string out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out += "#   " + line + "\n";
+  return out;
+}
+
+// "L12 wc wr_id=3 status=X qp=q1" -> "wc wr_id=N status=X qp=q1": one cluster per kind.
+std::string Elide(const std::string& line) {
+  static const std::regex kLine("^L[0-9]+ ");
+  static const std::regex kNumbers("=[0-9]+");
+  return std::regex_replace(std::regex_replace(line, kLine, ""), kNumbers, "=N");
+}
+
+void PrintProgress(std::ostream& os, const DiffStats& s) {
+  os << "fuzz --differential: " << std::fixed << std::setprecision(1) << s.seconds << " s  "
+     << s.sequences << " sequences  " << std::setprecision(0)
+     << (s.seconds > 0 ? s.sequences / s.seconds : 0) << " sequences/s  " << s.differences
+     << " differences\n"
+     << std::defaultfloat << std::flush;
+}
+
+}  // namespace
+
+std::string DifferencePath(const DiffOptions& opts, uint64_t n) {
+  return (std::filesystem::path(opts.out_dir) /
+          (std::to_string(opts.seed) + "-" + std::to_string(n) + ".qps"))
+      .string();
+}
+
+DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const SideMaker& b,
+                              std::ostream& progress) {
+  DiffStats stats;
+  const Clock::time_point start = Clock::now();
+  double next_report = 1.0;
+  uint64_t n = opts.replay ? *opts.replay : opts.shard_index;
+  for (;; n += opts.shard_count) {
+    if (!opts.replay && opts.sequences && n >= *opts.sequences) break;
+    const uint64_t gen_seed = differential::SequenceSeed(opts.seed, n);
+    const std::string text = differential::GenerateScenario(gen_seed, opts.generator);
+    scenario::Scenario sc;
+    scenario::ParseError pe;
+    std::string ta, tb, why;
+    if (!scenario::ParseScenario(text, &sc, &pe)) {
+      why = "the generated scenario does not parse: " + pe.ToString();
+    } else {
+      ta = RunOn(a, sc, &why);
+      if (why.empty()) tb = RunOn(b, sc, &why);
+    }
+    ++stats.sequences;
+    for (char c : ta) stats.lines += c == '\n';
+    std::optional<differential::Difference> d;
+    if (why.empty()) d = differential::FirstDifference(ta, tb);
+    if (opts.replay) {
+      stats.replay_text = "# sequence " + std::to_string(n) + " of seed " +
+                          std::to_string(opts.seed) + "\n" + text + "# ---- on " + opts.label_a +
+                          "\n" + Commented(ta) + "# ---- on " + opts.label_b + "\n" +
+                          Commented(tb);
+    }
+    if (d || !why.empty()) {
+      const std::string summary =
+          why.empty() ? "line " + std::to_string(d->line) + ": " + opts.label_a + " '" + d->a +
+                            "' vs " + opts.label_b + " '" + d->b + "'"
+                      : why;
+      if (stats.differences++ == 0) stats.first = summary;
+      ++stats.clusters[why.empty() ? Elide(d->a) + "  |  " + Elide(d->b) : why];
+      if (stats.saved < kMaxSaved) {
+        // The scenario first, unchanged, so that its transcripts' L<n> are the file's lines.
+        std::ostringstream f;
+        f << text << "# ---- qptwin fuzz --differential: sequence " << n << " of seed "
+          << opts.seed << " differs\n# first difference at compared " << summary << "\n"
+          << "# replay: qptwin diff " << opts.replay_flags << " THIS_FILE\n"
+          << "#     or: qptwin fuzz --differential " << opts.replay_flags << " --seed "
+          << opts.seed << " --replay " << n << "\n"
+          << "# ---- compared transcript on " << opts.label_a << "\n"
+          << Commented(ta) << "# ---- compared transcript on " << opts.label_b << "\n"
+          << Commented(tb);
+        std::error_code ec;
+        std::filesystem::create_directories(opts.out_dir, ec);
+        std::string error;
+        if (!cli::WriteOutputFile(DifferencePath(opts, n), f.str(), std::cout, &error)) {
+          stats.io_error = error;
+          break;
+        }
+        ++stats.saved;
+        progress << "fuzz --differential: sequence " << n << ": " << summary << " -> "
+                 << DifferencePath(opts, n) << "\n";
+      }
+    }
+    stats.seconds = SecondsSince(start);
+    if (opts.replay) break;
+    if (stats.seconds >= next_report) {
+      PrintProgress(progress, stats);
+      next_report = stats.seconds + 1.0;
+    }
+    if (stats.seconds >= opts.seconds) break;
+  }
+  stats.seconds = SecondsSince(start);
+  return stats;
+}
+
+}  // namespace qptwin::fuzz

@@ -1,0 +1,67 @@
+// The loop behind `qptwin fuzz --differential`: whole-surface .qps sequences
+// (spec/differential/generator.h) run on two backends (the model with profile rxe, and a
+// real device or another model), whose canonical transcripts are compared line by line in
+// their compared form (spec/differential/canonical.h).
+//
+// Contract:
+//  1. Sequence n of a campaign seeded S is GenerateScenario(SequenceSeed(S, n)); a shard
+//     I/N runs the n with n % N == I, so N shards run every sequence once, unchanged, on any
+//     machines (Bazel's TEST_SHARD_INDEX/TEST_TOTAL_SHARDS map onto --shard).
+//  2. Each sequence gets fresh backends from the makers (their clocks at 0, as many devices
+//     as the scenario has `device` lines): an outcome never depends on an earlier sequence.
+//  3. Each difference is counted; the first kMaxSaved are written to
+//     out_dir/<S>-<n>.qps: a header of `#` comments (the first differing line, how to
+//     replay), the scenario, and both compared transcripts as `#` comments. The file replays
+//     with `qptwin diff --backend model --profile rxe --against hw FILE`.
+//  4. Progress goes to `progress` about once a second, with the saved files' names.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "spec/backend.h"
+#include "spec/differential/generator.h"
+
+namespace qptwin::fuzz {
+
+inline constexpr uint64_t kMaxSaved = 100;
+
+struct DiffOptions {
+  uint64_t seed = 1;
+  double seconds = 10;                 // wall clock; at least one sequence runs
+  std::optional<uint64_t> sequences;   // the campaign's size (all shards together)
+  uint64_t shard_index = 0, shard_count = 1;
+  std::optional<uint64_t> replay;      // run only sequence *replay
+  std::string out_dir = ".";
+  differential::GeneratorOptions generator;
+  std::string label_a = "model/rxe", label_b = "model/rxe";
+  std::string replay_flags;            // "--backend model --profile rxe --against hw"
+};
+
+struct DiffStats {
+  uint64_t sequences = 0;
+  uint64_t lines = 0;        // compared transcript lines (side a)
+  uint64_t differences = 0;
+  uint64_t saved = 0;
+  double seconds = 0;
+  std::string first;         // the first difference's summary
+  std::string io_error;      // a file that could not be written
+  std::map<std::string, uint64_t> clusters;  // first differing lines, numbers elided -> count
+  std::string replay_text;   // --replay: the scenario and both transcripts
+};
+
+// Makes a backend with `devices` devices; null when it cannot.
+using SideMaker = std::function<std::unique_ptr<Backend>(int devices)>;
+
+DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const SideMaker& b,
+                              std::ostream& progress);
+
+// The file sequence `n` is saved to.
+std::string DifferencePath(const DiffOptions& opts, uint64_t n);
+
+}  // namespace qptwin::fuzz

@@ -1,0 +1,119 @@
+// qptwin fuzz --differential on the model: the same sequences twice give the same compared
+// transcripts (the model is deterministic), another profile gives saved, replayable
+// differences, and bad input is one line with exit 2.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "spec/scenario/parser.h"
+#include "tools/fuzz/differential_loop.h"
+#include "tools/fuzz/fuzz_command.h"
+
+namespace qptwin::fuzz {
+namespace {
+
+struct Result {
+  int code;
+  std::string out, err;
+};
+
+Result Fuzz(const std::vector<std::string>& args) {
+  std::istringstream in;
+  std::ostringstream out, err;
+  const int code = RunFuzzCli(args, in, out, err);
+  return {code, out.str(), err.str()};
+}
+
+std::string TempDir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/differential_test_" + name;
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+// Run as a sharded Bazel test, each shard takes its part of the campaign (the flag-less
+// run reads TEST_SHARD_INDEX/TEST_TOTAL_SHARDS).
+TEST(Differential, ModelAgainstItselfIsDeterministic) {
+  const std::string dir = TempDir("self");
+  const Result r =
+      Fuzz({"--differential", "--seed", "5", "--sequences", "400", "--out", dir});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find(" 0 differences"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sequences/s"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(dir)) << "nothing saved without a difference";
+  if (const char* total = std::getenv("TEST_TOTAL_SHARDS")) {
+    EXPECT_NE(r.out.find("/" + std::string(total) + ")"), std::string::npos) << r.out;
+  }
+}
+
+TEST(Differential, ShardsSplitTheCampaign) {
+  const Result a = Fuzz({"--differential", "--seed", "5", "--sequences", "10", "--shard", "0/3",
+                         "--out", TempDir("shard")});
+  EXPECT_EQ(a.code, 0) << a.err;
+  EXPECT_NE(a.out.find(": 4 sequences (seed 5, shard 0/3)"), std::string::npos) << a.out;
+  const Result b = Fuzz({"--differential", "--seed", "5", "--sequences", "10", "--shard", "2/3",
+                         "--out", TempDir("shard")});
+  EXPECT_NE(b.out.find(": 3 sequences (seed 5, shard 2/3)"), std::string::npos) << b.out;
+}
+
+// IBTA and rxe differ (spec/device_description.h): the differences are found and saved as
+// .qps files that parse, say how to replay, and carry both transcripts.
+TEST(Differential, AnotherProfileDiffersAndIsSaved) {
+  const std::string dir = TempDir("ibta");
+  const Result r = Fuzz({"--differential", "--against", "model:ibta", "--seed", "9",
+                         "--sequences", "200", "--shard", "0/1", "--out", dir});
+  ASSERT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("saved as " + dir + "/9-*.qps"), std::string::npos) << r.out;
+  size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    ++files;
+    std::ifstream f(e.path());
+    std::stringstream text;
+    text << f.rdbuf();
+    const std::string s = text.str();
+    EXPECT_NE(s.find("# replay: qptwin diff --backend model --profile rxe --against model:ibta"),
+              std::string::npos);
+    EXPECT_NE(s.find("# ---- compared transcript on model/rxe"), std::string::npos);
+    EXPECT_NE(s.find("# ---- compared transcript on model/ibta"), std::string::npos);
+    scenario::Scenario sc;
+    scenario::ParseError pe;
+    EXPECT_TRUE(scenario::ParseScenario(s, &sc, &pe)) << e.path() << ": " << pe.ToString();
+  }
+  EXPECT_GE(files, 1u);
+  EXPECT_LE(files, kMaxSaved);
+}
+
+TEST(Differential, ReplayPrintsTheSequenceAndBothTranscripts) {
+  const Result r = Fuzz({"--differential", "--seed", "5", "--replay", "3"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("# sequence 3 of seed 5\n", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("device d0 profile=rxe"), std::string::npos);
+  EXPECT_NE(r.out.find("# ---- on model/rxe"), std::string::npos);
+  EXPECT_NE(r.out.find(": 1 sequences"), std::string::npos);
+}
+
+TEST(Differential, BadInputIsOneLineAndExitTwo) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"--differential", "--shard", "3/2"},
+           {"--differential", "--shard", "x"},
+           {"--differential", "--against", "nic"},
+           {"--differential", "--against", "hw:rxe"},
+           {"--differential", "--against", "model:nope"},
+           {"--differential", "--poll-ms", "0"},
+           {"--differential", "--replay", "1"},
+           {"--differential", "--backend", "hw"},
+           {"--shard", "0/2"},
+       }) {
+    const Result r = Fuzz(args);
+    EXPECT_EQ(r.code, 2) << args[1] << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("qptwin: fuzz", 0), 0u) << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace qptwin::fuzz
