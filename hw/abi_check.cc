@@ -107,6 +107,8 @@ static_assert(static_cast<int>(WcStatus::kTmRndvIncomplete) == IBV_WC_TM_RNDV_IN
 // wc_flag:: (ibv_wc_flags)
 static_assert(wc_flag::kGrh == IBV_WC_GRH);
 static_assert(wc_flag::kWithImm == IBV_WC_WITH_IMM);
+static_assert(wc_flag::kIpCsumOk == IBV_WC_IP_CSUM_OK);
+static_assert(wc_flag::kWithInv == IBV_WC_WITH_INV);
 
 // access:: (ibv_access_flags)
 static_assert(access::kLocalWrite == IBV_ACCESS_LOCAL_WRITE);

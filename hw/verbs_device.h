@@ -71,6 +71,7 @@ class VerbsDevice : public Device {
   int DestroyCompChannel(ChannelHandle ch) override;
   int CreateCq(int cqe, ChannelHandle channel, CqHandle* out, int* actual_cqe) override;
   int DestroyCq(CqHandle cq) override;
+  int ResizeCq(CqHandle cq, int cqe, int* actual_cqe) override;  // verbs_device_srq_cq.cc
   int PollCq(CqHandle cq, int num_entries, WorkCompletion* wc) override;
   int ReqNotifyCq(CqHandle cq, bool solicited_only) override;
   int GetCqEvent(ChannelHandle ch, uint64_t timeout_ns, CqHandle* cq) override;
@@ -81,6 +82,8 @@ class VerbsDevice : public Device {
   int CreateSrq(PdHandle pd, uint32_t max_wr, uint32_t max_sge, SrqHandle* out) override;
   int DestroySrq(SrqHandle srq) override;
   int PostSrqRecv(SrqHandle srq, const std::vector<RecvWr>& wrs, size_t* bad_wr) override;
+  int ModifySrq(SrqHandle srq, const SrqAttr& attr, uint32_t mask) override;
+  int QuerySrq(SrqHandle srq, SrqAttr* out) override;
   int CreateSrqEx(const SrqInitAttr& init, SrqHandle* out) override;
   int SrqNum(SrqHandle srq, uint32_t* srq_num) override;
   int OpenXrcd(XrcdHandle* out) override;

@@ -71,6 +71,10 @@ int ModelDevice::CreateCq(int cqe, ChannelHandle channel, CqHandle* out, int* ac
 
 int ModelDevice::DestroyCq(CqHandle cq) { return nic_->DestroyCq(ctx_, cq.id); }
 
+int ModelDevice::ResizeCq(CqHandle cq, int cqe, int* actual_cqe) {
+  return nic_->ResizeCq(ctx_, cq.id, cqe, actual_cqe);
+}
+
 int ModelDevice::PollCq(CqHandle cq, int num_entries, WorkCompletion* wc) {
   return nic_->PollCq(ctx_, cq.id, num_entries, wc);
 }
@@ -140,6 +144,14 @@ int ModelDevice::DestroySrq(SrqHandle srq) { return nic_->DestroySrq(ctx_, srq.i
 
 int ModelDevice::PostSrqRecv(SrqHandle srq, const std::vector<RecvWr>& wrs, size_t* bad_wr) {
   return nic_->PostSrqRecv(ctx_, srq.id, wrs, bad_wr);
+}
+
+int ModelDevice::ModifySrq(SrqHandle srq, const SrqAttr& attr, uint32_t mask) {
+  return nic_->ModifySrq(ctx_, srq.id, attr, mask);
+}
+
+int ModelDevice::QuerySrq(SrqHandle srq, SrqAttr* out) {
+  return nic_->QuerySrq(ctx_, srq.id, out);
 }
 
 int ModelDevice::CreateSrqEx(const SrqInitAttr& init, SrqHandle* out) {

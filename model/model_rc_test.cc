@@ -34,7 +34,10 @@ TEST_F(RcTest, SendRecvMovesBytesAcrossDevicesInMtuPackets) {
   EXPECT_EQ(rwc[0].opcode, WcOpcode::kRecv);
   EXPECT_EQ(rwc[0].wr_id, 7u);
   EXPECT_EQ(rwc[0].byte_len, 3000u);
-  EXPECT_EQ(rwc[0].src_qp, a_.qpn);
+  // The rxe profile (Behaviour::connected_recv_src_qp_zero, recv_wc_grh_always): an RC
+  // receive CQE has src_qp 0 and IBV_WC_GRH (rxe_resp.c do_complete).
+  EXPECT_EQ(rwc[0].src_qp, 0u);
+  EXPECT_EQ(rwc[0].wc_flags, wc_flag::kGrh);
   EXPECT_EQ(rwc[0].qp_num, b_.qpn);
   EXPECT_EQ(std::memcmp(a_.buf, b_.buf + 100, 3000), 0);
   EXPECT_EQ(b_.buf[99], 0);

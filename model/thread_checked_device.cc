@@ -66,6 +66,10 @@ class ThreadCheckedDevice : public Device {
     if (!sim::OnKernelThread()) return EPERM;
     return d_->DestroyCq(cq);
   }
+  int ResizeCq(CqHandle cq, int cqe, int* actual_cqe) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->ResizeCq(cq, cqe, actual_cqe);
+  }
   int PollCq(CqHandle cq, int num_entries, WorkCompletion* wc) override {
     if (!sim::OnKernelThread()) return -EPERM;
     return d_->PollCq(cq, num_entries, wc);
@@ -97,6 +101,14 @@ class ThreadCheckedDevice : public Device {
   int PostSrqRecv(SrqHandle srq, const std::vector<RecvWr>& wrs, size_t* bad_wr) override {
     if (!sim::OnKernelThread()) return EPERM;
     return d_->PostSrqRecv(srq, wrs, bad_wr);
+  }
+  int ModifySrq(SrqHandle srq, const SrqAttr& attr, uint32_t mask) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->ModifySrq(srq, attr, mask);
+  }
+  int QuerySrq(SrqHandle srq, SrqAttr* out) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->QuerySrq(srq, out);
   }
   int CreateSrqEx(const SrqInitAttr& init, SrqHandle* out) override {
     if (!sim::OnKernelThread()) return EPERM;

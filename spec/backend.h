@@ -187,6 +187,17 @@ struct SrqInitAttr {  // ibv_srq_init_attr_ex (the fields qptwin uses)
   CqHandle cq;
 };
 
+struct SrqAttr {  // ibv_srq_attr
+  uint32_t max_wr = 0;
+  uint32_t max_sge = 0;
+  uint32_t srq_limit = 0;  // 0: not armed; else SRQ_LIMIT_REACHED when fewer WRs remain
+};
+
+namespace srq_attr {  // ibv_srq_attr_mask
+inline constexpr uint32_t kMaxWr = 1u << 0;  // IBV_SRQ_MAX_WR: resize
+inline constexpr uint32_t kLimit = 1u << 1;  // IBV_SRQ_LIMIT: arm the limit event
+}  // namespace srq_attr
+
 // ---- Work requests and completions -------------------------------------------------------
 
 struct Sge {  // ibv_sge: addr is a process virtual address inside a registered MR
@@ -291,6 +302,10 @@ class Device {
   [[nodiscard]] virtual int CreateCq(int cqe, ChannelHandle channel, CqHandle* out,
                                      int* actual_cqe) = 0;
   [[nodiscard]] virtual int DestroyCq(CqHandle cq) = 0;  // EBUSY while a QP or SRQ uses it
+  // As ibv_resize_cq: at least `cqe` entries (*actual_cqe: what the device made); the
+  // completions not yet polled are kept, in order. EINVAL for cqe < 1 or beyond max_cqe, or
+  // fewer than the completions the CQ holds (rxe_cq_chk_attr).
+  [[nodiscard]] virtual int ResizeCq(CqHandle cq, int cqe, int* actual_cqe) = 0;
   // As ibv_poll_cq: returns the number of completions (>= 0) written to wc[0..n), or a
   // negative errno (-EINVAL for a bad handle). Never blocks, never advances time.
   virtual int PollCq(CqHandle cq, int num_entries, WorkCompletion* wc) = 0;
@@ -310,6 +325,13 @@ class Device {
   [[nodiscard]] virtual int DestroySrq(SrqHandle srq) = 0;  // EBUSY while a QP uses it
   [[nodiscard]] virtual int PostSrqRecv(SrqHandle srq, const std::vector<RecvWr>& wrs,
                                         size_t* bad_wr) = 0;
+  // As ibv_modify_srq: `mask` of srq_attr:: bits. kMaxWr resizes (where the device can;
+  // EINVAL below the WRs queued or beyond max_srq_wr), kLimit arms SRQ_LIMIT_REACHED: the
+  // event fires once when the WRs queued fall below srq_limit, and disarms (srq_limit 0).
+  // EINVAL for a limit beyond max_wr. On error nothing changes.
+  [[nodiscard]] virtual int ModifySrq(SrqHandle srq, const SrqAttr& attr, uint32_t mask) = 0;
+  // As ibv_query_srq: the granted max_wr and max_sge, and the armed srq_limit (0: none).
+  [[nodiscard]] virtual int QuerySrq(SrqHandle srq, SrqAttr* out) = 0;
   // As ibv_create_srq_ex: a basic SRQ (as CreateSrq) or an XRC SRQ (xrcd, cq and pd
   // required: EINVAL without them; on a device without XRC no XRCD can be opened).
   [[nodiscard]] virtual int CreateSrqEx(const SrqInitAttr& init, SrqHandle* out) = 0;

@@ -65,6 +65,19 @@ struct Behaviour {
   // ibv_post_send and completes with IBV_WC_LOC_QP_OP_ERR (QP -> ERR); otherwise EINVAL at post.
   bool opcode_checked_by_requester = false;
 
+  // CQE and query fields (issue 11 part 1; measured in tools/rxe-vm, examples/*.qps):
+  // A successful receive CQE has IBV_WC_GRH for every QP type. IBTA 11.4.2.1: GRH only when
+  // the message carried one (UD on RoCE).
+  bool recv_wc_grh_always = false;
+  // src_qp of an RC/UC receive CQE is 0 (filled only from a UD packet's DETH). IBTA defines
+  // it for datagrams; the default fills the remote QP's number for every type.
+  bool connected_recv_src_qp_zero = false;
+  // ibv_query_qp reports the attributes as stored: cur_qp_state as last given with
+  // IBV_QP_CUR_STATE (RESET before), an AV with is_global=1 and only its GRH fields and
+  // port_num (dlid, sl, src_path_bits, static_rate 0), path_mtu IBV_MTU_256 until one is
+  // set, en_sqd_async_notify 0. Default: the current state, the AV as given, the port's active MTU.
+  bool query_qp_stored_view = false;
+
   friend bool operator==(const Behaviour& a, const Behaviour& b);
   friend bool operator!=(const Behaviour& a, const Behaviour& b) { return !(a == b); }
 };

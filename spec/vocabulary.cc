@@ -181,6 +181,13 @@ constexpr std::array<NamedValue<SendFlags>, 5> kSendFlagNames{{
     {send_flag::kIpCsum, "IP_CSUM"},
 }};
 
+constexpr std::array<NamedValue<uint32_t>, 4> kWcFlagNames{{
+    {wc_flag::kGrh, "GRH"},
+    {wc_flag::kWithImm, "WITH_IMM"},
+    {wc_flag::kIpCsumOk, "IP_CSUM_OK"},
+    {wc_flag::kWithInv, "WITH_INV"},
+}};
+
 constexpr std::array<NamedValue<int>, 16> kErrnoNames{{
     {0, "ok"},
     {EPERM, "EPERM"},
@@ -381,6 +388,8 @@ std::optional<SendFlags> ParseSendFlags(std::string_view s) {
 std::string FormatSendFlags(SendFlags flags) {
   return FormatFlagSet(kSendFlagNames, flags, "BIT");
 }
+
+std::string FormatWcFlags(uint32_t flags) { return FormatFlagSet(kWcFlagNames, flags, "BIT"); }
 
 std::string_view ErrnoName(int err) { return NameIn(kErrnoNames, err); }
 std::optional<int> ParseErrno(std::string_view s) {

@@ -131,6 +131,8 @@ enum class WcStatus : uint8_t {
 namespace wc_flag {
 inline constexpr uint32_t kGrh = 1u << 0;
 inline constexpr uint32_t kWithImm = 1u << 1;
+inline constexpr uint32_t kIpCsumOk = 1u << 2;
+inline constexpr uint32_t kWithInv = 1u << 3;  // imm_data holds the invalidated rkey
 }  // namespace wc_flag
 
 // ibv_access_flags
@@ -241,6 +243,8 @@ std::optional<AccessFlags> ParseAccessFlags(std::string_view s);
 std::string FormatAccessFlags(AccessFlags flags);
 std::optional<SendFlags> ParseSendFlags(std::string_view s);
 std::string FormatSendFlags(SendFlags flags);
+// ibv_wc_flags: "GRH|WITH_IMM"; "0" for none.
+std::string FormatWcFlags(uint32_t flags);
 
 // errno names used across backends: "EINVAL" <-> EINVAL. 0 is "ok".
 std::string_view ErrnoName(int err);

@@ -33,6 +33,8 @@ class Cq {
   bool sticky_error() const { return sticky_; }
 
   bool Push(const WorkCompletion& wc, uint64_t visible_at = 0);
+  // ibv_resize_cq: the entries stay, in order (Nic::ResizeCq checks depth >= size()).
+  void set_depth(int depth) { depth_ = depth; }
   int Poll(int max, WorkCompletion* out, uint64_t now = ~uint64_t{0});
 
   void Arm(bool solicited_only) {

@@ -78,6 +78,10 @@ class Nic {
   int CreateSrq(uint32_t ctx, uint32_t pd, uint32_t max_wr, uint32_t max_sge, uint32_t* out);
   int DestroySrq(uint32_t ctx, uint32_t srq);
   int PostSrqRecv(uint32_t ctx, uint32_t srq, const std::vector<RecvWr>& wrs, size_t* bad);
+  // nic_srq_cq.cc: ibv_modify_srq, ibv_query_srq, ibv_resize_cq as rxe does them.
+  int ModifySrq(uint32_t ctx, uint32_t srq, const SrqAttr& attr, uint32_t mask);
+  int QuerySrq(uint32_t ctx, uint32_t srq, SrqAttr* out);
+  int ResizeCq(uint32_t ctx, uint32_t cq, int cqe, int* actual);
   int CreateSrqEx(uint32_t ctx, const SrqInitAttr& init, uint32_t* out);
   int SrqNum(uint32_t ctx, uint32_t srq, uint32_t* srqn);
   int OpenXrcd(uint32_t ctx, uint32_t* out);
@@ -117,6 +121,7 @@ class Nic {
   int CreateXrcRecvQp(uint32_t ctx, const QpInitAttr& init, uint32_t* out, QpCap* actual);
   uint32_t PathMtuBytes(const Qp& qp) const;
 
+  void StoredView(const Qp& qp, QpAttr* attr) const;  // query_qp_stored_view (nic_qp.cc)
   // State effects (nic_qp.cc).
   void SetState(Qp& qp, QpState to, const std::string& cause);
   void EnterError(Qp& qp, const std::string& cause);
@@ -184,6 +189,8 @@ class Nic {
   void RespondError(Qp& qp, const Packet& pkt, NakCode code, EventType event);
   // `ready_ns`: when the response can start (READ data / atomic result fetched by DMA).
   void SendResponse(const Qp& qp, const Packet& req, Packet resp, uint64_t ready_ns = 0,
+  // After a receive WR was taken from `srq`: SRQ_LIMIT_REACHED once below its armed limit.
+  void CheckSrqLimit(Srq& srq);
                     uint64_t dma_bytes = 0);
   void SendAck(const Qp& qp, const Packet& req);
 

@@ -186,9 +186,14 @@ int Nic::ModifyQp(uint32_t ctx, uint32_t h, const QpAttr& a, AttrMask mask) {
   if (mask & attr::kQkey) s.qkey = a.qkey;
   if (mask & attr::kAv) {
     s.ah_attr = a.ah_attr;
+    qp->av_set = true;
     qp->dst_nic = world_->ResolveAddress(a.ah_attr);
   }
-  if (mask & attr::kPathMtu) s.path_mtu = a.path_mtu;
+  if (mask & attr::kPathMtu) {
+    s.path_mtu = a.path_mtu;
+    qp->path_mtu_set = true;
+  }
+  if (mask & attr::kCurState) qp->cur_state_given = a.cur_qp_state;
   if (mask & attr::kTimeout) s.timeout = a.timeout;
   if (mask & attr::kRetryCnt) qp->retry_left = s.retry_cnt = a.retry_cnt;
   if (mask & attr::kRnrRetry) qp->rnr_left = s.rnr_retry = a.rnr_retry;
@@ -196,6 +201,7 @@ int Nic::ModifyQp(uint32_t ctx, uint32_t h, const QpAttr& a, AttrMask mask) {
   if (mask & attr::kMaxQpRdAtomic) s.max_rd_atomic = a.max_rd_atomic;
   if (mask & attr::kAltPath) {
     s.alt_ah_attr = a.alt_ah_attr;
+    qp->alt_av_set = true;
     s.alt_pkey_index = a.alt_pkey_index;
     s.alt_port_num = a.alt_port_num;
     s.alt_timeout = a.alt_timeout;
@@ -235,6 +241,33 @@ int Nic::ModifyQp(uint32_t ctx, uint32_t h, const QpAttr& a, AttrMask mask) {
   return 0;
 }
 
+namespace {
+AhAttr ZeroAv() {
+  AhAttr ah;
+  ah.grh.hop_limit = 0;
+  ah.port_num = 0;
+  ah.is_global = true;
+  return ah;
+}
+}  // namespace
+
+// Behaviour::query_qp_stored_view: rxe_qp_to_attr / rxe_av_to_attr / rxe_qp_init_misc.
+void Nic::StoredView(const Qp& qp, QpAttr* attr) const {
+  attr->cur_qp_state = qp.cur_state_given;
+  attr->en_sqd_async_notify = false;  // measured: 0 after modify en_sqd_async_notify=1
+  if (!qp.path_mtu_set) attr->path_mtu = Mtu::k256;
+  for (AhAttr* ah : {&attr->ah_attr, &attr->alt_ah_attr}) {
+    ah->is_global = true;
+    ah->dlid = 0;
+    ah->sl = 0;
+    ah->src_path_bits = 0;
+    ah->static_rate = 0;
+  }
+  // An AV never given is all zero (rxe_qp_init_misc leaves pri_av/alt_av zeroed).
+  if (!qp.av_set) attr->ah_attr = ZeroAv();
+  if (!qp.alt_av_set) attr->alt_ah_attr = ZeroAv();
+}
+
 int Nic::QueryQp(uint32_t ctx, uint32_t h, QpAttr* attr, QpInitAttr* init) {
   Qp* qp = FindQp(ctx, h);
   if (!qp) return EINVAL;
@@ -244,6 +277,8 @@ int Nic::QueryQp(uint32_t ctx, uint32_t h, QpAttr* attr, QpInitAttr* init) {
     attr->cap = qp->cap;
     attr->sq_draining = qp->sq_draining;
     attr->sq_psn = qp->next_psn;
+    if (qp->type != QpType::kUd) attr->rq_psn = qp->epsn;  // rxe_qp_to_attr: resp.psn
+    if (profile().behaviour.query_qp_stored_view) StoredView(*qp, attr);
   }
   if (init) {
     *init = qp->init;

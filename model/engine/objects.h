@@ -41,6 +41,7 @@ struct Srq {
   uint32_t pd = 0;
   uint32_t max_wr = 0;
   uint32_t max_sge = 0;
+  uint32_t limit = 0;  // srq_limit armed by ModifySrq (0: none); nic_srq_cq.cc
   std::deque<RecvWr> rq;
   int users = 0;
   // XRC SRQs: the number senders name (XRCETH), the domain, and the CQ of its receives.
@@ -83,6 +84,10 @@ struct Qp : std::enable_shared_from_this<Qp> {
 
   // Send queue: [0, sq_next) started, [sq_next, end) waiting. Popped in order when done.
   std::deque<SendWqe> sq;
+  // What ibv_query_qp reports under Behaviour::query_qp_stored_view (rxe_qp_to_attr).
+  bool path_mtu_set = false;
+  bool av_set = false, alt_av_set = false;
+  QpState cur_state_given = QpState::kReset;
   size_t sq_next = 0;
   uint64_t next_serial = 1;
   std::deque<RecvWr> rq;

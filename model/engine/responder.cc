@@ -214,6 +214,7 @@ bool Nic::TakeRecv(Qp& qp, RecvWr* out) {
   if (q.empty()) return false;
   *out = std::move(q.front());
   q.pop_front();
+  if (srq) CheckSrqLimit(*srq);
   return true;
 }
 
@@ -251,7 +252,9 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
   WorkCompletion wc;
   wc.wr_id = r.wr_id;
   wc.qp_num = qp.qpn;
-  wc.src_qp = pkt.src_qpn;
+  // Behaviour::connected_recv_src_qp_zero: rxe fills src_qp from a DETH only.
+  const bool datagram = qp.type == QpType::kUd;
+  wc.src_qp = datagram || !profile().behaviour.connected_recv_src_qp_zero ? pkt.src_qpn : 0;
   uint32_t pd = ResponderPd(qp);
   WcStatus st = len ? mrs_.Scatter(r.sg_list, pd, data, len) : WcStatus::kSuccess;
   if (st != WcStatus::kSuccess) {
@@ -276,7 +279,7 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
     wc.imm_data = pkt.imm;
     wc.wc_flags |= wc_flag::kWithImm;
   }
-  if (grh) wc.wc_flags |= wc_flag::kGrh;
+  if (grh || profile().behaviour.recv_wc_grh_always) wc.wc_flags |= wc_flag::kGrh;
   bool ok = PushCqe(qp, RecvCq(qp), wc, pkt.solicited);
   if (IsReliable(qp.type) && ok) SendAck(qp, pkt);
 }

@@ -35,8 +35,11 @@ enum class Verb : uint8_t {
   kCheck,
   kDestroy,
   kAdvance,
+  kQueryDevice,
+  kQueryPort,
+  kQuerySrq,
 };
-inline constexpr int kNumVerbs = 16;
+inline constexpr int kNumVerbs = 19;
 
 enum class ObjectKind : uint8_t { kDevice, kPd, kMr, kCq, kSrq, kQp };
 
@@ -105,6 +108,7 @@ struct Command {
   uint64_t offset = 0;  // fill/check OFF
   uint8_t byte = 0;     // fill/check BYTE
   uint64_t advance_ns = 0;  // advance us=N
+  uint8_t port = 1;         // query_port port=N
 
   Expect expect;
 };

@@ -253,6 +253,19 @@ void ParseBody(LineParser& p, Command* c, Scenario* sc, std::string* current_dev
                    {ObjectKind::kDevice, ObjectKind::kPd, ObjectKind::kMr, ObjectKind::kCq,
                     ObjectKind::kSrq, ObjectKind::kQp},
                    &c->name);
+    case Verb::kQueryDevice:
+    case Verb::kQueryPort:
+      if (p.Has("dev")) {
+        p.RefKey("dev", {ObjectKind::kDevice}, &c->device);
+      } else if (current_device->empty()) {
+        p.Fail("no device yet: start the scenario with 'device NAME'");
+      } else {
+        c->device = *current_device;
+      }
+      p.Number("port", 255, &c->port);
+      return;
+    case Verb::kQuerySrq:
+      return p.Ref(c->name, {ObjectKind::kSrq}, &c->name);
     case Verb::kAdvance: {
       uint64_t us = 0;
       p.Number("us", 3600ull * 1000 * 1000, &us);

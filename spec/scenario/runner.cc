@@ -123,6 +123,12 @@ int Runner::Execute(const Command& c, Step* step) {
     case Verb::kAdvance:
       backend_->Advance(c.advance_ns);
       return 0;
+    case Verb::kQueryDevice:
+      return QueryDevice(c, step);
+    case Verb::kQueryPort:
+      return QueryPort(c, step);
+    case Verb::kQuerySrq:
+      return QuerySrq(c, step);
   }
   return EINVAL;
 }
@@ -268,6 +274,7 @@ int Runner::Modify(const Command& c, Step* step) {
   int ret = dev->ModifyQp(qp, attr, c.mask);
   if (ret == 0) {
     if (c.mask & attr::kQkey) o.qkey = attr.qkey;
+    if (!c.dest.empty()) o.peer = c.dest;
     return 0;
   }
   o.port = old_port;
@@ -288,22 +295,6 @@ int Runner::Modify(const Command& c, Step* step) {
                                       : JoinProblems(problems);
       }
     }
-  }
-  return ret;
-}
-
-int Runner::Query(const Command& c, Step* step) {
-  const Object& o = Obj(c.name);
-  Device* dev = DeviceOf(o);
-  if (!dev) return ENODEV;
-  QpAttr attr;
-  QpInitAttr init;
-  int ret = dev->QueryQp(QpHandle{o.handle}, &attr, &init);
-  if (ret == 0) {
-    Outcome out;
-    out.kind = Outcome::Kind::kState;
-    out.state = attr.qp_state;
-    step->outcomes.push_back(out);
   }
   return ret;
 }

@@ -30,18 +30,21 @@ namespace qptwin::scenario {
 
 // One line of the canonical transcript.
 struct Outcome {
-  enum class Kind : uint8_t { kOk, kError, kState, kWc, kPolled, kEvent, kMismatch };
+  enum class Kind : uint8_t { kOk, kError, kState, kWc, kPolled, kEvent, kMismatch, kAttrs };
   Kind kind = Kind::kOk;
   int err = 0;                      // kError: positive errno
   QpState state = QpState::kReset;  // kState
   WorkCompletion wc;                // kWc
   std::string qp;                   // kWc: the QP's scenario name
   std::string wr_opcode;            // kWc: the opcode of the WR it was charged to ("RECV", ...)
+  std::string src_qp;               // kWc: src_qp named canonically (a QP's name, or "0")
+  std::string invalidated;          // kWc with WITH_INV: the MR/MW whose rkey was invalidated
   int count = 0;                    // kPolled
   EventType event = EventType::kQpFatal;  // kEvent
   std::string object;               // kEvent: "qp=a", "cq=c", "srq=s" or "port=1"
   uint64_t offset = 0;              // kMismatch: first differing offset
   uint8_t got = 0, want = 0;        // kMismatch
+  std::string text;                 // kAttrs: "qp_attr cur_state=RTS ..." (runner_query.cc)
 };
 
 struct Step {
@@ -96,6 +99,10 @@ class Runner {
     uint32_t qkey = 0;
     uint32_t qp_num = 0;
     bool destroyed = false;
+    // Canonical names of QP numbers (runner_query.cc): the peer last given by modify
+    // dest=/av=/dest_qpn=, and the UD QPs that posted to this one with ah=.
+    std::string peer;
+    std::vector<std::string> ud_senders;
     // Tracing (runner_trace.cc): caps, CQs, outstanding WRs (accounting.h; SRQ: rq).
     QpInitAttr init;
     std::string send_cq, recv_cq, srq;
@@ -111,6 +118,18 @@ class Runner {
   int CreateQp(const Command& c, Step* step);
   int Modify(const Command& c, Step* step);
   int Query(const Command& c, Step* step);
+  // Queries and canonical names (runner_query.cc).
+  int QueryDevice(const Command& c, Step* step);
+  int QueryPort(const Command& c, Step* step);
+  int QuerySrq(const Command& c, Step* step);
+  void AddAttrs(std::string text, Step* step);
+  // The name of QP number `qp_num` as seen from QP `local` (src_qp of its CQE, its
+  // dest_qp_num): its peer or a UD sender first; "0" for 0; "qpn:N" when none is ours.
+  std::string QpNumName(const Object& local, uint32_t qp_num) const;
+  // The scenario name of a GID: the device whose default GID it is (local's peer first).
+  std::string GidName(const Object& local, const Gid& gid);
+  std::string KeyName(int device, uint32_t rkey) const;  // an MR by rkey, else "key:N"
+  std::string HandleName(ObjectKind kind, int device, uint32_t handle) const;
   int Destroy(const Command& c, Step* step);
   void CheckExpectation(const Command& c, int ret, Step* step);
   // Data path (runner_datapath.cc).

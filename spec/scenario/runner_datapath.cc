@@ -55,6 +55,10 @@ int Runner::PostSend(const Command& c, Step* step) {
       return ret;
     }
     wr.remote_qpn = Obj(c.ah).qp_num;
+    std::vector<std::string>& senders = Obj(c.ah).ud_senders;
+    if (std::find(senders.begin(), senders.end(), c.name) == senders.end()) {
+      senders.push_back(c.name);
+    }
     if (!c.remote_qkey_given) wr.remote_qkey = Obj(c.ah).qkey;
   }
   std::vector<SendWr> wrs(c.count, wr);
@@ -110,6 +114,13 @@ int Runner::Poll(const Command& c, Step* step) {
     o.kind = Outcome::Kind::kWc;
     o.wc = wc;
     o.qp = QpName(cq.device, wc.qp_num);
+    auto local = objects_.find(o.qp);
+    if (local != objects_.end()) {
+      o.src_qp = QpNumName(local->second, wc.src_qp);
+      if (wc.wc_flags & wc_flag::kWithInv) o.invalidated = KeyName(cq.device, wc.imm_data);
+    } else {
+      o.src_qp = wc.src_qp ? "qpn:" + std::to_string(wc.src_qp) : "0";
+    }
     step->outcomes.push_back(o);
   }
   for (Outcome& o : step->outcomes) RecordCompletion(c.name, &o, *step);

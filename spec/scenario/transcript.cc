@@ -28,20 +28,32 @@ std::string Body(const Outcome& o) {
     case Outcome::Kind::kState:
       return "state " + std::string(ToName(o.state));
     case Outcome::Kind::kWc: {
+      // ibv_poll_cq(3): only wr_id, status, qp_num and vendor_err are defined for an error
+      // CQE; src_qp, pkey_index, slid, sl and dlid_path_bits for receive completions.
       const WorkCompletion& wc = o.wc;
       bool ok = wc.status == WcStatus::kSuccess;
       std::string s = "wc wr_id=" + std::to_string(wc.wr_id) +
                       " status=" + std::string(ToName(wc.status));
       if (ok) s += " opcode=" + std::string(ToName(wc.opcode));
       s += " qp=" + o.qp;
-      if (ok) s += " len=" + std::to_string(wc.byte_len);
-      if (ok && (wc.wc_flags & wc_flag::kWithImm)) s += " imm=" + std::to_string(wc.imm_data);
+      if (!ok) return s;
+      s += " len=" + std::to_string(wc.byte_len);
+      if (wc.wc_flags & wc_flag::kWithImm) s += " imm=" + std::to_string(wc.imm_data);
+      if (wc.wc_flags & wc_flag::kWithInv) s += " inv=" + o.invalidated;
+      s += " flags=" + FormatWcFlags(wc.wc_flags);
+      if (wc.opcode >= WcOpcode::kRecv) {
+        s += " src_qp=" + o.src_qp + " pkey_index=" + std::to_string(wc.pkey_index) +
+             " slid=" + std::to_string(wc.slid) + " sl=" + std::to_string(wc.sl) +
+             " dlid_path_bits=" + std::to_string(wc.dlid_path_bits);
+      }
       return s;
     }
     case Outcome::Kind::kPolled:
       return "polled " + std::to_string(o.count);
     case Outcome::Kind::kEvent:
       return "event " + std::string(ToName(o.event)) + " " + o.object;
+    case Outcome::Kind::kAttrs:
+      return o.text;
     case Outcome::Kind::kMismatch:
       return "mismatch at=" + std::to_string(o.offset) + " got=" + Hex8(o.got) +
              " want=" + Hex8(o.want);
@@ -54,8 +66,8 @@ std::string WcDetail(const WorkCompletion& wc) {
   std::string s = "qp_num=" + std::to_string(wc.qp_num);
   if (wc.opcode >= WcOpcode::kRecv && wc.status == WcStatus::kSuccess) {
     s += " src_qp=" + std::to_string(wc.src_qp);
-    if (wc.wc_flags & wc_flag::kGrh) s += " grh";
   }
+  if (wc.wc_flags & wc_flag::kWithInv) s += " rkey=" + std::to_string(wc.imm_data);
   if (wc.vendor_err) s += " vendor_err=" + std::to_string(wc.vendor_err);
   return s;
 }
@@ -88,7 +100,8 @@ std::string NarratedStep(const Step& s, bool explain) {
   std::string head = "[" + Micros(s.start_ns) + "] L" + std::to_string(s.line) + "  " + s.text;
   // Single-outcome steps print on one line; poll and events list their results below.
   bool listed = s.outcomes.size() != 1 || s.outcomes.front().kind == Outcome::Kind::kEvent ||
-                s.outcomes.front().kind == Outcome::Kind::kPolled;
+                s.outcomes.front().kind == Outcome::Kind::kPolled ||
+                s.outcomes.front().kind == Outcome::Kind::kAttrs;
   if (!listed) {
     out += head + "  -> " + Body(s.outcomes.front());
     if (!s.note.empty()) out += "  (" + s.note + ")";

@@ -3,7 +3,10 @@
 //
 // Canonical lines (FORMAT.md), one per outcome, no times, addresses or QP numbers:
 //   L<line> ok | L<line> error EINVAL | L<line> state RTS
-//   L<line> wc wr_id=N status=S [opcode=O] qp=NAME [len=N] [imm=N]   (opcode/len: SUCCESS only)
+//   L<line> wc wr_id=N status=S [opcode=O] qp=NAME [len=N] [imm=N] [inv=KEY] [flags=F]
+//           [src_qp=QP pkey_index=N slid=N sl=N dlid_path_bits=N]
+//     (opcode and what follows qp=: SUCCESS only; src_qp...: receive opcodes only)
+//   L<line> qp_attr ... | qp_ah ... | device_attr ... (queries: one line per group)
 //   L<line> polled K | L<line> event SQ_DRAINED qp=NAME | L<line> mismatch at=OFF got=0xG want=0xW
 #pragma once
 

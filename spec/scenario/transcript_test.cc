@@ -18,6 +18,7 @@ Outcome Wc(WcStatus status, WcOpcode opcode, uint32_t len, uint32_t flags = 0) {
   o.wc.imm_data = 99;
   o.wc.qp_num = 1234;  // never printed in canonical form
   o.qp = "b";
+  o.src_qp = "a";
   return o;
 }
 
@@ -33,9 +34,32 @@ TEST(Transcript, CanonicalLinesHaveNoNumbersOfTheMachine) {
   st.state = QpState::kRts;
   EXPECT_EQ(CanonicalLine(5, st), "L5 state RTS");
   EXPECT_EQ(CanonicalLine(6, Wc(WcStatus::kSuccess, WcOpcode::kRecv, 64)),
-            "L6 wc wr_id=7 status=SUCCESS opcode=RECV qp=b len=64");
-  EXPECT_EQ(CanonicalLine(6, Wc(WcStatus::kSuccess, WcOpcode::kRecv, 64, wc_flag::kWithImm)),
-            "L6 wc wr_id=7 status=SUCCESS opcode=RECV qp=b len=64 imm=99");
+            "L6 wc wr_id=7 status=SUCCESS opcode=RECV qp=b len=64 flags=0 src_qp=a pkey_index=0 "
+            "slid=0 sl=0 dlid_path_bits=0");
+  EXPECT_EQ(CanonicalLine(6, Wc(WcStatus::kSuccess, WcOpcode::kRecv, 64,
+                                wc_flag::kWithImm | wc_flag::kGrh)),
+            "L6 wc wr_id=7 status=SUCCESS opcode=RECV qp=b len=64 imm=99 flags=GRH|WITH_IMM "
+            "src_qp=a pkey_index=0 slid=0 sl=0 dlid_path_bits=0");
+}
+
+TEST(Transcript, SendCompletionsCarryFlagsButNoReceiveFields) {
+  EXPECT_EQ(CanonicalLine(2, Wc(WcStatus::kSuccess, WcOpcode::kFetchAdd, 8)),
+            "L2 wc wr_id=7 status=SUCCESS opcode=FETCH_ADD qp=b len=8 flags=0");
+}
+
+TEST(Transcript, InvalidatedKeyIsNamed) {
+  Outcome o = Wc(WcStatus::kSuccess, WcOpcode::kRecv, 4, wc_flag::kWithInv);
+  o.invalidated = "mr1";
+  EXPECT_EQ(CanonicalLine(1, o),
+            "L1 wc wr_id=7 status=SUCCESS opcode=RECV qp=b len=4 inv=mr1 flags=WITH_INV "
+            "src_qp=a pkey_index=0 slid=0 sl=0 dlid_path_bits=0");
+}
+
+TEST(Transcript, AttributeLinesPrintAsGiven) {
+  Outcome o;
+  o.kind = Outcome::Kind::kAttrs;
+  o.text = "srq_attr max_wr=15 max_sge=1 srq_limit=0";
+  EXPECT_EQ(CanonicalLine(4, o), "L4 srq_attr max_wr=15 max_sge=1 srq_limit=0");
 }
 
 TEST(Transcript, ErrorCompletionsOmitOpcodeAndLength) {

@@ -43,6 +43,10 @@ const std::array<VerbSpec, kNumVerbs>& Table() {
       {Verb::kCheck, "check", 4, {}, {}, "check MR OFF LEN BYTE"},
       {Verb::kDestroy, "destroy", 1, {}, {}, "destroy NAME"},
       {Verb::kAdvance, "advance", 0, {"us"}, {}, "advance us=N"},
+      {Verb::kQueryDevice, "query_device", 0, {}, {"dev"}, "query_device [dev=DEVICE]"},
+      {Verb::kQueryPort, "query_port", 0, {}, {"dev", "port"},
+       "query_port [dev=DEVICE] [port=N]"},
+      {Verb::kQuerySrq, "query_srq", 1, {}, {}, "query_srq SRQ"},
   }};
   return *table;
 }

@@ -47,8 +47,13 @@ std::string TempFile(const std::string& name, const std::string& text) {
 TEST(RunCommand, CanonicalTranscriptFromStdin) {
   Cli r = RunCli({"--backend", "model", "--canonical", "-"}, kGood);
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(r.out,
-            "L1 ok\nL2 ok\nL3 ok\nL4 ok\nL5 ok\nL6 state INIT\nL7 error EINVAL\n");
+  // query prints the state, then every attribute group (FORMAT.md "Queries").
+  EXPECT_EQ(r.out.rfind("L1 ok\nL2 ok\nL3 ok\nL4 ok\nL5 ok\nL6 state INIT\nL6 qp_attr ", 0), 0u)
+      << r.out;
+  for (const char* group : {"\nL6 qp_ah ", "\nL6 qp_alt ", "\nL6 qp_cap ", "\nL6 qp_init type=RC "}) {
+    EXPECT_NE(r.out.find(group), std::string::npos) << group << r.out;
+  }
+  EXPECT_EQ(r.out.substr(r.out.size() - 17), "\nL7 error EINVAL\n") << r.out;
 }
 
 TEST(RunCommand, NarratedTraceShowsTimesAndTheOracleReason) {
@@ -161,7 +166,7 @@ TEST(DiffCommand, SameBackendTwiceIsTheSame) {
   std::ostringstream out, err;
   int code = DiffScenarioCli({"--backend", "model", "--against", "model:rxe", path}, in, out, err);
   EXPECT_EQ(code, 0) << err.str();
-  EXPECT_EQ(out.str(), path + ": same (7 lines)\n");
+  EXPECT_EQ(out.str(), path + ": same (12 lines)\n");
 }
 
 TEST(DiffCommand, NeedsFilesAndAgainst) {
@@ -200,8 +205,10 @@ TEST(DiffCommand, ReportsTheFirstDifferingLine) {
   int code = DiffScenarioCli({"--profile", "rxe", "--against", "model:ibta", path}, in, out, err);
   EXPECT_EQ(code, 1) << out.str() << err.str();
   EXPECT_NE(out.str().find(path + ": first difference at transcript line 15\n"
-                           "  model/rxe: L15 wc wr_id=1 status=SUCCESS opcode=RECV qp=b len=104\n"
-                           "  model/ibta: L15 wc wr_id=1 status=SUCCESS opcode=RECV qp=b len=64\n"),
+                           "  model/rxe: L15 wc wr_id=1 status=SUCCESS opcode=RECV qp=b len=104 "
+                           "flags=GRH src_qp=a pkey_index=0 slid=0 sl=0 dlid_path_bits=0\n"
+                           "  model/ibta: L15 wc wr_id=1 status=SUCCESS opcode=RECV qp=b len=64 "
+                           "flags=0 src_qp=a pkey_index=0 slid=0 sl=0 dlid_path_bits=0\n"),
             std::string::npos)
       << out.str();
 }

@@ -1,0 +1,202 @@
+// The runner's queries: every attribute ibv_query_qp, ibv_query_device, ibv_query_port and
+// ibv_query_srq return, as canonical lines (FORMAT.md "Queries"). A value that differs
+// between devices by nature (a QP number, a GID, a key, a handle) is printed as the name
+// of the scenario object it refers to; nothing is left out.
+#include <cerrno>
+#include <cstdio>
+
+#include "spec/scenario/runner.h"
+
+namespace qptwin::scenario {
+namespace {
+
+std::string Kv(std::string_view key, uint64_t v) {
+  return " " + std::string(key) + "=" + std::to_string(v);
+}
+std::string Kv(std::string_view key, std::string_view v) {
+  return " " + std::string(key) + "=" + std::string(v);
+}
+
+std::string CapText(const QpCap& cap) {
+  return Kv("max_send_wr", cap.max_send_wr) + Kv("max_recv_wr", cap.max_recv_wr) +
+         Kv("max_send_sge", cap.max_send_sge) + Kv("max_recv_sge", cap.max_recv_sge) +
+         Kv("max_inline", cap.max_inline_data);
+}
+
+std::string GidHex(const Gid& gid) {
+  std::string out = "gid:";
+  char b[4];
+  for (uint8_t x : gid.raw) {
+    std::snprintf(b, sizeof b, "%02x", x);
+    out += b;
+  }
+  return out;
+}
+
+}  // namespace
+
+void Runner::AddAttrs(std::string text, Step* step) {
+  Outcome o;
+  o.kind = Outcome::Kind::kAttrs;
+  o.text = std::move(text);
+  step->outcomes.push_back(std::move(o));
+}
+
+std::string Runner::HandleName(ObjectKind kind, int device, uint32_t handle) const {
+  if (handle == 0) return "none";
+  for (const auto& [name, o] : objects_) {
+    if (o.kind == kind && o.device == device && o.handle == handle) return name;
+  }
+  return "#" + std::to_string(handle);
+}
+
+std::string Runner::QpNumName(const Object& local, uint32_t qp_num) const {
+  if (qp_num == 0) return "0";
+  auto is = [&](const std::string& name) {
+    auto it = qps_.find(name);
+    return it != qps_.end() && it->second->handle && it->second->qp_num == qp_num;
+  };
+  if (!local.peer.empty() && is(local.peer)) return local.peer;
+  for (const std::string& s : local.ud_senders) {
+    if (is(s)) return s;
+  }
+  for (bool destroyed : {false, true}) {
+    for (const auto& [name, qp] : qps_) {
+      if (qp->handle && qp->qp_num == qp_num && qp->destroyed == destroyed) return name;
+    }
+  }
+  return "qpn:" + std::to_string(qp_num);
+}
+
+std::string Runner::GidName(const Object& local, const Gid& gid) {
+  if (gid == Gid{}) return "0";
+  auto device_gid = [&](int d, Gid* out) {
+    if (d < 0 || d >= static_cast<int>(devices_.size()) || !devices_[d]) return false;
+    int index = 0;
+    return devices_[d]->DefaultGidIndex(1, &index) == 0 &&
+           devices_[d]->QueryGid(1, index, out) == 0;
+  };
+  auto name_of = [&](int d) -> std::string {
+    for (const auto& [name, o] : objects_) {
+      if (o.kind == ObjectKind::kDevice && o.device == d) return name;
+    }
+    return "dev" + std::to_string(d);
+  };
+  std::vector<int> order;
+  auto peer = qps_.find(local.peer);
+  if (peer != qps_.end()) order.push_back(peer->second->device);
+  for (int d = 0; d < static_cast<int>(devices_.size()); ++d) order.push_back(d);
+  for (int d : order) {
+    Gid g;
+    if (device_gid(d, &g) && g == gid) return name_of(d);
+  }
+  return GidHex(gid);
+}
+
+std::string Runner::KeyName(int device, uint32_t rkey) const {
+  for (const auto& [name, o] : objects_) {
+    if (o.kind == ObjectKind::kMr && o.device == device && o.handle && o.rkey == rkey) {
+      return name;
+    }
+  }
+  return "key:" + std::to_string(rkey);
+}
+
+int Runner::Query(const Command& c, Step* step) {
+  const Object& o = Obj(c.name);
+  Device* dev = DeviceOf(o);
+  if (!dev) return ENODEV;
+  QpAttr a;
+  QpInitAttr init;
+  int ret = dev->QueryQp(QpHandle{o.handle}, &a, &init);
+  if (ret != 0) return ret;
+  Outcome state;
+  state.kind = Outcome::Kind::kState;
+  state.state = a.qp_state;
+  step->outcomes.push_back(state);
+  AddAttrs("qp_attr" + Kv("cur_state", ToName(a.cur_qp_state)) +
+               Kv("path_mtu", MtuBytes(a.path_mtu)) + Kv("qkey", a.qkey) +
+               Kv("rq_psn", a.rq_psn) + Kv("sq_psn", a.sq_psn) +
+               Kv("dest_qp", QpNumName(o, a.dest_qp_num)) +
+               Kv("access", FormatAccessFlags(a.qp_access_flags)) +
+               Kv("pkey_index", a.pkey_index) + Kv("port", a.port_num) +
+               Kv("timeout", a.timeout) + Kv("retry_cnt", a.retry_cnt) +
+               Kv("rnr_retry", a.rnr_retry) + Kv("min_rnr_timer", a.min_rnr_timer) +
+               Kv("max_rd_atomic", a.max_rd_atomic) +
+               Kv("max_dest_rd_atomic", a.max_dest_rd_atomic) +
+               Kv("sq_draining", a.sq_draining) +
+               Kv("en_sqd_async_notify", a.en_sqd_async_notify) +
+               Kv("rate_limit", a.rate_limit),
+           step);
+  auto ah = [&](const AhAttr& h) {
+    return Kv("is_global", h.is_global) + Kv("dgid", GidName(o, h.grh.dgid)) +
+           Kv("sgid_index", h.grh.sgid_index) + Kv("hop_limit", h.grh.hop_limit) +
+           Kv("traffic_class", h.grh.traffic_class) + Kv("flow_label", h.grh.flow_label) +
+           Kv("dlid", h.dlid) + Kv("sl", h.sl) + Kv("src_path_bits", h.src_path_bits) +
+           Kv("static_rate", h.static_rate) + Kv("port", h.port_num);
+  };
+  AddAttrs("qp_ah" + ah(a.ah_attr), step);
+  AddAttrs("qp_alt" + Kv("alt_pkey_index", a.alt_pkey_index) +
+               Kv("alt_port", a.alt_port_num) + Kv("alt_timeout", a.alt_timeout) +
+               ah(a.alt_ah_attr),
+           step);
+  AddAttrs("qp_cap" + CapText(a.cap), step);
+  AddAttrs("qp_init" + Kv("type", ToName(init.qp_type)) + Kv("sq_sig_all", init.sq_sig_all) +
+               Kv("send_cq", HandleName(ObjectKind::kCq, o.device, init.send_cq.id)) +
+               Kv("recv_cq", HandleName(ObjectKind::kCq, o.device, init.recv_cq.id)) +
+               Kv("srq", HandleName(ObjectKind::kSrq, o.device, init.srq.id)) +
+               CapText(init.cap),
+           step);
+  return 0;
+}
+
+int Runner::QueryDevice(const Command& c, Step* step) {
+  const Object& o = Obj(c.device);
+  Device* dev = DeviceOf(o);
+  if (!dev) return ENODEV;
+  DeviceAttr d;
+  if (int ret = dev->QueryDevice(&d)) return ret;
+  AddAttrs("device_attr" + Kv("dev", c.device) + Kv("max_mr_size", d.max_mr_size) +
+               Kv("vendor_id", d.vendor_id) + Kv("vendor_part_id", d.vendor_part_id) +
+               Kv("max_qp", d.max_qp) + Kv("max_qp_wr", d.max_qp_wr) + Kv("max_sge", d.max_sge) +
+               Kv("max_sge_rd", d.max_sge_rd) + Kv("max_cq", d.max_cq) +
+               Kv("max_cqe", d.max_cqe) + Kv("max_mr", d.max_mr) + Kv("max_pd", d.max_pd) +
+               Kv("max_ah", d.max_ah) + Kv("max_qp_rd_atom", d.max_qp_rd_atom) +
+               Kv("max_qp_init_rd_atom", d.max_qp_init_rd_atom) + Kv("max_srq", d.max_srq) +
+               Kv("max_srq_wr", d.max_srq_wr) + Kv("max_srq_sge", d.max_srq_sge) +
+               Kv("max_inline_data", d.max_inline_data) + Kv("max_pkeys", d.max_pkeys) +
+               Kv("atomic_cap", static_cast<uint64_t>(d.atomic_cap)) +
+               Kv("phys_port_cnt", d.phys_port_cnt),
+           step);
+  return 0;
+}
+
+int Runner::QueryPort(const Command& c, Step* step) {
+  const Object& o = Obj(c.device);
+  Device* dev = DeviceOf(o);
+  if (!dev) return ENODEV;
+  PortAttr p;
+  if (int ret = dev->QueryPort(c.port, &p)) return ret;
+  AddAttrs("port_attr" + Kv("dev", c.device) + Kv("port", c.port) +
+               Kv("state", ToName(p.state)) + Kv("max_mtu", MtuBytes(p.max_mtu)) +
+               Kv("active_mtu", MtuBytes(p.active_mtu)) + Kv("gid_tbl_len", p.gid_tbl_len) +
+               Kv("max_msg_sz", p.max_msg_sz) + Kv("pkey_tbl_len", p.pkey_tbl_len) +
+               Kv("lid", p.lid) + Kv("lmc", p.lmc) + Kv("active_width", p.active_width) +
+               Kv("active_speed", p.active_speed) + Kv("link_layer", ToName(p.link_layer)),
+           step);
+  return 0;
+}
+
+int Runner::QuerySrq(const Command& c, Step* step) {
+  const Object& o = Obj(c.name);
+  Device* dev = DeviceOf(o);
+  if (!dev) return ENODEV;
+  SrqAttr a;
+  if (int ret = dev->QuerySrq(SrqHandle{o.handle}, &a)) return ret;
+  AddAttrs("srq_attr" + Kv("max_wr", a.max_wr) + Kv("max_sge", a.max_sge) +
+               Kv("srq_limit", a.srq_limit),
+           step);
+  return 0;
+}
+
+}  // namespace qptwin::scenario
