@@ -73,7 +73,13 @@ ModelCq* CreateCq(ibv_context* context, int cqe, void* cq_context, ibv_comp_chan
 }  // namespace
 
 ibv_cq_ex* CreateCqExOp(ibv_context* context, ibv_cq_init_attr_ex* attr) {
+  // rdma-core providers/rxe rxe_create_cq_ex: only the standard fields, else EOPNOTSUPP.
+  constexpr uint64_t kSupported = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM |
+                                  IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP |
+                                  IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |
+                                  IBV_WC_EX_WITH_DLID_PATH_BITS;
   if (attr->comp_mask & ~uint32_t(IBV_CQ_INIT_ATTR_MASK_FLAGS)) return Fail<ibv_cq_ex>(EOPNOTSUPP);
+  if (attr->wc_flags & ~kSupported) return Fail<ibv_cq_ex>(EOPNOTSUPP);
   int err = 0;
   ModelCq* cq = CreateCq(context, static_cast<int>(attr->cqe), attr->cq_context, attr->channel,
                          attr->wc_flags, &err);
@@ -148,12 +154,6 @@ int ibv_destroy_cq(ibv_cq* cq) {
   });
   if (!err) delete c;
   return err;
-}
-
-int ibv_resize_cq(ibv_cq* cq, int cqe) {
-  static auto real = Real(&ibv_resize_cq, "ibv_resize_cq");
-  if (!IsModel(cq->context)) return real(cq, cqe);
-  return EOPNOTSUPP;  // spec/backend.h has no resize (rxe has one: a known gap)
 }
 
 int ibv_get_cq_event(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context) {

@@ -49,6 +49,12 @@ unsigned int ReadWcFlags(ibv_cq_ex* c) { return Cq(c)->current.wc_flags; }
 uint32_t ReadSlid(ibv_cq_ex* c) { return Cq(c)->current.slid; }
 uint8_t ReadSl(ibv_cq_ex* c) { return Cq(c)->current.sl; }
 uint8_t ReadDlidPathBits(ibv_cq_ex* c) { return Cq(c)->current.dlid_path_bits; }
+// Reads of fields the CQ was not created with (create_cq_ex refuses those wc_flags): zeros,
+// never a null function pointer.
+uint64_t ReadNone64(ibv_cq_ex*) { return 0; }
+uint16_t ReadCvlan(ibv_cq_ex*) { return 0; }
+uint32_t ReadFlowTag(ibv_cq_ex*) { return 0; }
+void ReadTmInfo(ibv_cq_ex*, ibv_wc_tm_info* info) { std::memset(info, 0, sizeof(*info)); }
 
 // ---- ibv_wr_* -------------------------------------------------------------------------------
 
@@ -140,6 +146,16 @@ void WrSetInlineData(ibv_qp_ex* q, void* addr, size_t length) {
   WrSetInlineDataList(q, 1, &b);
 }
 
+// Work requests the model has no verb for (memory windows, invalidation, TSO, atomic
+// write): the batch fails at wr_complete with EOPNOTSUPP's neighbour EINVAL, as a provider
+// that sets no such op would leave the program calling a null pointer instead.
+void WrUnsupported(ibv_qp_ex* q) { Qp(q)->batch_error = true; }
+void WrBindMw(ibv_qp_ex* q, ibv_mw*, uint32_t, const ibv_mw_bind_info*) { WrUnsupported(q); }
+void WrLocalInv(ibv_qp_ex* q, uint32_t) { WrUnsupported(q); }
+void WrSendInv(ibv_qp_ex* q, uint32_t) { WrUnsupported(q); }
+void WrSendTso(ibv_qp_ex* q, void*, uint16_t, uint16_t) { WrUnsupported(q); }
+void WrAtomicWrite(ibv_qp_ex* q, uint32_t, uint64_t, const void*) { WrUnsupported(q); }
+
 int WrComplete(ibv_qp_ex* q) {
   ModelQp* qp = Qp(q);
   if (qp->batch_error) {
@@ -193,6 +209,11 @@ void InstallCqExOps(ModelCq* cq, uint64_t) {
   c.read_slid = ReadSlid;
   c.read_sl = ReadSl;
   c.read_dlid_path_bits = ReadDlidPathBits;
+  c.read_completion_ts = ReadNone64;
+  c.read_completion_wallclock_ns = ReadNone64;
+  c.read_cvlan = ReadCvlan;
+  c.read_flow_tag = ReadFlowTag;
+  c.read_tm_info = ReadTmInfo;
 }
 
 void InstallQpExOps(ModelQp* qp) {
@@ -213,6 +234,11 @@ void InstallQpExOps(ModelQp* qp) {
   q.wr_set_sge_list = WrSetSgeList;
   q.wr_set_inline_data = WrSetInlineData;
   q.wr_set_inline_data_list = WrSetInlineDataList;
+  q.wr_bind_mw = WrBindMw;
+  q.wr_local_inv = WrLocalInv;
+  q.wr_send_inv = WrSendInv;
+  q.wr_send_tso = WrSendTso;
+  q.wr_atomic_write = WrAtomicWrite;
 }
 
 }  // namespace qptwin::exec
