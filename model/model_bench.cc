@@ -1,11 +1,13 @@
 // Speed of the model: simulated small RC SENDs per wall-clock second, with the simulated
 // time per message alongside. Has its own main() (like the CLI) to show that binaries
-// linking the model need nothing special.
+// linking the model need nothing special. BM_WritesOverQps: WR/s vs QPs (issue 15).
 //   bazel run //model:model_bench -- --benchmark_min_time=2
+//   bazel run //model:model_bench -- --benchmark_filter=WritesOverQps
 #include <benchmark/benchmark.h>
 
 #include <cerrno>
 #include <memory>
+#include <vector>
 
 #include "model/model_backend.h"
 #include "spec/bring_up.h"
@@ -84,6 +86,114 @@ void BM_SmallSends(benchmark::State& state, const std::string& profile) {
   state.counters["sim_ns_per_msg"] = messages ? sim_ns / messages : 0;
   state.counters["sim_msgs_per_sim_s"] = sim_ns > 0 ? messages * 1e9 / sim_ns : 0;
 }
+
+// Issue 15: the cost per WR must not grow with the number of QPs. `q` connected RC QP pairs
+// on cx6-100g, pipelined as `qptwin bench write_bw -s 64` is: each QP keeps kDepth 64-byte
+// WRITEs outstanding, posted as lists of kList with the last signaled, and a list is
+// reposted when its CQE comes. items/s is WRs per CPU second (Google Benchmark's default),
+// so one run prints the curve (1 .. 4096 QPs) unaffected by other processes' load.
+constexpr int kList = 64;
+constexpr int kDepth = 128;
+
+struct Fleet {
+  std::unique_ptr<Backend> be;
+  std::unique_ptr<Device> dev[2];
+  CqHandle cq[2];
+  std::vector<QpHandle> qp[2];
+  uint8_t* buf[2] = {nullptr, nullptr};
+  uint32_t lkey[2] = {0, 0};
+  uint32_t rkey[2] = {0, 0};
+};
+
+bool SetupFleet(Fleet& f, int qps) {
+  ModelOptions o;
+  o.profile = "cx6-100g";
+  f.be = MakeModelBackend(o);
+  PdHandle pd[2];
+  for (int i = 0; i < 2; ++i) {
+    MrHandle mr;
+    if (!f.be || f.be->OpenDevice("mdev" + std::to_string(i), &f.dev[i]) ||
+        f.dev[i]->AllocPd(&pd[i]) ||
+        f.dev[i]->CreateCq(qps * (kDepth / kList) + 64, ChannelHandle{}, &f.cq[i], nullptr) ||
+        f.dev[i]->RegMr(pd[i], 1 << 16, access::kAll, &mr, &f.buf[i], &f.lkey[i], &f.rkey[i])) {
+      return false;
+    }
+  }
+  BringUpParams params;
+  params.min_rnr_timer = 1;
+  for (int q = 0; q < qps; ++q) {
+    QpHandle h[2];
+    for (int i = 0; i < 2; ++i) {
+      QpInitAttr init;
+      init.pd = pd[i];
+      init.send_cq = init.recv_cq = f.cq[i];
+      init.cap = QpCap{kDepth, 1, 1, 1, 0};
+      if (f.dev[i]->CreateQp(init, &h[i], nullptr)) return false;
+      f.qp[i].push_back(h[i]);
+    }
+    if (ConnectPair(*f.dev[0], h[0], *f.dev[1], h[1], params)) return false;
+  }
+  return true;
+}
+
+void BM_WritesOverQps(benchmark::State& state) {
+  const int qps = static_cast<int>(state.range(0));
+  Fleet f;
+  if (!SetupFleet(f, qps)) {
+    state.SkipWithError("setup failed");
+    return;
+  }
+  std::vector<SendWr> list(kList);
+  for (SendWr& w : list) {
+    w.opcode = WrOpcode::kRdmaWrite;
+    w.sg_list = {Sge{reinterpret_cast<uint64_t>(f.buf[0]), 64, f.lkey[0]}};
+    w.remote_addr = reinterpret_cast<uint64_t>(f.buf[1]);
+    w.rkey = f.rkey[1];
+  }
+  list.back().send_flags = send_flag::kSignaled;
+  std::vector<int> outstanding(static_cast<size_t>(qps), 0);
+  std::vector<size_t> ready(static_cast<size_t>(qps));
+  for (size_t q = 0; q < ready.size(); ++q) ready[q] = q;
+  uint64_t wrs = 0;
+  const uint64_t start_ns = f.be->NowNs();
+  std::vector<WorkCompletion> wcs;
+  WorkCompletion more[64];
+  for (auto _ : state) {
+    size_t bad = 0;
+    for (size_t q : ready) {
+      list.back().wr_id = q;
+      while (outstanding[q] + kList <= kDepth) {
+        if (f.dev[0]->PostSend(f.qp[0][q], list, &bad)) {
+          state.SkipWithError("post failed");
+          return;
+        }
+        outstanding[q] += kList;
+      }
+    }
+    ready.clear();
+    wcs.clear();
+    if (f.dev[0]->WaitForCompletions(f.cq[0], 1, 10'000'000'000, &wcs)) {
+      state.SkipWithError("timed out");
+      return;
+    }
+    for (int n; (n = f.dev[0]->PollCq(f.cq[0], 64, more)) > 0;) wcs.insert(wcs.end(), more, more + n);
+    for (const WorkCompletion& wc : wcs) {
+      if (wc.status != WcStatus::kSuccess || wc.wr_id >= static_cast<uint64_t>(qps)) {
+        state.SkipWithError("error completion");
+        return;
+      }
+      outstanding[wc.wr_id] -= kList;
+      ready.push_back(wc.wr_id);
+      wrs += kList;
+    }
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(wrs));
+  const double sim_ns = static_cast<double>(f.be->NowNs() - start_ns);
+  state.counters["sim_Mwr_per_sim_s"] = sim_ns > 0 ? wrs * 1e3 / sim_ns : 0;
+}
+
+BENCHMARK(BM_WritesOverQps)->Arg(1)->Arg(16)->Arg(256)->Arg(1024)->Arg(4096)->Unit(
+    benchmark::kMillisecond);
 
 BENCHMARK_CAPTURE(BM_SmallSends, rxe, std::string("rxe"))->Args({1, 64})->Args({16, 64})->Args({64, 64});
 BENCHMARK_CAPTURE(BM_SmallSends, ibta, std::string("ibta"))->Args({16, 64})->Args({16, 4096});

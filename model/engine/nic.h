@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "model/engine/event_source.h"
@@ -188,9 +189,9 @@ class Nic {
   void ReceiveSendLike(Qp& qp, Packet& pkt);
   void RespondError(Qp& qp, const Packet& pkt, NakCode code, EventType event);
   // `ready_ns`: when the response can start (READ data / atomic result fetched by DMA).
-  void SendResponse(const Qp& qp, const Packet& req, Packet resp, uint64_t ready_ns = 0,
   // After a receive WR was taken from `srq`: SRQ_LIMIT_REACHED once below its armed limit.
   void CheckSrqLimit(Srq& srq);
+  void SendResponse(const Qp& qp, const Packet& req, Packet resp, uint64_t ready_ns = 0,
                     uint64_t dma_bytes = 0);
   void SendAck(const Qp& qp, const Packet& req);
 
@@ -226,8 +227,9 @@ class Nic {
   std::map<uint32_t, std::shared_ptr<Srq>> srqs_;
   std::map<uint32_t, Xrcd> xrcds_;
   std::map<uint32_t, Ah> ahs_;
-  std::map<uint32_t, std::shared_ptr<Qp>> qps_;   // by handle
-  std::map<uint32_t, Qp*> by_qpn_;
+  // Looked up per post and per packet: hashed, O(1) however many QPs (issue 15).
+  std::unordered_map<uint32_t, std::shared_ptr<Qp>> qps_;  // by handle
+  std::unordered_map<uint32_t, Qp*> by_qpn_;
   std::map<uint32_t, std::vector<AsyncEvent>> events_;  // by context
 };
 

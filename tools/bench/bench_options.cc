@@ -118,7 +118,7 @@ bool ParseBenchArgs(const std::vector<std::string>& args, BenchOptions* o, std::
   }
   const bool size_set = flags->Has("-s");
   r.all_sizes = flags->Has("-a");
-  if (given("-q") && !ParseInt(v, 1, 1024, &r.qps)) return bad("1..1024");
+  if (given("-q") && !ParseInt(v, 1, kMaxBenchQps, &r.qps)) return bad("1..65536");
   if (given("-t") && !ParseInt(v, 1, 16384, &r.tx_depth)) return bad("1..16384");
   const bool depth_set = flags->Has("-t");
   if (given("-l") && !ParseInt(v, 1, 1024, &r.post_list)) return bad("1..1024");

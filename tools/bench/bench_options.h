@@ -24,6 +24,10 @@ namespace qptwin::bench {
 enum class Op : uint8_t { kWrite, kRead, kSend, kAtomic };
 enum class Kind : uint8_t { kBw, kLat };
 
+// -q: QPs per side. The model's cost per WR does not grow with them (issue 15); memory is
+// about 3 KiB per QP pair (bench prints the measured figure).
+inline constexpr int kMaxBenchQps = 65536;
+
 struct BenchOptions {
   std::string test = "write_bw";  // write_bw read_bw send_bw atomic_bw, *_lat
   Op op = Op::kWrite;

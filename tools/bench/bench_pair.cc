@@ -83,10 +83,12 @@ int BenchPair::Open(Endpoint& e, const std::string& name, std::string* what) {
   if (cfg_.events) {
     if (int rc = e.dev->CreateCompChannel(&e.channel)) return Fail(rc, "comp channel", what);
   }
-  if (int rc = e.dev->CreateCq(cfg_.cq_depth, e.channel, &e.scq, nullptr)) {
+  const int cq_depth = da.max_cqe > 0 ? std::max(1, std::min(cfg_.cq_depth, da.max_cqe))
+                                       : cfg_.cq_depth;
+  if (int rc = e.dev->CreateCq(cq_depth, e.channel, &e.scq, nullptr)) {
     return Fail(rc, "create send cq", what);
   }
-  if (int rc = e.dev->CreateCq(cfg_.cq_depth, e.channel, &e.rcq, nullptr)) {
+  if (int rc = e.dev->CreateCq(cq_depth, e.channel, &e.rcq, nullptr)) {
     return Fail(rc, "create recv cq", what);
   }
   return 0;
@@ -103,6 +105,7 @@ int BenchPair::CreateQp(Endpoint& e, uint32_t psn, std::string* what) {
   if (int rc = e.dev->CreateQp(init, &qp, &e.cap)) return Fail(rc, "create qp", what);
   uint32_t qpn = 0;
   if (int rc = e.dev->QpNum(qp, &qpn)) return Fail(rc, "qp num", what);
+  e.qp_index[qpn] = e.qps.size();
   e.qps.push_back(qp);
   e.qpns.push_back(qpn);
   e.recvs.push_back(0);

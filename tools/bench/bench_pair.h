@@ -20,6 +20,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "spec/backend.h"
@@ -40,6 +41,7 @@ struct Endpoint {
   CqHandle rcq;
   std::vector<QpHandle> qps;
   std::vector<uint32_t> qpns;
+  std::unordered_map<uint32_t, size_t> qp_index;  // QP number -> index in qps (local QPs)
   std::vector<AhHandle> ahs;  // UD: the address of the peer's QP i
   std::vector<uint32_t> recvs;  // receives posted and not yet completed, per QP
   std::vector<uint32_t> psns;   // first send PSN, per QP (0 in one process)

@@ -21,8 +21,9 @@ PairConfig ConfigFor(const BenchOptions& o, uint64_t max_size, int depth) {
   c.qps = o.qps;
   c.send_depth = static_cast<uint32_t>(std::max(depth, o.kind == Kind::kLat ? 16 : 1));
   c.recv_depth = o.kind == Kind::kLat ? 64 : 512;
+  // Every WR of every QP could complete at once (BenchPair::Open caps it at max_cqe).
   c.cq_depth = static_cast<int>(std::min<uint64_t>(
-      32767, (uint64_t{c.send_depth} + c.recv_depth) * static_cast<uint64_t>(o.qps) + 64));
+      1 << 30, (uint64_t{c.send_depth} + c.recv_depth) * static_cast<uint64_t>(o.qps) + 64));
   c.buf_len = 2 * std::max<uint64_t>(max_size, 64) + 4096;
   c.buf_len = std::max<uint64_t>(c.buf_len, o.mr_size);  // --mr-size (bench_sweep.h)
   if (o.mr_size) c.max_msg = max_size;  // a large region, not a large message
@@ -63,10 +64,13 @@ int RunSession(const BenchOptions& o, SessionResult* out, std::string* error) {
   const uint64_t max_size = MaxSizeOf(o);
   BenchPair pair(be.get());
   std::string what;
+  out->memory.before_setup = CurrentRssBytes();
   if (int rc = pair.Setup(ConfigFor(o, max_size, max_depth), o.device, &what)) {
     *error = "setup failed at '" + what + "': " + cli::ErrnoText(rc);
     return rc;
   }
+  out->memory.after_setup = CurrentRssBytes();
+  out->memory.qps = 2 * static_cast<uint64_t>(o.qps);
   RunHeader& h = out->header;
   h.test = o.test;
   h.backend = be->Kind() == "model" ? "model/" + o.profile : "hw/" + pair.client().dev->Name();
@@ -102,6 +106,9 @@ int RunSession(const BenchOptions& o, SessionResult* out, std::string* error) {
       }
     }
   }
+  out->memory.peak = PeakRssBytes();
+  const uint64_t depth = out->bw.empty() ? 1 : static_cast<uint64_t>(out->bw[0].depth);
+  out->memory.outstanding = static_cast<uint64_t>(o.qps) * depth;
   if (o.kind == Kind::kBw) {
     for (int d : o.depth_sweep) {
       BenchOptions od = o;

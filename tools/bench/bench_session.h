@@ -9,6 +9,7 @@
 #include "model/model_backend.h"
 #include "spec/backend.h"
 #include "tools/bench/bench_format.h"
+#include "tools/bench/bench_memory.h"
 #include "tools/bench/bench_options.h"
 #include "tools/bench/bench_pair.h"
 #include "tools/bench/bench_run.h"
@@ -20,6 +21,7 @@ struct SessionResult {
   std::vector<BwResult> bw;
   std::vector<LatResult> lat;
   std::vector<std::pair<int, BwResult>> depth_sweep;  // (tx depth, result)
+  MemoryStats memory;  // the process's RSS around setup and at its peak (bench_memory.h)
   // Model: the context-cache counters of both NICs, summed per kind, after every run.
   std::vector<model::CacheCounter> cache;
 };

@@ -1,0 +1,41 @@
+#include "tools/bench/bench_memory.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+
+namespace qptwin::bench {
+namespace {
+
+TEST(BenchMemory, ResidentSetGrowsWithTouchedMemory) {
+  const uint64_t before = CurrentRssBytes();
+  ASSERT_GT(before, 0u) << "/proc/self/statm unreadable";
+  constexpr size_t kBytes = size_t{64} << 20;
+  std::unique_ptr<char[]> block(new char[kBytes]);
+  std::memset(block.get(), 1, kBytes);
+  const uint64_t after = CurrentRssBytes();
+  EXPECT_GE(after, before + kBytes - (size_t{4} << 20));
+  EXPECT_GE(PeakRssBytes(), after - (size_t{1} << 20));
+  EXPECT_EQ(block[kBytes - 1], 1);
+}
+
+TEST(BenchMemory, PerQpAndPerWrAreDifferencesOverCounts) {
+  MemoryStats m;
+  m.before_setup = 1000;
+  m.after_setup = 1000 + 2048 * 3072;
+  m.peak = m.after_setup + 131072 * 512;
+  m.qps = 2048;
+  m.outstanding = 131072;
+  EXPECT_DOUBLE_EQ(m.bytes_per_qp(), 3072.0);
+  EXPECT_DOUBLE_EQ(m.bytes_per_wr(), 512.0);
+  EXPECT_EQ(FormatMemory(m),
+            " memory: peak RSS 70.0 MiB; 3.0 KiB per QP (2048 QPs); 512 B per outstanding WR "
+            "(131072)");
+  MemoryStats none;
+  EXPECT_EQ(none.bytes_per_qp(), 0.0);
+  EXPECT_EQ(none.bytes_per_wr(), 0.0);
+}
+
+}  // namespace
+}  // namespace qptwin::bench
