@@ -80,6 +80,9 @@ ibv_cq_ex* CreateCqExOp(ibv_context* context, ibv_cq_init_attr_ex* attr) {
                                   IBV_WC_EX_WITH_DLID_PATH_BITS;
   if (attr->comp_mask & ~uint32_t(IBV_CQ_INIT_ATTR_MASK_FLAGS)) return Fail<ibv_cq_ex>(EOPNOTSUPP);
   if (attr->wc_flags & ~kSupported) return Fail<ibv_cq_ex>(EOPNOTSUPP);
+  if (attr->comp_vector >= static_cast<uint32_t>(context->num_comp_vectors)) {
+    return Fail<ibv_cq_ex>(EINVAL);
+  }
   int err = 0;
   ModelCq* cq = CreateCq(context, static_cast<int>(attr->cqe), attr->cq_context, attr->channel,
                          attr->wc_flags, &err);

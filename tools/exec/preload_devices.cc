@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -160,7 +161,9 @@ ibv_context* ibv_open_device(ibv_device* device) {
   }
   ibv_context& c = m->vctx.context;
   c.device = device;
-  c.cmd_fd = -1;
+  // A descriptor of its own, so that dup() and close() of it behave (pyverbs dups it to
+  // import the device; ibv_import_device on it says EOPNOTSUPP, preload_misc.cc).
+  c.cmd_fd = memfd_create("qptwin-context", MFD_CLOEXEC);
   c.async_fd = eventfd(0, EFD_CLOEXEC);
   c.num_comp_vectors = 2;  // rxe: num_possible_cpus() (this machine: 2)
   pthread_mutex_init(&c.mutex, nullptr);
@@ -181,6 +184,7 @@ int ibv_close_device(ibv_context* context) {
     m->dev.reset();  // releases every object still alive (spec/backend.h contract 4)
   });
   close(context->async_fd);
+  close(context->cmd_fd);
   delete m;
   return 0;
 }
@@ -246,7 +250,7 @@ ssize_t _ibv_query_gid_table(ibv_context* context, ibv_gid_entry* entries, size_
       ibv_gid_entry e;
       if (QueryGidEntry(m, 1, i, &e) != 0) continue;
       if (static_cast<size_t>(n) >= max_entries) {
-        n = -ENOMEM;  // rdma-core: the table does not fit
+        n = -EINVAL;  // the table does not fit (pyverbs test_query_gid_table_bad_flow, rxe)
         return;
       }
       std::memcpy(reinterpret_cast<char*>(entries) + n * entry_size, &e, sizeof(e));

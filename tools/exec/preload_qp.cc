@@ -53,8 +53,12 @@ ModelSrq* NewSrq(ibv_context* context, ibv_pd* pd, void* srq_context, const SrqI
 
 ibv_qp* CreateQpExOp(ibv_context* context, ibv_qp_init_attr_ex* a) {
   constexpr uint32_t kKnown = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD |
-                              IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+                              IBV_QP_INIT_ATTR_SEND_OPS_FLAGS | IBV_QP_INIT_ATTR_CREATE_FLAGS;
   if (a->comp_mask & ~kKnown) return Fail<ibv_qp>(EOPNOTSUPP);
+  // rxe_qp_chk_init (kernel 6.1) refuses every create flag.
+  if ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && a->create_flags != 0) {
+    return Fail<ibv_qp>(EOPNOTSUPP);
+  }
   ModelContext* m = Ctx(context);
   QpInitAttr init;
   init.qp_type = static_cast<QpType>(a->qp_type);
