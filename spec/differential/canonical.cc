@@ -74,12 +74,21 @@ std::string ComparableTranscript(const scenario::RunResult& result) {
 
 std::optional<Difference> FirstDifference(std::string_view a, std::string_view b) {
   std::string_view la, lb;
-  for (int n = 1;; ++n) {
-    const bool more_a = NextLine(&a, &la);
-    const bool more_b = NextLine(&b, &lb);
+  // The window comments say how the lines after them were ordered; those lines decide.
+  auto next = [](std::string_view* text, std::string_view* line, int* n) {
+    while (NextLine(text, line)) {
+      ++*n;
+      if (line->rfind("# ", 0) != 0) return true;
+    }
+    return false;
+  };
+  for (int n = 0, m = 0;;) {
+    const bool more_a = next(&a, &la, &n);
+    const bool more_b = next(&b, &lb, &m);
     if (!more_a && !more_b) return std::nullopt;
     if (more_a && more_b && la == lb) continue;
-    return Difference{n, more_a ? std::string(la) : "(end)", more_b ? std::string(lb) : "(end)"};
+    return Difference{more_a ? n : m, more_a ? std::string(la) : "(end)",
+                      more_b ? std::string(lb) : "(end)"};
   }
 }
 

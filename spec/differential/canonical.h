@@ -28,11 +28,12 @@ namespace qptwin::differential {
 std::string ComparableTranscript(const scenario::RunResult& result);
 
 struct Difference {
-  int line = 0;        // 1-based line of the compared transcripts
+  int line = 0;        // 1-based line of the compared transcript a (of b past a's end)
   std::string a, b;    // the two lines ("(end)" past the end of one)
 };
 
-// The first line where the two texts differ; nullopt when they are the same.
+// The first line where the two texts differ, window comments (`# ...`) aside (the lines
+// under them decide); nullopt when they are the same.
 std::optional<Difference> FirstDifference(std::string_view a, std::string_view b);
 
 }  // namespace qptwin::differential

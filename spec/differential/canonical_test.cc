@@ -99,6 +99,10 @@ TEST(FirstDifference, NamesTheLineAndBothSides) {
   EXPECT_EQ(d->line, 2);
   EXPECT_EQ(d->a, "b");
   EXPECT_EQ(d->b, "c");
+  d = FirstDifference("# 2 sorted\na\nb\n", "# 3 sorted\na\nc\n");
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->line, 3);
+  EXPECT_EQ(d->b, "c");
   d = FirstDifference("a\n", "a\nx\n");
   ASSERT_TRUE(d.has_value());
   EXPECT_EQ(d->a, "(end)");

@@ -13,12 +13,12 @@
 //     reused, no expect= (the differential compares transcripts, not expectations).
 //  3. Every scenario is bounded: at most options.actions random steps plus a fixed epilogue,
 //     every poll/events wait has a timeout of at most options.poll_ms, and no outcome needs
-//     more time than that on real rxe: RC timeout=8 (4.096 us * 2^8 = 1 ms; rxe rounds it up
-//     to one jiffy) with retry_cnt=1, rnr_retry 0 (no retry) or 7 (until a receive arrives),
+//     more time than that on real rxe: RC timeout=12 (4.096 us * 2^12 = 16.8 ms) with
+//     retry_cnt 0 or 1, rnr_retry 0 (no retry) or 7 (until a receive arrives),
 //     min_rnr_timer=17 (3.84 ms) — no outcome depends on how many retries fit into a poll.
 //     Before a command whose outcome depends on how far posted work got (query, modify,
-//     destroy, fill/check, events), the scenario lets it finish (`advance us=2000`, 30000
-//     after an RC send to a peer that may not answer): the model runs only inside waits,
+//     destroy, fill/check, events), the scenario lets it finish (`advance us=2000`, 60000
+//     after an RC send to a peer that may not answer, also before the next poll): the model runs only inside waits,
 //     rxe runs the requester inside ibv_post_send and the rest right after.
 //  4. XRC is not generated (rxe has no XRC; the differential's device is rxe).
 //  5. The epilogue moves every live QP to ERR and drains every CQ, so every WR posted ends

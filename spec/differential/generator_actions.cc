@@ -59,7 +59,7 @@ uint64_t Length(Writer& w) {
 
 void Settle(Writer& w) {
   if (!w.unsettled && !w.slow) return;
-  w.Line(w.slow ? "advance us=30000" : "advance us=2000");
+  w.Line(w.slow ? "advance us=60000" : "advance us=2000");
   w.unsettled = w.slow = false;
 }
 
@@ -84,8 +84,10 @@ void BringUp(Writer& w, GenQp& q) {
            N(w.Pick(kRd)) + " min_rnr_timer=17");
     // min_rnr_timer 17 (3.84 ms; rxe: one jiffy, 4 ms at HZ=250): few retries per poll.
     // rnr_retry 0 (fail at the first RNR NAK) or 7 (retry until a receive is there): no
-    // count of retries that races a poll window. timeout 8 (~1 ms; rxe: one jiffy).
-    w.Line(m + " state=RTS sq_psn=0 timeout=8 retry_cnt=" + N(w.Below(2)) +
+    // count of retries that races a poll window. timeout 12 (4.096 us * 2^12 = 16.8 ms, rxe:
+    // 5 jiffies): a QP that does not answer is given up on within 2 tries (~34 ms), and an
+    // emulated rxe that is slow to ACK (QEMU TCG) is not mistaken for one.
+    w.Line(m + " state=RTS sq_psn=0 timeout=12 retry_cnt=" + N(w.Below(2)) +
            " rnr_retry=" + (w.Chance(50) ? "0" : "7") + " max_rd_atomic=" + N(w.Pick(kRd)));
   } else if (q.type == "UC") {
     w.Line(m + " state=RTR path_mtu=1024 dest=" + q.peer + " rq_psn=0");
@@ -173,6 +175,7 @@ void PostSend(Writer& w, GenQp& q) {
 }
 
 void PollAll(Writer& w) {
+  if (w.slow) Settle(w);  // a retrying send ends after the poll's window
   for (GenCq& c : w.cqs) {
     if (!c.alive || !c.dirty) continue;
     w.Line("poll " + c.name + " n=64 timeout_ms=" + N(w.opts().poll_ms));
@@ -189,6 +192,7 @@ void PollOne(Writer& w) {
     if (c.alive && c.dirty) dirty.push_back(&c);
   }
   if (dirty.empty()) return;
+  if (w.slow) Settle(w);
   GenCq* c = w.Pick(dirty);
   w.Line("poll " + c->name + " n=64 timeout_ms=" + N(w.opts().poll_ms));
   c->dirty = false;
@@ -325,7 +329,17 @@ void RandomAction(Writer& w) {
     MarkDirty(w, q);
   } else if (r < 81) {
     Settle(w);
-    w.Line("query " + q.name);
+    const uint64_t k = w.Below(10);
+    const std::string dev = "d" + N(w.Below(w.devices));
+    if (k == 0) {
+      w.Line("query_device dev=" + dev);
+    } else if (k == 1) {
+      w.Line("query_port dev=" + dev + " port=" + (w.Chance(80) ? "1" : "2"));  // 2: none
+    } else if (k == 2 && !w.srqs.empty()) {
+      w.Line("query_srq s0");
+    } else {
+      w.Line("query " + q.name);
+    }
   } else if (r < 85) {
     DestroySomething(w);
   } else if (r < 90) {

@@ -59,7 +59,7 @@ TEST(Generator, CoversTheSurface) {
         "destroy x0", "destroy q", "destroy c", "destroy s0", "state=SQD",
         "en_sqd_async_notify=1", "events wait=SQ_DRAINED", "state=RESET", "state=ERR",
         "retry_cnt=8", "pkey_index=9", "port=2", "max_dest_rd_atomic=0", "max_rd_atomic=0",
-        "rnr_retry=0", "rnr_retry=7", "cqe=3", "query q", "check m", "fill m", "advance us=",
+        "rnr_retry=0", "rnr_retry=7", "cqe=3", "query q", "query_device dev=d", "query_port dev=d", "port=2", "query_srq s0", "check m", "fill m", "advance us=",
         "max_inline=64", "ah=q"}) {
     EXPECT_NE(all.find(piece), std::string::npos) << "never generated: " << piece;
   }
