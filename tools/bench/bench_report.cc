@@ -114,6 +114,8 @@ int WriteReport(const std::vector<std::string>& args, std::ostream& out, std::os
   Speed(c);
   HwSection(c);
   LimitsSection(c);
+  CacheSection(c);
+  ScaleSection(c);
   return c.ok ? 0 : 1;
 }
 

@@ -24,5 +24,7 @@ void OptimisationSection(ReportCtx& c);  // 3: the seed's optimisations, before/
 void ChartsSection(ReportCtx& c);        // 4: charts
 void HwSection(ReportCtx& c);            // 7: hw vs perftest (docs/bench/hw_vs_perftest.md)
 void LimitsSection(ReportCtx& c);        // 8: what the model does not do
+void CacheSection(ReportCtx& c);         // 8: NIC context caches (bench_report_cache.cc)
+void ScaleSection(ReportCtx& c);         // 9: practices at scale (bench_report_scale.cc)
 
 }  // namespace qptwin::bench
