@@ -49,40 +49,16 @@ void DeclareResources(Writer& w) {
 std::string CqOf(Writer& w, int dev) {
   std::vector<std::string> names;
   for (const GenCq& c : w.cqs) {
-    if (c.dev == dev) names.push_back(c.name);
+    if (c.dev == dev && c.alive) names.push_back(c.name);
   }
-  return w.Pick(names);
+  return names.empty() ? std::string() : w.Pick(names);
 }
 
 // 1..3 pairs of QPs; each pair of one type, its two QPs connected to each other (UD: each
 // sends to the other by an AH), possibly on two devices.
 void DeclareQps(Writer& w) {
-  static const std::vector<std::string> kTypes = {"RC", "RC", "UC", "UD"};
   const int pairs = 1 + static_cast<int>(w.Below(3));
-  for (int p = 0; p < pairs; ++p) {
-    const std::string type = w.Pick(kTypes);
-    for (int side = 0; side < 2; ++side) {
-      GenQp q;
-      q.name = "q" + D(2 * p + side);
-      q.peer = "q" + D(2 * p + (1 - side));
-      q.type = type;
-      q.dev = side == 1 && w.devices == 2 && w.Chance(70) ? 1 : 0;
-      q.send_cq = CqOf(w, q.dev);
-      q.recv_cq = w.Chance(50) ? q.send_cq : CqOf(w, q.dev);
-      if (q.dev == 0 && !w.srqs.empty() && w.Chance(50)) q.srq = "s0";
-      q.sig_all = w.Chance(40);
-      static const std::vector<int> kInline = {0, 0, 0, 16, 64};
-      q.max_inline = w.Pick(kInline);
-      std::string line = "qp " + q.name + " type=" + type + " pd=p" + D(q.dev) +
-                         " send_cq=" + q.send_cq + " recv_cq=" + q.recv_cq;
-      if (!q.srq.empty()) line += " srq=" + q.srq;
-      line += " max_send_wr=15 max_recv_wr=15 max_send_sge=2 max_recv_sge=2";
-      if (q.max_inline) line += " max_inline=" + std::to_string(q.max_inline);
-      if (q.sig_all) line += " sq_sig_all=1";
-      w.Line(line);
-      w.qps.push_back(q);
-    }
-  }
+  for (int p = 0; p < pairs; ++p) internal::DeclarePair(w);
 }
 
 // Every live QP to ERR, then every CQ drained, then the async events: every WR posted ends.
@@ -99,6 +75,43 @@ void Epilogue(Writer& w) {
 }
 
 }  // namespace
+
+namespace internal {
+
+bool DeclarePair(Writer& w) {
+  static const std::vector<std::string> kTypes = {"RC", "RC", "UC", "UD"};
+  const int p = static_cast<int>(w.qps.size() / 2);
+  if (p >= kMaxPairs) return false;
+  std::vector<GenQp> pair(2);
+  const std::string type = w.Pick(kTypes);
+  for (int side = 0; side < 2; ++side) {
+    GenQp& q = pair[side];
+    q.name = "q" + D(2 * p + side);
+    q.peer = "q" + D(2 * p + (1 - side));
+    q.type = type;
+    q.dev = side == 1 && w.devices == 2 && w.Chance(70) ? 1 : 0;
+    q.send_cq = CqOf(w, q.dev);
+    q.recv_cq = w.Chance(50) ? q.send_cq : CqOf(w, q.dev);
+    if (q.send_cq.empty()) return false;  // every CQ of the device destroyed
+    if (q.dev == 0 && !w.srqs.empty() && w.srq_alive[0] && w.Chance(50)) q.srq = "s0";
+    q.sig_all = w.Chance(40);
+    static const std::vector<int> kInline = {0, 0, 0, 16, 64};
+    q.max_inline = w.Pick(kInline);
+  }
+  for (GenQp& q : pair) {
+    std::string line = "qp " + q.name + " type=" + type + " pd=p" + D(q.dev) +
+                       " send_cq=" + q.send_cq + " recv_cq=" + q.recv_cq;
+    if (!q.srq.empty()) line += " srq=" + q.srq;
+    line += " max_send_wr=15 max_recv_wr=15 max_send_sge=2 max_recv_sge=2";
+    if (q.max_inline) line += " max_inline=" + std::to_string(q.max_inline);
+    if (q.sig_all) line += " sq_sig_all=1";
+    w.Line(line);
+    w.qps.push_back(q);
+  }
+  return true;
+}
+
+}  // namespace internal
 
 uint64_t SequenceSeed(uint64_t run_seed, uint64_t n) {
   uint64_t z = run_seed + 0x9e3779b97f4a7c15ull * (n + 1);

@@ -66,6 +66,14 @@ class Writer {
   std::string text_;
 };
 
+// At most this many pairs: each QP has its own 8 KiB region of its device's MR (7 of them,
+// the 8th is the SRQ's), so no two QPs race on the same bytes.
+inline constexpr int kMaxPairs = 3;
+
+// generator.cc: declares the next pair of QPs (with CQs and SRQ still alive); false when
+// there are kMaxPairs already or no CQ is left.
+bool DeclarePair(Writer& w);
+
 // generator_actions.cc
 void BringUp(Writer& w, GenQp& q);
 void RandomAction(Writer& w);
