@@ -48,12 +48,18 @@ bool SpinFor(Pred pred) {
 
 }  // namespace
 
-ModelThread::ModelThread(std::function<void()> idle, uint64_t idle_period_ns)
-    : idle_(std::move(idle)), idle_period_ns_(idle_period_ns), owner_pid_(getpid()) {
+ModelThread::ModelThread(Mode mode, std::function<void()> idle, uint64_t idle_period_ns)
+    : mode_(mode), idle_(std::move(idle)), idle_period_ns_(idle_period_ns), owner_pid_(getpid()) {
+  if (mode_ == Mode::kCaller) {
+    owner_ = std::this_thread::get_id();
+    return;
+  }
   thread_ = std::thread([this] { Loop(); });
+  owner_ = thread_.get_id();
 }
 
 ModelThread::~ModelThread() {
+  if (mode_ == Mode::kCaller) return;
   if (getpid() != owner_pid_) {  // a forked child: the thread does not exist here
     thread_.detach();
     return;
@@ -62,12 +68,45 @@ ModelThread::~ModelThread() {
   thread_.join();
 }
 
+void ModelThread::DrainForeign() {
+  if (foreign_count_.load(std::memory_order_acquire) == 0) return;
+  std::unique_lock<std::mutex> lock(foreign_mu_);
+  while (!foreign_.empty()) {
+    Request* r = foreign_.front();
+    foreign_.pop_front();
+    foreign_count_.fetch_sub(1, std::memory_order_relaxed);
+    lock.unlock();
+    r->tramp(r->arg);
+    lock.lock();
+    r->done = true;
+    foreign_done_.notify_all();
+  }
+}
+
 bool ModelThread::RunRaw(void (*tramp)(void*), void* arg) {
   if (getpid() != owner_pid_) return false;
   if (OnModelThread()) {
-    tramp(arg);
+    if (mode_ == Mode::kCaller && !in_call_) {
+      in_call_ = true;
+      DrainForeign();
+      tramp(arg);
+      DrainForeign();
+      in_call_ = false;
+    } else {
+      tramp(arg);
+    }
     return true;
   }
+  if (mode_ == Mode::kDedicated) return RunDedicated(tramp, arg);
+  Request r{tramp, arg};
+  std::unique_lock<std::mutex> lock(foreign_mu_);
+  foreign_.push_back(&r);
+  foreign_count_.fetch_add(1, std::memory_order_release);
+  foreign_done_.wait(lock, [&] { return r.done; });
+  return true;
+}
+
+bool ModelThread::RunDedicated(void (*tramp)(void*), void* arg) {
   std::lock_guard<std::mutex> lock(caller_mu_);
   tramp_ = tramp;
   arg_ = arg;

@@ -1,23 +1,34 @@
-// One dedicated thread that owns the SystemC model for the whole process.
+// The one thread that owns the SystemC model for the whole process.
 //
 // The model belongs to the thread that made the first model Backend (spec/backend.h,
 // contract 5), but a verbs program may call libibverbs from any thread. Every verbs call on
-// a model device therefore runs here: Run() hands a function to the model thread and
-// returns when it has run.
+// a model device runs on the model thread: Run() runs a function there and returns when it
+// has run. Two modes:
+//   kCaller    the model thread is the thread that made the ModelThread (the preload: the
+//              program's first thread to call libibverbs). Its calls run at once, with no
+//              hand-off; a call from another thread waits until the owner next enters Run()
+//              (any verbs call of the owner), which runs it first. Measured: a hand-off
+//              between two spinning threads on this loaded 2-core machine cost ~140 us per
+//              call, a direct call well under 1 us (tools/exec/README.md).
+//   kDedicated a thread of its own; every call is a hand-off (spin kSpinNs, then futex).
+//              Calls from any thread progress independently, and when no call arrives for
+//              `idle_period_ns` the idle function runs there (simulated time passes for a
+//              program asleep in poll() on a channel fd).
 //
 // Contract:
-//  1. Calls are serialized: one Run() at a time, from any number of threads, in the order
-//     they take the caller lock. Run() from inside a Run()'d function runs it at once.
-//  2. A hand-off costs no system call while both sides are busy: the caller spins on the
-//     result and the model thread spins for the next call (kSpinNs), then both sleep on a
-//     futex. A program that calls verbs back to back never sleeps.
-//  3. When no call arrives for `idle_period_ns`, the idle function runs on the model thread
-//     (the preload lets simulated time pass there for programs that wait on an fd).
+//  1. Calls are serialized: one Run() at a time, from any number of threads. Run() from
+//     inside a Run()'d function runs it at once.
+//  2. kCaller: a program whose owner thread never calls verbs again while another thread
+//     waits in a verbs call waits for ever; such programs use kDedicated
+//     (QPTWIN_MODEL_THREAD=dedicated).
+//  3. The idle function runs only in kDedicated mode.
 //  4. After fork() the child has no model thread: Run() returns false there and runs nothing.
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -26,7 +37,8 @@ namespace qptwin::exec {
 
 class ModelThread {
  public:
-  explicit ModelThread(std::function<void()> idle, uint64_t idle_period_ns);
+  enum class Mode { kCaller, kDedicated };
+  ModelThread(Mode mode, std::function<void()> idle, uint64_t idle_period_ns);
   ~ModelThread();
   ModelThread(const ModelThread&) = delete;
   ModelThread& operator=(const ModelThread&) = delete;
@@ -36,11 +48,26 @@ class ModelThread {
   bool Run(Fn&& fn) {
     return RunRaw([](void* f) { (*static_cast<Fn*>(f))(); }, &fn);
   }
-  bool OnModelThread() const { return std::this_thread::get_id() == thread_.get_id(); }
+  bool OnModelThread() const { return std::this_thread::get_id() == owner_; }
 
  private:
+  struct Request {
+    void (*tramp)(void*);
+    void* arg;
+    bool done = false;
+  };
   bool RunRaw(void (*tramp)(void*), void* arg);
+  bool RunDedicated(void (*tramp)(void*), void* arg);
+  void DrainForeign();  // kCaller: runs the other threads' waiting calls
   void Loop();
+
+  Mode mode_;
+  std::thread::id owner_;
+  bool in_call_ = false;  // kCaller: the owner is inside Run()
+  std::mutex foreign_mu_;
+  std::condition_variable foreign_done_;
+  std::deque<Request*> foreign_;
+  std::atomic<int> foreign_count_{0};
 
   std::function<void()> idle_;
   uint64_t idle_period_ns_;

@@ -9,8 +9,8 @@
 namespace qptwin::exec {
 namespace {
 
-TEST(ModelThread, RunsEveryCallOnTheOneModelThread) {
-  ModelThread t(nullptr, 1'000'000);
+TEST(ModelThread, DedicatedRunsEveryCallOnTheOneModelThread) {
+  ModelThread t(ModelThread::Mode::kDedicated, nullptr, 1'000'000);
   std::thread::id first;
   ASSERT_TRUE(t.Run([&] { first = std::this_thread::get_id(); }));
   EXPECT_NE(first, std::this_thread::get_id());
@@ -33,7 +33,7 @@ TEST(ModelThread, RunsEveryCallOnTheOneModelThread) {
 }
 
 TEST(ModelThread, NestedRunRunsAtOnce) {
-  ModelThread t(nullptr, 1'000'000);
+  ModelThread t(ModelThread::Mode::kDedicated, nullptr, 1'000'000);
   int order = 0;
   ASSERT_TRUE(t.Run([&] {
     t.Run([&] { order = 1; });
@@ -44,17 +44,42 @@ TEST(ModelThread, NestedRunRunsAtOnce) {
 
 TEST(ModelThread, IdleRunsWhenNoCallComes) {
   std::atomic<int> idles{0};
-  ModelThread t([&] { ++idles; }, 1'000'000);  // 1 ms
+  ModelThread t(ModelThread::Mode::kDedicated, [&] { ++idles; }, 1'000'000);  // 1 ms
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
   EXPECT_GE(idles.load(), 3);
 }
 
 TEST(ModelThread, SleepingModelThreadWakesForACall) {
-  ModelThread t(nullptr, 1'000'000'000);
+  ModelThread t(ModelThread::Mode::kDedicated, nullptr, 1'000'000'000);
   std::this_thread::sleep_for(std::chrono::milliseconds(20));  // past the spin: asleep
   int v = 0;
   ASSERT_TRUE(t.Run([&] { v = 7; }));
   EXPECT_EQ(v, 7);
+}
+
+TEST(ModelThread, CallerModeRunsTheOwnersCallsInPlace) {
+  ModelThread t(ModelThread::Mode::kCaller, nullptr, 0);
+  std::thread::id ran;
+  ASSERT_TRUE(t.Run([&] { ran = std::this_thread::get_id(); }));
+  EXPECT_EQ(ran, std::this_thread::get_id());
+}
+
+TEST(ModelThread, CallerModeRunsAnotherThreadsCallWhenTheOwnerEnters) {
+  ModelThread t(ModelThread::Mode::kCaller, nullptr, 0);
+  std::thread::id ran;
+  std::atomic<bool> finished{false};
+  std::thread other([&] {
+    t.Run([&] { ran = std::this_thread::get_id(); });
+    finished = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(finished.load());  // waits for the owner
+  for (int i = 0; i < 1000 && !finished.load(); ++i) {
+    t.Run([] {});
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  other.join();
+  EXPECT_EQ(ran, std::this_thread::get_id());  // ran on the owner
 }
 
 }  // namespace

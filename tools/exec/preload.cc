@@ -48,7 +48,11 @@ Preload::Preload() {
     std::snprintf(d.dev_path, sizeof(d.dev_path), "/sys/class/infiniband_verbs/qptwin_uverbs%d", i);
     std::snprintf(d.ibdev_path, sizeof(d.ibdev_path), "/sys/class/infiniband/qptwin%d", i);
   }
-  thread_ = std::make_unique<ModelThread>([this] { Idle(); }, 1'000'000);
+  const char* mode = getenv("QPTWIN_MODEL_THREAD");
+  const bool dedicated = mode != nullptr && std::strcmp(mode, "dedicated") == 0;
+  thread_ = std::make_unique<ModelThread>(
+      dedicated ? ModelThread::Mode::kDedicated : ModelThread::Mode::kCaller, [this] { Idle(); },
+      1'000'000);
   thread_->Run([this] {
     model::ModelOptions opts;
     opts.profile = profile_;

@@ -7,13 +7,16 @@
 //     state. It is made on the first verbs call and never destroyed (the process owns it
 //     until exit), so no entry point can race its destruction.
 //  2. Every model call and every table below is used on the model thread only (Run(),
-//     model_thread.h): entry points convert their arguments there and back.
+//     model_thread.h): entry points convert their arguments there and back. The model
+//     thread is the program's first thread to call libibverbs (ModelThread::kCaller), or a
+//     thread of its own with QPTWIN_MODEL_THREAD=dedicated.
 //  3. An object is the model's when its context is (IsModel(): its ops.poll_cq is ours);
 //     everything else goes to the real libibverbs unchanged (Real(), dlvsym RTLD_NEXT).
 //  4. Simulated time passes when the program waits: a poll_cq that finds nothing lets
 //     kPollStepNs pass (or less, when a completion arrives first); a blocking
-//     ibv_get_cq_event waits in simulated time; when no verbs call came for 1 ms of wall
-//     time and a CQ is armed, the model thread lets kIdleStepNs pass and signals the fds.
+//     ibv_get_cq_event waits in simulated time; with a dedicated model thread, when no verbs
+//     call came for 1 ms of wall time and a CQ is armed, it lets kIdleStepNs pass and
+//     signals the fds (for programs asleep in poll() on a channel fd).
 #pragma once
 
 #include <infiniband/verbs.h>
