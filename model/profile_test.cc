@@ -71,5 +71,21 @@ TEST(Profile, DatacenterVariantAddsSwitchHopsOnly) {
   EXPECT_EQ(a->timing.host.post_call_ns, b->timing.host.post_call_ns);
 }
 
+TEST(Profile, OnlyTheCx6ProfilesHaveContextCaches) {
+  // rxe is a software device and ibta the reference behaviour: no cache, no miss, so their
+  // timing is what it was before the caches existed (timing.h contract 5).
+  EXPECT_FALSE(FindProfile("rxe")->timing.cache.enabled);
+  EXPECT_FALSE(FindProfile("ibta")->timing.cache.enabled);
+  for (const char* n : {"cx6-100g", "cx6-dc"}) {
+    const CacheTiming& c = FindProfile(n)->timing.cache;
+    EXPECT_TRUE(c.enabled) << n;
+    EXPECT_GT(c.qpc_entries, 0u) << n;
+    EXPECT_GT(c.mtt_entries, 0u) << n;
+    EXPECT_GT(c.wqe_entries, 0u) << n;
+    EXPECT_EQ(c.page_bytes, 4096u) << n;
+    EXPECT_GE(c.miss_overlap, 1u) << n;
+  }
+}
+
 }  // namespace
 }  // namespace qptwin::model

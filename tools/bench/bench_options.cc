@@ -1,8 +1,8 @@
 #include "tools/bench/bench_options.h"
-#include "tools/bench/bench_sweep.h"
 
 #include <cstdlib>
 
+#include "tools/bench/bench_sweep.h"
 #include "tools/cli/backend_factory.h"
 #include "tools/cli/flags.h"
 
@@ -50,6 +50,8 @@ std::string BenchUsage() {
          "  --backend model|hw  --profile P (model)  -d|--device DEVICE  --json  --csv\n"
          "  --plot FILE.svg\n"
          "  --sweep-depth D1,D2,...  (bandwidth vs tx depth)\n"
+         "  --sweep-qps Q1,Q2,...  --sweep-mr-size B1,B2,...  --mr-size B  --cache on|off\n"
+         "                           (throughput vs QPs / registered memory; --cache: model)\n"
          "  two processes or hosts (--backend hw; connection data over TCP, as perftest):\n"
          "  --server [-p|--port N]          wait for one client (port default 18515)\n"
          "  --connect HOST [-p|--port N]    run the test against HOST's --server and print it\n"
