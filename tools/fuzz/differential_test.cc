@@ -35,19 +35,37 @@ std::string TempDir(const std::string& name) {
   return dir;
 }
 
-// Run as a sharded Bazel test, each shard takes its part of the campaign (the flag-less
-// run reads TEST_SHARD_INDEX/TEST_TOTAL_SHARDS).
 TEST(Differential, ModelAgainstItselfIsDeterministic) {
   const std::string dir = TempDir("self");
-  const Result r =
-      Fuzz({"--differential", "--seed", "5", "--sequences", "400", "--out", dir});
+  const Result r = Fuzz({"--differential", "--seed", "5", "--sequences", "400", "--shard", "0/1",
+                         "--out", dir});
   EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find(": 400 sequences (seed 5, shard 0/1)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(" 0 differences"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("sequences/s"), std::string::npos) << r.out;
   EXPECT_FALSE(std::filesystem::exists(dir)) << "nothing saved without a difference";
-  if (const char* total = std::getenv("TEST_TOTAL_SHARDS")) {
-    EXPECT_NE(r.out.find("/" + std::string(total) + ")"), std::string::npos) << r.out;
+}
+
+// Without --shard, Bazel's variables choose the shard, and the status file says it shards.
+TEST(Differential, BazelShardVariablesChooseTheShard) {
+  const std::string status = ::testing::TempDir() + "/differential_test_shard_status";
+  std::filesystem::remove(status);
+  const char* saved[3] = {std::getenv("TEST_SHARD_INDEX"), std::getenv("TEST_TOTAL_SHARDS"),
+                          std::getenv("TEST_SHARD_STATUS_FILE")};
+  const std::string keep[3] = {saved[0] ? saved[0] : "", saved[1] ? saved[1] : "",
+                               saved[2] ? saved[2] : ""};
+  setenv("TEST_SHARD_INDEX", "1", 1);
+  setenv("TEST_TOTAL_SHARDS", "4", 1);
+  setenv("TEST_SHARD_STATUS_FILE", status.c_str(), 1);
+  const Result r =
+      Fuzz({"--differential", "--seed", "5", "--sequences", "10", "--out", TempDir("env")});
+  const char* names[3] = {"TEST_SHARD_INDEX", "TEST_TOTAL_SHARDS", "TEST_SHARD_STATUS_FILE"};
+  for (int i = 0; i < 3; ++i) {
+    if (saved[i]) setenv(names[i], keep[i].c_str(), 1); else unsetenv(names[i]);
   }
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find(": 3 sequences (seed 5, shard 1/4)"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::filesystem::exists(status));
 }
 
 TEST(Differential, ShardsSplitTheCampaign) {
