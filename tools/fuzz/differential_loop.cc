@@ -7,6 +7,7 @@
 #include <regex>
 #include <sstream>
 #include <system_error>
+#include <vector>
 
 #include "spec/differential/canonical.h"
 #include "spec/scenario/parser.h"
@@ -39,11 +40,28 @@ std::string Commented(const std::string& text) {
   return out;
 }
 
-// "L12 wc wr_id=3 status=X qp=q1" -> "wc wr_id=N status=X qp=q1": one cluster per kind.
-std::string Elide(const std::string& line) {
+// One cluster per kind of first difference: numbers and QP names elided; two lines of the
+// same kind (a query's attributes) name only the fields that differ.
+std::string Cluster(const std::string& a, const std::string& b) {
   static const std::regex kLine("^L[0-9]+ ");
   static const std::regex kNumbers("=[0-9]+");
-  return std::regex_replace(std::regex_replace(line, kLine, ""), kNumbers, "=N");
+  static const std::regex kQp("qp=q[0-9]+");
+  auto elide = [](const std::string& s) {
+    return std::regex_replace(
+        std::regex_replace(std::regex_replace(s, kLine, ""), kNumbers, "=N"), kQp, "qp=Q");
+  };
+  std::istringstream sa(a), sb(b);
+  std::vector<std::string> ta, tb;
+  for (std::string t; sa >> t;) ta.push_back(t);
+  for (std::string t; sb >> t;) tb.push_back(t);
+  if (ta.size() == tb.size() && ta.size() > 2 && ta[1] == tb[1] && ta[1] != "wc") {
+    std::string key = ta[1] + ":";
+    for (size_t i = 2; i < ta.size(); ++i) {
+      if (ta[i] != tb[i]) key += " " + ta[i] + " vs " + tb[i];
+    }
+    return key;
+  }
+  return elide(a) + "  |  " + elide(b);
 }
 
 void PrintProgress(std::ostream& os, const DiffStats& s) {
@@ -97,7 +115,7 @@ DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const
                             "' vs " + opts.label_b + " '" + d->b + "'"
                       : why;
       if (stats.differences++ == 0) stats.first = summary;
-      ++stats.clusters[why.empty() ? Elide(d->a) + "  |  " + Elide(d->b) : why];
+      ++stats.clusters[why.empty() ? Cluster(d->a, d->b) : why];
       if (stats.saved < kMaxSaved) {
         // The scenario first, unchanged, so that its transcripts' L<n> are the file's lines.
         std::ostringstream f;
