@@ -38,10 +38,16 @@ enum class Verb : uint8_t {
   kQueryDevice,
   kQueryPort,
   kQuerySrq,
+  kModifySrq,
+  kResizeCq,
+  kChannel,
+  kReqNotify,
+  kGetCqEvent,
+  kAckCqEvents,
 };
-inline constexpr int kNumVerbs = 19;
+inline constexpr int kNumVerbs = 25;
 
-enum class ObjectKind : uint8_t { kDevice, kPd, kMr, kCq, kSrq, kQp };
+enum class ObjectKind : uint8_t { kDevice, kPd, kMr, kCq, kSrq, kQp, kChannel };
 
 std::string_view ToName(Verb v);
 std::optional<Verb> ParseVerb(std::string_view s);
@@ -109,6 +115,10 @@ struct Command {
   uint8_t byte = 0;     // fill/check BYTE
   uint64_t advance_ns = 0;  // advance us=N
   uint8_t port = 1;         // query_port port=N
+  std::string channel;      // cq channel=CH
+  SrqAttr srq_attr;         // modify_srq max_wr= srq_limit=
+  uint32_t srq_mask = 0;    // modify_srq: srq_attr:: bits named
+  bool solicited = false;   // req_notify solicited=1
 
   Expect expect;
 };

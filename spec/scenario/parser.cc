@@ -190,6 +190,7 @@ void ParseBody(LineParser& p, Command* c, Scenario* sc, std::string* current_dev
       }
       c->cqe = 16;
       p.Number("cqe", INT32_MAX, &c->cqe);
+      p.RefKey("channel", {ObjectKind::kChannel}, &c->channel);
       return;
     case Verb::kMr:
       p.Declare(c->name, ObjectKind::kMr);
@@ -251,7 +252,7 @@ void ParseBody(LineParser& p, Command* c, Scenario* sc, std::string* current_dev
     case Verb::kDestroy:
       return p.Ref(c->name,
                    {ObjectKind::kDevice, ObjectKind::kPd, ObjectKind::kMr, ObjectKind::kCq,
-                    ObjectKind::kSrq, ObjectKind::kQp},
+                    ObjectKind::kSrq, ObjectKind::kQp, ObjectKind::kChannel},
                    &c->name);
     case Verb::kQueryDevice:
     case Verb::kQueryPort:
@@ -266,6 +267,40 @@ void ParseBody(LineParser& p, Command* c, Scenario* sc, std::string* current_dev
       return;
     case Verb::kQuerySrq:
       return p.Ref(c->name, {ObjectKind::kSrq}, &c->name);
+    case Verb::kModifySrq:
+      p.Ref(c->name, {ObjectKind::kSrq}, &c->name);
+      if (p.Has("max_wr")) c->srq_mask |= srq_attr::kMaxWr;
+      if (p.Has("srq_limit")) c->srq_mask |= srq_attr::kLimit;
+      p.Number("max_wr", UINT32_MAX, &c->srq_attr.max_wr);
+      p.Number("srq_limit", UINT32_MAX, &c->srq_attr.srq_limit);
+      return;
+    case Verb::kResizeCq:
+      p.Ref(c->name, {ObjectKind::kCq}, &c->name);
+      p.Number("cqe", INT32_MAX, &c->cqe);
+      return;
+    case Verb::kChannel:
+      p.Declare(c->name, ObjectKind::kChannel);
+      if (p.Has("dev")) {
+        p.RefKey("dev", {ObjectKind::kDevice}, &c->device);
+      } else if (current_device->empty()) {
+        p.Fail("no device yet: start the scenario with 'device NAME'");
+      } else {
+        c->device = *current_device;
+      }
+      return;
+    case Verb::kReqNotify:
+      p.Ref(c->name, {ObjectKind::kCq}, &c->name);
+      p.Number("solicited", 1, &c->solicited);
+      return;
+    case Verb::kGetCqEvent:
+      p.Ref(c->name, {ObjectKind::kChannel}, &c->name);
+      p.Number("timeout_ms", 3600 * 1000, &c->timeout_ms);
+      return;
+    case Verb::kAckCqEvents:
+      p.Ref(c->name, {ObjectKind::kCq}, &c->name);
+      c->n = 1;
+      p.Number("n", 65536, &c->n);
+      return;
     case Verb::kAdvance: {
       uint64_t us = 0;
       p.Number("us", 3600ull * 1000 * 1000, &us);

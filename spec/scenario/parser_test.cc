@@ -207,7 +207,7 @@ TEST(ParserErrors, DuplicateName) {
 TEST(ParserErrors, UnknownKeyListsTheKeys) {
   std::string m = BadLine("cq c2 depth=4");
   EXPECT_NE(m.find("unknown key 'depth'"), std::string::npos) << m;
-  EXPECT_NE(m.find("cqe, dev, expect"), std::string::npos) << m;
+  EXPECT_NE(m.find("cqe, dev, channel, expect"), std::string::npos) << m;
 }
 
 TEST(ParserErrors, DuplicateKeyAndEmptyValue) {

@@ -139,6 +139,18 @@ Device* Runner::DeviceOf(const Object& o) {
 }
 
 int Runner::OpenDevice(const Command& c, Step* step) {
+    case Verb::kModifySrq:
+      return ModifySrq(c, step);
+    case Verb::kResizeCq:
+      return ResizeCq(c, step);
+    case Verb::kChannel:
+      return CreateChannel(c, step);
+    case Verb::kReqNotify:
+      return ReqNotify(c, step);
+    case Verb::kGetCqEvent:
+      return GetCqEvent(c, step);
+    case Verb::kAckCqEvents:
+      return AckCqEvents(c, step);
   std::vector<std::string> names = backend_->ListDevices();
   std::string name;
   if (!names.empty()) {
@@ -190,7 +202,8 @@ int Runner::Create(const Command& c, Step* step) {
       o.kind = ObjectKind::kCq;
       CqHandle h;
       int actual = 0;
-      ret = dev->CreateCq(c.cqe, ChannelHandle{}, &h, &actual);
+      const ChannelHandle ch{c.channel.empty() ? 0 : Obj(c.channel).handle};
+      ret = dev->CreateCq(c.cqe, ch, &h, &actual);
       o.handle = h.id;
       if (ret == 0) step->note = "granted cqe=" + std::to_string(actual);
       break;
@@ -341,6 +354,8 @@ int Runner::Destroy(const Command& c, Step* step) {
       if (ret == 0) {
         o.destroyed = true;
         EndQueues(&o, Wqe::End::kDestroyed, *step);
+    case ObjectKind::kChannel:
+      return dev->DestroyCompChannel(ChannelHandle{o.handle});
       }
       return ret;
     }

@@ -12,7 +12,8 @@ const std::array<VerbSpec, kNumVerbs>& Table() {
       {Verb::kPd, "pd", 1, {}, {"dev"}, "pd NAME [dev=DEVICE]"},
       {Verb::kMr, "mr", 1, {"pd", "len"}, {"access"},
        "mr NAME pd=PD len=N [access=LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC]"},
-      {Verb::kCq, "cq", 1, {}, {"cqe", "dev"}, "cq NAME [cqe=N] [dev=DEVICE]"},
+      {Verb::kCq, "cq", 1, {}, {"cqe", "dev", "channel"},
+       "cq NAME [cqe=N] [dev=DEVICE] [channel=CHANNEL]"},
       {Verb::kSrq, "srq", 1, {"pd"}, {"max_wr", "max_sge"}, "srq NAME pd=PD [max_wr=N] [max_sge=N]"},
       {Verb::kQp, "qp", 1, {"type", "pd", "send_cq", "recv_cq"},
        {"srq", "max_send_wr", "max_recv_wr", "max_send_sge", "max_recv_sge", "max_inline",
@@ -47,6 +48,14 @@ const std::array<VerbSpec, kNumVerbs>& Table() {
       {Verb::kQueryPort, "query_port", 0, {}, {"dev", "port"},
        "query_port [dev=DEVICE] [port=N]"},
       {Verb::kQuerySrq, "query_srq", 1, {}, {}, "query_srq SRQ"},
+      {Verb::kModifySrq, "modify_srq", 1, {}, {"max_wr", "srq_limit"},
+       "modify_srq SRQ [max_wr=N] [srq_limit=N]"},
+      {Verb::kResizeCq, "resize_cq", 1, {"cqe"}, {}, "resize_cq CQ cqe=N"},
+      {Verb::kChannel, "channel", 1, {}, {"dev"}, "channel NAME [dev=DEVICE]"},
+      {Verb::kReqNotify, "req_notify", 1, {}, {"solicited"}, "req_notify CQ [solicited=0|1]"},
+      {Verb::kGetCqEvent, "get_cq_event", 1, {}, {"timeout_ms"},
+       "get_cq_event CHANNEL [timeout_ms=T]"},
+      {Verb::kAckCqEvents, "ack_cq_events", 1, {}, {"n"}, "ack_cq_events CQ [n=N]"},
   }};
   return *table;
 }
@@ -74,8 +83,8 @@ std::optional<Verb> ParseVerb(std::string_view s) {
 }
 
 std::string_view ToName(ObjectKind k) {
-  static constexpr std::array<std::string_view, 6> kNames = {"device", "PD", "MR",
-                                                             "CQ",     "SRQ", "QP"};
+  static constexpr std::array<std::string_view, 7> kNames = {"device", "PD", "MR", "CQ",
+                                                             "SRQ",    "QP", "channel"};
   return kNames[static_cast<size_t>(k)];
 }
 
