@@ -131,24 +131,45 @@ TEST_F(ErrorsTest, OperationNotAllowedByQpAccessIsRemoteInvalidRequest) {
   EXPECT_EQ(StateOf(b_), QpState::kErr);
 }
 
-TEST_F(ErrorsTest, BadLkeyIsLocalProtectionError) {
-  Make();
+// IBTA: a local protection error; rxe: an lkey its lookup_mr cannot resolve (no such MR, or
+// one of another PD) is LOC_QP_OP_ERR (Behaviour::unresolved_lkey_is_qp_op_err, fidelity/02).
+class LocalErrorTest : public ErrorsTest, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(LocalErrorTest, BadLkeyIsTheProfilesLocalError) {
+  Make(0, {}, {}, GetParam());
   ConnectWith(14, 7, 7);
   SendWr w = Wr(1, WrOpcode::kSend, {Sge{a_.Addr(0), 8, a_.lkey ^ 0x100}}, 0);
   ASSERT_EQ(a_.dev->PostSend(a_.qp, {w}, nullptr), 0);
-  EXPECT_EQ(Wait(a_, a_.scq, 1)[0].status, WcStatus::kLocProtErr);
+  const bool rxe = std::string(GetParam()) == "rxe";
+  EXPECT_EQ(Wait(a_, a_.scq, 1)[0].status, rxe ? WcStatus::kLocQpOpErr : WcStatus::kLocProtErr);
   EXPECT_EQ(StateOf(a_), QpState::kErr);
 }
 
-TEST_F(ErrorsTest, LkeyOfAnotherPdIsLocalProtectionError) {
-  Make();
+TEST_P(LocalErrorTest, LkeyOfAnotherPdIsTheProfilesLocalError) {
+  Make(0, {}, {}, GetParam());
   ConnectWith(14, 7, 7);
   ForeignMr m = MrInAnotherPd(a_, access::kLocalWrite);
   SendWr w = RemoteWr(1, WrOpcode::kRdmaWrite, Sge{reinterpret_cast<uint64_t>(m.buf), 8, m.lkey},
                       b_, 0);
   ASSERT_EQ(a_.dev->PostSend(a_.qp, {w}, nullptr), 0);
-  EXPECT_EQ(Wait(a_, a_.scq, 1)[0].status, WcStatus::kLocProtErr);
+  const bool rxe = std::string(GetParam()) == "rxe";
+  EXPECT_EQ(Wait(a_, a_.scq, 1)[0].status, rxe ? WcStatus::kLocQpOpErr : WcStatus::kLocProtErr);
 }
+
+// IBTA: LOC_LEN_ERR and NAK Invalid Request; rxe: a malformed WQE, LOC_QP_OP_ERR and NAK
+// remote operational error (Behaviour::recv_error_is_malformed_wqe, examples/fidelity/03).
+TEST_P(LocalErrorTest, ReceiveTooSmallIsTheProfilesReceiveError) {
+  Make(0, {}, {}, GetParam());
+  ConnectWith(14, 7, 7);
+  ASSERT_EQ(b_.dev->PostRecv(b_.qp, {Rwr(9, {b_.At(0, 4)})}, nullptr), 0);
+  ASSERT_EQ(a_.dev->PostSend(a_.qp, {Wr(1, WrOpcode::kSend, {a_.At(0, 8)})}, nullptr), 0);
+  const bool rxe = std::string(GetParam()) == "rxe";
+  EXPECT_EQ(Wait(b_, b_.rcq, 1)[0].status, rxe ? WcStatus::kLocQpOpErr : WcStatus::kLocLenErr);
+  EXPECT_EQ(Wait(a_, a_.scq, 1)[0].status, rxe ? WcStatus::kRemOpErr : WcStatus::kRemInvReqErr);
+  EXPECT_EQ(StateOf(b_), QpState::kErr);
+}
+
+INSTANTIATE_TEST_SUITE_P(Profiles, LocalErrorTest, ::testing::Values("ibta", "rxe"));
 
 TEST_F(ErrorsTest, RkeyOfAnotherPdIsRemoteAccessError) {
   Make();
@@ -158,15 +179,6 @@ TEST_F(ErrorsTest, RkeyOfAnotherPdIsRemoteAccessError) {
   ASSERT_EQ(a_.dev->PostSend(a_.qp, {w}, nullptr), 0);
   EXPECT_EQ(Wait(a_, a_.scq, 1)[0].status, WcStatus::kRemAccessErr);
   EXPECT_EQ(m.buf[0], 0);
-}
-
-TEST_F(ErrorsTest, ReceiveTooSmallIsLocalLengthErrorAndRemoteInvalidRequest) {
-  Make();
-  ConnectWith(14, 7, 7);
-  ASSERT_EQ(b_.dev->PostRecv(b_.qp, {Rwr(9, {b_.At(0, 4)})}, nullptr), 0);
-  ASSERT_EQ(a_.dev->PostSend(a_.qp, {Wr(1, WrOpcode::kSend, {a_.At(0, 8)})}, nullptr), 0);
-  EXPECT_EQ(Wait(b_, b_.rcq, 1)[0].status, WcStatus::kLocLenErr);
-  EXPECT_EQ(Wait(a_, a_.scq, 1)[0].status, WcStatus::kRemInvReqErr);
 }
 
 TEST_F(ErrorsTest, TotalLossExhaustsRetryCount) {

@@ -209,7 +209,8 @@ TEST(RxeProfile, UcLocalErrorMovesToErrNotSqe) {
   auto [be, a, b] = ConnectedSides(RxeModel(), Type(QpType::kUc));
   SendWr bad = Wr(1, WrOpcode::kSend, {Sge{a.Addr(0), 8, a.lkey + 1}});
   ASSERT_EQ(a.dev->PostSend(a.qp, {bad}, nullptr), 0);
-  EXPECT_EQ(Wait(a, a.scq, 1)[0].status, WcStatus::kLocProtErr);
+  // An lkey naming no MR: LOC_QP_OP_ERR on rxe (Behaviour::unresolved_lkey_is_qp_op_err).
+  EXPECT_EQ(Wait(a, a.scq, 1)[0].status, WcStatus::kLocQpOpErr);
   EXPECT_EQ(StateOf(a), QpState::kErr);
 }
 
@@ -251,7 +252,7 @@ TEST(RxeProfile, UdLocalErrorMovesToErrNotSqe) {
   bad.ah = ah;
   bad.remote_qpn = b.qpn;
   ASSERT_EQ(a.dev->PostSend(a.qp, {bad}, nullptr), 0);
-  EXPECT_EQ(Wait(a, a.scq, 1)[0].status, WcStatus::kLocProtErr);
+  EXPECT_EQ(Wait(a, a.scq, 1)[0].status, WcStatus::kLocQpOpErr);  // lkey naming no MR
   EXPECT_EQ(StateOf(a), QpState::kErr);  // R8: rxe never enters SQE
 }
 

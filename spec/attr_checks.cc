@@ -10,7 +10,7 @@ std::string Num(uint64_t v) { return std::to_string(v); }
 std::vector<ValueProblem> CheckAttrValues(const QpAttr& a, AttrMask mask, QpType type,
                                           const DeviceAttr& dev,
                                           const std::vector<PortAttr>& ports,
-                                          uint8_t current_port) {
+                                          uint8_t current_port, bool lax) {
   std::vector<ValueProblem> out;
   auto bad = [&out](AttrMask bit, std::string why) { out.push_back({bit, std::move(why)}); };
 
@@ -21,6 +21,10 @@ std::vector<ValueProblem> CheckAttrValues(const QpAttr& a, AttrMask mask, QpType
     bad(attr::kPort, "port " + Num(a.port_num) + " does not exist (ports 1.." +
                          Num(ports.size()) + ")");
   }
+  // rxe_qp_chk_attr checks none of pkey_index, retry_cnt, rnr_retry, min_rnr_timer and
+  // max_dest_rd_atomic (lax; measured on rxe, kernel 6.1).
+  if (lax) mask &= ~(attr::kPkeyIndex | attr::kRetryCnt | attr::kRnrRetry |
+                     attr::kMinRnrTimer | attr::kMaxDestRdAtomic);
   if ((mask & attr::kPkeyIndex) && pa && a.pkey_index >= pa->pkey_tbl_len) {
     bad(attr::kPkeyIndex, "pkey_index " + Num(a.pkey_index) + " out of range (table has " +
                               Num(pa->pkey_tbl_len) + " entries)");

@@ -22,10 +22,12 @@ struct ValueProblem {
 
 // `ports[i]` describes port i+1. `current_port` is the QP's port (0 before RESET->INIT);
 // PORT in the mask overrides it for the checks that depend on the port.
+// With lax (Behaviour::lax_attr_checks, rxe) pkey_index, max_dest_rd_atomic, min_rnr_timer,
+// retry_cnt and rnr_retry are not checked.
 std::vector<ValueProblem> CheckAttrValues(const QpAttr& attr, AttrMask mask, QpType type,
                                           const DeviceAttr& dev,
                                           const std::vector<PortAttr>& ports,
-                                          uint8_t current_port);
+                                          uint8_t current_port, bool lax = false);
 
 // Create-time checks of ibv_qp_init_attr caps against the device (rxe_qp_chk_init /
 // rxe_qp_chk_cap). Empty when fine; each problem maps to EINVAL.

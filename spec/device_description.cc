@@ -31,10 +31,17 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("recv_wc_grh_always", &Behaviour::recv_wc_grh_always),
     Flag("connected_recv_src_qp_zero", &Behaviour::connected_recv_src_qp_zero),
     Flag("query_qp_stored_view", &Behaviour::query_qp_stored_view),
+    Flag("local_error_completes_in_order", &Behaviour::local_error_completes_in_order),
+    Flag("unresolved_lkey_is_qp_op_err", &Behaviour::unresolved_lkey_is_qp_op_err),
+    Flag("recv_error_is_malformed_wqe", &Behaviour::recv_error_is_malformed_wqe),
+    Flag("rc_flushes_rq_first", &Behaviour::rc_flushes_rq_first),
+    Flag("rts_waits_for_doorbell", &Behaviour::rts_waits_for_doorbell),
+    Flag("lax_attr_checks", &Behaviour::lax_attr_checks),
+    Flag("rd_atomic_rounded_up", &Behaviour::rd_atomic_rounded_up),
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 19;
+constexpr size_t kFlags = 26;
 constexpr size_t kNumbers = 1;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -150,6 +157,33 @@ DeviceDescription Rxe() {
        "rxe_av.c rxe_av_to_attr (IB_AH_GRH, GRH fields, port_num), rxe_qp_init_misc "
        "(attr.path_mtu = 1); en_sqd_async_notify reads 0 (measured: examples/01, 10 query "
        "lines on rxe)"},
+      {"local_error_completes_in_order", 1,
+       "rxe_req.c rxe_requester err: marks the WQE wqe_state_error and stops; rxe_comp.c "
+       "get_wqe completes it (COMPST_ERROR) only at the queue head (measured: "
+       "examples/fidelity/01)"},
+      {"unresolved_lkey_is_qp_op_err", 1,
+       "rxe_req.c rxe_requester: finish_packet's copy_data fails -EINVAL (lookup_mr) -> "
+       "IB_WC_LOC_QP_OP_ERR, -EFAULT (mr_check_range) -> IB_WC_LOC_PROT_ERR (measured: "
+       "examples/fidelity/02)"},
+      {"recv_error_is_malformed_wqe", 1,
+       "rxe_resp.c send_data_in: any copy_data failure is RESPST_ERR_MALFORMED_WQE -> "
+       "do_class_d1e_error: IB_WC_LOC_QP_OP_ERR, NAK remote operational error, rxe_qp_error "
+       "(UD too; measured: examples/fidelity/03, 04)"},
+      {"rc_flushes_rq_first", 1,
+       "rxe_qp.c rxe_qp_error: schedules the responder task (RQ flush), then for RC schedules "
+       "the completer (SQ flush) after it, for UC/UD runs it at once (measured: "
+       "examples/fidelity/05)"},
+      {"rts_waits_for_doorbell", 1,
+       "rxe_qp.c rxe_qp_from_attr: IB_QPS_RTS sets req.state = QP_STATE_READY without "
+       "running the requester task; the next post_send's doorbell starts the queued WRs "
+       "(measured: examples/fidelity/08)"},
+      {"lax_attr_checks", 1,
+       "rxe_qp.c rxe_qp_chk_attr checks port, AV, path_mtu, timeout and max_rd_atomic only "
+       "(measured: examples/fidelity/11: pkey_index 5, max_dest_rd_atomic 200, "
+       "min_rnr_timer 40, retry_cnt 9, rnr_retry 9 accepted)"},
+      {"rd_atomic_rounded_up", 1,
+       "rxe_qp.c rxe_qp_from_attr: qp->attr.max_rd_atomic / max_dest_rd_atomic = "
+       "roundup_pow_of_two(n), an u8 (measured: max_dest_rd_atomic 200 queried as 0)"},
   };
   return d;
 }

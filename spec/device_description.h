@@ -64,6 +64,33 @@ struct Behaviour {
   // An opcode the QP type lacks (READ/atomic on UC, WRITE/READ/atomic on UD) is accepted by
   // ibv_post_send and completes with IBV_WC_LOC_QP_OP_ERR (QP -> ERR); otherwise EINVAL at post.
   bool opcode_checked_by_requester = false;
+  // A WR that fails a local check in the requester (lkey, bounds, opcode, length) completes
+  // in order: the earlier WRs still complete (their data lands), then the failed one with its
+  // status, then the flush. Default: the QP enters ERR at once and earlier unacknowledged WRs
+  // are flushed (IBTA 10.8.3 requires the error CQE; it leaves the earlier WRs' outcome open).
+  bool local_error_completes_in_order = false;
+  // An SGE whose lkey does not resolve (no MR, another PD, missing access) completes with
+  // IBV_WC_LOC_QP_OP_ERR; an SGE past the end of a valid MR with LOC_PROT_ERR. IBTA: both
+  // are local protection errors (LOC_PROT_ERR).
+  bool unresolved_lkey_is_qp_op_err = false;
+  // A receive whose data cannot be placed (too small, bad lkey, outside the MR) completes
+  // with IBV_WC_LOC_QP_OP_ERR and moves the receiving QP to ERR for every type (UD too);
+  // an RC requester gets REM_OP_ERR. IBTA: LOC_LEN_ERR (RC requester REM_INV_REQ_ERR) for a
+  // too small buffer, LOC_PROT_ERR (REM_OP_ERR) for a key, and a UD QP carries on.
+  bool recv_error_is_malformed_wqe = false;
+  // An RC QP entering ERR flushes its receive queue before its send queue (after the CQE of
+  // the error that moved it); UC and UD flush the send queue first, as IBTA's model does for
+  // every type (IBTA leaves the order between the two queues open).
+  bool rc_flushes_rq_first = false;
+  // A move to RTS (from SQD, or from RTR with WRs a refused post queued) starts nothing: the
+  // queued WRs wait for the next doorbell (ibv_post_send). IBTA: they start in RTS.
+  bool rts_waits_for_doorbell = false;
+  // ibv_modify_qp takes pkey_index, max_dest_rd_atomic, min_rnr_timer, retry_cnt and
+  // rnr_retry as given (no range check); IBTA: EINVAL outside the table / the field's bits.
+  bool lax_attr_checks = false;
+  // max_rd_atomic and max_dest_rd_atomic are kept as roundup_pow_of_two(n) in 8 bits (3 -> 4,
+  // 200 -> 256 -> 0) and ibv_query_qp reports that; IBTA: the value given.
+  bool rd_atomic_rounded_up = false;
 
   // CQE and query fields (issue 11 part 1; measured in tools/rxe-vm, examples/*.qps):
   // A successful receive CQE has IBV_WC_GRH for every QP type. IBTA 11.4.2.1: GRH only when

@@ -144,6 +144,10 @@ void Nic::DrainSq(Qp& qp) {
     wc.byte_len = atomic ? 8 : static_cast<uint32_t>(w.length);
     wc.wc_flags = SendWcFlags(w.wr.opcode);
     PushCqe(qp, *qp.send_cq, wc, false);
+    if (w.failed_locally && qp.state != QpState::kErr) {
+      EnterSendError(qp, "local error");  // rxe_comp.c COMPST_ERROR at the head
+      return;
+    }
   }
 }
 
@@ -151,11 +155,30 @@ void Nic::FailWqe(Qp& qp, size_t index, WcStatus status, const std::string& caus
   // R7: the failing WR completes with its own status (even unsignaled), then the flush.
   qp.sq[index].done = true;
   qp.sq[index].status = status;
+  EnterSendError(qp, cause);
+}
+
+void Nic::EnterSendError(Qp& qp, const std::string& cause) {
   if (!IsReliable(qp.type) && profile().behaviour.send_errors_to_sqe) {
     EnterSqe(qp, cause);  // R8 (IBTA C10-38)
   } else {
     EnterError(qp, cause);
   }
+}
+
+void Nic::FailLocally(Qp& qp, WcStatus status, const std::string& cause) {
+  // rxe_req.c marks the WQE wqe_state_error and stops; rxe_comp.c get_wqe completes it only
+  // at the head of the queue, after the earlier WQEs' ACKs (their data has landed).
+  const size_t index = qp.sq_next;
+  bool earlier = false;
+  for (size_t i = 0; i < index && !earlier; ++i) earlier = !qp.sq[i].done;
+  if (!earlier || !profile().behaviour.local_error_completes_in_order) {
+    FailWqe(qp, index, status, cause);
+    return;
+  }
+  SendWqe& w = qp.sq[index];
+  w.done = w.failed_locally = true;
+  w.status = status;
 }
 
 void Nic::OnRnrNak(Qp& qp, size_t index, uint8_t timer) {

@@ -107,13 +107,14 @@ bool MrTable::Inside(const Mr& mr, uint64_t addr, uint64_t len) {
   return addr >= start && len <= mr.length && addr - start <= mr.length - len;
 }
 
-WcStatus MrTable::CheckLocal(const std::vector<Sge>& sges, uint32_t pd,
-                             AccessFlags need) const {
+WcStatus MrTable::CheckLocal(const std::vector<Sge>& sges, uint32_t pd, AccessFlags need,
+                             bool* unresolved) const {
   for (const Sge& s : sges) {
     if (s.length == 0) continue;
     const Mr* mr = ByKey(s.lkey);
-    if (!mr || mr->pd != pd || !Inside(*mr, s.addr, s.length) ||
-        (mr->access & need) != need) {
+    const bool resolves = mr && mr->pd == pd && (mr->access & need) == need;
+    if (!resolves || !Inside(*mr, s.addr, s.length)) {
+      if (unresolved) *unresolved = !resolves;
       return WcStatus::kLocProtErr;
     }
   }

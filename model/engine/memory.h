@@ -52,8 +52,11 @@ class MrTable {
   size_t CountForPd(uint32_t pd) const;
   size_t size() const { return by_handle_.size(); }
 
-  // Every SGE (length > 0) lies inside a region of `pd` with `need` access.
-  WcStatus CheckLocal(const std::vector<Sge>& sges, uint32_t pd, AccessFlags need) const;
+  // Every SGE (length > 0) lies inside a region of `pd` with `need` access. On failure
+  // *unresolved (if given) says whether the first bad SGE's key named no such region (rxe's
+  // lookup_mr fails) rather than lying outside a region it names (mr_check_range).
+  WcStatus CheckLocal(const std::vector<Sge>& sges, uint32_t pd, AccessFlags need,
+                      bool* unresolved = nullptr) const;
   // Copies the SGEs' bytes (call after CheckLocal succeeded).
   // Every SGE (length > 0) lies inside some region, whatever its key, PD or rights.
   bool AnyContains(const std::vector<Sge>& sges) const;

@@ -168,6 +168,10 @@ class Nic {
   void HandleResponse(Qp& qp, Packet& pkt);
   void CompleteWqe(Qp& qp, size_t index, WcStatus status);
   void FailWqe(Qp& qp, size_t index, WcStatus status, const std::string& cause);
+  // The requester's WQE at sq_next failed a local check (Behaviour::local_error_completes_in_order).
+  void FailLocally(Qp& qp, WcStatus status, const std::string& cause);
+  // ERR, or SQE for UC/UD where the device has it (R8, IBTA C10-38), after a send error.
+  void EnterSendError(Qp& qp, const std::string& cause);
   void DrainSq(Qp& qp);
   void OnRnrNak(Qp& qp, size_t index, uint8_t timer);
   void GoBackTo(Qp& qp, size_t index);

@@ -21,6 +21,13 @@ bool TypeSupported(QpType t, const Behaviour& q) {
   }
 }
 
+// rxe_qp_from_attr: roundup_pow_of_two(n) stored in a u8 (200 -> 256 -> 0; 0 stays 0).
+uint8_t RoundUpPow2U8(uint32_t n) {
+  uint32_t p = 1;
+  while (p < n) p <<= 1;
+  return n == 0 ? 0 : static_cast<uint8_t>(p);
+}
+
 }  // namespace
 
 WcOpcode SendWcOpcode(WrOpcode op) {
@@ -172,7 +179,8 @@ int Nic::ModifyQp(uint32_t ctx, uint32_t h, const QpAttr& a, AttrMask mask) {
     return EINVAL;
   }
   std::vector<PortAttr> ports = {port_attr()};
-  if (!CheckAttrValues(a, mask, qp->type, profile().device, ports, qp->attr.port_num).empty()) {
+  if (!CheckAttrValues(a, mask, qp->type, profile().device, ports, qp->attr.port_num,
+                       profile().behaviour.lax_attr_checks).empty()) {
     return EINVAL;
   }
 
@@ -198,7 +206,10 @@ int Nic::ModifyQp(uint32_t ctx, uint32_t h, const QpAttr& a, AttrMask mask) {
   if (mask & attr::kRetryCnt) qp->retry_left = s.retry_cnt = a.retry_cnt;
   if (mask & attr::kRnrRetry) qp->rnr_left = s.rnr_retry = a.rnr_retry;
   if (mask & attr::kRqPsn) qp->epsn = s.rq_psn = a.rq_psn & 0xffffff;  // verbs.c: 24 bits
-  if (mask & attr::kMaxQpRdAtomic) s.max_rd_atomic = a.max_rd_atomic;
+  const bool pow2 = profile().behaviour.rd_atomic_rounded_up;
+  if (mask & attr::kMaxQpRdAtomic) {
+    s.max_rd_atomic = pow2 ? RoundUpPow2U8(a.max_rd_atomic) : a.max_rd_atomic;
+  }
   if (mask & attr::kAltPath) {
     s.alt_ah_attr = a.alt_ah_attr;
     qp->alt_av_set = true;
@@ -208,7 +219,9 @@ int Nic::ModifyQp(uint32_t ctx, uint32_t h, const QpAttr& a, AttrMask mask) {
   }
   if (mask & attr::kMinRnrTimer) s.min_rnr_timer = a.min_rnr_timer;
   if (mask & attr::kSqPsn) qp->next_psn = s.sq_psn = a.sq_psn & 0xffffff;
-  if (mask & attr::kMaxDestRdAtomic) s.max_dest_rd_atomic = a.max_dest_rd_atomic;
+  if (mask & attr::kMaxDestRdAtomic) {
+    s.max_dest_rd_atomic = pow2 ? RoundUpPow2U8(a.max_dest_rd_atomic) : a.max_dest_rd_atomic;
+  }
   if (mask & attr::kDestQpn) s.dest_qp_num = a.dest_qp_num & 0xffffff;
 
   // rxe_qp_from_attr runs rxe_qp_reset on every modify to RESET, RESET -> RESET too: it
@@ -232,7 +245,8 @@ int Nic::ModifyQp(uint32_t ctx, uint32_t h, const QpAttr& a, AttrMask mask) {
       break;
     case QpState::kRts:
       SetState(*qp, next, "modify");
-      Kick(*qp);
+      // rxe: the next doorbell starts what was queued (Behaviour::rts_waits_for_doorbell).
+      if (!profile().behaviour.rts_waits_for_doorbell) Kick(*qp);
       break;
     default:
       SetState(*qp, next, "modify");
@@ -314,8 +328,14 @@ void Nic::EnterError(Qp& qp, const std::string& cause) {
   SetState(qp, QpState::kErr, cause);
   ++qp.timer_gen;
   qp.timer_armed = qp.rnr_wait = qp.sq_draining = false;
-  FlushSq(qp);
-  FlushRq(qp);
+  if (qp.type == QpType::kRc && profile().behaviour.rc_flushes_rq_first) {
+    DrainSq(qp);  // the CQE of the error that moved it comes first (rxe_comp.c do_complete)
+    FlushRq(qp);
+    FlushSq(qp);
+  } else {
+    FlushSq(qp);
+    FlushRq(qp);
+  }
   // IBTA 11.6.3: a QP with an SRQ reports LAST_WQE_REACHED when it enters ERR (not rxe on
   // Linux 6.1: Behaviour::last_wqe_reached_event).
   if (qp.srq && !qp.last_wqe_raised && profile().behaviour.last_wqe_reached_event) {

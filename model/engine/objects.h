@@ -64,6 +64,9 @@ struct SendWqe {
   uint32_t npkts = 1;
   bool done = false;  // finished; `status` holds the outcome
   WcStatus status = WcStatus::kSuccess;
+  // Failed a local check while earlier WQEs were outstanding: completes, and moves the QP to
+  // ERR, when it reaches the head (Behaviour::local_error_completes_in_order).
+  bool failed_locally = false;
 };
 
 // Owned by shared_ptr (Nic::qps_); the engine's sources hold weak references (weak_from_this).

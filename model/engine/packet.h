@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "spec/backend.h"
 #include "spec/vocabulary.h"
 
 namespace qptwin::model::engine {
@@ -46,6 +47,11 @@ struct Packet {
   bool has_imm = false;
   uint32_t imm = 0;
   uint32_t qkey = 0;  // DETH (UD)
+  // RoCE v2 IP header: the sender's GID and the AV's hop limit and traffic class (what
+  // rxe copies into a UD receive's GRH area).
+  Gid sgid;
+  uint8_t hop_limit = 64;
+  uint8_t traffic_class = 0;
   uint32_t xrc_srqn = 0;  // XRCETH (XRC requests): the target's XRC SRQ
   std::vector<uint8_t> data;
   // RETH / AtomicETH
@@ -62,6 +68,10 @@ struct Packet {
 
 // One line for traces: "SEND psn=100 n=3 1->0 qpn 17->18 3000B".
 std::string Describe(const Packet& p);
+
+// The 40 bytes a UD receive gets in front of the data on RoCE v2 (responder.cc): the IPv6
+// header, or for an IPv4-mapped sender GID 20 zero bytes and the IPv4 header.
+std::vector<uint8_t> NetworkHeader(const Packet& pkt, const Gid& dgid);
 
 // 24-bit PSN arithmetic: a <= b in the window of 2^23 (IBTA 9.7.1).
 inline int32_t PsnDiff(uint32_t a, uint32_t b) {

@@ -60,6 +60,7 @@ Nic::ReqStep Nic::ReqGetWqe(Qp& qp) {
   // R11: in SQD nothing new starts; in SQE/ERR the queue is flushed.
   // Retransmissions of already started WQEs continue in SQD (they are the drain).
   if (qp.rnr_wait || qp.sq_next >= qp.sq.size()) return ReqStep::kDone;
+  if (qp.sq[qp.sq_next].failed_locally) return ReqStep::kDone;  // waits for the head
   if (qp.state == QpState::kRts) return ReqStep::kCheckLimits;
   if (qp.state == QpState::kSqd && qp.sq[qp.sq_next].sent) return ReqStep::kCheckLimits;
   return ReqStep::kDone;
@@ -82,8 +83,15 @@ Nic::ReqStep Nic::ReqCheckLimits(Qp& qp) {
     int blocking = profile().behaviour.fence_waits_for_all ? outstanding : outstanding_rd;
     if (blocking > 0) return ReqStep::kDone;
   }
-  int max_rd = std::max<int>(1, qp.attr.max_rd_atomic);
-  if (IsReadOrAtomic(w.wr.opcode) && outstanding_rd >= max_rd) return ReqStep::kDone;
+  // IBTA 10.2.4 / rxe_req.c rd_atomic: at most max_rd_atomic READ/ATOMICs outstanding;
+  // with 0 none ever starts (the WR and those after it wait; measured on rxe).
+  // rxe_req.c checks the opcode against the QP type (next_opcode) before the depth: a READ
+  // on UC fails in ReqCheckLocal rather than waiting for a depth it never has.
+  const int max_rd = qp.attr.max_rd_atomic;
+  if (IsReadOrAtomic(w.wr.opcode) && OpcodeAllowed(qp.type, w.wr.opcode) &&
+      outstanding_rd >= max_rd) {
+    return ReqStep::kDone;
+  }
   return ReqStep::kCheckLocal;
 }
 
@@ -93,18 +101,26 @@ Nic::ReqStep Nic::ReqCheckLocal(Qp& qp, std::vector<uint8_t>* payload) {
   if (!OpcodeAllowed(qp.type, w.wr.opcode)) {
     // Only with Behaviour::opcode_checked_by_requester (rxe): the post accepted it, the
     // requester finds no packet opcode for this QP type (rxe_req.c next_opcode < 0).
-    FailWqe(qp, qp.sq_next, WcStatus::kLocQpOpErr, "opcode not supported by this QP type");
+    FailLocally(qp, WcStatus::kLocQpOpErr, "opcode not supported by this QP type");
     return ReqStep::kDone;
   }
   if (w.length > profile().port.max_msg_sz) {
-    FailWqe(qp, qp.sq_next, WcStatus::kLocLenErr, "message longer than max_msg_sz");
+    FailLocally(qp, WcStatus::kLocLenErr, "message longer than max_msg_sz");
     return ReqStep::kDone;
   }
+  bool unresolved = false;
   if (KindOf(w.wr.opcode) == PacketKind::kSend || KindOf(w.wr.opcode) == PacketKind::kWrite) {
     if (w.is_inline) {
       *payload = w.inline_data;
-    } else if (mrs_.CheckLocal(w.wr.sg_list, qp.init.pd.id, 0) != WcStatus::kSuccess) {
-      FailWqe(qp, qp.sq_next, WcStatus::kLocProtErr, "local protection error");
+    } else if (mrs_.CheckLocal(w.wr.sg_list, qp.init.pd.id, 0, &unresolved) !=
+               WcStatus::kSuccess) {
+      // rxe_req.c: copy_data's -EINVAL (lookup_mr found no MR) is LOC_QP_OP_ERR, its
+      // -EFAULT (outside the MR) LOC_PROT_ERR (Behaviour::unresolved_lkey_is_qp_op_err).
+      if (unresolved && profile().behaviour.unresolved_lkey_is_qp_op_err) {
+        FailLocally(qp, WcStatus::kLocQpOpErr, "lkey names no MR of this PD");
+      } else {
+        FailLocally(qp, WcStatus::kLocProtErr, "local protection error");
+      }
       return ReqStep::kDone;
     } else {
       *payload = mrs_.Gather(w.wr.sg_list);
@@ -140,6 +156,9 @@ Nic::ReqStep Nic::ReqTransmit(Qp& qp, std::vector<uint8_t> payload) {
     }
     p.dst_nic = ah->dst_nic;
     p.dst_qpn = w.wr.remote_qpn;
+    GidAt(1, &p.sgid);
+    p.hop_limit = ah->attr.grh.hop_limit;
+    p.traffic_class = ah->attr.grh.traffic_class;
     // IBTA 10.2.5: a Q_Key with the high bit set means "use the QP's own Q_Key".
     p.qkey = (w.wr.remote_qkey & 0x80000000u) ? qp.attr.qkey : w.wr.remote_qkey;
   } else {

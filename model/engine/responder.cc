@@ -8,9 +8,10 @@
 
 namespace qptwin::model::engine {
 namespace {
-constexpr uint32_t kGrhBytes = 40;  // RoCE/IB global route header in front of UD data
 constexpr size_t kAtomicReplayDepth = 16;
+
 }  // namespace
+
 
 void Nic::HandleRequest(Qp& qp, Packet& pkt) {
   request_contexts_ns_ = RequestContextsReady(qp, pkt);  // QPC, MPT, MTT (nic_cache.cc)
@@ -119,6 +120,10 @@ Nic::RespStep Nic::RespCheckOp(Qp& qp, const Packet& pkt) {
   // R16: an operation the QP's access flags do not allow is an invalid request.
   bool bad = (qp.attr.qp_access_flags & need) != need;
   if (pkt.kind == PacketKind::kAtomic && (pkt.remote_addr & 7)) bad = true;  // misaligned
+  // A responder without READ/ATOMIC resources (max_dest_rd_atomic 0) cannot take one: NAK
+  // Invalid Request (rxe_resp.c check_resource: RESPST_ERR_TOO_MANY_RDMA_ATM_REQ).
+  const bool rd_or_atomic = pkt.kind == PacketKind::kReadReq || pkt.kind == PacketKind::kAtomic;
+  if (rd_or_atomic && qp.attr.max_dest_rd_atomic == 0) bad = true;
   if (bad) {
     if (IsReliable(qp.type)) {
       RespondError(qp, pkt, NakCode::kInvalidRequest, EventType::kQpReqErr);
@@ -138,9 +143,13 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
       ReceiveSendLike(qp, pkt);
       return RespStep::kDone;
     case PacketKind::kWrite: {
-      uint8_t* dst = mrs_.Remote(pkt.rkey, pd, pkt.remote_addr, pkt.data.size(),
-                                 access::kRemoteWrite);
-      if (!dst) {  // R15: RC NAKs, UC drops silently
+      // IBTA C9-88: a zero-length RDMA need not carry a valid address or R_Key (rxe_resp.c
+      // check_rkey skips it).
+      const bool empty = pkt.data.empty();
+      uint8_t* dst = empty ? nullptr
+                           : mrs_.Remote(pkt.rkey, pd, pkt.remote_addr, pkt.data.size(),
+                                         access::kRemoteWrite);
+      if (!empty && !dst) {  // R15: RC NAKs, UC drops silently
         if (IsReliable(qp.type)) {
           RespondError(qp, pkt, NakCode::kRemoteAccess, EventType::kQpAccessErr);
         }
@@ -160,15 +169,18 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
       return RespStep::kDone;
     }
     case PacketKind::kReadReq: {
-      uint8_t* src = mrs_.Remote(pkt.rkey, pd, pkt.remote_addr, pkt.length, access::kRemoteRead);
-      if (!src) {
+      // C9-88: a zero-length READ checks no R_Key either.
+      const uint8_t* src = pkt.length == 0 ? nullptr
+                                           : mrs_.Remote(pkt.rkey, pd, pkt.remote_addr,
+                                                         pkt.length, access::kRemoteRead);
+      if (pkt.length != 0 && !src) {
         RespondError(qp, pkt, NakCode::kRemoteAccess, EventType::kQpAccessErr);
         return RespStep::kDone;
       }
       Packet r;
       r.kind = PacketKind::kReadResp;
       r.psn = pkt.psn;
-      r.data.assign(src, src + pkt.length);
+      if (src) r.data.assign(src, src + pkt.length);
       r.npkts = PacketCount(pkt.length, MtuBytes(qp.attr.path_mtu));
       if (!dup) qp.epsn = PsnAdd(pkt.psn, r.npkts);
       SendResponse(qp, pkt, std::move(r), 0, pkt.length);  // the data is read by DMA
@@ -238,13 +250,9 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
   size_t len = write_imm ? 0 : pkt.data.size();
   const bool grh = qp.type == QpType::kUd && profile().port.link_layer == LinkLayer::kEthernet;
   if (grh) {  // UD on RoCE: 40 bytes of GRH first in the receive buffer
-    grh_and_data.assign(kGrhBytes, 0);
-    grh_and_data[0] = 0x60;  // IPv6 version
-    Gid sgid, dgid;
-    world_->nic(pkt.src_nic)->GidAt(1, &sgid);
+    Gid dgid;
     GidAt(1, &dgid);
-    std::memcpy(&grh_and_data[8], sgid.raw.data(), 16);
-    std::memcpy(&grh_and_data[24], dgid.raw.data(), 16);
+    grh_and_data = NetworkHeader(pkt, dgid);
     grh_and_data.insert(grh_and_data.end(), pkt.data.begin(), pkt.data.end());
     data = grh_and_data.data();
     len = grh_and_data.size();
@@ -258,9 +266,13 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
   uint32_t pd = ResponderPd(qp);
   WcStatus st = len ? mrs_.Scatter(r.sg_list, pd, data, len) : WcStatus::kSuccess;
   if (st != WcStatus::kSuccess) {
+    // rxe_resp.c send_data_in: every copy_data failure is a malformed WQE
+    // (Behaviour::recv_error_is_malformed_wqe): LOC_QP_OP_ERR, NAK remote op, ERR, UD too.
+    const bool malformed = profile().behaviour.recv_error_is_malformed_wqe;
+    if (malformed) st = WcStatus::kLocQpOpErr;
     wc.status = st;
     PushCqe(qp, RecvCq(qp), wc, false);
-    if (qp.type == QpType::kUd) return;  // a UD QP carries on
+    if (qp.type == QpType::kUd && !malformed) return;  // a UD QP carries on
     if (IsReliable(qp.type)) {
       Packet nak;
       nak.kind = PacketKind::kNak;

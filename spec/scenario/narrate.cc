@@ -299,7 +299,17 @@ std::string StatusMeaning(WcStatus status, const std::string& wr_opcode) {
     case WcStatus::kLocProtErr:
       return "an SGE is outside its MR or its lkey is wrong";
     case WcStatus::kLocQpOpErr:
-      return "the local QP could not execute the WR";
+      if (wr_opcode == "RECV") {
+        return "this receive could not take the data (too small, a bad lkey or outside its MR; "
+               "rxe_resp.c send_data_in: RESPST_ERR_MALFORMED_WQE): the QP goes to ERR, UD "
+               "too, and an RC sender gets REM_OP_ERR (Behaviour::recv_error_is_malformed_wqe)";
+      }
+      return "the local QP could not execute the WR (rxe: also an lkey that names no MR of "
+             "the PD, Behaviour::unresolved_lkey_is_qp_op_err)";
+    case WcStatus::kRemOpErr:
+      return "NAK remote operational error: the responder could not execute the request (rxe: "
+             "its receive could not take the data, RESPST_ERR_MALFORMED_WQE); the requester's "
+             "WR fails and both QPs go to ERR";
     default:
       return "an error CQE is written even for an unsignaled WR, then the QP goes to ERR "
              "(IBTA 10.7.3.1, R7)";
