@@ -2,6 +2,7 @@
 // Markdown (numbers straight from the runs; analytic figures from the same profile).
 #include "tools/bench/bench_report.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -50,6 +51,51 @@ void Target(ReportCtx& c) {
          "first message's latency and the host's posting are included.\n\n";
 }
 
+// Issue 15: the cost per WR flat in the number of QPs, and memory per QP and per WR.
+void SpeedVsQps(ReportCtx& c) {
+  std::ostream& out = c.out;
+  out << "### WRs per wall second vs QPs\n\n"
+      << "`qptwin bench write_bw -s 64 --profile cx6-100g -q Q -n N` with N = 1,000,000 / Q "
+         "(about a million WRs a row; tx depth 128, so Q x 128 WRs outstanding, at most 2^19), "
+         "one run each in one process. CPU s is the process's CPU time over the run: on a "
+         "loaded machine it is the steadier figure, and the ratio uses it. Memory per QP is "
+         "the resident set's growth while the QPs (both sides) were created and connected, per "
+         "QP; per outstanding WR, the peak's growth over that, per WR in flight.\n\n"
+      << "| QPs | WRs | wall s | CPU s | WRs per wall s | WRs per CPU s | CPU rate / 1 QP | "
+         "per QP | per outstanding WR |\n|---|---|---|---|---|---|---|---|---|\n";
+  double base = 0;
+  for (int q : {1, 16, 256, 1024, 4096}) {
+    SessionResult r;
+    const int n = std::max(1, 1000000 / q);
+    if (!c.Run("write_bw -s 64 --profile cx6-100g -q " + std::to_string(q) + " -n " +
+                   std::to_string(n), &r)) {
+      return;
+    }
+    const SpeedStats& s = r.bw[0].speed;
+    if (q == 1) base = s.wrs_per_cpu_s();
+    out << "| " << q << " | " << s.wrs << " | " << F("%.3f", s.wall_s) << " | "
+        << F("%.3f", s.cpu_s) << " | " << F("%.0f", s.wrs_per_wall_s()) << " | "
+        << F("%.0f", s.wrs_per_cpu_s()) << " | "
+        << F("%.2f", base > 0 ? s.wrs_per_cpu_s() / base : 0) << " | "
+        << F("%.0f B", r.memory.bytes_per_qp()) << " | " << F("%.0f B", r.memory.bytes_per_wr())
+        << " |\n";
+    if (q == 4096) {
+      const double ratio = base > 0 ? s.wrs_per_cpu_s() / base : 0;
+      out << "\nGoal: WRs per second at 4,096 QPs >= 2/3 of 1 QP's: **"
+          << (ratio >= 2.0 / 3 ? "met" : "NOT met") << "** (" << F("%.2f", ratio) << ").\n\n";
+    }
+  }
+  SessionResult big;
+  if (!c.Run("write_bw -s 64 --profile cx6-100g -q 65536 -n 16", &big)) return;
+  const double gib = static_cast<double>(big.memory.peak) / (1024.0 * 1024 * 1024);
+  out << "`-q 65536 -n 16` (131,072 QPs on the two devices, " << big.memory.outstanding
+      << " WRs outstanding): peak RSS " << F("%.2f", gib) << " GiB, "
+      << F("%.0f", big.memory.bytes_per_qp()) << " B per QP, "
+      << F("%.0f", big.memory.bytes_per_wr()) << " B per outstanding WR, "
+      << F("%.0f", big.bw[0].speed.wrs_per_cpu_s()) << " WRs per CPU s. Goal 65,536 QPs in "
+      << "< 2 GiB: **" << (gib < 2 ? "met" : "NOT met") << "**.\n\n";
+}
+
 void Speed(ReportCtx& c) {
   SessionResult r;
   if (!c.Run("write_bw -s 8 -n 1000000 --profile cx6-100g", &r)) return;
@@ -63,6 +109,7 @@ void Speed(ReportCtx& c) {
         << " |\n\nGoal: >= 1,000,000 WRs per wall second: **"
         << (s.wrs_per_wall_s() >= 1e6 ? "met" : "NOT met") << "**. (Wall time varies with the "
         << "machine's load; the simulated results do not.)\n\n";
+  SpeedVsQps(c);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <iostream>
 
@@ -22,6 +23,12 @@ constexpr uint64_t kModelInFlightWrs = uint64_t{1} << 19;
 double WallNow() {
   using namespace std::chrono;
   return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+double CpuNow() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
 WrOpcode OpcodeOf(Op op) {
@@ -236,6 +243,7 @@ int RunBw(BenchPair& p, const BenchOptions& o, uint64_t size, BwResult* out, std
   Settle(p);
   std::vector<WorkCompletion> got;
   const double wall0 = WallNow();
+  const double cpu0 = CpuNow();
   const uint64_t t0 = p.backend()->NowNs();
   while (total_done < total) {
     std::sort(ready.begin(), ready.end());
@@ -300,6 +308,7 @@ int RunBw(BenchPair& p, const BenchOptions& o, uint64_t size, BwResult* out, std
   out->gbps = bytes * 8 / secs * 1e-9;
   out->mpps = static_cast<double>(total) / secs * 1e-6;
   out->speed.wall_s = WallNow() - wall0;
+  out->speed.cpu_s = CpuNow() - cpu0;
   out->speed.wrs = total;
   out->speed.packets = total * PacketsPerMessage(o.op, p.config().type, size, p.path_mtu_bytes());
   out->depth = depth;

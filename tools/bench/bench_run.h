@@ -30,9 +30,11 @@ namespace qptwin::bench {
 
 struct SpeedStats {
   double wall_s = 0;
+  double cpu_s = 0;  // the process's CPU time over the same span (RunBw; 0 elsewhere)
   uint64_t wrs = 0;
   uint64_t packets = 0;  // data packets and their responses (ACKs, READ responses)
   double wrs_per_wall_s() const { return wall_s > 0 ? wrs / wall_s : 0; }
+  double wrs_per_cpu_s() const { return cpu_s > 0 ? wrs / cpu_s : 0; }
   double packets_per_wall_s() const { return wall_s > 0 ? packets / wall_s : 0; }
 };
 

@@ -94,6 +94,9 @@ int RunSession(const BenchOptions& o, SessionResult* out, std::string* error) {
       out->lat.push_back(r);
     }
   }
+  out->memory.peak = PeakRssBytes();
+  const uint64_t depth = out->bw.empty() ? 1 : static_cast<uint64_t>(out->bw[0].depth);
+  out->memory.outstanding = static_cast<uint64_t>(o.qps) * depth;
   for (int dev = 0; dev < 2; ++dev) {
     for (const model::CacheCounter& k : model::ModelCacheCounters(be.get(), dev)) {
       auto it = std::find_if(out->cache.begin(), out->cache.end(),
@@ -106,9 +109,6 @@ int RunSession(const BenchOptions& o, SessionResult* out, std::string* error) {
       }
     }
   }
-  out->memory.peak = PeakRssBytes();
-  const uint64_t depth = out->bw.empty() ? 1 : static_cast<uint64_t>(out->bw[0].depth);
-  out->memory.outstanding = static_cast<uint64_t>(o.qps) * depth;
   if (o.kind == Kind::kBw) {
     for (int d : o.depth_sweep) {
       BenchOptions od = o;
