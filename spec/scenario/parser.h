@@ -29,7 +29,7 @@ struct ParseError {
 
 // Limits of one scenario, so that endless input ends with an error and not bad_alloc.
 inline constexpr size_t kMaxLineBytes = 64 * 1024;
-inline constexpr size_t kMaxObjects = 1 << 16;
+inline constexpr size_t kMaxObjects = 1 << 18;  // 100,000 QPs or MRs fit (issue 15)
 
 // The parser one line at a time: what a scenario costs while it streams is its names, not
 // its lines.

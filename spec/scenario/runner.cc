@@ -55,6 +55,7 @@ void Runner::Start(RunOptions options) {
   run_trace_ = RunTrace{};
   free_wqes_.clear();
   before_.clear();
+  busy_.clear();
   ledger_ = WrLedger(&run_trace_.wqes);
   if (!options_.keep_trace) ledger_.ReleaseTo(&free_wqes_);
   start_ns_ = backend_->NowNs();
@@ -65,6 +66,15 @@ Step Runner::Next(const Command& c) {
   step.line = c.line;
   step.text = c.text;
   step.start_ns = backend_->NowNs() - start_ns_;
+  if (!options_.keep_trace) {
+    // Streaming views leave out quiet QPs: the command's QP is put back before the step.
+    auto it = qps_.find(c.name);
+    if (it != qps_.end() && it->second->handle && !it->second->destroyed) {
+      auto at = std::lower_bound(before_.begin(), before_.end(), c.name,
+                                 [](const QpView& v, const std::string& n) { return v.name < n; });
+      if (at == before_.end() || at->name != c.name) before_.insert(at, ViewOf(c.name, *it->second));
+    }
+  }
   int ret = Execute(c, &step);
   if (step.outcomes.empty()) {
     Outcome o;
@@ -76,7 +86,7 @@ Step Runner::Next(const Command& c) {
   step.end_ns = backend_->NowNs() - start_ns_;
   const size_t states_before = run_trace_.states.size();
   ObserveStates(c, ret, &step);
-  step.qps = Views();
+  step.qps = Views(c.name);
   std::vector<StateEvent> changes(run_trace_.states.begin() + states_before,
                                   run_trace_.states.end());
   step.why = ExplainStep(c, ret, step, before_, changes);

@@ -17,6 +17,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -153,7 +154,15 @@ class Runner {
   void EndQueues(Object* o, Wqe::End end, const Step& step);
   WrLedger ledger_{nullptr};
   void ObserveStates(const Command& c, int ret, Step* step);
-  std::vector<QpView> Views();
+  // Every live QP (keep_trace) or, streaming, the busy ones and the command's QP: a quiet
+  // QP's view is its creation view (RESET/INIT, queues empty) until a command names it.
+  std::vector<QpView> Views(const std::string& named);
+  QpView ViewOf(const std::string& name, const Object& o) const;
+  // RESET or INIT, nothing queued, no SRQ: nothing but a command naming the QP can change
+  // its state or its queues (a QP below RTR neither sends nor takes requests).
+  bool Quiet(const Object& o) const;
+  // The names to look at after a step: busy_ and `named` (when a QP), in name order.
+  std::vector<std::string> Watched(const std::string& named) const;
 
   Device* DeviceOf(const Object& o);
   Object& Obj(const std::string& name) { return objects_[name]; }
@@ -174,6 +183,7 @@ class Runner {
   std::vector<std::unique_ptr<Device>> devices_;
   std::map<std::string, Object> objects_;
   std::map<std::string, Object*> qps_;  // the QPs of objects_ (per-step work is per QP)
+  std::set<std::string> busy_;  // live QPs that are not Quiet(): a step looks only at these
   // UD address handles, by (sender's PD name, target QP name).
   std::map<std::pair<std::string, std::string>, uint32_t> ahs_;
 };
