@@ -84,6 +84,7 @@ struct ModelAh {
 struct ModelXrcd {
   ibv_xrcd xrcd{};
   XrcdHandle h;
+  uint64_t inode = 0;  // the file it was opened with (0: none): opens of one file share it
 };
 
 struct ModelQp {
@@ -107,6 +108,8 @@ struct ModelContext {
   std::map<uint32_t, ModelCq*> cqs;
   std::map<uint32_t, ModelSrq*> srqs;
   std::vector<ModelChannel*> channels;
+  std::map<uint64_t, std::pair<XrcdHandle, int>> xrcd_files;  // inode -> domain, opens
+  bool xrc = false;  // the device has XRC (an XRCD could be opened at ibv_open_device)
   std::deque<ibv_async_event> async_events;
   // A registered scratch buffer inline data is copied into (the model reads only
   // registered memory; ibv_post_send's inline data may lie anywhere).

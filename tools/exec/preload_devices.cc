@@ -72,6 +72,7 @@ int QueryDeviceExOp(ibv_context* ctx, const ibv_query_device_ex_input* input,
     if (!err) FillDeviceAttr(d, m->index, &a.orig_attr);
   });
   if (err) return err;
+  if (m->xrc) a.orig_attr.device_cap_flags |= IBV_DEVICE_XRC;
   a.device_cap_flags_ex = a.orig_attr.device_cap_flags;
   a.phys_port_cnt_ex = a.orig_attr.phys_port_cnt;
   std::memcpy(attr, &a, std::min(len, sizeof(a)));
@@ -152,7 +153,13 @@ ibv_context* ibv_open_device(ibv_device* device) {
   int err = 0;
   p.Run([&] {
     err = p.backend()->OpenDevice("mdev" + std::to_string(i), &m->dev);
-    if (!err) p.contexts().push_back(m);
+    if (err) return;
+    p.contexts().push_back(m);
+    qptwin::XrcdHandle probe;  // does the device have XRC? (IBV_DEVICE_XRC below)
+    if (m->dev->OpenXrcd(&probe) == 0) {
+      m->xrc = true;
+      (void)m->dev->CloseXrcd(probe);
+    }
   });
   if (err) {
     delete m;

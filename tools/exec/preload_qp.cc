@@ -1,5 +1,8 @@
 // QPs (ibv_create_qp, the create_qp_ex op, modify, query, destroy, ibv_qp_to_qp_ex), SRQs,
 // AHs and XRC domains of model devices.
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -139,12 +142,38 @@ int GetSrqNumOp(ibv_srq* srq, uint32_t* num) {
   return err;
 }
 
+// ibv_open_xrcd(3): with a file (IBV_XRCD_INIT_ATTR_FD), every open of that file on this
+// context is the same domain (O_CREAT makes it when there is none); fd -1 is a new one.
 ibv_xrcd* OpenXrcdOp(ibv_context* context, ibv_xrcd_init_attr* a) {
-  // Only a domain of its own (fd -1, O_CREAT): sharing through a file is not modelled.
-  if ((a->comp_mask & IBV_XRCD_INIT_ATTR_FD) && a->fd != -1) return Fail<ibv_xrcd>(EOPNOTSUPP);
+  uint64_t inode = 0;
+  if ((a->comp_mask & IBV_XRCD_INIT_ATTR_FD) && a->fd != -1) {
+    struct stat st;
+    if (fstat(a->fd, &st) != 0) return Fail<ibv_xrcd>(EBADF);
+    inode = static_cast<uint64_t>(st.st_ino) ^ (static_cast<uint64_t>(st.st_dev) << 40);
+  }
+  const int oflags = (a->comp_mask & IBV_XRCD_INIT_ATTR_OFLAGS) ? a->oflags : 0;
+  ModelContext* m = Ctx(context);
   auto* x = new ModelXrcd();
+  x->inode = inode;
   int err = 0;
-  Preload::Get().Run([&] { err = Ctx(context)->dev->OpenXrcd(&x->h); });
+  Preload::Get().Run([&] {
+    auto it = inode ? m->xrcd_files.find(inode) : m->xrcd_files.end();
+    if (it != m->xrcd_files.end()) {
+      if ((oflags & O_CREAT) && (oflags & O_EXCL)) {
+        err = EEXIST;
+        return;
+      }
+      x->h = it->second.first;
+      ++it->second.second;
+      return;
+    }
+    if (inode && !(oflags & O_CREAT)) {
+      err = ENOENT;  // no domain for that file yet
+      return;
+    }
+    err = m->dev->OpenXrcd(&x->h);
+    if (!err && inode) m->xrcd_files[inode] = {x->h, 1};
+  });
   if (err) {
     delete x;
     return Fail<ibv_xrcd>(err);
@@ -155,8 +184,17 @@ ibv_xrcd* OpenXrcdOp(ibv_context* context, ibv_xrcd_init_attr* a) {
 
 int CloseXrcdOp(ibv_xrcd* xrcd) {
   auto* x = reinterpret_cast<ModelXrcd*>(xrcd);
+  ModelContext* m = Ctx(xrcd->context);
   int err = 0;
-  Preload::Get().Run([&] { err = Ctx(xrcd->context)->dev->CloseXrcd(x->h); });
+  Preload::Get().Run([&] {
+    auto it = x->inode ? m->xrcd_files.find(x->inode) : m->xrcd_files.end();
+    if (it != m->xrcd_files.end() && it->second.second > 1) {
+      --it->second.second;  // another open of the file keeps the domain
+      return;
+    }
+    err = m->dev->CloseXrcd(x->h);
+    if (!err && it != m->xrcd_files.end()) m->xrcd_files.erase(it);
+  });
   if (!err) delete x;
   return err;
 }
