@@ -1,13 +1,18 @@
 // Measures the seed articles' practices in the model's SIMULATED time (Backend::NowNs):
 //  1. time to first send: a QP from a warm pool vs one created and connected on demand;
 //  2. signaling every WR vs every 16th;
-//  3. posting 1 vs 16 WRs per ibv_post_send call.
+//  3. posting 1 vs 16 WRs per ibv_post_send call;
+//  4. with --pool-qps=N1,N2,...: (1) at scale, a pool of N warm QPs each used once since
+//     (FIFO: the one handed out is the least recently used), NIC context caches on and off
+//     (model/timing.h contract 5; only cx6 profiles have them).
 // Host (wall-clock) time of the same calls is printed beside it for orientation only: it is
 // the cost of the model's implementation on this machine, not a property of a NIC.
 //
-//   bazel run //examples/practice:practice_bench [-- --trials=N --wrs=N --profile=NAME]
+//   bazel run //examples/practice:practice_bench [-- --trials=N --wrs=N --profile=NAME
+//                                                    --pool-qps=1024,4096,16384]
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -25,6 +30,7 @@ struct Args {
   size_t wrs = 1024;
   uint32_t msg = 64;
   std::vector<std::string> profiles;
+  std::vector<size_t> pool_qps;  // (4): pool sizes
 };
 
 struct Sample {
@@ -103,6 +109,56 @@ int BenchPool(const std::string& profile, const Args& a) {
   return 0;
 }
 
+// ---- 4. the warm pool at scale ------------------------------------------------------------
+
+// A pool of n warm QPs, each used for one SEND in FIFO order; then the next SEND goes out on
+// the least recently used one (*warm), and one more QP is created on demand (*cold).
+int PoolAtScale(const std::string& profile, size_t n, bool cache, double* warm, double* cold) {
+  model::ModelOptions mo;
+  mo.profile = profile;
+  mo.context_cache = cache;
+  TestEnv env;
+  // The peer's CQ takes a receive CQE per SEND and is never polled: room for all of them.
+  const int cq_depth = static_cast<int>(2 * n + 64);
+  if (int err = OpenEnv(model::MakeModelBackend(mo), "mdev0", "mdev1", &env, cq_depth, 1 << 16)) {
+    return err;
+  }
+  LocalPeer peer(env.peer.dev.get(), env.peer.Init(), [&](Device& d, QpHandle qp) {
+    std::vector<RecvWr> recvs(4, Rwr(1, {env.peer.At(0, 4096)}));
+    size_t bad = 0;
+    (void)d.PostRecv(qp, recvs, &bad);
+  });
+  QpPoolOptions o;
+  o.capacity = n + 1;
+  o.init = env.local.Init();
+  QpPool pool(env.backend.get(), env.local.dev.get(), &peer, o);
+  if (int err = pool.Warm(n)) return err;
+  Sample s;
+  for (size_t i = 0; i < n; ++i) {
+    if (int err = FirstSend(env, pool, 64, i, &s)) return err;
+  }
+  if (int err = FirstSend(env, pool, 64, n, &s)) return err;
+  *warm = s.sim_us;
+  std::vector<PooledQp> held(n);  // empty the pool: the next Acquire creates and connects
+  for (PooledQp& q : held) {
+    if (int err = pool.Acquire(&q)) return err;
+  }
+  if (int err = FirstSend(env, pool, 64, n + 1, &s)) return err;
+  *cold = s.sim_us;
+  return 0;
+}
+
+int BenchPoolAtScale(const std::string& profile, const Args& a) {
+  for (size_t n : a.pool_qps) {
+    double warm_on = 0, cold_on = 0, warm_off = 0, cold_off = 0;
+    if (int err = PoolAtScale(profile, n, true, &warm_on, &cold_on)) return err;
+    if (int err = PoolAtScale(profile, n, false, &warm_off, &cold_off)) return err;
+    std::printf("  pool of %-6zu warm LRU QP: %7.3f us (caches off %7.3f)   on demand: %7.3f us"
+                " (off %7.3f)\n", n, warm_on, warm_off, cold_on, cold_off);
+  }
+  return 0;
+}
+
 // ---- 2 and 3. signaling and batching --------------------------------------------------------
 
 int BenchBatch(const std::string& profile, const Args& a, const char* label,
@@ -157,6 +213,10 @@ int Run(const Args& a) {
     std::printf("  (3) WRs per post call, %zu WRs, signal every 16th\n", a.wrs);
     if (int err = BenchBatch(profile, a, "1 WR per call", BatchOptions{16, 1})) return err;
     if (int err = BenchBatch(profile, a, "16 WRs per call", BatchOptions{16, 16})) return err;
+    if (!a.pool_qps.empty()) {
+      std::printf("  (4) time to first send at scale (sim us; FIFO pool, each QP used once since)\n");
+      if (int err = BenchPoolAtScale(profile, a)) return err;
+    }
   }
   return 0;
 }
@@ -173,6 +233,16 @@ int main(int argc, char** argv) {
       if (s.rfind("--wrs=", 0) == 0) a.wrs = std::stoul(s.substr(6));
       if (s.rfind("--msg=", 0) == 0) a.msg = static_cast<uint32_t>(std::stoul(s.substr(6)));
       if (s.rfind("--profile=", 0) == 0) a.profiles.push_back(s.substr(10));
+      if (s.rfind("--pool-qps=", 0) == 0) {
+        std::string list = s.substr(11);
+        for (size_t pos = 0; pos < list.size();) {
+          size_t comma = list.find(',', pos);
+          if (comma == std::string::npos) comma = list.size();
+          const size_t q = std::strtoul(list.substr(pos, comma - pos).c_str(), nullptr, 10);
+          if (q >= 1 && q <= 65536) a.pool_qps.push_back(q);
+          pos = comma + 1;
+        }
+      }
     }
     if (a.profiles.empty()) a.profiles = qptwin::model::ProfileNames();
     // The warm QP is reused every trial and its peer got kPeerRecvs receives.
