@@ -43,8 +43,8 @@ def main(argv):
         if l.strip() and not l.startswith('#'):
             name, _, reason = l.strip().partition(' ')
             expected[name] = reason
-    print('rxe0 (golden):', dict(Counter(golden.values())))
-    print('model:        ', dict(Counter(run.values())))
+    print('recorded (rxe0):', dict(Counter(golden.values())))
+    print('this run:       ', dict(Counter(run.values())))
     bad = 0
     for k in sorted(set(golden) | set(run)):
         g, r = golden.get(k), run.get(k)
@@ -54,9 +54,9 @@ def main(argv):
                 bad += 1
             continue
         if k in expected:
-            print(f'expected: {k}: rxe0={g} model={r} ({expected[k]})')
+            print(f'expected: {k}: rxe0={g} this run={r} ({expected[k]})')
         else:
-            print(f'DIFFERS: {k}: rxe0={g} model={r}')
+            print(f'DIFFERS: {k}: rxe0={g} this run={r}')
             bad += 1
     print('twin' if bad == 0 else f'{bad} unexpected difference(s)')
     return 1 if bad else 0
