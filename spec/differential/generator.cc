@@ -31,8 +31,14 @@ void DeclareResources(Writer& w) {
       // Mostly roomy CQs; now and then a 3-entry CQ that a burst overruns (rxe: CQ_ERR).
       const int cqe = w.Chance(8) ? 3 : 63;
       const std::string name = "c" + D(d) + "_" + D(k);
-      w.Line("cq " + name + " cqe=" + std::to_string(cqe) + " dev=d" + D(d));
-      w.cqs.push_back(GenCq{name, d, true});
+      GenCq cq{name, d, true, "", false};
+      if (w.Chance(40)) {  // a completion channel of its own
+        cq.channel = "h" + D(d) + "_" + D(k);
+        w.Line("channel " + cq.channel + " dev=d" + D(d));
+      }
+      w.Line("cq " + name + " cqe=" + std::to_string(cqe) + " dev=d" + D(d) +
+             (cq.channel.empty() ? "" : " channel=" + cq.channel));
+      w.cqs.push_back(cq);
     }
   }
   w.Line("pd pf0 dev=d0");

@@ -298,6 +298,42 @@ void DestroySomething(Writer& w) {
   }
 }
 
+// Completion channels, CQ resizes and SRQ modifies, each after a settle (what is in a CQ
+// when it is armed or resized must not depend on how far a real device got).
+void CqOrSrqVerb(Writer& w) {
+  Settle(w);
+  GenCq& c = w.cqs[w.Below(w.cqs.size())];
+  switch (w.Below(4)) {
+    case 0:
+      if (!c.alive || c.channel.empty()) return;
+      w.Line("req_notify " + c.name + (w.Chance(30) ? " solicited=1" : ""));
+      c.armed = true;
+      return;
+    case 1:
+      if (!c.alive || c.channel.empty() || !c.armed) return;
+      if (c.dirty) w.Line("advance us=" + N(w.opts().poll_ms * 1000));
+      w.Line("get_cq_event " + c.channel + " timeout_ms=" + N(w.opts().poll_ms));
+      w.Line("ack_cq_events " + c.name + " n=1");  // more than received: nothing (hw clamps)
+      c.armed = false;
+      return;
+    case 2: {
+      if (!c.alive) return;
+      static const std::vector<int> kCqe = {1, 7, 31, 200, 5000000};  // the last: too many
+      w.Line("resize_cq " + c.name + " cqe=" + N(w.Pick(kCqe)));
+      return;
+    }
+    default:
+      if (w.srqs.empty() || !w.srq_alive[0]) return;
+      if (w.Chance(70)) {
+        static const std::vector<int> kLimit = {1, 2, 4, 8, 16};  // 16: past max_wr
+        w.Line("modify_srq s0 srq_limit=" + N(w.Pick(kLimit)));
+      } else {
+        w.Line("modify_srq s0 max_wr=" + N(w.Chance(50) ? 31 : 3));
+      }
+      return;
+  }
+}
+
 }  // namespace
 
 void RandomAction(Writer& w) {
@@ -365,9 +401,11 @@ void RandomAction(Writer& w) {
     Settle(w);
     w.Line("advance us=" + N(1000 + w.Below(4000)));
     w.Line("events");
-  } else if (r < 97) {
+  } else if (r < 95) {
     if (q.alive && q.state != Believed::kRts) BringUp(w, q);
-  } else {  // a pair created while the others are in use, then brought up
+  } else if (r < 99) {
+    CqOrSrqVerb(w);
+  } else if (w.Chance(50)) {  // a pair created while the others are in use, then brought up
     const size_t first = w.qps.size();
     if (!DeclarePair(w)) return;
     for (size_t i = first; i < w.qps.size(); ++i) {

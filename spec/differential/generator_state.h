@@ -29,6 +29,8 @@ struct GenCq {
   std::string name;
   int dev = 0;
   bool alive = true;
+  std::string channel;  // its own completion channel ("" = none): no race between CQs
+  bool armed = false;   // req_notify given since the last get_cq_event
   bool dirty = false;  // may hold completions not polled yet
 };
 

@@ -62,7 +62,9 @@ TEST(Generator, CoversTheSurface) {
         "en_sqd_async_notify=1", "events wait=SQ_DRAINED", "state=RESET", "state=ERR",
         "retry_cnt=8", "pkey_index=9", "port=2", "max_dest_rd_atomic=0", "max_rd_atomic=0",
         "rnr_retry=0", "rnr_retry=7", "cqe=3", "query q", "query_device dev=d", "query_port dev=d", "port=2", "query_srq s0", "check m", "fill m", "advance us=",
-        "max_inline=64", "ah=q"}) {
+        "max_inline=64", "ah=q", "channel h", "channel=h", "req_notify c", "solicited=1",
+        "get_cq_event h", "ack_cq_events c", "resize_cq c", "modify_srq s0 srq_limit=",
+        "modify_srq s0 max_wr="}) {
     EXPECT_NE(all.find(piece), std::string::npos) << "never generated: " << piece;
   }
   EXPECT_EQ(all.find("XRC"), std::string::npos);  // rxe has no XRC
