@@ -1,5 +1,6 @@
 #include "tools/bench/bench_memory.h"
 
+#include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -44,7 +45,14 @@ uint64_t PeakRssBytes() {
   return static_cast<uint64_t>(u.ru_maxrss) * 1024;  // Linux: kilobytes
 }
 
-double MemoryStats::bytes_per_qp() const { return PerItem(after_setup, before_setup, qps); }
+uint64_t HeapInUseBytes() {
+  const struct mallinfo2 m = mallinfo2();
+  return static_cast<uint64_t>(m.uordblks) + static_cast<uint64_t>(m.hblkhd);
+}
+
+double MemoryStats::bytes_per_qp() const {
+  return PerItem(heap_after_setup, heap_before_setup, qps);
+}
 double MemoryStats::bytes_per_wr() const { return PerItem(peak, after_setup, outstanding); }
 
 std::string FormatMemory(const MemoryStats& m) {

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <memory>
+#include <vector>
 
 namespace qptwin::bench {
 namespace {
@@ -20,10 +21,20 @@ TEST(BenchMemory, ResidentSetGrowsWithTouchedMemory) {
   EXPECT_EQ(block[kBytes - 1], 1);
 }
 
+TEST(BenchMemory, HeapInUseCountsLiveAllocationsOnly) {
+  const uint64_t before = HeapInUseBytes();
+  auto block = std::make_unique<std::vector<char>>(size_t{8} << 20, 1);
+  EXPECT_GE(HeapInUseBytes(), before + (size_t{8} << 20));
+  block.reset();
+  EXPECT_LT(HeapInUseBytes(), before + (size_t{1} << 20));
+}
+
 TEST(BenchMemory, PerQpAndPerWrAreDifferencesOverCounts) {
   MemoryStats m;
   m.before_setup = 1000;
   m.after_setup = 1000 + 2048 * 3072;
+  m.heap_before_setup = 500;
+  m.heap_after_setup = 500 + 2048 * 3072;
   m.peak = m.after_setup + 131072 * 512;
   m.qps = 2048;
   m.outstanding = 131072;

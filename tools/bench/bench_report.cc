@@ -60,9 +60,10 @@ void SpeedVsQps(ReportCtx& c) {
          "one run each in one process. CPU s is the process's CPU time over the run: on a "
          "loaded machine it is the steadier figure, and the ratio uses it. Memory per QP is "
          "the resident set's growth while the QPs (both sides) were created and connected, per "
-         "QP; per outstanding WR, the peak's growth over that, per WR in flight.\n\n"
+         "QP (malloc's bytes in use, bench_memory.h); per outstanding WR (peak RSS), below for "
+         "the largest run.\n\n"
       << "| QPs | WRs | wall s | CPU s | WRs per wall s | WRs per CPU s | CPU rate / 1 QP | "
-         "per QP | per outstanding WR |\n|---|---|---|---|---|---|---|---|---|\n";
+         "per QP |\n|---|---|---|---|---|---|---|---|\n";
   double base = 0;
   for (int q : {1, 16, 256, 1024, 4096}) {
     SessionResult r;
@@ -77,8 +78,7 @@ void SpeedVsQps(ReportCtx& c) {
         << F("%.3f", s.cpu_s) << " | " << F("%.0f", s.wrs_per_wall_s()) << " | "
         << F("%.0f", s.wrs_per_cpu_s()) << " | "
         << F("%.2f", base > 0 ? s.wrs_per_cpu_s() / base : 0) << " | "
-        << F("%.0f B", r.memory.bytes_per_qp()) << " | " << F("%.0f B", r.memory.bytes_per_wr())
-        << " |\n";
+        << F("%.0f B", r.memory.bytes_per_qp()) << " |\n";
     if (q == 4096) {
       const double ratio = base > 0 ? s.wrs_per_cpu_s() / base : 0;
       out << "\nGoal: WRs per second at 4,096 QPs >= 2/3 of 1 QP's: **"

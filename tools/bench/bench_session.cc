@@ -65,11 +65,13 @@ int RunSession(const BenchOptions& o, SessionResult* out, std::string* error) {
   BenchPair pair(be.get());
   std::string what;
   out->memory.before_setup = CurrentRssBytes();
+  out->memory.heap_before_setup = HeapInUseBytes();
   if (int rc = pair.Setup(ConfigFor(o, max_size, max_depth), o.device, &what)) {
     *error = "setup failed at '" + what + "': " + cli::ErrnoText(rc);
     return rc;
   }
   out->memory.after_setup = CurrentRssBytes();
+  out->memory.heap_after_setup = HeapInUseBytes();
   out->memory.qps = 2 * static_cast<uint64_t>(o.qps);
   RunHeader& h = out->header;
   h.test = o.test;
