@@ -1,10 +1,11 @@
 #!/bin/sh
-# Runs the plain-C verbs program verbs_loopback under the preload, twice: it must pass, and
-# the two runs must print the same completions (one process, simulated time: deterministic).
+# Runs a plain-C verbs program ($1, default verbs_loopback) under the preload, twice: it must
+# pass, and the two runs must print the same completions (one process, simulated time:
+# deterministic).
 set -u
 dir="${TEST_SRCDIR:-.}/${TEST_WORKSPACE:-qptwin}/tools/exec"
 lib="$dir/libqptwin_verbs.so"
-prog="$dir/verbs_loopback"
+prog="$dir/${1:-verbs_loopback}"
 out="${TEST_TMPDIR:-/tmp}/loopback"
 for run in 1 2; do
   if ! LD_PRELOAD="$lib" QPTWIN_PROFILE=rxe "$prog" >"$out.$run" 2>&1; then
