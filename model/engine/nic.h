@@ -121,6 +121,9 @@ class Nic {
   Ah* FindAh(uint32_t ctx, uint32_t ah);
   int CreateXrcRecvQp(uint32_t ctx, const QpInitAttr& init, uint32_t* out, QpCap* actual);
   uint32_t PathMtuBytes(const Qp& qp) const;
+  // Every SGE (length > 0) lies in a region registered on some device of the world, whatever
+  // its key or PD: the memory the model can read inline data from (nic_post.cc).
+  bool InlineSourceReadable(const std::vector<Sge>& sges) const;
 
   void StoredView(const Qp& qp, QpAttr* attr) const;  // query_qp_stored_view (nic_qp.cc)
   // State effects (nic_qp.cc).

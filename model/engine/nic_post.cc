@@ -9,6 +9,18 @@
 
 namespace qptwin::model::engine {
 
+bool Nic::InlineSourceReadable(const std::vector<Sge>& sges) const {
+  for (const Sge& s : sges) {
+    if (s.length == 0) continue;
+    bool found = false;
+    for (int i = 0; i < world_->nic_count() && !found; ++i) {
+      found = world_->nic(i)->mrs_.AnyContains({s});
+    }
+    if (!found) return false;
+  }
+  return true;
+}
+
 int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size_t* bad) {
   Qp* qp = FindQp(ctx, h);
   // An XRC_RECV QP has no send queue (ibv_create_qp_ex(3): it only receives through XRC
@@ -39,7 +51,9 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     const SendWr& wr = wrs[i];
     SendWrFacts f = FactsOf(wr);
     if (qp->type == QpType::kUd) f.ah_valid = FindAh(ctx, wr.ah.id) != nullptr;
-    if (f.is_inline) f.inline_source_registered = mrs_.AnyContains(wr.sg_list);
+    // Inline data is read from the program's memory without an lkey (rxe copies it in
+    // rxe_post_send): any region registered on any device of the world is readable.
+    if (f.is_inline) f.inline_source_registered = InlineSourceReadable(wr.sg_list);
     q.outstanding = qp->sq.size();
     const int err = PostRuleErrno(CheckSendWr(q, f, b, queue_anyway));
     const uint64_t len = f.length;

@@ -104,6 +104,9 @@ Nic::ReqStep Nic::ReqCheckLocal(Qp& qp, std::vector<uint8_t>* payload) {
     FailLocally(qp, WcStatus::kLocQpOpErr, "opcode not supported by this QP type");
     return ReqStep::kDone;
   }
+  // C10-93.1.1 (rxe_req.c rxe_requester): a UD message longer than the path MTU sends nothing
+  // and completes successfully, before any check of its SGEs (R22; ReqTransmit completes it).
+  if (qp.type == QpType::kUd && w.length > PathMtuBytes(qp)) return ReqStep::kTransmit;
   if (w.length > profile().port.max_msg_sz) {
     FailLocally(qp, WcStatus::kLocLenErr, "message longer than max_msg_sz");
     return ReqStep::kDone;
@@ -150,6 +153,12 @@ Nic::ReqStep Nic::ReqTransmit(Qp& qp, std::vector<uint8_t> payload) {
     Ah* ah = FindAh(qp.ctx, w.wr.ah.id);
     // R22: a UD message longer than the MTU is not sent but completes successfully.
     if (!ah || w.length > mtu) {
+      // rxe_req.c fakes the send: the WQE takes one PSN (ibv_query_qp's sq_psn moves on).
+      if (w.length > mtu && !w.sent) {
+        w.sent = true;
+        w.psn = qp.next_psn;
+        qp.next_psn = PsnAdd(qp.next_psn, 1);
+      }
       ++qp.sq_next;
       CompleteWqe(qp, qp.sq_next - 1, WcStatus::kSuccess);
       return ReqStep::kGetWqe;

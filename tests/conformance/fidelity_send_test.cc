@@ -166,5 +166,62 @@ TEST_P(Conformance, ZeroLengthRdmaNeedsNoValidRkey) {
   EXPECT_EQ(StateOf(qb), QpState::kRts);
 }
 
+// examples/fidelity/13, IBTA C10-93.1.1: a UD message longer than the path MTU sends nothing
+// and completes successfully, before its SGEs are looked at (this one runs past its MR).
+TEST_P(Conformance, UdMessageOverTheMtuSucceedsWithoutItsSgesChecked) {
+  auto [qa, qb] = ConnectedPair(QpType::kUd);
+  Buffer small = Reg(256, kAll), dst = Reg(8192, kAll);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {dst.At(0, 8192)})}, &bad), 0);
+  AhHandle ah;
+  ASSERT_EQ(dev_->CreateAh(pd_, FullAttr(qb, {}).ah_attr, &ah), 0);
+  ConnectionInfo info;
+  ASSERT_EQ(dev_->LocalConnectionInfo(qb, &info), 0);
+  SendWr wr = Send(1, {small.At(0, MtuBytes(pattr_.active_mtu) + 1024)});
+  wr.ah = ah;
+  wr.remote_qpn = info.qp_num;
+  wr.remote_qkey = kQkey;
+  ASSERT_EQ(dev_->PostSend(qa, {wr}, &bad), 0);
+  auto wcs = WaitWc(cq_, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].wr_id, 1u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kSuccess);
+  EXPECT_TRUE(Drain(cq_).empty()) << "nothing arrived";
+  EXPECT_EQ(StateOf(qa), QpState::kRts);
+  EXPECT_EQ(dev_->DestroyAh(ah), 0);
+}
+
+// examples/fidelity/13: inline data is copied from the program's memory at post time; its
+// SGE's lkey is not used (here: a buffer registered in another PD, lkey 0).
+TEST_P(Conformance, InlineDataNeedsNoLkeyOfTheQpsPd) {
+  if (dattr_.max_inline_data < 32) GTEST_SKIP() << "max_inline_data " << dattr_.max_inline_data;
+  PdHandle other;
+  ASSERT_EQ(dev_->AllocPd(&other), 0);
+  Buffer src;
+  ASSERT_EQ(dev_->RegMr(other, 4096, kAll, &src.mr, &src.buf, &src.lkey, &src.rkey), 0);
+  std::memset(src.buf, 0x6b, 32);
+  QpInitAttr init;
+  init.qp_type = QpType::kRc;
+  init.pd = pd_;
+  init.send_cq = init.recv_cq = cq_;
+  init.cap = {16, 16, 1, 1, 64};
+  QpHandle qa, qb;
+  QpCap actual;
+  ASSERT_EQ(dev_->CreateQp(init, &qa, &actual), 0);
+  qb = Qp(QpType::kRc);
+  Drive(QpType::kRc, qa, QpState::kRts, qb);
+  Drive(QpType::kRc, qb, QpState::kRts, qa);
+  Buffer dst = Reg(4096, kAll);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {dst.At(0, 64)})}, &bad), 0);
+  SendWr wr = Send(1, {Sge{reinterpret_cast<uint64_t>(src.buf), 32, 0}});
+  wr.send_flags |= send_flag::kInline;
+  ASSERT_EQ(dev_->PostSend(qa, {wr}, &bad), 0);
+  EXPECT_EQ(Statuses(WaitWc(cq_, 2)),
+            (std::vector<WcStatus>{WcStatus::kSuccess, WcStatus::kSuccess}));
+  EXPECT_EQ(dst.buf[0], 0x6b);
+  EXPECT_EQ(dst.buf[31], 0x6b);
+}
+
 }  // namespace
 }  // namespace qptwin::testing
