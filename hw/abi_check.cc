@@ -4,6 +4,7 @@
 // either side is noticed.
 #include <infiniband/verbs.h>
 
+#include "spec/backend.h"
 #include "spec/vocabulary.h"
 
 namespace qptwin::hw {
@@ -109,6 +110,10 @@ static_assert(wc_flag::kGrh == IBV_WC_GRH);
 static_assert(wc_flag::kWithImm == IBV_WC_WITH_IMM);
 static_assert(wc_flag::kIpCsumOk == IBV_WC_IP_CSUM_OK);
 static_assert(wc_flag::kWithInv == IBV_WC_WITH_INV);
+// rereg_flag:: (ibv_rereg_mr_flags)
+static_assert(rereg_flag::kChangeTranslation == IBV_REREG_MR_CHANGE_TRANSLATION);
+static_assert(rereg_flag::kChangePd == IBV_REREG_MR_CHANGE_PD);
+static_assert(rereg_flag::kChangeAccess == IBV_REREG_MR_CHANGE_ACCESS);
 
 // access:: (ibv_access_flags)
 static_assert(access::kLocalWrite == IBV_ACCESS_LOCAL_WRITE);

@@ -57,6 +57,16 @@ int ModelDevice::RegMr(PdHandle pd, size_t length, AccessFlags access, MrHandle*
 
 int ModelDevice::DeregMr(MrHandle mr) { return nic_->DeregMr(ctx_, mr.id); }
 
+int ModelDevice::ReregMr(MrHandle mr, int flags, PdHandle pd, size_t length, AccessFlags access,
+                         uint8_t** buf, uint32_t* lkey, uint32_t* rkey) {
+  engine::Mr* m = nullptr;
+  if (int err = nic_->ReregMr(ctx_, mr.id, flags, pd.id, length, access, &m)) return err;
+  if (buf) *buf = m->buf;
+  if (lkey) *lkey = m->lkey;
+  if (rkey) *rkey = m->rkey;
+  return 0;
+}
+
 int ModelDevice::CreateCompChannel(ChannelHandle* out) {
   if (!out) return EINVAL;
   return nic_->CreateChannel(ctx_, &out->id);

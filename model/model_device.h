@@ -31,6 +31,8 @@ class ModelDevice : public Device {
   int RegMr(PdHandle pd, size_t length, AccessFlags access, MrHandle* out, uint8_t** buf,
             uint32_t* lkey, uint32_t* rkey) override;
   int DeregMr(MrHandle mr) override;
+  int ReregMr(MrHandle mr, int flags, PdHandle pd, size_t length, AccessFlags access,
+              uint8_t** buf, uint32_t* lkey, uint32_t* rkey) override;
 
   int CreateCompChannel(ChannelHandle* out) override;
   int DestroyCompChannel(ChannelHandle ch) override;

@@ -50,6 +50,11 @@ class ThreadCheckedDevice : public Device {
     if (!sim::OnKernelThread()) return EPERM;
     return d_->DeregMr(mr);
   }
+  int ReregMr(MrHandle mr, int flags, PdHandle pd, size_t length, AccessFlags access,
+              uint8_t** buf, uint32_t* lkey, uint32_t* rkey) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->ReregMr(mr, flags, pd, length, access, buf, lkey, rkey);
+  }
   int CreateCompChannel(ChannelHandle* out) override {
     if (!sim::OnKernelThread()) return EPERM;
     return d_->CreateCompChannel(out);

@@ -171,6 +171,13 @@ struct QpAttr {  // ibv_qp_attr: which fields count is said by the AttrMask besi
   uint32_t rate_limit = 0;
 };
 
+namespace rereg_flag {  // ibv_rereg_mr_flags
+inline constexpr int kChangeTranslation = 1 << 0;
+inline constexpr int kChangePd = 1 << 1;
+inline constexpr int kChangeAccess = 1 << 2;
+inline constexpr int kKnownMask = kChangeTranslation | kChangePd | kChangeAccess;
+}  // namespace rereg_flag
+
 // ---- SRQs ---------------------------------------------------------------------------------
 
 enum class SrqType : uint8_t { kBasic = 0, kXrc = 1 };  // ibv_srq_type: IBV_SRQT_BASIC, _XRC
@@ -295,6 +302,15 @@ class Device {
   [[nodiscard]] virtual int RegMr(PdHandle pd, size_t length, AccessFlags access, MrHandle* out,
                                   uint8_t** buf, uint32_t* lkey, uint32_t* rkey) = 0;
   [[nodiscard]] virtual int DeregMr(MrHandle mr) = 0;
+  // As ibv_rereg_mr with `flags` of rereg_flag::. CHANGE_TRANSLATION: `length` new bytes the
+  // backend allocates (zeroed, page aligned; *buf receives them, the old ones are released);
+  // CHANGE_PD: `pd`; CHANGE_ACCESS: `access` (as RegMr checks it). *lkey/*rkey receive the
+  // keys after it (they may change). EINVAL for an unknown flag or a translation of 0 bytes
+  // (libibverbs ibv_rereg_mr); a device without re-registration says so
+  // (Behaviour::rereg_mr_errno). On error the region is unchanged.
+  [[nodiscard]] virtual int ReregMr(MrHandle mr, int flags, PdHandle pd, size_t length,
+                                    AccessFlags access, uint8_t** buf, uint32_t* lkey,
+                                    uint32_t* rkey) = 0;
 
   [[nodiscard]] virtual int CreateCompChannel(ChannelHandle* out) = 0;
   [[nodiscard]] virtual int DestroyCompChannel(ChannelHandle ch) = 0;  // EBUSY while CQs use it

@@ -33,6 +33,9 @@ struct Behaviour {
   // Creating a PD, CQ, SRQ, QP or AH beyond the device's DeviceAttr max_*. IBTA 11.2 calls it
   // "insufficient resources"; libibverbs providers over firmware say ENOMEM.
   int over_limit_errno = ENOMEM;
+  // ibv_rereg_mr (IBTA 11.2.8.3, optional): 0 = re-registers; else the errno every valid
+  // request gets (the region stays as it was).
+  int rereg_mr_errno = 0;
   bool supports_uc = true;   // IBTA 9.8.1: UC is optional for an HCA
   bool supports_ud = true;
   bool supports_xrc = true;  // IBTA 9.8 (XRC annex): XRCDs, XRC SRQs, XRC_SEND/XRC_RECV

@@ -20,8 +20,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "model/engine/event_source.h"
 #include "model/engine/context_cache.h"
+#include "model/engine/event_source.h"
 #include "model/engine/memory.h"
 #include "model/engine/objects.h"
 #include "model/engine/packet.h"
@@ -67,6 +67,8 @@ class Nic {
   int DeallocPd(uint32_t ctx, uint32_t pd);
   int RegMr(uint32_t ctx, uint32_t pd, size_t length, AccessFlags access, Mr** out);
   int DeregMr(uint32_t ctx, uint32_t mr);
+  int ReregMr(uint32_t ctx, uint32_t mr, int flags, uint32_t pd, size_t length,
+              AccessFlags access, Mr** out);  // nic_rereg.cc
   int CreateChannel(uint32_t ctx, uint32_t* out);
   int DestroyChannel(uint32_t ctx, uint32_t ch);
   int CreateCq(uint32_t ctx, int cqe, uint32_t channel, uint32_t* out, int* actual);
@@ -78,11 +80,11 @@ class Nic {
   int AckCqEvents(uint32_t ctx, uint32_t cq, unsigned n);
   int CreateSrq(uint32_t ctx, uint32_t pd, uint32_t max_wr, uint32_t max_sge, uint32_t* out);
   int DestroySrq(uint32_t ctx, uint32_t srq);
-  int PostSrqRecv(uint32_t ctx, uint32_t srq, const std::vector<RecvWr>& wrs, size_t* bad);
   // nic_srq_cq.cc: ibv_modify_srq, ibv_query_srq, ibv_resize_cq as rxe does them.
   int ModifySrq(uint32_t ctx, uint32_t srq, const SrqAttr& attr, uint32_t mask);
   int QuerySrq(uint32_t ctx, uint32_t srq, SrqAttr* out);
   int ResizeCq(uint32_t ctx, uint32_t cq, int cqe, int* actual);
+  int PostSrqRecv(uint32_t ctx, uint32_t srq, const std::vector<RecvWr>& wrs, size_t* bad);
   int CreateSrqEx(uint32_t ctx, const SrqInitAttr& init, uint32_t* out);
   int SrqNum(uint32_t ctx, uint32_t srq, uint32_t* srqn);
   int OpenXrcd(uint32_t ctx, uint32_t* out);
@@ -124,8 +126,8 @@ class Nic {
   // Every SGE (length > 0) lies in a region registered on some device of the world, whatever
   // its key or PD: the memory the model can read inline data from (nic_post.cc).
   bool InlineSourceReadable(const std::vector<Sge>& sges) const;
-
   void StoredView(const Qp& qp, QpAttr* attr) const;  // query_qp_stored_view (nic_qp.cc)
+
   // State effects (nic_qp.cc).
   void SetState(Qp& qp, QpState to, const std::string& cause);
   void EnterError(Qp& qp, const std::string& cause);
@@ -192,12 +194,12 @@ class Nic {
   RespStep RespCheckOp(Qp& qp, const Packet& pkt);
   RespStep RespExecute(Qp& qp, Packet& pkt);
   bool TakeRecv(Qp& qp, RecvWr* out);
+  // After a receive WR was taken from `srq`: SRQ_LIMIT_REACHED once below its armed limit.
+  void CheckSrqLimit(Srq& srq);
   bool PeekRecv(Qp& qp);
   void ReceiveSendLike(Qp& qp, Packet& pkt);
   void RespondError(Qp& qp, const Packet& pkt, NakCode code, EventType event);
   // `ready_ns`: when the response can start (READ data / atomic result fetched by DMA).
-  // After a receive WR was taken from `srq`: SRQ_LIMIT_REACHED once below its armed limit.
-  void CheckSrqLimit(Srq& srq);
   void SendResponse(const Qp& qp, const Packet& req, Packet resp, uint64_t ready_ns = 0,
                     uint64_t dma_bytes = 0);
   void SendAck(const Qp& qp, const Packet& req);

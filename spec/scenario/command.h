@@ -44,8 +44,9 @@ enum class Verb : uint8_t {
   kReqNotify,
   kGetCqEvent,
   kAckCqEvents,
+  kReregMr,
 };
-inline constexpr int kNumVerbs = 25;
+inline constexpr int kNumVerbs = 26;
 
 enum class ObjectKind : uint8_t { kDevice, kPd, kMr, kCq, kSrq, kQp, kChannel };
 
@@ -119,6 +120,7 @@ struct Command {
   SrqAttr srq_attr;         // modify_srq max_wr= srq_limit=
   uint32_t srq_mask = 0;    // modify_srq: srq_attr:: bits named
   bool solicited = false;   // req_notify solicited=1
+  int rereg_flags = 0;      // rereg_mr: rereg_flag:: bits of the keys named (pd, len, access)
 
   Expect expect;
 };

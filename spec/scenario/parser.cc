@@ -296,6 +296,19 @@ void ParseBody(LineParser& p, Command* c, Scenario* sc, std::string* current_dev
       p.Ref(c->name, {ObjectKind::kChannel}, &c->name);
       p.Number("timeout_ms", 3600 * 1000, &c->timeout_ms);
       return;
+    case Verb::kReregMr:
+      p.Ref(c->name, {ObjectKind::kMr}, &c->name);
+      if (p.Has("pd")) c->rereg_flags |= rereg_flag::kChangePd;
+      if (p.Has("len")) c->rereg_flags |= rereg_flag::kChangeTranslation;
+      p.RefKey("pd", {ObjectKind::kPd}, &c->pd);
+      p.Number("len", UINT32_MAX, &c->length);
+      if (p.Has("access")) {
+        auto f = ParseAccessFlags(p.Value("access"));
+        if (!f) return p.Fail("bad access: expected LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC or 0");
+        c->access = *f;
+        c->rereg_flags |= rereg_flag::kChangeAccess;
+      }
+      return;
     case Verb::kAckCqEvents:
       p.Ref(c->name, {ObjectKind::kCq}, &c->name);
       c->n = 1;

@@ -56,6 +56,16 @@ TEST(ParserEvents, NotifyEventAckResize) {
   EXPECT_EQ(Last("query_device dev=d\n").device, "d");
 }
 
+TEST(ParserEvents, ReregMrFlagsAreTheKeysNamed) {
+  std::string setup = "mr m pd=p len=64\n";
+  EXPECT_EQ(Last(setup + "rereg_mr m\n").rereg_flags, 0);
+  Command c = Last(setup + "rereg_mr m pd=p len=128 access=LOCAL_WRITE\n");
+  EXPECT_EQ(c.rereg_flags,
+            rereg_flag::kChangePd | rereg_flag::kChangeTranslation | rereg_flag::kChangeAccess);
+  EXPECT_EQ(c.length, 128u);
+  EXPECT_EQ(c.access, access::kLocalWrite);
+}
+
 TEST(ParserEvents, WrongKindsAndMissingKeysAreSyntaxErrors) {
   EXPECT_NE(Error("get_cq_event c\n").find("line 6"), std::string::npos);
   EXPECT_NE(Error("req_notify ch\n").find("line 6"), std::string::npos);

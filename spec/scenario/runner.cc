@@ -139,16 +139,6 @@ int Runner::Execute(const Command& c, Step* step) {
       return QueryPort(c, step);
     case Verb::kQuerySrq:
       return QuerySrq(c, step);
-  }
-  return EINVAL;
-}
-
-Device* Runner::DeviceOf(const Object& o) {
-  if (o.device < 0 || o.device >= static_cast<int>(devices_.size())) return nullptr;
-  return devices_[o.device].get();
-}
-
-int Runner::OpenDevice(const Command& c, Step* step) {
     case Verb::kModifySrq:
       return ModifySrq(c, step);
     case Verb::kResizeCq:
@@ -161,6 +151,18 @@ int Runner::OpenDevice(const Command& c, Step* step) {
       return GetCqEvent(c, step);
     case Verb::kAckCqEvents:
       return AckCqEvents(c, step);
+    case Verb::kReregMr:
+      return ReregMr(c, step);
+  }
+  return EINVAL;
+}
+
+Device* Runner::DeviceOf(const Object& o) {
+  if (o.device < 0 || o.device >= static_cast<int>(devices_.size())) return nullptr;
+  return devices_[o.device].get();
+}
+
+int Runner::OpenDevice(const Command& c, Step* step) {
   std::vector<std::string> names = backend_->ListDevices();
   std::string name;
   if (!names.empty()) {
@@ -354,6 +356,8 @@ int Runner::Destroy(const Command& c, Step* step) {
     }
     case ObjectKind::kCq:
       return dev->DestroyCq(CqHandle{o.handle});
+    case ObjectKind::kChannel:
+      return dev->DestroyCompChannel(ChannelHandle{o.handle});
     case ObjectKind::kSrq: {
       int ret = dev->DestroySrq(SrqHandle{o.handle});
       if (ret == 0) EndQueues(&o, Wqe::End::kDestroyed, *step);
@@ -364,8 +368,6 @@ int Runner::Destroy(const Command& c, Step* step) {
       if (ret == 0) {
         o.destroyed = true;
         EndQueues(&o, Wqe::End::kDestroyed, *step);
-    case ObjectKind::kChannel:
-      return dev->DestroyCompChannel(ChannelHandle{o.handle});
       }
       return ret;
     }

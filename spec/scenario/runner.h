@@ -124,7 +124,6 @@ class Runner {
   int QueryPort(const Command& c, Step* step);
   int QuerySrq(const Command& c, Step* step);
   void AddAttrs(std::string text, Step* step);
-  // The name of QP number `qp_num` as seen from QP `local` (src_qp of its CQE, its
   // Channels, SRQ changes, CQ sizes (runner_events.cc).
   int CreateChannel(const Command& c, Step* step);
   int ReqNotify(const Command& c, Step* step);
@@ -132,6 +131,8 @@ class Runner {
   int AckCqEvents(const Command& c, Step* step);
   int ModifySrq(const Command& c, Step* step);
   int ResizeCq(const Command& c, Step* step);
+  int ReregMr(const Command& c, Step* step);
+  // The name of QP number `qp_num` as seen from QP `local` (src_qp of its CQE, its
   // dest_qp_num): its peer or a UD sender first; "0" for 0; "qpn:N" when none is ours.
   std::string QpNumName(const Object& local, uint32_t qp_num) const;
   // The scenario name of a GID: the device whose default GID it is (local's peer first).

@@ -65,4 +65,23 @@ int Runner::ResizeCq(const Command& c, Step* step) {
   return ret;
 }
 
+int Runner::ReregMr(const Command& c, Step* step) {
+  (void)step;
+  Object& mr = Obj(c.name);
+  Device* dev = DeviceOf(mr);
+  if (!dev) return ENODEV;
+  const PdHandle pd{c.pd.empty() ? 0 : Obj(c.pd).handle};
+  uint8_t* buf = mr.buf;
+  uint32_t lkey = mr.lkey, rkey = mr.rkey;
+  const int ret = dev->ReregMr(MrHandle{mr.handle}, c.rereg_flags, pd, c.length, c.access, &buf,
+                               &lkey, &rkey);
+  if (ret != 0) return ret;
+  mr.buf = buf;
+  mr.lkey = lkey;
+  mr.rkey = rkey;
+  if (c.rereg_flags & rereg_flag::kChangeTranslation) mr.len = c.length;
+  if (c.rereg_flags & rereg_flag::kChangePd) mr.pd = c.pd;
+  return 0;
+}
+
 }  // namespace qptwin::scenario

@@ -56,6 +56,8 @@ const std::array<VerbSpec, kNumVerbs>& Table() {
       {Verb::kGetCqEvent, "get_cq_event", 1, {}, {"timeout_ms"},
        "get_cq_event CHANNEL [timeout_ms=T]"},
       {Verb::kAckCqEvents, "ack_cq_events", 1, {}, {"n"}, "ack_cq_events CQ [n=N]"},
+      {Verb::kReregMr, "rereg_mr", 1, {}, {"pd", "len", "access"},
+       "rereg_mr MR [pd=PD] [len=N] [access=FLAGS]"},
   }};
   return *table;
 }
