@@ -1,6 +1,7 @@
 #include "tools/exec/model_thread.h"
 
 #include <linux/futex.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,10 +47,29 @@ bool SpinFor(Pred pred) {
   }
 }
 
+// The ModelThread the fork handlers look after (the preload has one per process).
+std::atomic<ModelThread*> forked_instance{nullptr};
+
 }  // namespace
+
+void ModelThread::PrepareFork() {
+  if (ModelThread* t = forked_instance.load()) t->forking_on_owner_ = t->OnModelThread();
+}
+
+void ModelThread::ChildAfterFork() {
+  ModelThread* t = forked_instance.load();
+  // The forking thread is the child's only thread: if it owned the model, it still does.
+  if (t && t->mode_ == Mode::kCaller && t->forking_on_owner_) t->owner_pid_ = getpid();
+}
 
 ModelThread::ModelThread(Mode mode, std::function<void()> idle, uint64_t idle_period_ns)
     : mode_(mode), idle_(std::move(idle)), idle_period_ns_(idle_period_ns), owner_pid_(getpid()) {
+  static std::once_flag handlers;
+  std::call_once(handlers, [] {
+    pthread_atfork(&ModelThread::PrepareFork, nullptr, &ModelThread::ChildAfterFork);
+  });
+  ModelThread* none = nullptr;
+  forked_instance.compare_exchange_strong(none, this);
   if (mode_ == Mode::kCaller) {
     owner_ = std::this_thread::get_id();
     return;
@@ -59,6 +79,8 @@ ModelThread::ModelThread(Mode mode, std::function<void()> idle, uint64_t idle_pe
 }
 
 ModelThread::~ModelThread() {
+  ModelThread* self = this;
+  forked_instance.compare_exchange_strong(self, nullptr);
   if (mode_ == Mode::kCaller) return;
   if (getpid() != owner_pid_) {  // a forked child: the thread does not exist here
     thread_.detach();
@@ -84,7 +106,10 @@ void ModelThread::DrainForeign() {
 }
 
 bool ModelThread::RunRaw(void (*tramp)(void*), void* arg) {
-  if (getpid() != owner_pid_) return false;
+  if (getpid() != owner_pid_) {  // a forked child without the model thread (contract 4)
+    tramp(arg);
+    return false;
+  }
   if (OnModelThread()) {
     if (mode_ == Mode::kCaller && !in_call_) {
       in_call_ = true;

@@ -22,7 +22,10 @@
 //     waits in a verbs call waits for ever; such programs use kDedicated
 //     (QPTWIN_MODEL_THREAD=dedicated).
 //  3. The idle function runs only in kDedicated mode.
-//  4. After fork() the child has no model thread: Run() returns false there and runs nothing.
+//  4. fork(): a child forked by the model thread itself (kCaller) keeps using its copy of
+//     the model. In any other child the model thread does not exist: Run() runs fn() on the
+//     calling thread, where the model refuses every call with EPERM (spec/backend.h
+//     contract 5), and returns false.
 #pragma once
 
 #include <atomic>
@@ -43,7 +46,7 @@ class ModelThread {
   ModelThread(const ModelThread&) = delete;
   ModelThread& operator=(const ModelThread&) = delete;
 
-  // Runs fn() on the model thread; false (fn not run) in a forked child.
+  // Runs fn() on the model thread; false in a forked child without one (contract 4).
   template <typename Fn>
   bool Run(Fn&& fn) {
     return RunRaw([](void* f) { (*static_cast<Fn*>(f))(); }, &fn);
@@ -59,6 +62,9 @@ class ModelThread {
   bool RunRaw(void (*tramp)(void*), void* arg);
   bool RunDedicated(void (*tramp)(void*), void* arg);
   void DrainForeign();  // kCaller: runs the other threads' waiting calls
+  static void PrepareFork();
+  static void ChildAfterFork();
+  bool forking_on_owner_ = false;
   void Loop();
 
   Mode mode_;

@@ -4,6 +4,9 @@
 #include <thread>
 #include <vector>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "gtest/gtest.h"
 
 namespace qptwin::exec {
@@ -80,6 +83,20 @@ TEST(ModelThread, CallerModeRunsAnotherThreadsCallWhenTheOwnerEnters) {
   }
   other.join();
   EXPECT_EQ(ran, std::this_thread::get_id());  // ran on the owner
+}
+
+TEST(ModelThread, ChildForkedByTheOwnerKeepsRunningInPlace) {
+  ModelThread t(ModelThread::Mode::kCaller, nullptr, 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int v = 0;
+    const bool ran_on_model_thread = t.Run([&] { v = 5; });
+    _exit(ran_on_model_thread && v == 5 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 }  // namespace
