@@ -126,18 +126,25 @@ void ContextCache::Erase(CacheKind kind, uint64_t key) {
   caches_[static_cast<int>(kind)].Erase(key);
 }
 
+uint64_t ContextCache::PageOf(uint32_t region, uint64_t addr) const {
+  auto it = region_base_.find(region);
+  const uint64_t base = it == region_base_.end() || addr < it->second ? 0 : it->second;
+  return (addr - base) / page_bytes_;
+}
+
 void ContextCache::InsertPages(uint32_t region, uint64_t addr, uint64_t len) {
   if (capacity(CacheKind::kMtt) == 0) return;
-  const uint64_t last = (addr + std::max<uint64_t>(len, 1) - 1) / page_bytes_;
-  for (uint64_t page = addr / page_bytes_; page <= last; ++page) {
+  const uint64_t first = PageOf(region, addr);
+  const uint64_t last = PageOf(region, addr + std::max<uint64_t>(len, 1) - 1);
+  for (uint64_t page = first; page <= last; ++page) {
     Insert(CacheKind::kMtt, (uint64_t{region} << 40) ^ page);
   }
 }
 
 uint32_t ContextCache::LookupPages(uint32_t region, uint64_t addr, uint64_t len) {
   if (capacity(CacheKind::kMtt) == 0) return 0;
-  const uint64_t first = addr / page_bytes_;
-  const uint64_t last = (addr + std::max<uint64_t>(len, 1) - 1) / page_bytes_;
+  const uint64_t first = PageOf(region, addr);
+  const uint64_t last = PageOf(region, addr + std::max<uint64_t>(len, 1) - 1);
   uint32_t misses = 0;
   for (uint64_t page = first; page <= last; ++page) {
     // The same page registered twice has two translations: the region is part of the key.

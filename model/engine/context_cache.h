@@ -72,9 +72,12 @@ class ContextCache {
   void Insert(CacheKind kind, uint64_t key);
   void Erase(CacheKind kind, uint64_t key);
   // The MTT entries of the pages [addr, addr + len) touch in the region of key index
-  // `region`: looks each up; returns the misses.
+  // `region`: looks each up; returns the misses. Pages count from the region's base (as an
+  // MTT is indexed), so the same accesses give the same hits whatever address mmap chose.
   uint32_t LookupPages(uint32_t region, uint64_t addr, uint64_t len);
   void InsertPages(uint32_t region, uint64_t addr, uint64_t len);  // a prefetch (contract 2)
+  // The start address of region `region` (one entry per region index ever registered).
+  void SetRegionBase(uint32_t region, uint64_t base) { region_base_[region] = base; }
 
   const CacheStats& stats(CacheKind kind) const { return stats_[static_cast<int>(kind)]; }
   uint32_t capacity(CacheKind kind) const;
@@ -83,6 +86,8 @@ class ContextCache {
   bool enabled_;
   uint32_t page_bytes_;
   std::vector<SetAssociativeLru> caches_;  // by CacheKind
+  std::unordered_map<uint32_t, uint64_t> region_base_;
+  uint64_t PageOf(uint32_t region, uint64_t addr) const;
   CacheStats stats_[kCacheKinds];
 };
 

@@ -114,6 +114,24 @@ TEST(ContextCache, PagesAreTranslatedOnePerPage) {
   EXPECT_EQ(c.stats(CacheKind::kMtt).misses, 6u);
 }
 
+TEST(ContextCache, PagesCountFromTheRegionBaseWhereverItIsMapped) {
+  // Two runs whose regions mmap placed elsewhere see the same hits and misses.
+  uint64_t misses[2] = {0, 0};
+  const uint64_t bases[2] = {0x7f0000000000ull, 0x7f12345f6000ull};
+  for (int run = 0; run < 2; ++run) {
+    ContextCache c(Small());
+    c.SetRegionBase(3, bases[run]);
+    for (uint64_t i = 0; i < 200; ++i) {
+      misses[run] += c.LookupPages(3, bases[run] + (i * 7919 % 64) * 4096 + 8, 64);
+    }
+  }
+  EXPECT_EQ(misses[0], misses[1]);
+  ContextCache c(Small());
+  c.SetRegionBase(3, 0x10000);
+  EXPECT_EQ(c.LookupPages(3, 0x10000 + 4096 - 8, 16), 2u);  // pages 0 and 1 of the region
+  EXPECT_EQ(c.LookupPages(3, 0x10000 + 100, 8), 0u);
+}
+
 TEST(ContextCache, ADisabledCacheNeverMisses) {
   CacheTiming t = Small();
   t.enabled = false;

@@ -48,6 +48,7 @@ void Nic::InstallQpContext(const Qp& qp) {
 void Nic::InstallMrContexts(const Mr& mr) {
   if (!cache_.enabled()) return;
   cache_.Insert(CacheKind::kMpt, mr.lkey);  // lkey == rkey (memory.h contract 2)
+  cache_.SetRegionBase(mr.lkey >> 8, reinterpret_cast<uint64_t>(mr.buf));
   const uint64_t page = std::max<uint32_t>(1, profile().timing.cache.page_bytes);
   const uint64_t base = reinterpret_cast<uint64_t>(mr.buf);
   const uint64_t pages = (mr.length + page - 1) / page;

@@ -152,7 +152,7 @@ void MrTable(ReportCtx& c, const SweepResult& on, const SweepResult& off) {
 void CacheSection(ReportCtx& c) {
   const std::string qps_cmd =
       "write_bw -s 64 -t 16 -l 16 -Q 16 -n 200000 --profile cx6-100g "
-      "--sweep-qps 1,16,256,1024,2048,4096,16384";
+      "--sweep-qps 1,16,256,1024,2048,4096,16384,65536";
   const std::string mr_cmd =
       "read_bw -s 64 -q 16 -t 128 -l 16 -Q 16 -n 20000 --profile cx6-100g "
       "--sweep-mr-size 16M,64M,256M,1G,4G,16G";

@@ -99,7 +99,10 @@ void PoolAtScale(ReportCtx& c) {
   c.out << "\nBeyond the QPC capacity the idle QP's context has been evicted at both NICs, so "
            "its first WRITE pays a context read at each end (about a PCIe round trip each). "
            "The pool still wins by far: control verbs cost tens of microseconds (profile "
-           "estimates, section 3), a context miss about half a microsecond.\n\n";
+           "estimates, section 3), a context miss about half a microsecond. The same "
+           "experiment with the practice's own QpPool (FIFO, SEND instead of WRITE): "
+           "`bazel-bin/examples/practice/practice_bench --profile=cx6-100g --pool-qps=1024,"
+           "4096,16384` (build with `bazel build -c opt //examples/practice:practice_bench`).\n\n";
 }
 
 bool RunBwWith(int qps, int depth, uint64_t iters, bool cache, BwResult* out) {
