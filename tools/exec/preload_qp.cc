@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "tools/exec/convert.h"
@@ -53,6 +54,31 @@ ModelSrq* NewSrq(ibv_context* context, ibv_pd* pd, void* srq_context, const SrqI
 }
 
 }  // namespace
+
+// Both ends must be in this process (tools/exec/README.md: no traffic between processes).
+// A connection to a QP number no model device here has, or to the QP itself (what two
+// processes with identical models see: the peer's numbers are this process's own), would
+// only time out; say so once, on stderr.
+void WarnIfElsewhere(ModelQp* q, uint32_t dest_qpn) {
+  static bool warned = false;
+  if (warned) return;
+  bool self = false, found = false;
+  for (ModelContext* c : Preload::Get().contexts()) {
+    if (q->peer >= 0 && c->index != q->peer) continue;
+    for (const auto& [h, other] : c->qps) {
+      if (other->qpx.qp_base.qp_num != dest_qpn) continue;
+      found = true;
+      self = self || other == q;
+    }
+  }
+  if (found && !self) return;
+  warned = true;
+  std::fprintf(stderr,
+               "qptwin preload: QP %u connects to QP %u, %s; the model connects QPs of one "
+               "process only (two processes are not supported yet: tools/exec/README.md)\n",
+               q->qpx.qp_base.qp_num, dest_qpn,
+               self ? "itself" : "which no model device of this process has");
+}
 
 ibv_qp* CreateQpExOp(ibv_context* context, ibv_qp_init_attr_ex* a) {
   constexpr uint32_t kKnown = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD |
@@ -224,6 +250,7 @@ int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask) {
   Preload::Get().Run([&] {
     err = q->mctx->dev->ModifyQp(q->h, a, static_cast<qptwin::AttrMask>(mask));
     if (!err && (mask & IBV_QP_AV)) q->peer = qptwin::exec::PeerDevice(attr->ah_attr);
+    if (!err && (mask & IBV_QP_DEST_QPN)) qptwin::exec::WarnIfElsewhere(q, attr->dest_qp_num);
   });
   if (!err && (mask & IBV_QP_STATE)) qp->state = attr->qp_state;
   return err;
