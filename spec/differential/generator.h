@@ -13,7 +13,8 @@
 //     reused, no expect= (the differential compares transcripts, not expectations).
 //  3. Every scenario is bounded: at most options.actions random steps plus a fixed epilogue,
 //     every poll/events wait has a timeout of at most options.poll_ms, and no outcome needs
-//     more time than that on real rxe: RC timeout=12 (4.096 us * 2^12 = 16.8 ms) with
+//     more time than that on real rxe: RC timeout=11 (4.096 us * 2^11 = 8.4 ms; rxe: 3
+//     jiffies, 12 ms) with
 //     retry_cnt 0 or 1, rnr_retry 0 (no retry) or 7 (until a receive arrives),
 //     min_rnr_timer=17 (3.84 ms) — no outcome depends on how many retries fit into a poll.
 //     Before a command whose outcome depends on how far posted work got (query, modify,
@@ -32,7 +33,10 @@ namespace qptwin::differential {
 
 struct GeneratorOptions {
   int actions = 24;        // random steps after the set-up (1..actions of them)
-  uint64_t poll_ms = 20;   // timeout of every poll and events wait (real time on hw)
+  // Timeout of every poll and events wait (real time on hw): at least the (retry_cnt + 1)
+  // * 12 ms in which rxe gives up on a silent peer -- also while it waits out an RNR NAK, as
+  // its retransmit timer keeps running (ends with RETRY_EXC_ERR, tests/differential/found).
+  uint64_t poll_ms = 30;
   bool two_devices = true; // may put a pair's QPs on two devices
 };
 

@@ -84,10 +84,11 @@ void BringUp(Writer& w, GenQp& q) {
            N(w.Pick(kRd)) + " min_rnr_timer=17");
     // min_rnr_timer 17 (3.84 ms; rxe: one jiffy, 4 ms at HZ=250): few retries per poll.
     // rnr_retry 0 (fail at the first RNR NAK) or 7 (retry until a receive is there): no
-    // count of retries that races a poll window. timeout 12 (4.096 us * 2^12 = 16.8 ms, rxe:
-    // 5 jiffies): a QP that does not answer is given up on within 2 tries (~34 ms), and an
+    // count of retries that races a poll window. timeout 11 (4.096 us * 2^11 = 8.4 ms, rxe:
+    // 3 jiffies): a QP that does not answer is given up on within 2 tries (~24 ms, inside one
+    // 30 ms poll window), and an
     // emulated rxe that is slow to ACK (QEMU TCG) is not mistaken for one.
-    w.Line(m + " state=RTS sq_psn=0 timeout=12 retry_cnt=" + N(w.Below(2)) +
+    w.Line(m + " state=RTS sq_psn=0 timeout=11 retry_cnt=" + N(w.Below(2)) +
            " rnr_retry=" + (w.Chance(50) ? "0" : "7") + " max_rd_atomic=" + N(w.Pick(kRd)));
   } else if (q.type == "UC") {
     w.Line(m + " state=RTR path_mtu=1024 dest=" + q.peer + " rq_psn=0");

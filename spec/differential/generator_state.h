@@ -58,7 +58,7 @@ class Writer {
   uint64_t next_recv_id = 10000;    // receive wr_ids: 10000 and up (canonical.h relies on it)
   // Work may still be running on a real device (posted since the last poll or settle);
   // `slow`: an RC send may be retrying against a peer that does not answer (rxe: up to
-  // (retry_cnt + 1) * 16.8 ms, timeout 12).
+  // (retry_cnt + 1) * 12 ms, timeout 11).
   bool unsettled = false;
   bool slow = false;
 
@@ -86,7 +86,7 @@ void PollAll(Writer& w);
 // a real device got meanwhile (a query, a modify, a destroy, a check): on the model no time
 // passes between two commands, on rxe the requester runs inside ibv_post_send and the
 // responder and completer right after. `advance us=2000`, 60000 when `slow` (also before a
-// poll: a QP retrying against a silent peer gives up after ~34 ms).
+// poll: a QP retrying against a silent peer gives up after ~24 ms).
 void Settle(Writer& w);
 
 }  // namespace qptwin::differential::internal

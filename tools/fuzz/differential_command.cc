@@ -56,7 +56,7 @@ const char kDifferentialUsage[] =
     "  compares their canonical transcripts (spec/differential/canonical.h). Each difference\n"
     "  is saved as DIR/S-n.qps (replayable with qptwin diff) and the exit code is 1.\n"
     "  --shard I/N runs the sequences n with n % N == I (default: Bazel's TEST_SHARD_INDEX/\n"
-    "  TEST_TOTAL_SHARDS); --poll-ms: every poll's timeout (default 20).\n";
+    "  TEST_TOTAL_SHARDS); --poll-ms: every poll's timeout (default 30).\n";
 
 std::vector<cli::FlagSpec> DifferentialFlags() {
   return {{"--differential", false}, {"--against"}, {"--shard"}, {"--poll-ms"}};
