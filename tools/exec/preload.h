@@ -16,7 +16,8 @@
 //     kPollStepNs pass (or less, when a completion arrives first); a blocking
 //     ibv_get_cq_event waits in simulated time; with a dedicated model thread, when no verbs
 //     call came for 1 ms of wall time and a CQ is armed, it lets kIdleStepNs pass and
-//     signals the fds (for programs asleep in poll() on a channel fd).
+//     signals the fds; in either mode, poll() on a set holding a model fd lets simulated
+//     time pass between looks (preload_poll.cc).
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -180,6 +181,11 @@ T* Fail(int err) {
   errno = err;
   return nullptr;
 }
+
+// The comp channel and async fds of model contexts, for poll() (preload_poll.cc).
+void RegisterModelFd(int fd);
+void UnregisterModelFd(int fd);
+bool IsModelFd(int fd);
 
 // Fills the context's ops tables (defined with the data path).
 void InstallOps(ModelContext* mctx);

@@ -110,6 +110,7 @@ ibv_comp_channel* ibv_create_comp_channel(ibv_context* context) {
   ch->mctx = m;
   ch->ch.context = context;
   ch->ch.fd = eventfd(0, EFD_CLOEXEC);
+  qptwin::exec::RegisterModelFd(ch->ch.fd);
   return &ch->ch;
 }
 
@@ -125,6 +126,7 @@ int ibv_destroy_comp_channel(ibv_comp_channel* channel) {
     v.erase(std::remove(v.begin(), v.end(), ch), v.end());
   });
   if (err) return err;
+  qptwin::exec::UnregisterModelFd(channel->fd);
   close(channel->fd);
   delete ch;
   return 0;

@@ -172,6 +172,7 @@ ibv_context* ibv_open_device(ibv_device* device) {
   // import the device; ibv_import_device on it says EOPNOTSUPP, preload_misc.cc).
   c.cmd_fd = memfd_create("qptwin-context", MFD_CLOEXEC);
   c.async_fd = eventfd(0, EFD_CLOEXEC);
+  qptwin::exec::RegisterModelFd(c.async_fd);
   c.num_comp_vectors = 2;  // rxe: num_possible_cpus() (this machine: 2)
   pthread_mutex_init(&c.mutex, nullptr);
   c.abi_compat = reinterpret_cast<void*>(UINTPTR_MAX);  // __VERBS_ABI_IS_EXTENDED
@@ -190,6 +191,7 @@ int ibv_close_device(ibv_context* context) {
     cs.erase(std::remove(cs.begin(), cs.end(), m), cs.end());
     m->dev.reset();  // releases every object still alive (spec/backend.h contract 4)
   });
+  qptwin::exec::UnregisterModelFd(context->async_fd);
   close(context->async_fd);
   close(context->cmd_fd);
   delete m;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
+#include <poll.h>
 
 #include "tools/exec/verbs_pair.h"
 
@@ -94,6 +95,9 @@ int main(void) {
   /* A bad rkey: a remote access error, and the QP goes to ERR (IBTA 9.7.5.2.8). */
   REQUIRE(ibv_req_notify_cq(a.cq, 0) == 0);
   REQUIRE(post_send(&a, 5, IBV_WR_RDMA_WRITE, (uintptr_t)b.buf, b.mr->rkey ^ 0x80, 0, 8, 0) == 0);
+  /* Asleep in poll() on the channel fd, as event-driven programs are: time passes. */
+  struct pollfd pfd = {.fd = a.ch->fd, .events = POLLIN};
+  CHECK(poll(&pfd, 1, 10000) == 1 && (pfd.revents & POLLIN));
   struct ibv_cq* ev_cq = NULL;
   void* ev_ctx = NULL;
   REQUIRE(ibv_get_cq_event(a.ch, &ev_cq, &ev_ctx) == 0);  /* waits in simulated time */
