@@ -160,7 +160,10 @@ void PrintSweep(std::ostream& out, const SweepResult& r) {
   const RunHeader& h = r.header;
   out << " " << h.test << " on " << h.backend << " (" << h.clock << " time), " << h.conn
       << ", tx depth " << h.tx_depth << ", post list " << h.post_list << ", CQ moderation "
-      << h.cq_mod << ", context caches " << (r.cache_on ? "as the profile says" : "off") << "\n";
+      << h.cq_mod << ", context caches "
+      << (h.clock == "real" ? "the device's own (not modelled)"
+                            : r.cache_on ? "as the profile says" : "off")
+      << "\n";
   out << " " << r.axis << "\tWRs\tMpps\tGb/s\tQPC miss\tMPT miss\tMTT miss\tWQE miss\n";
   for (const SweepPoint& p : r.points) {
     out << " " << p.x << "\t" << p.bw.iters << "\t" << Fixed("%.3f", p.bw.mpps) << "\t"
