@@ -18,13 +18,13 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <queue>
 #include <utility>
 #include <vector>
 
 #include "model/engine/event_queue.h"
+#include "model/engine/ring.h"
 
 namespace qptwin::model::engine {
 
@@ -54,8 +54,7 @@ class EventFifo : public EventQueue::Source {
   uint64_t out_of_order() const { return out_of_order_; }
 
   void RunDue(const EventQueue::Key&) override {
-    T item = std::move(entries_.front().item);
-    entries_.pop_front();
+    T item = std::move(entries_.take_front().item);
     if (!entries_.empty()) queue_->Wake(this, entries_.front().key);
     handler_(item);
   }
@@ -67,7 +66,7 @@ class EventFifo : public EventQueue::Source {
   };
   EventQueue* queue_;
   Handler handler_;
-  std::deque<Entry> entries_;
+  Ring<Entry> entries_;  // no allocation per item (ring.h)
   uint64_t out_of_order_ = 0;
 };
 

@@ -1,0 +1,58 @@
+#include "model/engine/ring.h"
+
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <memory>
+#include <random>
+
+namespace qptwin::model::engine {
+namespace {
+
+TEST(Ring, BehavesAsADequeUsedAsAFifo) {
+  Ring<int> ring;
+  std::deque<int> deque;
+  std::mt19937 rng(7);
+  for (int step = 0; step < 100000; ++step) {
+    if (deque.empty() || rng() % 3 != 0) {
+      ring.push_back(step);
+      deque.push_back(step);
+    } else {
+      ASSERT_EQ(ring.take_front(), deque.front());
+      deque.pop_front();
+    }
+    ASSERT_EQ(ring.size(), deque.size());
+    if (!deque.empty()) {
+      ASSERT_EQ(ring.front(), deque.front());
+      ASSERT_EQ(ring.back(), deque.back());
+      ASSERT_EQ(ring[deque.size() / 2], deque[deque.size() / 2]);
+    }
+  }
+}
+
+TEST(Ring, CapacityIsTheLargestSizeNotTheTraffic) {
+  Ring<int> ring;
+  for (int i = 0; i < 1000000; ++i) {
+    ring.push_back(i);
+    if (ring.size() > 100) ring.pop_front();
+  }
+  EXPECT_EQ(ring.size(), 100u);
+  EXPECT_EQ(ring.capacity(), 128u);
+  ring.clear();
+  EXPECT_TRUE(ring.empty());
+  EXPECT_EQ(ring.capacity(), 128u);
+}
+
+TEST(Ring, PopFrontReleasesTheItem) {
+  Ring<std::shared_ptr<int>> ring;
+  auto p = std::make_shared<int>(1);
+  ring.push_back(p);
+  ring.push_back(std::make_shared<int>(2));
+  EXPECT_EQ(p.use_count(), 2);
+  ring.pop_front();
+  EXPECT_EQ(p.use_count(), 1);
+  EXPECT_EQ(*ring.front(), 2);
+}
+
+}  // namespace
+}  // namespace qptwin::model::engine
