@@ -177,6 +177,23 @@ DeviceAttr FromIbvDeviceAttr(const ibv_device_attr& a, const std::string& name) 
   out.max_pkeys = a.max_pkeys;
   out.atomic_cap = Cast<AtomicCap>(a.atomic_cap);
   out.phys_port_cnt = a.phys_port_cnt;
+  out.page_size_cap = a.page_size_cap;
+  out.hw_ver = a.hw_ver;
+  out.device_cap_flags = a.device_cap_flags;
+  out.max_ee_rd_atom = a.max_ee_rd_atom;
+  out.max_res_rd_atom = a.max_res_rd_atom;
+  out.max_ee_init_rd_atom = a.max_ee_init_rd_atom;
+  out.max_ee = a.max_ee;
+  out.max_rdd = a.max_rdd;
+  out.max_mw = a.max_mw;
+  out.max_raw_ipv6_qp = a.max_raw_ipv6_qp;
+  out.max_raw_ethy_qp = a.max_raw_ethy_qp;
+  out.max_mcast_grp = a.max_mcast_grp;
+  out.max_mcast_qp_attach = a.max_mcast_qp_attach;
+  out.max_total_mcast_qp_attach = a.max_total_mcast_qp_attach;
+  out.max_fmr = a.max_fmr;
+  out.max_map_per_fmr = a.max_map_per_fmr;
+  out.local_ca_ack_delay = a.local_ca_ack_delay;
   return out;
 }
 
@@ -193,6 +210,16 @@ PortAttr FromIbvPortAttr(const ibv_port_attr& a) {
   out.active_width = a.active_width;
   out.active_speed = a.active_speed;
   out.link_layer = Cast<LinkLayer>(a.link_layer);
+  out.port_cap_flags = a.port_cap_flags;
+  out.port_cap_flags2 = a.port_cap_flags2;
+  out.bad_pkey_cntr = a.bad_pkey_cntr;
+  out.qkey_viol_cntr = a.qkey_viol_cntr;
+  out.sm_lid = a.sm_lid;
+  out.sm_sl = a.sm_sl;
+  out.max_vl_num = a.max_vl_num;
+  out.subnet_timeout = a.subnet_timeout;
+  out.init_type_reply = a.init_type_reply;
+  out.phys_state = a.phys_state;
   return out;
 }
 

@@ -77,6 +77,24 @@ struct DeviceAttr {  // ibv_device_attr (the fields qptwin uses)
   uint16_t max_pkeys = 0;
   AtomicCap atomic_cap = AtomicCap::kNone;
   uint8_t phys_port_cnt = 0;
+  // The rest of ibv_device_attr (the GUIDs and fw_ver, which name one device, are left out).
+  uint64_t page_size_cap = 0;
+  uint32_t hw_ver = 0;
+  uint32_t device_cap_flags = 0;  // IBV_DEVICE_* bits
+  int max_ee_rd_atom = 0;
+  int max_res_rd_atom = 0;
+  int max_ee_init_rd_atom = 0;
+  int max_ee = 0;
+  int max_rdd = 0;
+  int max_mw = 0;
+  int max_raw_ipv6_qp = 0;
+  int max_raw_ethy_qp = 0;
+  int max_mcast_grp = 0;
+  int max_mcast_qp_attach = 0;
+  int max_total_mcast_qp_attach = 0;
+  int max_fmr = 0;
+  int max_map_per_fmr = 0;
+  uint8_t local_ca_ack_delay = 0;
 };
 
 struct Gid {
@@ -96,6 +114,17 @@ struct PortAttr {  // ibv_port_attr (the fields qptwin uses)
   uint8_t active_width = 0;
   uint8_t active_speed = 0;
   LinkLayer link_layer = LinkLayer::kUnspecified;
+  // The rest of ibv_port_attr.
+  uint32_t port_cap_flags = 0;  // IBV_PORT_* bits
+  uint16_t port_cap_flags2 = 0;
+  uint32_t bad_pkey_cntr = 0;
+  uint32_t qkey_viol_cntr = 0;
+  uint16_t sm_lid = 0;
+  uint8_t sm_sl = 0;
+  uint8_t max_vl_num = 0;
+  uint8_t subnet_timeout = 0;
+  uint8_t init_type_reply = 0;
+  uint8_t phys_state = 0;
 };
 
 // ---- Address vectors -------------------------------------------------------------------

@@ -105,6 +105,15 @@ DeviceDescription Rxe() {
   a.max_mr = 524287;         // RXE_MAX_MR: RXE_MAX_MR_INDEX - RXE_MIN_MR_INDEX
   a.max_pd = 1 << 20;        // RXE_MAX_PD
   a.max_ah = 32767;          // RXE_MAX_AH: RXE_MAX_AH_INDEX - RXE_MIN_AH_INDEX (measured)
+  // The rest of ibv_device_attr as ibv_devinfo -v reports it on kernel 6.1 (measured).
+  a.page_size_cap = 0xfffff000;        // RXE_PAGE_SIZE_CAP
+  a.device_cap_flags = 0x01223c76;     // rxe_param.h RXE_DEVICE_CAP_FLAGS (MEM_WINDOW, ...)
+  a.max_res_rd_atom = 258048;          // RXE_MAX_RES_RD_ATOM
+  a.max_mw = 524287;                   // RXE_MAX_MW
+  a.max_mcast_grp = 8192;              // RXE_MAX_MCAST_GRP
+  a.max_mcast_qp_attach = 56;          // RXE_MAX_MCAST_QP_ATTACH
+  a.max_total_mcast_qp_attach = 458752;  // RXE_MAX_TOT_MCAST_QP_ATTACH
+  a.local_ca_ack_delay = 15;           // RXE_LOCAL_CA_ACK_DELAY
   a.max_srq = 917503;        // RXE_MAX_SRQ: RXE_MAX_SRQ_INDEX - RXE_MIN_SRQ_INDEX
   a.max_srq_wr = 1 << 20;    // RXE_MAX_SRQ_WR
   a.max_inline_data = 512;   // the largest max_inline_data ibv_create_qp accepts (probed)
@@ -113,6 +122,9 @@ DeviceDescription Rxe() {
   p.active_mtu = Mtu::k1024;  // eth_mtu_int_to_enum(1500)
   p.gid_tbl_len = 1024;       // RXE_PORT_GID_TBL_LEN
   p.lid = 0;                  // RoCE: no LIDs
+  p.port_cap_flags = 0x00010000;  // RXE_PORT_PORT_CAP_FLAGS: IBV_PORT_CM_SUP (measured)
+  p.max_vl_num = 1;               // RXE_PORT_MAX_VL_NUM
+  p.phys_state = 5;               // LINK_UP (measured)
   p.link_layer = LinkLayer::kEthernet;
   d.deviations = {
       {"over_limit_errno", EINVAL,

@@ -187,6 +187,8 @@ class Runner {
   std::set<std::string> busy_;  // live QPs that are not Quiet(): a step looks only at these
   // UD address handles, by (sender's PD name, target QP name).
   std::map<std::pair<std::string, std::string>, uint32_t> ahs_;
+  // query_port: bad_pkey_cntr and qkey_viol_cntr at the first query, by (device, port).
+  std::map<std::pair<int, uint8_t>, std::pair<uint32_t, uint32_t>> port_counters_;
 };
 
 }  // namespace qptwin::scenario

@@ -166,7 +166,17 @@ int Runner::QueryDevice(const Command& c, Step* step) {
                Kv("max_srq_wr", d.max_srq_wr) + Kv("max_srq_sge", d.max_srq_sge) +
                Kv("max_inline_data", d.max_inline_data) + Kv("max_pkeys", d.max_pkeys) +
                Kv("atomic_cap", static_cast<uint64_t>(d.atomic_cap)) +
-               Kv("phys_port_cnt", d.phys_port_cnt),
+               Kv("phys_port_cnt", d.phys_port_cnt) + Kv("page_size_cap", d.page_size_cap) +
+               Kv("hw_ver", d.hw_ver) + Kv("device_cap_flags", d.device_cap_flags) +
+               Kv("max_ee_rd_atom", d.max_ee_rd_atom) + Kv("max_res_rd_atom", d.max_res_rd_atom) +
+               Kv("max_ee_init_rd_atom", d.max_ee_init_rd_atom) + Kv("max_ee", d.max_ee) +
+               Kv("max_rdd", d.max_rdd) + Kv("max_mw", d.max_mw) +
+               Kv("max_raw_ipv6_qp", d.max_raw_ipv6_qp) +
+               Kv("max_raw_ethy_qp", d.max_raw_ethy_qp) + Kv("max_mcast_grp", d.max_mcast_grp) +
+               Kv("max_mcast_qp_attach", d.max_mcast_qp_attach) +
+               Kv("max_total_mcast_qp_attach", d.max_total_mcast_qp_attach) +
+               Kv("max_fmr", d.max_fmr) + Kv("max_map_per_fmr", d.max_map_per_fmr) +
+               Kv("local_ca_ack_delay", d.local_ca_ack_delay),
            step);
   return 0;
 }
@@ -177,12 +187,26 @@ int Runner::QueryPort(const Command& c, Step* step) {
   if (!dev) return ENODEV;
   PortAttr p;
   if (int ret = dev->QueryPort(c.port, &p)) return ret;
+  // The violation counters count over the device's life: printed as what this scenario
+  // added since its first query of the port.
+  const auto key = std::make_pair(o.device, c.port);
+  auto at = port_counters_.find(key);
+  if (at == port_counters_.end()) {
+    at = port_counters_.emplace(key, std::make_pair(p.bad_pkey_cntr, p.qkey_viol_cntr)).first;
+  }
+  const std::pair<uint32_t, uint32_t> base = at->second;
   AddAttrs("port_attr" + Kv("dev", c.device) + Kv("port", c.port) +
                Kv("state", ToName(p.state)) + Kv("max_mtu", MtuBytes(p.max_mtu)) +
                Kv("active_mtu", MtuBytes(p.active_mtu)) + Kv("gid_tbl_len", p.gid_tbl_len) +
                Kv("max_msg_sz", p.max_msg_sz) + Kv("pkey_tbl_len", p.pkey_tbl_len) +
                Kv("lid", p.lid) + Kv("lmc", p.lmc) + Kv("active_width", p.active_width) +
-               Kv("active_speed", p.active_speed) + Kv("link_layer", ToName(p.link_layer)),
+               Kv("active_speed", p.active_speed) + Kv("link_layer", ToName(p.link_layer)) +
+               Kv("port_cap_flags", p.port_cap_flags) + Kv("port_cap_flags2", p.port_cap_flags2) +
+               Kv("bad_pkey_cntr", "+" + std::to_string(p.bad_pkey_cntr - base.first)) +
+               Kv("qkey_viol_cntr", "+" + std::to_string(p.qkey_viol_cntr - base.second)) +
+               Kv("sm_lid", p.sm_lid) + Kv("sm_sl", p.sm_sl) + Kv("max_vl_num", p.max_vl_num) +
+               Kv("subnet_timeout", p.subnet_timeout) +
+               Kv("init_type_reply", p.init_type_reply) + Kv("phys_state", p.phys_state),
            step);
   return 0;
 }
