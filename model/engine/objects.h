@@ -84,13 +84,13 @@ struct Qp : std::enable_shared_from_this<Qp> {
   std::shared_ptr<Srq> srq;
   uint32_t xrcd = 0;            // XRC_RECV: its domain
   std::vector<StateChange> history;
-
-  // Send queue: [0, sq_next) started, [sq_next, end) waiting. Popped in order when done.
-  std::deque<SendWqe> sq;
   // What ibv_query_qp reports under Behaviour::query_qp_stored_view (rxe_qp_to_attr).
   bool path_mtu_set = false;
   bool av_set = false, alt_av_set = false;
   QpState cur_state_given = QpState::kReset;
+
+  // Send queue: [0, sq_next) started, [sq_next, end) waiting. Popped in order when done.
+  std::deque<SendWqe> sq;
   size_t sq_next = 0;
   uint64_t next_serial = 1;
   std::deque<RecvWr> rq;
