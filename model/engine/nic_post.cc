@@ -41,6 +41,7 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
              (SerializationPs(t.nic.pcie_gbps, wrs.size() * uint64_t{t.nic.wqe_bytes}) + 999) / 1000;
   }
   bool posted = false;
+  bool flush_after = false;  // WRs posted in ERR, flushed once the list is in (below)
   // R2: a QP below RTS refuses the post. With post_send_below_rts_queues (rxe) the WRs are
   // queued first and the doorbell refuses afterwards (spec/posting_rules.h, contract 3).
   const Behaviour& b = profile().behaviour;
@@ -65,6 +66,7 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     if (err) {
       if (bad) *bad = i;
       if (posted) Kick(*qp);
+      if (flush_after) FlushSq(*qp);
       return queue_anyway ? EINVAL : err;  // rxe: the doorbell's EINVAL wins
     }
     w.serial = qp->next_serial++;
@@ -74,14 +76,18 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     w.signaled = qp->init.sq_sig_all || (wr.send_flags & send_flag::kSignaled);
     w.ready_ns = ready;
     if (FlushedAtPost(true, qp->state, b)) {
+      // In ERR the WRs of one call fill the ring before any is flushed (rxe: the completer
+      // flushes them after ibv_post_send returns): a list longer than the queue is ENOMEM
+      // at the first WR that does not fit, as the posting oracle judges a list.
       qp->sq.push_back(std::move(w));
-      FlushSq(*qp);
+      flush_after = true;
       continue;
     }
     PrefetchWqe(*qp, w);
     qp->sq.push_back(std::move(w));
     posted = true;
   }
+  if (flush_after) FlushSq(*qp);
   if (queue_anyway) {
     // Queued, not started: the requester starts them once the QP is in RTS.
     if (bad) *bad = wrs.size();
