@@ -94,7 +94,7 @@ TEST_F(BrowserTest, RenderedDomHasDiagramTimelineAndNarration) {
   ASSERT_FALSE(dom.empty());
   // The page's script ran: it marks the body and writes the summary from the DOM's counts.
   EXPECT_NE(dom.find("data-js=\"ready\""), std::string::npos);
-  EXPECT_NE(dom.find("3 CQEs and 10 state changes over 24 narrated steps"), std::string::npos);
+  EXPECT_NE(dom.find("3 CQEs and 10 state changes over 25 narrated steps"), std::string::npos);
   // The QP filter got one option per QP.
   EXPECT_NE(dom.find("<option value=\"a\">a</option>"), std::string::npos);
   EXPECT_NE(dom.find("<option value=\"b\">b</option>"), std::string::npos);

@@ -116,7 +116,7 @@ TEST(Report, HasTimelineRowPerPostedWrAndTheirEnds) {
   // The device-caused state changes are in the events table, with their cause.
   EXPECT_NE(html.find("RTS \u2192 ERR (remote access"), std::string::npos);
   // Narration of every step, anchored by line.
-  EXPECT_NE(html.find("id=\"L26\""), std::string::npos);
+  EXPECT_NE(html.find("id=\"L29\""), std::string::npos);
   EXPECT_NE(html.find("the responder refused rkey, range or access"), std::string::npos);
 }
 
