@@ -22,6 +22,10 @@ TEST(BenchMemory, ResidentSetGrowsWithTouchedMemory) {
 }
 
 TEST(BenchMemory, HeapInUseCountsLiveAllocationsOnly) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "under AddressSanitizer malloc is ASan's allocator, which mallinfo2 does not "
+                  "describe (it reports 0); the plain build runs this test";
+#endif
   const uint64_t before = HeapInUseBytes();
   auto block = std::make_unique<std::vector<char>>(size_t{8} << 20, 1);
   EXPECT_GE(HeapInUseBytes(), before + (size_t{8} << 20));
