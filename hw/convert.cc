@@ -247,6 +247,28 @@ WorkCompletion FromIbvWc(const ibv_wc& wc) {
   return out;
 }
 
+ibv_wc ToIbvWc(const WorkCompletion& wc) {
+  ibv_wc out{};
+  out.wr_id = wc.wr_id;
+  out.status = Cast<ibv_wc_status>(wc.status);
+  out.opcode = Cast<ibv_wc_opcode>(wc.opcode);
+  out.vendor_err = wc.vendor_err;
+  out.byte_len = wc.byte_len;
+  if (wc.wc_flags & IBV_WC_WITH_IMM) {
+    out.imm_data = htonl(wc.imm_data);
+  } else if (wc.wc_flags & IBV_WC_WITH_INV) {
+    out.invalidated_rkey = wc.imm_data;
+  }
+  out.qp_num = wc.qp_num;
+  out.src_qp = wc.src_qp;
+  out.wc_flags = wc.wc_flags;
+  out.pkey_index = wc.pkey_index;
+  out.slid = wc.slid;
+  out.sl = wc.sl;
+  out.dlid_path_bits = wc.dlid_path_bits;
+  return out;
+}
+
 size_t SendChain::IndexOf(const ibv_send_wr* bad) const {
   for (size_t i = 0; i < wrs.size(); ++i) {
     if (&wrs[i] == bad) return i;

@@ -31,6 +31,10 @@ DeviceAttr FromIbvDeviceAttr(const ibv_device_attr& attr, const std::string& nam
 PortAttr FromIbvPortAttr(const ibv_port_attr& attr);
 
 WorkCompletion FromIbvWc(const ibv_wc& wc);
+// The inverse of FromIbvWc (what the preload hands a verbs program from a model CQE):
+// imm_data back to network order with IBV_WC_WITH_IMM, into invalidated_rkey with
+// IBV_WC_WITH_INV.
+ibv_wc ToIbvWc(const WorkCompletion& wc);
 
 // A linked ibv_send_wr list built from spec WRs. The vectors own the memory the links and
 // sg_list pointers point into, so a chain must not be copied after building (move is fine

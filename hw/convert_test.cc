@@ -127,6 +127,39 @@ TEST(Convert, WcWithoutImmFlagHasZeroImmData) {
   EXPECT_EQ(out.qp_num, 9u);
 }
 
+TEST(Convert, WcToIbvIsTheInverseOfFromIbv) {
+  ibv_wc imm{};
+  imm.wr_id = 5;
+  imm.wc_flags = IBV_WC_WITH_IMM | IBV_WC_GRH;
+  imm.imm_data = htonl(0x0a0b0c0d);
+  imm.opcode = IBV_WC_RECV;
+  imm.byte_len = 40;
+  imm.qp_num = 17;
+  imm.src_qp = 18;
+  imm.pkey_index = 1;
+  imm.slid = 3;
+  imm.sl = 2;
+  imm.dlid_path_bits = 1;
+  ibv_wc inv{};
+  inv.wc_flags = IBV_WC_WITH_INV;
+  inv.invalidated_rkey = 0x1234;  // host order (ibv_poll_cq(3))
+  inv.opcode = IBV_WC_RECV;
+  for (const ibv_wc& wc : {imm, inv}) {
+    const ibv_wc back = ToIbvWc(FromIbvWc(wc));
+    EXPECT_EQ(back.wr_id, wc.wr_id);
+    EXPECT_EQ(back.wc_flags, wc.wc_flags);
+    EXPECT_EQ(back.imm_data, wc.imm_data);  // the union with invalidated_rkey
+    EXPECT_EQ(back.opcode, wc.opcode);
+    EXPECT_EQ(back.byte_len, wc.byte_len);
+    EXPECT_EQ(back.qp_num, wc.qp_num);
+    EXPECT_EQ(back.src_qp, wc.src_qp);
+    EXPECT_EQ(back.pkey_index, wc.pkey_index);
+    EXPECT_EQ(back.slid, wc.slid);
+    EXPECT_EQ(back.sl, wc.sl);
+    EXPECT_EQ(back.dlid_path_bits, wc.dlid_path_bits);
+  }
+}
+
 TEST(Convert, SendChainLinksWrsAndPointsIntoItsSges) {
   std::vector<SendWr> wrs(3);
   wrs[0].wr_id = 1;

@@ -3,7 +3,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "tools/exec/convert.h"
+#include "hw/convert.h"
+#include "tools/exec/device_attrs.h"
 
 namespace qptwin::exec {
 namespace {
@@ -55,7 +56,7 @@ int PeerDevice(const ibv_ah_attr& ah) {
     if (ah.is_global) {
       for (int i = 0; i < 2; ++i) {
         Gid g;
-        if (c->dev->QueryGid(1, i, &g) == 0 && g == ToGid(ah.grh.dgid)) return c->index;
+        if (c->dev->QueryGid(1, i, &g) == 0 && g == qptwin::hw::FromIbvGid(ah.grh.dgid)) return c->index;
       }
     } else {
       PortAttr p;
@@ -98,7 +99,7 @@ int PollInto(ModelCq* cq, int n, ibv_wc* wc, WorkCompletion* one) {
   auto take = [&] {
     while (got < n && !cq->pending.empty()) {
       if (one) *one = cq->pending.front();
-      if (wc) wc[got] = ToIbv(cq->pending.front());
+      if (wc) wc[got] = qptwin::hw::ToIbvWc(cq->pending.front());
       cq->pending.pop_front();
       ++got;
     }

@@ -11,7 +11,8 @@
 #include <map>
 #include <mutex>
 
-#include "tools/exec/convert.h"
+#include "hw/convert.h"
+#include "tools/exec/device_attrs.h"
 #include "tools/exec/preload.h"
 
 using qptwin::exec::Ctx;
@@ -35,7 +36,7 @@ int QueryGidEntry(ModelContext* m, uint32_t port, uint32_t index, ibv_gid_entry*
   if (err) return err;
   if (g == qptwin::Gid{}) return ENODATA;  // an empty entry (rdma-core query_sysfs_gid_entry)
   std::memset(e, 0, sizeof(*e));
-  e->gid = qptwin::exec::ToIbv(g);
+  e->gid = qptwin::hw::ToIbvGid(g);
   e->gid_index = index;
   e->port_num = port;
   e->gid_type = pa.link_layer == qptwin::LinkLayer::kEthernet ? IBV_GID_TYPE_ROCE_V2

@@ -11,7 +11,6 @@
 #include <string>
 #include <cstring>
 
-#include "tools/exec/convert.h"
 #include "tools/exec/preload.h"
 
 using qptwin::exec::Ctx;

@@ -7,7 +7,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include "tools/exec/convert.h"
+#include "hw/convert.h"
+#include "tools/exec/device_attrs.h"
 #include "tools/exec/datapath.h"
 #include "tools/exec/preload.h"
 
@@ -101,7 +102,7 @@ ibv_qp* CreateQpExOp(ibv_context* context, ibv_qp_init_attr_ex* a) {
   init.send_cq = CqOf(a->send_cq);
   init.recv_cq = CqOf(a->recv_cq);
   init.srq = a->srq ? Model<ModelSrq>(a->srq)->h : SrqHandle{};
-  init.cap = ToQpCap(a->cap);
+  init.cap = qptwin::hw::FromIbvQpCap(a->cap);
   init.sq_sig_all = a->sq_sig_all != 0;
   auto* qp = new ModelQp();
   QpCap actual;
@@ -131,7 +132,7 @@ ibv_qp* CreateQpExOp(ibv_context* context, ibv_qp_init_attr_ex* a) {
   q.qp_type = a->qp_type;
   pthread_mutex_init(&q.mutex, nullptr);
   pthread_cond_init(&q.cond, nullptr);
-  a->cap = ToIbv(actual);
+  a->cap = qptwin::hw::ToIbvQpCap(actual);
   if (a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
     qp->ex = true;
     InstallQpExOps(qp);
@@ -245,7 +246,7 @@ int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask) {
   static auto real = Real(&ibv_modify_qp, "ibv_modify_qp");
   if (!IsModel(qp->context)) return real(qp, attr, mask);
   auto* q = Model<ModelQp>(qp);
-  const qptwin::QpAttr a = qptwin::exec::ToQpAttr(*attr);
+  const qptwin::QpAttr a = qptwin::hw::FromIbvQpAttr(*attr);
   int err = 0;
   Preload::Get().Run([&] {
     err = q->mctx->dev->ModifyQp(q->h, a, static_cast<qptwin::AttrMask>(mask));
@@ -265,13 +266,14 @@ int ibv_query_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask, ibv_qp_init_attr* init
   int err = 0;
   Preload::Get().Run([&] { err = q->mctx->dev->QueryQp(q->h, &a, &init); });
   if (err) return err;
-  *attr = qptwin::exec::ToIbv(a);
+  *attr = qptwin::hw::ToIbvQpAttr(a);
+  attr->path_mig_state = IBV_MIG_MIGRATED;  // as rxe reports it: no alternate path loaded
   std::memset(init_attr, 0, sizeof(*init_attr));
   init_attr->qp_context = qp->qp_context;
   init_attr->send_cq = qp->send_cq;
   init_attr->recv_cq = qp->recv_cq;
   init_attr->srq = qp->srq;
-  init_attr->cap = qptwin::exec::ToIbv(init.cap);
+  init_attr->cap = qptwin::hw::ToIbvQpCap(init.cap);
   init_attr->qp_type = qp->qp_type;
   init_attr->sq_sig_all = init.sq_sig_all ? 1 : 0;
   qp->state = attr->qp_state;
@@ -349,7 +351,7 @@ ibv_ah* ibv_create_ah(ibv_pd* pd, ibv_ah_attr* attr) {
   static auto real = Real(&ibv_create_ah, "ibv_create_ah");
   if (!IsModel(pd->context)) return real(pd, attr);
   auto* ah = new ModelAh();
-  const qptwin::AhAttr a = qptwin::exec::ToAhAttr(*attr);
+  const qptwin::AhAttr a = qptwin::hw::FromIbvAhAttr(*attr);
   int err = 0;
   Preload::Get().Run([&] { err = Ctx(pd->context)->dev->CreateAh(Model<ModelPd>(pd)->h, a, &ah->h); });
   if (err) {

@@ -1,6 +1,6 @@
-// libibverbs structs <-> spec/backend.h structs. The enums share their values
-// (spec/vocabulary.h, contract 1), so fields are copied; byte orders are converted where
-// verbs uses network order (imm_data, pkeys).
+// What the preload reports for a model device in libibverbs structs beyond what
+// spec/backend.h carries. The struct conversions both ways (GID, AH, QP cap and attributes,
+// WC) are hw/convert.h's, shared with the hw backend.
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -8,16 +8,6 @@
 #include "spec/backend.h"
 
 namespace qptwin::exec {
-
-AhAttr ToAhAttr(const ibv_ah_attr& a);
-ibv_ah_attr ToIbv(const AhAttr& a);
-QpCap ToQpCap(const ibv_qp_cap& c);
-ibv_qp_cap ToIbv(const QpCap& c);
-QpAttr ToQpAttr(const ibv_qp_attr& a);
-ibv_qp_attr ToIbv(const QpAttr& a);
-ibv_wc ToIbv(const WorkCompletion& w);
-Gid ToGid(const ibv_gid& g);
-ibv_gid ToIbv(const Gid& g);
 
 // The device attributes as rxe reports them: what spec/backend.h carries from the device,
 // the rest (GUIDs, cap flags, counters) as rxe's ibv_devinfo -v shows them (rxe_param.h).
