@@ -1,12 +1,17 @@
 #include "tools/fuzz/differential_loop.h"
 
 #include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <mutex>
 #include <regex>
 #include <sstream>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include "spec/differential/canonical.h"
@@ -72,6 +77,70 @@ void PrintProgress(std::ostream& os, const DiffStats& s) {
      << std::defaultfloat << std::flush;
 }
 
+// Contract 5: a thread that ends the process when one sequence runs past its limit. The
+// loop arms it before a sequence's first side and disarms it after the second.
+class HangWatch {
+ public:
+  HangWatch(const DiffOptions& opts) : opts_(opts), thread_([this] { Watch(); }) {}
+  ~HangWatch() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  void Arm(uint64_t n, const std::string& side) {
+    std::lock_guard<std::mutex> lock(mu_);
+    armed_ = true;
+    n_ = n;
+    side_ = side;
+    deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                   std::chrono::duration<double>(opts_.sequence_seconds));
+    cv_.notify_all();
+  }
+  void Side(const std::string& side) {
+    std::lock_guard<std::mutex> lock(mu_);
+    side_ = side;
+  }
+  void Disarm() {
+    std::lock_guard<std::mutex> lock(mu_);
+    armed_ = false;
+  }
+
+ private:
+  void Watch() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stop_) {
+      if (!armed_) {
+        cv_.wait(lock);
+        continue;
+      }
+      if (cv_.wait_until(lock, deadline_) == std::cv_status::timeout && armed_ && !stop_ &&
+          Clock::now() >= deadline_) {
+        std::fprintf(stderr,
+                     "fuzz --differential: sequence %llu of seed %llu ran over %g s on %s "
+                     "(a call that never returned): replay with qptwin fuzz --differential "
+                     "%s --seed %llu --replay %llu\n",
+                     static_cast<unsigned long long>(n_), static_cast<unsigned long long>(opts_.seed),
+                     opts_.sequence_seconds, side_.c_str(), opts_.replay_flags.c_str(),
+                     static_cast<unsigned long long>(opts_.seed), static_cast<unsigned long long>(n_));
+        std::fflush(nullptr);
+        std::_Exit(3);
+      }
+    }
+  }
+
+  const DiffOptions& opts_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false, armed_ = false;
+  uint64_t n_ = 0;
+  std::string side_;
+  Clock::time_point deadline_;
+  std::thread thread_;  // last: starts after the members it reads
+};
+
 }  // namespace
 
 std::string DifferencePath(const DiffOptions& opts, uint64_t n) {
@@ -83,6 +152,7 @@ std::string DifferencePath(const DiffOptions& opts, uint64_t n) {
 DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const SideMaker& b,
                               std::ostream& progress) {
   DiffStats stats;
+  HangWatch watch(opts);
   const Clock::time_point start = Clock::now();
   double next_report = 1.0;
   uint64_t n = opts.replay ? *opts.replay : opts.shard_index;
@@ -96,8 +166,11 @@ DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const
     if (!scenario::ParseScenario(text, &sc, &pe)) {
       why = "the generated scenario does not parse: " + pe.ToString();
     } else {
+      watch.Arm(n, opts.label_a);
       ta = RunOn(a, sc, &why);
+      watch.Side(opts.label_b);
       if (why.empty()) tb = RunOn(b, sc, &why);
+      watch.Disarm();
     }
     ++stats.sequences;
     for (char c : ta) stats.lines += c == '\n';

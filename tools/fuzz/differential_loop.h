@@ -14,6 +14,9 @@
 //     replay), the scenario, and both compared transcripts as `#` comments. The file replays
 //     with `qptwin diff --backend model --profile rxe --against hw FILE`.
 //  4. Progress goes to `progress` about once a second, with the saved files' names.
+//  5. A sequence that runs longer than sequence_seconds (a call into a backend that never
+//     returns) ends the process with exit code 3 and one stderr line naming the sequence,
+//     the side it was on and its replay command: a hang is reported, never waited out.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +44,8 @@ struct DiffOptions {
   differential::GeneratorOptions generator;
   std::string label_a = "model/rxe", label_b = "model/rxe";
   std::string replay_flags;            // "--backend model --profile rxe --against hw"
+  // Contract 5: wall seconds one sequence (both sides) may take before it counts as a hang.
+  double sequence_seconds = 120;
 };
 
 struct DiffStats {

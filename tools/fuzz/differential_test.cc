@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "spec/scenario/parser.h"
@@ -103,6 +104,30 @@ TEST(Differential, AnotherProfileDiffersAndIsSaved) {
   }
   EXPECT_GE(files, 1u);
   EXPECT_LE(files, kMaxSaved);
+}
+
+// Contract 5: a side that never returns ends the run with exit code 3 and a line naming the
+// sequence, the side and the replay command, instead of hanging the CI step.
+TEST(DifferentialDeathTest, ASequenceThatHangsEndsTheRunWithExitThree) {
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  DiffOptions opts;
+  opts.seed = 9;
+  opts.sequences = 5;
+  opts.sequence_seconds = 0.3;
+  opts.label_a = "sleeper";
+  opts.label_b = "other";
+  opts.replay_flags = "--against hw";
+  opts.out_dir = TempDir("hang");
+  const SideMaker none = [](int) { return std::unique_ptr<Backend>(); };
+  const SideMaker sleeper = [](int) {
+    std::this_thread::sleep_for(std::chrono::hours(1));
+    return std::unique_ptr<Backend>();
+  };
+  // Side a (the sleeper: making its backend never returns) hangs; side b is never reached.
+  std::ostringstream progress;
+  EXPECT_EXIT(RunDifferentialLoop(opts, sleeper, none, progress), ::testing::ExitedWithCode(3),
+              "sequence 0 of seed 9 ran over 0.3 s on sleeper .*replay with qptwin fuzz "
+              "--differential --against hw --seed 9 --replay 0");
 }
 
 TEST(Differential, ReplayPrintsTheSequenceAndBothTranscripts) {
