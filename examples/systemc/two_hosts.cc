@@ -210,8 +210,8 @@ int sc_main(int argc, char** argv) {
     host->mmio.bind(nic->mmio);  // doorbells and commands
     host->mem.bind(mem->cpu);    // the driver's own memory accesses
     nic->dma.bind(mem->nic);     // every DMA of the NIC
-    nic->net_out.bind(sw.ingress(port));
-    nic->net_in.bind(sw.egress(port));
+    nic->net_out.bind(sw.in(port));  // the network: port `port` of the switch
+    sw.out(port).bind(nic->net_in);
   }
   // Every DMA of NIC A with its time (a user's memory or interconnect model sees the same).
   mem_a.on_access = [](const tlm::tlm_generic_payload& gp, const sc_time& at) {

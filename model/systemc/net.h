@@ -1,21 +1,25 @@
 // The network of the SystemC NIC: what travels between a Nic's port and a Switch, and the
 // Switch (a cut-through switch of n ports, which with two ports is a plain cable pair).
 //
-// Why sc_fifo channels and not TLM-2.0 sockets for the port: a packet is a message, not a
-// memory-mapped read or write, so a tlm_generic_payload would carry it only in an extension
-// with its address and data fields unused; a bounded sc_fifo gives the link's queue and
-// back-pressure for free (num_available() is the queue occupancy to trace), and each
-// NetPacket carries the absolute time its last byte arrives, so serialization and
-// propagation are exact however far a sender runs ahead (temporal decoupling) and packets
-// on one cable pipeline rather than wait for each other.
+// Why interface method calls (an sc_port<NetIf> bound to an sc_export<NetIf>, as TLM-2.0
+// sockets are) with a NetIf of our own and not TLM-2.0 sockets or sc_fifo for the port: a
+// packet is a message, not a memory-mapped read or write, so a tlm_generic_payload would
+// carry it only in an extension with its address and data fields unused; and a channel
+// (sc_fifo) costs a process activation per hop and packet. Here a hop is a function call
+// that carries the packet with the absolute time its last byte arrives (as LT's annotated
+// delay does): serialization and propagation are exact however far a sender runs ahead, the
+// packets on one cable pipeline, and only the receiving NIC's block wakes, once, when the
+// packet is due.
 //
 // Contract:
-//  1. A Nic's tx thread stamps `ready` = the time its last byte leaves + propagation_ns;
-//     every hop waits until `ready` before acting on the packet (so it never acts early).
-//  2. The Switch routes on Packet::dst_nic (its port number), adds switch_ns and, when the
-//     egress cable is still busy with an earlier packet, the queueing delay; it never
-//     reorders the packets of one ingress port to one egress port. Unknown port: dropped,
-//     counted in dropped().
+//  1. Deliver(np) is called when np's first byte leaves the previous hop, with np.ready =
+//     the time its last byte reaches the callee and np.wire its serialization time; it
+//     never blocks. Per caller, calls come with non-decreasing np.ready.
+//  2. The Switch routes on Packet::dst_nic (its port number): the last byte leaves switch_ns
+//     after it came in (cut-through), or one serialization after the previous packet on the
+//     same egress cable if that is later; contending packets are served in the order they
+//     start (when a cut-through switch sees their headers). Unknown port: dropped, counted
+//     in dropped().
 //  3. Link parameters are model::LinkTiming (timing.h): gbps and propagation_ns per cable,
 //     switch_ns per switch.
 #pragma once
@@ -40,28 +44,42 @@ struct NetPacket {
 };
 std::ostream& operator<<(std::ostream& os, const NetPacket& p);
 
-using NetFifo = sc_core::sc_fifo<NetPacket>;
+// What a hop offers the previous one (contract 1).
+class NetIf : public virtual sc_core::sc_interface {
+ public:
+  virtual void Deliver(const NetPacket& np) = 0;
+};
 
 class Switch : public sc_core::sc_module {
  public:
   Switch(sc_core::sc_module_name name, int ports, const model::LinkTiming& link);
 
-  // Bind a Nic's net_out to ingress(i) and its net_in to egress(i): the Nic is on port i.
-  NetFifo& ingress(int i) { return ingress_[i]; }
-  NetFifo& egress(int i) { return egress_[i]; }
+  // The Nic on port i: nic.net_out.bind(sw.in(i)); sw.out(i).bind(nic.net_in).
+  sc_core::sc_export<NetIf>& in(int i) { return in_[i]; }
+  sc_core::sc_port<NetIf>& out(int i) { return out_[i]; }
   uint64_t dropped() const { return dropped_; }
 
  private:
-  void Forward(int port);
+  struct Ingress : NetIf {
+    Switch* sw = nullptr;
+    int port = 0;
+    void Deliver(const NetPacket& np) override { sw->Forward(port, np); }
+  };
+  void Forward(int port, NetPacket np);
 
-  model::LinkTiming link_;
-  sc_core::sc_vector<NetFifo> ingress_, egress_;
+  sc_core::sc_vector<sc_core::sc_export<NetIf>> in_;
+  sc_core::sc_vector<sc_core::sc_port<NetIf>> out_;
+  std::unique_ptr<Ingress[]> ingress_;
   std::vector<sc_core::sc_time> egress_free_;
+  sc_core::sc_time switch_, propagation_;
   uint64_t dropped_ = 0;
 };
 
-// A delay of `ns` nanoseconds (the profile's unit) and of a rate in Gb/s for `bytes`.
-inline sc_core::sc_time Ns(uint64_t ns) { return sc_core::sc_time(static_cast<double>(ns), sc_core::SC_NS); }
+// A delay of `ps` picoseconds, `ns` nanoseconds (the profile's unit), and of `bytes` at a
+// rate in Gb/s: integer arithmetic on the kernel's resolution (read once), rounded to the
+// nearest tick (exact at SystemC's default 1 ps).
+sc_core::sc_time Ps(uint64_t ps);
+inline sc_core::sc_time Ns(uint64_t ns) { return Ps(ns * 1000); }
 sc_core::sc_time BytesAt(double gbps, uint64_t bytes);
 
 }  // namespace qptwin::sc

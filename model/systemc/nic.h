@@ -16,7 +16,10 @@
 //     TLM_OK_RESPONSE is an error completion, never a crash: WQE fetch -> kLocQpOpErr,
 //     payload read or a READ response's write -> kLocProtErr, responder write -> NAK
 //     remote operation error; a failed CQE write is counted in cqe_write_errors().
-//  3. Timing from model::Timing (timing.h; e.g. the cx6-100g profile), by block:
+//  3. Processes: host interface and port tx are SC_METHODs (no waits), the port's receive
+//     side is a function the Switch calls (net.h); requester,
+//     responder, completer and the CQE writer are SC_THREADs (they call b_transport, which
+//     may wait). Timing from model::Timing (timing.h; e.g. the cx6-100g profile), by block:
 //       host interface: a doorbell acts doorbell_ns after its MMIO write (posted);
 //                       a command costs ControlTiming's figure as the write's delay.
 //       requester:  WQE fetch pcie_read_ns + 64 B at pcie_gbps; payload read pcie_read_ns +
@@ -28,8 +31,8 @@
 //                   the payload DMA write carries no NIC delay, only the memory's).
 //       responder:  SEND: RQ WQE fetch (pcie_read_ns + 64 B); READ: pcie_read_ns + length;
 //                   then ack_ns until the ACK/NAK/response is handed to the port.
-//       CQE:        the CQE's 32-byte DMA write is issued cqe_ns after the WQE is done (so a
-//                   polling host never sees it early); CQE writes of one block are serial.
+//       CQE:        the CQE writer issues the CQE's 32-byte DMA write cqe_ns after the WQE
+//                   is done (so a polling host never sees it early), in order.
 //     So an RC RDMA WRITE of n bytes through one Switch completes at doorbell +
 //     doorbell_ns + 2 pcie_read_ns + 64 B and n B at pcie_gbps + tx_latency_ns + tx_pkt_ns +
 //     wire(WRITE n) + 2 (2 propagation_ns + switch_ns + rx_latency_ns) + ack_ns + wire(ACK) +
@@ -52,12 +55,12 @@
 
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <vector>
 
 #include "model/systemc/behaviour.h"
 #include "model/systemc/layout.h"
 #include "model/systemc/net.h"
+#include "model/systemc/timed_channel.h"
 #include "model/timing.h"
 
 namespace qptwin::sc {
@@ -68,28 +71,35 @@ struct NicConfig {
   uint32_t mtu = 4096;  // path MTU in bytes
 };
 
-class Nic : public sc_core::sc_module {
+class Nic : public sc_core::sc_module, private NetIf {
  public:
   tlm_utils::simple_target_socket<Nic> mmio;
   tlm_utils::simple_initiator_socket<Nic> dma;
-  sc_core::sc_port<sc_core::sc_fifo_out_if<NetPacket>> net_out;
-  sc_core::sc_port<sc_core::sc_fifo_in_if<NetPacket>> net_in;
+  sc_core::sc_port<NetIf> net_out;   // bind to Switch::in(port_id)
+  sc_core::sc_export<NetIf> net_in;  // bind Switch::out(port_id) to it
 
   Nic(sc_core::sc_module_name name, const NicConfig& config);
 
   // Adds to `tf`: link busy, the transmit queue's occupancy, and per listed QP its state
-  // (QpState value) and its SQ/RQ occupancy (WQEs posted and not completed).
+  // (QpState value) and its SQ/RQ occupancy (WQEs posted and not completed). Tracing link
+  // busy costs the port one more activation per packet (when the link goes idle).
   void Trace(sc_core::sc_trace_file* tf, const std::vector<uint32_t>& qpns);
   const QpContext& qp(uint32_t qpn) const { return qps_[qpn]; }
   uint64_t cqe_write_errors() const { return cqe_write_errors_; }
   uint64_t packets_sent() const { return packets_sent_; }
+  const model::Timing& timing() const { return config_.timing; }
 
  private:
   struct Doorbell {
-    uint32_t qpn;
-    bool rq;
-    uint32_t value;
-    sc_core::sc_time when;
+    uint32_t qpn = 0;
+    bool rq = false;
+    uint32_t value = 0;
+    sc_core::sc_time ready;  // the NIC sees it: the MMIO write + doorbell_ns
+  };
+  struct CqeJob {
+    uint32_t cqn = 0;
+    Cqe cqe;
+    sc_core::sc_time ready;  // the WQE is done + cqe_ns
   };
   struct Cq {
     bool exists = false;
@@ -105,12 +115,15 @@ class Nic : public sc_core::sc_module {
   // A DMA of `len` bytes with the NIC's own `cost`; true when the memory answered OK.
   // `local` is the caller's time offset (quantum keeper or 0): the transaction is issued at
   // sc_time_stamp() + *local, and *local grows by the delay (the caller decides to wait).
-  bool Dma(tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint32_t len,
+  // Each process has its own generic payload (no allocation per DMA).
+  bool Dma(tlm::tlm_generic_payload& gp, tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint32_t len,
            sc_core::sc_time cost, sc_core::sc_time* local);
-  bool DmaNow(tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint32_t len,
+  bool DmaNow(tlm::tlm_generic_payload& gp, tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint32_t len,
               sc_core::sc_time cost);
-  void WriteCqe(uint32_t cqn, Cqe cqe);
-  void Transmit(NetPacket np);  // to the port, from any process
+  // Hands the CQE to the CQE writer, which writes it cqe_ns from now.
+  void WriteCqe(uint32_t cqn, const Cqe& cqe);
+  void CqeWriter();
+  void Transmit(NetPacket np);  // to the port at np.ready (requests / responses queue)
 
   // nic_requester.cc: requester and the flush of an ERR QP.
   void Requester();
@@ -121,7 +134,9 @@ class Nic : public sc_core::sc_module {
 
   // nic_responder.cc: port, responder, completer.
   void PortTx();
-  void PortRx();
+  // The port's receive side (NetIf): rx_latency_ns after the last byte is in, requests to
+  // the responder, the rest to the completer.
+  void Deliver(const NetPacket& np) override;
   void Responder();
   void Respond(QpContext& qp, const engine::Packet& p);
   // Consumes a receive WQE for `bytes`; kNone when written, kRnr when none is posted, else
@@ -137,15 +152,29 @@ class Nic : public sc_core::sc_module {
   std::array<Cq, kMaxCqs> cqs_;
   uint64_t cmd_args_[kCmdArgs] = {};
   uint32_t cmd_status_ = 0;
-  std::deque<Doorbell> doorbells_;
-  sc_core::sc_event doorbell_event_;
+  TimedChannel<Doorbell> doorbells_;
   sc_core::sc_fifo<uint32_t> sq_work_;
-  NetFifo tx_queue_, requests_, responses_;
+  // The port serves two queues: the requester's packets (stamped ahead of time) and the
+  // responder's ACKs/NAKs/READ responses, so neither waits behind the other's times.
+  sc_core::sc_event tx_event_;  // either tx queue's head is due
+  TimedChannel<NetPacket> tx_requests_, tx_responses_, requests_, responses_;
+  TimedChannel<CqeJob> cqes_;
   tlm_utils::tlm_quantumkeeper qk_;
+  sc_core::sc_time requester_resume_;  // the requester's own time when it last blocked
+  sc_core::sc_time link_free_;         // the port's last byte of the last packet leaves
   sc_core::sc_signal<bool> link_busy_;
+  bool trace_link_ = false;
   int tx_occupancy_ = 0;
   uint64_t cqe_write_errors_ = 0;
   uint64_t packets_sent_ = 0;
+  tlm::tlm_generic_payload requester_gp_, responder_gp_, completer_gp_, cqe_gp_;
+  // The last message's wire time (wire.h), reused while the shape repeats.
+  struct WireMemo {
+    engine::PacketKind kind = engine::PacketKind::kAck;
+    size_t bytes = ~size_t{0};
+    bool imm = false;
+    sc_core::sc_time wire;
+  } wire_memo_;
 };
 
 }  // namespace qptwin::sc

@@ -18,27 +18,32 @@ Nic::Nic(sc_core::sc_module_name name, const NicConfig& config)
       net_in("net_in"),
       config_(config),
       qps_(kMaxQps),
+      doorbells_("doorbells"),
       sq_work_("sq_work", 2 * kMaxQps),
-      tx_queue_("tx_queue", 64),
-      requests_("requests", 64),
-      responses_("responses", 64) {
+      tx_requests_("tx_requests", &tx_event_),
+      tx_responses_("tx_responses", &tx_event_),
+      requests_("requests"),
+      responses_("responses"),
+      cqes_("cqes") {
   mmio.register_b_transport(this, &Nic::MmioTransport);
+  net_in.bind(static_cast<NetIf&>(*this));
   // A quantum of 1 us: the requester runs ahead at most that far (tlm_quantumkeeper).
   if (tlm_utils::tlm_quantumkeeper::get_global_quantum() == SC_ZERO_TIME) {
     tlm_utils::tlm_quantumkeeper::set_global_quantum(sc_time(1, sc_core::SC_US));
   }
   qk_.reset();
   SC_HAS_PROCESS(Nic);
-  SC_THREAD(HostInterface);
+  SC_METHOD(HostInterface);
   SC_THREAD(Requester);
-  SC_THREAD(PortTx);
-  SC_THREAD(PortRx);
+  SC_METHOD(PortTx);
   SC_THREAD(Responder);
   SC_THREAD(Completer);
+  SC_THREAD(CqeWriter);
 }
 
 void Nic::Trace(sc_core::sc_trace_file* tf, const std::vector<uint32_t>& qpns) {
   const std::string n = name();
+  trace_link_ = true;
   sc_core::sc_trace(tf, link_busy_, n + ".link_busy");
   sc_core::sc_trace(tf, tx_occupancy_, n + ".tx_queue");
   for (uint32_t q : qpns) {
@@ -68,9 +73,8 @@ void Nic::MmioTransport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     const uint32_t qpn = static_cast<uint32_t>((a - kRegDoorbell) / 8);
     const bool rq = (a - kRegDoorbell) % 8 == 4;
     // A posted write: the host goes on; the NIC sees it doorbell_ns later.
-    doorbells_.push_back({qpn, rq, static_cast<uint32_t>(v),
-                          sc_core::sc_time_stamp() + delay + Ns(config_.timing.nic.doorbell_ns)});
-    doorbell_event_.notify(SC_ZERO_TIME);
+    doorbells_.Put({qpn, rq, static_cast<uint32_t>(v),
+                    sc_core::sc_time_stamp() + delay + Ns(config_.timing.nic.doorbell_ns)});
     return;
   }
   if (a == kRegCmdOp && gp.is_write()) {
@@ -157,13 +161,10 @@ uint32_t Nic::Execute(CmdOp op, sc_time& delay) {
   return EINVAL;
 }
 
-// Doorbells in the order written, each acting doorbell_ns after its write.
+// An SC_METHOD: doorbells in the order written, each acting doorbell_ns after its write.
 void Nic::HostInterface() {
-  for (;;) {
-    while (doorbells_.empty()) wait(doorbell_event_);
-    const Doorbell db = doorbells_.front();
-    doorbells_.pop_front();
-    if (db.when > sc_core::sc_time_stamp()) wait(db.when - sc_core::sc_time_stamp());
+  Doorbell db;
+  while (doorbells_.TryGet(&db)) {
     if (db.qpn >= kMaxQps || !qps_[db.qpn].exists) continue;
     QpContext& qp = qps_[db.qpn];
     if (db.rq) {
@@ -176,6 +177,7 @@ void Nic::HostInterface() {
       Schedule(qp);
     }
   }
+  next_trigger(doorbells_.ready_event());
 }
 
 void Nic::Schedule(QpContext& qp) {
@@ -184,9 +186,8 @@ void Nic::Schedule(QpContext& qp) {
   sq_work_.nb_write(qp.qpn);  // room for every QP twice: never full
 }
 
-bool Nic::Dma(tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint32_t len, sc_time cost,
-              sc_time* local) {
-  tlm::tlm_generic_payload gp;
+bool Nic::Dma(tlm::tlm_generic_payload& gp, tlm::tlm_command cmd, uint64_t addr, uint8_t* data,
+              uint32_t len, sc_time cost, sc_time* local) {
   gp.set_command(cmd);
   gp.set_address(addr);
   gp.set_data_ptr(data);
@@ -201,30 +202,40 @@ bool Nic::Dma(tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint32_t len, 
   return gp.is_response_ok();
 }
 
-bool Nic::DmaNow(tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint32_t len, sc_time cost) {
+bool Nic::DmaNow(tlm::tlm_generic_payload& gp, tlm::tlm_command cmd, uint64_t addr,
+                 uint8_t* data, uint32_t len, sc_time cost) {
   sc_time local = SC_ZERO_TIME;
-  const bool ok = Dma(cmd, addr, data, len, cost, &local);
-  wait(local);
+  const bool ok = Dma(gp, cmd, addr, data, len, cost, &local);
+  if (local != SC_ZERO_TIME) wait(local);
   return ok;
 }
 
-void Nic::WriteCqe(uint32_t cqn, Cqe cqe) {
-  Cq& cq = cqs_[cqn];
-  const uint32_t slot = cq.pi++;
-  cqe.owner = OwnerOf(slot, cq.ring.entries);
-  uint8_t buf[kCqeBytes];
-  EncodeCqe(cqe, buf);
-  // Issued after cqe_ns (not annotated): a host never sees a CQE before its time.
-  wait(Ns(config_.timing.nic.cqe_ns));
-  if (!DmaNow(tlm::TLM_WRITE_COMMAND, cq.ring.SlotAddr(slot, kCqeBytes), buf, kCqeBytes,
-              SC_ZERO_TIME)) {
-    ++cqe_write_errors_;
+void Nic::WriteCqe(uint32_t cqn, const Cqe& cqe) {
+  cqes_.Put(CqeJob{cqn, cqe, sc_core::sc_time_stamp() + Ns(config_.timing.nic.cqe_ns)});
+}
+
+// Issues each CQE's write at its time (never annotated ahead: a host polling its CQ never
+// sees a CQE early), in order; the owner bit by the CQ's producer index.
+void Nic::CqeWriter() {
+  for (;;) {
+    CqeJob job;
+    while (!cqes_.TryGet(&job)) wait(cqes_.ready_event());
+    Cq& cq = cqs_[job.cqn];
+    if (!cq.exists) continue;
+    const uint32_t slot = cq.pi++;
+    job.cqe.owner = OwnerOf(slot, cq.ring.entries);
+    uint8_t buf[kCqeBytes];
+    EncodeCqe(job.cqe, buf);
+    if (!DmaNow(cqe_gp_, tlm::TLM_WRITE_COMMAND, cq.ring.SlotAddr(slot, kCqeBytes), buf, kCqeBytes,
+                SC_ZERO_TIME)) {
+      ++cqe_write_errors_;
+    }
   }
 }
 
 void Nic::Transmit(NetPacket np) {
   ++tx_occupancy_;
-  tx_queue_.write(np);
+  (engine::IsRequest(np.pkt->kind) ? tx_requests_ : tx_responses_).Put(np);
 }
 
 }  // namespace qptwin::sc

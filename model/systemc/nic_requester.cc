@@ -1,7 +1,9 @@
 // The requester of the SystemC NIC: takes doorbelled WQEs from host memory, reads their
 // payload, builds the packet and hands it to the port; and flushes the queues of a QP in ERR.
 // It runs ahead of SystemC time in a tlm_quantumkeeper: each packet carries the absolute
-// time it is ready (net.h contract 1), so running ahead changes no timing.
+// time it is ready (net.h contract 1), so running ahead changes no timing. Blocking for
+// work, it keeps its own time (requester_resume_) instead of waiting it out: one activation
+// per doorbell of an idle QP.
 #include <memory>
 
 #include "model/systemc/nic.h"
@@ -14,9 +16,14 @@ using sc_core::sc_time;
 
 void Nic::Requester() {
   for (;;) {
-    // About to block: the time run ahead must pass first (its offset is from now).
-    if (sq_work_.num_available() == 0) qk_.sync();
+    requester_resume_ = qk_.get_current_time();
     QpContext& qp = qps_[sq_work_.read()];
+    // Busy until requester_resume_: the offset from the new now (the quantum keeper's time
+    // is relative to sc_time_stamp()).
+    qk_.reset();
+    if (requester_resume_ > sc_core::sc_time_stamp()) {
+      qk_.set(requester_resume_ - sc_core::sc_time_stamp());
+    }
     while (qp.exists) {
       if (qp.state == QpState::kErr) {
         Flush(qp);
@@ -35,7 +42,7 @@ bool Nic::SendOne(QpContext& qp) {
   const model::NicTiming& nt = config_.timing.nic;
   sc_time local = qk_.get_local_time();
   uint8_t raw[kWqeBytes];
-  const bool fetched = Dma(tlm::TLM_READ_COMMAND, qp.sq.SlotAddr(qp.sq_ci, kWqeBytes), raw,
+  const bool fetched = Dma(requester_gp_, tlm::TLM_READ_COMMAND, qp.sq.SlotAddr(qp.sq_ci, kWqeBytes), raw,
                            kWqeBytes, Ns(nt.pcie_read_ns) + BytesAt(nt.pcie_gbps, kWqeBytes),
                            &local);
   qk_.set(local);
@@ -59,7 +66,7 @@ bool Nic::SendOne(QpContext& qp) {
     }
     if (!read) {
       pkt->data.resize(w.length);
-      const bool ok = Dma(tlm::TLM_READ_COMMAND, w.addr, pkt->data.data(), w.length,
+      const bool ok = Dma(requester_gp_, tlm::TLM_READ_COMMAND, w.addr, pkt->data.data(), w.length,
                           Ns(nt.pcie_read_ns) + BytesAt(nt.pcie_gbps, w.length), &local);
       qk_.set(local);
       if (!ok) {
@@ -92,7 +99,6 @@ bool Nic::SendOne(QpContext& qp) {
     qp.outstanding.push_back(Pending{w.wr_id, w.opcode, (w.flags & send_flag::kSignaled) != 0,
                                      w.length, w.addr, engine::PsnAdd(p.psn, p.npkts - 1)});
   }
-  if (tx_queue_.num_free() == 0) qk_.sync();  // a full queue blocks: no time run ahead then
   Transmit(NetPacket{pkt, qk_.get_current_time(), sc_core::SC_ZERO_TIME});
   // UC and UD complete once sent (IBTA 9.8.3 / 9.8.4: no acknowledgement).
   if (qp.type != QpType::kRc) CompleteLocal(qp, w, WcStatus::kSuccess, false);
@@ -141,7 +147,7 @@ void Nic::Flush(QpContext& qp) {
       const Ring& ring = sq ? qp.sq : qp.rq;
       uint32_t& ci = sq ? qp.sq_ci : qp.rq_ci;
       uint8_t raw[kWqeBytes];
-      const bool ok = DmaNow(tlm::TLM_READ_COMMAND, ring.SlotAddr(ci, kWqeBytes), raw,
+      const bool ok = DmaNow(requester_gp_, tlm::TLM_READ_COMMAND, ring.SlotAddr(ci, kWqeBytes), raw,
                              kWqeBytes, fetch);
       ++ci;
       const Wqe w = ok ? DecodeWqe(raw) : Wqe{};

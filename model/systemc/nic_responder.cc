@@ -1,4 +1,5 @@
 // The port, the responder and the completer of the SystemC NIC.
+#include <algorithm>
 #include <memory>
 
 #include "model/systemc/nic.h"
@@ -14,10 +15,6 @@ using sc_core::sc_time_stamp;
 
 namespace {
 
-void WaitUntil(const sc_time& t) {
-  if (t > sc_time_stamp()) sc_core::wait(t - sc_time_stamp());
-}
-
 model::WireOp WireOpOf(PacketKind k) {
   switch (k) {
     case PacketKind::kSend: return model::WireOp::kSend;
@@ -32,40 +29,47 @@ model::WireOp WireOpOf(PacketKind k) {
 
 }  // namespace
 
-// One message at a time on the cable, each for its wire bytes (wire.h) at the link rate.
+// An SC_METHOD: one message at a time on the cable, each for its wire bytes (wire.h) at the
+// link rate; responses first when both queues have a due packet.
 void Nic::PortTx() {
   const model::LinkTiming& link = config_.timing.link;
-  for (;;) {
-    NetPacket np = tx_queue_.read();
+  NetPacket np;
+  while (tx_responses_.TryGet(&np) || tx_requests_.TryGet(&np)) {
     --tx_occupancy_;
-    WaitUntil(np.ready);
     const Packet& p = *np.pkt;
-    const model::MessageWire w = model::WireOf(link, WireOpOf(p.kind), p.data.size(), config_.mtu,
-                                               p.has_imm, p.transport == QpType::kUd);
-    np.wire = sc_time(static_cast<double>(w.wire_ps), sc_core::SC_PS);
-    link_busy_.write(true);
-    wait(np.wire);
-    link_busy_.write(false);
-    np.ready = sc_time_stamp() + Ns(link.propagation_ns);
+    WireMemo& m = wire_memo_;
+    if (m.kind != p.kind || m.bytes != p.data.size() || m.imm != p.has_imm ||
+        p.transport == QpType::kUd) {
+      m = WireMemo{p.kind, p.data.size(), p.has_imm,
+                   Ps(model::WireOf(link, WireOpOf(p.kind), p.data.size(), config_.mtu, p.has_imm,
+                                    p.transport == QpType::kUd).wire_ps)};
+      if (p.transport == QpType::kUd) m.bytes = ~size_t{0};  // UD's DETH: not memoized
+    }
+    np.wire = m.wire;
+    link_free_ = std::max(link_free_, sc_time_stamp()) + np.wire;
+    np.ready = link_free_ + Ns(link.propagation_ns);
     ++packets_sent_;
-    net_out->write(np);
+    net_out->Deliver(np);
+  }
+  const bool busy = link_free_ > sc_time_stamp();
+  if (trace_link_) link_busy_.write(busy);
+  if (trace_link_ && busy) {
+    next_trigger(link_free_ - sc_time_stamp(), tx_event_);
+  } else {
+    next_trigger(tx_event_);
   }
 }
 
-// rx_latency_ns after the last byte is in, requests to the responder, the rest to the
-// completer.
-void Nic::PortRx() {
-  const sc_time rx = Ns(config_.timing.nic.rx_latency_ns);
-  for (;;) {
-    NetPacket np = net_in->read();
-    WaitUntil(np.ready + rx);
-    (engine::IsRequest(np.pkt->kind) ? requests_ : responses_).write(np);
-  }
+void Nic::Deliver(const NetPacket& in) {
+  NetPacket np = in;
+  np.ready += Ns(config_.timing.nic.rx_latency_ns);
+  (engine::IsRequest(np.pkt->kind) ? requests_ : responses_).Put(np);
 }
 
 void Nic::Responder() {
   for (;;) {
-    const NetPacket np = requests_.read();
+    NetPacket np;
+    while (!requests_.TryGet(&np)) wait(requests_.ready_event());
     const Packet& p = *np.pkt;
     if (p.dst_qpn >= kMaxQps) continue;
     QpContext& qp = qps_[p.dst_qpn];
@@ -96,14 +100,14 @@ void Nic::Respond(QpContext& qp, const Packet& p) {
   std::vector<uint8_t> out;
   if (nak == NakCode::kNone && p.kind == PacketKind::kWrite && !p.data.empty()) {
     std::vector<uint8_t> data = p.data;
-    if (!DmaNow(tlm::TLM_WRITE_COMMAND, p.remote_addr, data.data(),
+    if (!DmaNow(responder_gp_, tlm::TLM_WRITE_COMMAND, p.remote_addr, data.data(),
                 static_cast<uint32_t>(data.size()), sc_core::SC_ZERO_TIME)) {
       nak = NakCode::kRemoteOp;
     }
   }
   if (nak == NakCode::kNone && p.kind == PacketKind::kReadReq && p.length > 0) {
     out.resize(p.length);
-    if (!DmaNow(tlm::TLM_READ_COMMAND, p.remote_addr, out.data(), p.length,
+    if (!DmaNow(responder_gp_, tlm::TLM_READ_COMMAND, p.remote_addr, out.data(), p.length,
                 Ns(nt.pcie_read_ns) + BytesAt(nt.pcie_gbps, p.length))) {
       nak = NakCode::kRemoteOp;
     }
@@ -134,7 +138,6 @@ void Nic::Respond(QpContext& qp, const Packet& p) {
   }
   if (nak == NakCode::kNone) qp.rq_psn = engine::PsnAdd(qp.rq_psn, p.npkts);
   if (rc) {
-    wait(Ns(nt.ack_ns));
     const PacketKind kind = nak != NakCode::kNone ? PacketKind::kNak
                             : p.kind == PacketKind::kReadReq ? PacketKind::kReadResp
                                                              : PacketKind::kAck;
@@ -150,7 +153,7 @@ NakCode Nic::Receive(QpContext& qp, const std::vector<uint8_t>& bytes, Cqe* cqe)
   const model::NicTiming& nt = config_.timing.nic;
   if (qp.rq_ci == qp.rq_pi) return NakCode::kRnr;
   uint8_t raw[kWqeBytes];
-  const bool fetched = DmaNow(tlm::TLM_READ_COMMAND, qp.rq.SlotAddr(qp.rq_ci, kWqeBytes), raw,
+  const bool fetched = DmaNow(responder_gp_, tlm::TLM_READ_COMMAND, qp.rq.SlotAddr(qp.rq_ci, kWqeBytes), raw,
                               kWqeBytes, Ns(nt.pcie_read_ns) + BytesAt(nt.pcie_gbps, kWqeBytes));
   ++qp.rq_ci;
   --qp.rq_occupancy;
@@ -168,7 +171,7 @@ NakCode Nic::Receive(QpContext& qp, const std::vector<uint8_t>& bytes, Cqe* cqe)
   if (!bytes.empty()) {
     std::vector<uint8_t> data = bytes;
     if (!keys_.Check(w.lkey, qp.pd, w.addr, data.size(), access::kLocalWrite) ||
-        !DmaNow(tlm::TLM_WRITE_COMMAND, w.addr, data.data(), static_cast<uint32_t>(data.size()),
+        !DmaNow(responder_gp_, tlm::TLM_WRITE_COMMAND, w.addr, data.data(), static_cast<uint32_t>(data.size()),
                 sc_core::SC_ZERO_TIME)) {
       cqe->status = WcStatus::kLocProtErr;
       return NakCode::kRemoteOp;
@@ -194,12 +197,14 @@ void Nic::Reply(const QpContext& qp, const Packet& req, PacketKind kind, NakCode
   if (kind == PacketKind::kReadResp) r.psn = req.psn;
   r.npkts = kind == PacketKind::kReadResp ? req.npkts : 1;
   r.data = std::move(data);
-  Transmit(NetPacket{pkt, sc_time_stamp(), sc_core::SC_ZERO_TIME});
+  // ack_ns after the request is processed (timing.h contract 2).
+  Transmit(NetPacket{pkt, sc_time_stamp() + Ns(config_.timing.nic.ack_ns), sc_core::SC_ZERO_TIME});
 }
 
 void Nic::Completer() {
   for (;;) {
-    const NetPacket np = responses_.read();
+    NetPacket np;
+    while (!responses_.TryGet(&np)) wait(responses_.ready_event());
     const Packet& p = *np.pkt;
     if (p.dst_qpn >= kMaxQps) continue;
     QpContext& qp = qps_[p.dst_qpn];
@@ -236,7 +241,7 @@ void Nic::Completer() {
     c.status = StatusOfNak(p.nak);
     if (p.kind == PacketKind::kReadResp && !p.data.empty()) {
       std::vector<uint8_t> data = p.data;
-      if (!DmaNow(tlm::TLM_WRITE_COMMAND, done.local_addr, data.data(),
+      if (!DmaNow(completer_gp_, tlm::TLM_WRITE_COMMAND, done.local_addr, data.data(),
                   static_cast<uint32_t>(data.size()), sc_core::SC_ZERO_TIME)) {
         c.status = WcStatus::kLocProtErr;
       }

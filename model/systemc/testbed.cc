@@ -12,17 +12,17 @@ using sc_core::SC_ZERO_TIME;
 Driver::Driver(sc_core::sc_module_name name, Memory& memory)
     : sc_module(name), mmio("mmio"), mem("mem"), memory_(memory) {}
 
-void Driver::Mmio(tlm::tlm_command cmd, uint64_t addr, uint64_t* v, uint32_t len) {
+void Driver::Mmio(tlm::tlm_command cmd, uint64_t addr, uint64_t* v, uint32_t len, sc_time local) {
   tlm::tlm_generic_payload gp;
   gp.set_command(cmd);
   gp.set_address(addr);
   gp.set_data_ptr(reinterpret_cast<uint8_t*>(v));
   gp.set_data_length(len);
   gp.set_streaming_width(len);
-  sc_time delay = SC_ZERO_TIME;
+  sc_time delay = local;
   mmio->b_transport(gp, delay);
   if (!gp.is_response_ok()) SC_REPORT_ERROR("testbed", "MMIO access failed");
-  wait(delay);
+  if (local == SC_ZERO_TIME && delay != SC_ZERO_TIME) wait(delay);
 }
 
 uint32_t Driver::Command(CmdOp op, std::vector<uint64_t> args) {
@@ -68,6 +68,14 @@ void Driver::PostSends(uint32_t qpn, const std::vector<Wqe>& ws) {
   }
   uint64_t v = sq_pi_[qpn];
   Mmio(tlm::TLM_WRITE_COMMAND, SqDoorbell(qpn), &v, 4);
+}
+
+void Driver::PostSendAt(uint32_t qpn, const Wqe& w, sc_time local) {
+  uint8_t raw[kWqeBytes];
+  EncodeWqe(w, raw);
+  Write(kSqBase + qpn * 0x2000ull + (sq_pi_[qpn]++ % kQueueEntries) * kWqeBytes, raw, kWqeBytes);
+  uint64_t v = sq_pi_[qpn];
+  Mmio(tlm::TLM_WRITE_COMMAND, SqDoorbell(qpn), &v, 4, local);
 }
 
 sc_time Driver::PostSend(uint32_t qpn, const Wqe& w) {
@@ -143,8 +151,8 @@ Platform::Platform(const model::Timing& timing) {
     host[i]->mmio.bind(nic[i]->mmio);
     host[i]->mem.bind(mem[i]->cpu);
     nic[i]->dma.bind(mem[i]->nic);
-    nic[i]->net_out.bind(sw->ingress(i));
-    nic[i]->net_in.bind(sw->egress(i));
+    nic[i]->net_out.bind(sw->in(i));
+    sw->out(i).bind(nic[i]->net_in);
   }
 }
 

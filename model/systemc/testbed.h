@@ -47,6 +47,9 @@ class Driver : public sc_core::sc_module {
   void PostRecv(uint32_t qpn, const Wqe& w);
   // Writes `n` WQEs and rings once.
   void PostSends(uint32_t qpn, const std::vector<Wqe>& ws);
+  // Writes one WQE and rings with the annotated delay `local` (a quantum keeper's offset),
+  // without waiting.
+  void PostSendAt(uint32_t qpn, const Wqe& w, sc_core::sc_time local);
   std::optional<Cqe> PollCq(uint32_t cqn);
   // Waits (on the memory's write event) until a CQE arrives or `limit` passes.
   std::optional<Cqe> WaitCq(uint32_t cqn, sc_core::sc_time limit);
@@ -58,7 +61,8 @@ class Driver : public sc_core::sc_module {
   Memory& memory() { return memory_; }
 
  private:
-  void Mmio(tlm::tlm_command cmd, uint64_t addr, uint64_t* v, uint32_t len);
+  void Mmio(tlm::tlm_command cmd, uint64_t addr, uint64_t* v, uint32_t len,
+            sc_core::sc_time local = sc_core::SC_ZERO_TIME);
   Memory& memory_;
   uint32_t sq_pi_[kMaxQps] = {};
   uint32_t rq_pi_[kMaxQps] = {};
