@@ -55,6 +55,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "model/systemc/behaviour.h"
@@ -128,6 +129,7 @@ class Nic : public sc_core::sc_module, private NetIf {
   // nic_requester.cc: requester and the flush of an ERR QP.
   void Requester();
   bool SendOne(QpContext& qp);
+  std::shared_ptr<engine::Packet> NewPacket();
   void CompleteLocal(QpContext& qp, const Wqe& w, WcStatus s, bool always);
   void ToError(QpContext& qp);
   void Flush(QpContext& qp);
@@ -167,14 +169,17 @@ class Nic : public sc_core::sc_module, private NetIf {
   int tx_occupancy_ = 0;
   uint64_t cqe_write_errors_ = 0;
   uint64_t packets_sent_ = 0;
+  static constexpr size_t kPacketPool = 64;
+  std::vector<std::shared_ptr<engine::Packet>> packet_pool_;
+  size_t pool_cursor_ = 0;
   tlm::tlm_generic_payload requester_gp_, responder_gp_, completer_gp_, cqe_gp_;
-  // The last message's wire time (wire.h), reused while the shape repeats.
+  // Per packet kind, the last message's wire time (wire.h), reused while its shape repeats.
   struct WireMemo {
-    engine::PacketKind kind = engine::PacketKind::kAck;
     size_t bytes = ~size_t{0};
     bool imm = false;
     sc_core::sc_time wire;
-  } wire_memo_;
+  };
+  std::array<WireMemo, engine::kNumPacketKinds> wire_memo_;
 };
 
 }  // namespace qptwin::sc

@@ -54,7 +54,7 @@ bool Nic::SendOne(QpContext& qp) {
     return false;
   }
   const bool read = w.opcode == WrOpcode::kRdmaRead;
-  auto pkt = std::make_shared<Packet>();
+  std::shared_ptr<Packet> pkt = NewPacket();
   if (w.length > 0) {
     // A READ's local buffer needs LOCAL_WRITE; a gather needs only a valid key of the PD.
     if (!keys_.Check(w.lkey, qp.pd, w.addr, w.length, read ? access::kLocalWrite : 0) ||
@@ -65,7 +65,7 @@ bool Nic::SendOne(QpContext& qp) {
       return false;
     }
     if (!read) {
-      pkt->data.resize(w.length);
+      pkt->data.resize(w.length);  // NewPacket's data is empty, its capacity kept
       const bool ok = Dma(requester_gp_, tlm::TLM_READ_COMMAND, w.addr, pkt->data.data(), w.length,
                           Ns(nt.pcie_read_ns) + BytesAt(nt.pcie_gbps, w.length), &local);
       qk_.set(local);
@@ -107,6 +107,24 @@ bool Nic::SendOne(QpContext& qp) {
 
 // A send WQE's completion from the requester: errors always (IBTA 10.7.3.1), success only
 // when signaled.
+// Packets no hop holds any more are reused (the hot path allocates nothing per message).
+std::shared_ptr<Packet> Nic::NewPacket() {
+  for (size_t tries = 0; tries < packet_pool_.size(); ++tries) {
+    std::shared_ptr<Packet>& p = packet_pool_[pool_cursor_];
+    pool_cursor_ = (pool_cursor_ + 1) % packet_pool_.size();
+    if (p.use_count() == 1) {
+      std::vector<uint8_t> data = std::move(p->data);
+      *p = Packet{};
+      data.clear();
+      p->data = std::move(data);
+      return p;
+    }
+  }
+  auto p = std::make_shared<Packet>();
+  if (packet_pool_.size() < kPacketPool) packet_pool_.push_back(p);
+  return p;
+}
+
 void Nic::CompleteLocal(QpContext& qp, const Wqe& w, WcStatus s, bool always) {
   --qp.sq_occupancy;
   if (!always && !(w.flags & send_flag::kSignaled)) return;

@@ -27,6 +27,10 @@ model::WireOp WireOpOf(PacketKind k) {
   }
 }
 
+// A write's data pointer: IEEE 1666-2011 14.13 (data pointer attribute): "the target
+// shall not modify the contents of the data array" of a write command.
+uint8_t* WriteData(const std::vector<uint8_t>& v) { return const_cast<uint8_t*>(v.data()); }
+
 }  // namespace
 
 // An SC_METHOD: one message at a time on the cable, each for its wire bytes (wire.h) at the
@@ -37,10 +41,9 @@ void Nic::PortTx() {
   while (tx_responses_.TryGet(&np) || tx_requests_.TryGet(&np)) {
     --tx_occupancy_;
     const Packet& p = *np.pkt;
-    WireMemo& m = wire_memo_;
-    if (m.kind != p.kind || m.bytes != p.data.size() || m.imm != p.has_imm ||
-        p.transport == QpType::kUd) {
-      m = WireMemo{p.kind, p.data.size(), p.has_imm,
+    WireMemo& m = wire_memo_[static_cast<size_t>(p.kind)];
+    if (m.bytes != p.data.size() || m.imm != p.has_imm || p.transport == QpType::kUd) {
+      m = WireMemo{p.data.size(), p.has_imm,
                    Ps(model::WireOf(link, WireOpOf(p.kind), p.data.size(), config_.mtu, p.has_imm,
                                     p.transport == QpType::kUd).wire_ps)};
       if (p.transport == QpType::kUd) m.bytes = ~size_t{0};  // UD's DETH: not memoized
@@ -99,9 +102,8 @@ void Nic::Respond(QpContext& qp, const Packet& p) {
   bool consumed = false;
   std::vector<uint8_t> out;
   if (nak == NakCode::kNone && p.kind == PacketKind::kWrite && !p.data.empty()) {
-    std::vector<uint8_t> data = p.data;
-    if (!DmaNow(responder_gp_, tlm::TLM_WRITE_COMMAND, p.remote_addr, data.data(),
-                static_cast<uint32_t>(data.size()), sc_core::SC_ZERO_TIME)) {
+    if (!DmaNow(responder_gp_, tlm::TLM_WRITE_COMMAND, p.remote_addr, WriteData(p.data),
+                static_cast<uint32_t>(p.data.size()), sc_core::SC_ZERO_TIME)) {
       nak = NakCode::kRemoteOp;
     }
   }
@@ -169,10 +171,9 @@ NakCode Nic::Receive(QpContext& qp, const std::vector<uint8_t>& bytes, Cqe* cqe)
     return NakCode::kInvalidRequest;
   }
   if (!bytes.empty()) {
-    std::vector<uint8_t> data = bytes;
-    if (!keys_.Check(w.lkey, qp.pd, w.addr, data.size(), access::kLocalWrite) ||
-        !DmaNow(responder_gp_, tlm::TLM_WRITE_COMMAND, w.addr, data.data(), static_cast<uint32_t>(data.size()),
-                sc_core::SC_ZERO_TIME)) {
+    if (!keys_.Check(w.lkey, qp.pd, w.addr, bytes.size(), access::kLocalWrite) ||
+        !DmaNow(responder_gp_, tlm::TLM_WRITE_COMMAND, w.addr, WriteData(bytes),
+                static_cast<uint32_t>(bytes.size()), sc_core::SC_ZERO_TIME)) {
       cqe->status = WcStatus::kLocProtErr;
       return NakCode::kRemoteOp;
     }
@@ -183,7 +184,7 @@ NakCode Nic::Receive(QpContext& qp, const std::vector<uint8_t>& bytes, Cqe* cqe)
 
 void Nic::Reply(const QpContext& qp, const Packet& req, PacketKind kind, NakCode nak,
                 std::vector<uint8_t> data) {
-  auto pkt = std::make_shared<Packet>();
+  std::shared_ptr<Packet> pkt = NewPacket();
   Packet& r = *pkt;
   r.kind = kind;
   r.transport = qp.type;
@@ -240,9 +241,8 @@ void Nic::Completer() {
     c.qpn = qp.qpn;
     c.status = StatusOfNak(p.nak);
     if (p.kind == PacketKind::kReadResp && !p.data.empty()) {
-      std::vector<uint8_t> data = p.data;
-      if (!DmaNow(completer_gp_, tlm::TLM_WRITE_COMMAND, done.local_addr, data.data(),
-                  static_cast<uint32_t>(data.size()), sc_core::SC_ZERO_TIME)) {
+      if (!DmaNow(completer_gp_, tlm::TLM_WRITE_COMMAND, done.local_addr, WriteData(p.data),
+                  static_cast<uint32_t>(p.data.size()), sc_core::SC_ZERO_TIME)) {
         c.status = WcStatus::kLocProtErr;
       }
     }

@@ -11,7 +11,12 @@
 #include <systemc>
 #include <tlm_utils/tlm_quantumkeeper.h>
 
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -29,6 +34,32 @@ using sc_core::SC_NS;
 double WallNow() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
+// Instructions retired by this process (perf_event_open), or -1 where not permitted: a
+// measure a loaded machine does not disturb.
+class InstructionCounter {
+ public:
+  InstructionCounter() {
+    perf_event_attr a{};
+    a.type = PERF_TYPE_HARDWARE;
+    a.size = sizeof a;
+    a.config = PERF_COUNT_HW_INSTRUCTIONS;
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    fd_ = static_cast<int>(syscall(SYS_perf_event_open, &a, 0, -1, -1, 0));
+  }
+  ~InstructionCounter() {
+    if (fd_ >= 0) close(fd_);
+  }
+  double Read() const {
+    uint64_t v = 0;
+    if (fd_ < 0 || read(fd_, &v, sizeof v) != static_cast<ssize_t>(sizeof v)) return -1;
+    return static_cast<double>(v);
+  }
+
+ private:
+  int fd_ = -1;
+};
+
 double CpuNow() {
   timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -36,13 +67,16 @@ double CpuNow() {
 }
 
 struct Clock {
-  double wall = WallNow(), cpu = CpuNow();
-  void Lap(double* w, double* c) {
-    const double w1 = WallNow(), c1 = CpuNow();
+  InstructionCounter counter;
+  double wall = WallNow(), cpu = CpuNow(), ins = counter.Read();
+  void Lap(double* w, double* c, double* i) {
+    const double w1 = WallNow(), c1 = CpuNow(), i1 = counter.Read();
     *w = w1 - wall;
     *c = c1 - cpu;
+    *i = ins < 0 ? -1 : i1 - ins;
     wall = w1;
     cpu = c1;
+    ins = i1;
   }
 };
 
@@ -72,18 +106,18 @@ class Bench : public sc_core::sc_module {
     thread_done_.notify(sc_core::SC_ZERO_TIME);
   }
   void Control() {
-    double mw, mc, tw, tc, nw, nc;
+    double mw, mc, mi, tw, tc, ti, nw, nc, ni;
     Clock clock;
     method_ev_.notify(1, SC_NS);
     wait(method_done_);
-    clock.Lap(&mw, &mc);
+    clock.Lap(&mw, &mc, &mi);
     thread_start_.notify(sc_core::SC_ZERO_TIME);
     wait(thread_done_);
-    clock.Lap(&tw, &tc);
+    clock.Lap(&tw, &tc, &ti);
     const sc_time t0 = sc_core::sc_time_stamp();
     const uint64_t done = WriteBw();
     const double sim_s = (sc_core::sc_time_stamp() - t0).to_seconds();
-    clock.Lap(&nw, &nc);
+    clock.Lap(&nw, &nc, &ni);
     const double m = acts_ / mw, t = acts_ / tw, r = done / nw;
     std::printf("SC_METHOD activations: %.3g /s wall (%.3g /s CPU)\n", m, acts_ / mc);
     std::printf("SC_THREAD activations: %.3g /s wall (%.3g /s CPU)\n", t, acts_ / tc);
@@ -95,7 +129,13 @@ class Bench : public sc_core::sc_module {
                 (done / nc) / (acts_ / mc));
     std::printf("ratio WRs/s / SC_THREAD activations/s: %.3f wall, %.3f CPU\n", r / t,
                 (done / nc) / (acts_ / tc));
-    std::printf("activations: %llu NIC WRs, %llu CQE write errors, %llu packets\n",
+    if (mi > 0 && ti > 0 && ni > 0) {
+      std::printf("instructions: %.0f per SC_METHOD activation, %.0f per SC_THREAD "
+                  "activation, %.0f per WR: ratio %.3f (method), %.3f (thread)\n",
+                  mi / acts_, ti / acts_, ni / done, (mi / acts_) / (ni / done),
+                  (ti / acts_) / (ni / done));
+    }
+    std::printf("checks: %llu WRs completed, %llu CQE write errors, %llu packets sent\n",
                 static_cast<unsigned long long>(done),
                 static_cast<unsigned long long>(p_.nic[0]->cqe_write_errors()),
                 static_cast<unsigned long long>(p_.nic[0]->packets_sent()));
