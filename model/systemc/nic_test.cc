@@ -40,8 +40,8 @@ Pair Connect(QpType type = QpType::kRc) {
   EXPECT_EQ(0u, p.host[0]->Command(CmdOp::kRegMr, {r.ka, 1, kDataBase, testbed::kDataBytes, all}));
   EXPECT_EQ(0u, p.host[1]->Command(CmdOp::kRegMr, {r.kb, 1, kDataBase, testbed::kDataBytes, all}));
   if (type == QpType::kUd) return r;  // connected by the caller's UD path
-  EXPECT_EQ(0u, p.host[0]->Connect(r.qa, 1, r.qb, all));
-  EXPECT_EQ(0u, p.host[1]->Connect(r.qb, 0, r.qa, all));
+  EXPECT_EQ(0u, p.host[0]->Connect(r.qa, type, 1, r.qb, all));
+  EXPECT_EQ(0u, p.host[1]->Connect(r.qb, type, 0, r.qa, all));
   return r;
 }
 
@@ -203,6 +203,61 @@ TEST(ScNic, IllegalModifyIsEinvalAndLeavesQpInReset) {
     EXPECT_EQ(static_cast<uint32_t>(EINVAL),
               p.host[0]->Command(CmdOp::kModifyQp, {q, attr::kState, uint64_t(QpState::kRtr)}));
     EXPECT_EQ(QpState::kReset, p.nic[0]->qp(q).state);
+  }, sc_time(1, sc_core::SC_MS)));
+}
+
+TEST(ScNic, UcWriteCompletesWhenSentAndLands) {
+  testbed::Platform& p = Bed();
+  ASSERT_TRUE(p.Run([&] {
+    const Pair pr = Connect(QpType::kUc);
+    const char msg[] = "uc write";
+    p.host[0]->Write(pr.buf_a, msg, sizeof msg);
+    p.host[0]->PostSend(pr.qa, Write(pr, sizeof msg, pr.kb, 4));
+    const std::optional<Cqe> c = p.host[0]->WaitCq(pr.ca, kLimit());
+    ASSERT_TRUE(c);
+    EXPECT_EQ(WcStatus::kSuccess, c->status);
+    p.host[0]->WaitCq(pr.ca, sc_time(5, SC_US));  // let the packet arrive
+    EXPECT_EQ(0, std::memcmp(p.mem[1]->Bytes(pr.buf_b + 0x1000, sizeof msg), msg, sizeof msg));
+  }, sc_time(1, sc_core::SC_MS)));
+}
+
+TEST(ScNic, UdSendLandsBehindTheNetworkHeader) {
+  testbed::Platform& p = Bed();
+  ASSERT_TRUE(p.Run([&] {
+    const Pair pr = Connect(QpType::kUd);
+    using namespace attr;  // NOLINT
+    const uint64_t qkey = 0x11111111;
+    for (int i = 0; i < 2; ++i) {
+      const uint32_t q = i == 0 ? pr.qa : pr.qb;
+      testbed::Driver& h = *p.host[i];
+      ASSERT_EQ(0u, h.Command(CmdOp::kModifyQp, {q, kState | kPkeyIndex | kPort | kQkey,
+                                                 uint64_t(QpState::kInit), 0, 0, 0, 0, qkey}));
+      ASSERT_EQ(0u, h.Command(CmdOp::kModifyQp, {q, kState, uint64_t(QpState::kRtr)}));
+      ASSERT_EQ(0u, h.Command(CmdOp::kModifyQp, {q, kState | kSqPsn, uint64_t(QpState::kRts)}));
+    }
+    Wqe recv;
+    recv.wr_id = 77;
+    recv.addr = pr.buf_b + 0x4000;
+    recv.length = 40 + 64;
+    recv.lkey = pr.kb;
+    p.host[1]->PostRecv(pr.qb, recv);
+    const char msg[] = "ud datagram";
+    p.host[0]->Write(pr.buf_a, msg, sizeof msg);
+    Wqe send;
+    send.flags = send_flag::kSignaled;
+    send.addr = pr.buf_a;
+    send.length = sizeof msg;
+    send.lkey = pr.ka;
+    send.ud_qpn = pr.qb;
+    send.ud_qkey = qkey;
+    send.ud_port = 1;
+    p.host[0]->PostSend(pr.qa, send);
+    const std::optional<Cqe> r = p.host[1]->WaitCq(pr.cb, kLimit());
+    ASSERT_TRUE(r);
+    EXPECT_EQ(WcStatus::kSuccess, r->status);
+    EXPECT_EQ(40 + sizeof msg, r->byte_len);
+    EXPECT_EQ(0, std::memcmp(p.mem[1]->Bytes(pr.buf_b + 0x4000 + 40, sizeof msg), msg,
+                             sizeof msg));
   }, sc_time(1, sc_core::SC_MS)));
 }
 

@@ -152,7 +152,8 @@ class Bench : public sc_core::sc_module {
     p_.host[1]->CreateQp(qb, cb, QpType::kRc, 1);
     if (h.Command(CmdOp::kRegMr, {ka, 1, testbed::kDataBase, 4096, all}) ||
         p_.host[1]->Command(CmdOp::kRegMr, {kb, 1, testbed::kDataBase, 4096, all}) ||
-        h.Connect(qa, 1, qb, all) || p_.host[1]->Connect(qb, 0, qa, all)) {
+        h.Connect(qa, QpType::kRc, 1, qb, all) ||
+        p_.host[1]->Connect(qb, QpType::kRc, 0, qa, all)) {
       std::fprintf(stderr, "sc_speed_bench: setup failed\n");
       return 0;
     }

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "spec/qp_state_table.h"
 #include "spec/vocabulary.h"
 
 namespace qptwin::sc::testbed {
@@ -121,18 +122,17 @@ void Driver::CreateQp(uint32_t qpn, uint32_t cqn, QpType type, uint32_t pd) {
   }
 }
 
-uint32_t Driver::Connect(uint32_t qpn, uint32_t port, uint32_t dest_qpn, AccessFlags access) {
-  using namespace attr;  // NOLINT: the mask bits read as the table's
-  const uint64_t init = kState | kPkeyIndex | kPort | kAccessFlags;
-  const uint64_t rtr = kState | kAv | kPathMtu | kDestQpn | kRqPsn | kMaxDestRdAtomic |
-                       kMinRnrTimer;
-  const uint64_t rts = kState | kTimeout | kRetryCnt | kRnrRetry | kSqPsn | kMaxQpRdAtomic;
-  const uint64_t psns = 0 | uint64_t{0} << 32;
+uint32_t Driver::Connect(uint32_t qpn, QpType type, uint32_t port, uint32_t dest_qpn,
+                         AccessFlags access) {
+  // The kernel table's minimum masks (spec/qp_state_table.h) for this type.
+  const uint64_t init = MinimumMask(type, QpState::kReset, QpState::kInit) | attr::kAccessFlags;
+  const uint64_t rtr = MinimumMask(type, QpState::kInit, QpState::kRtr);
+  const uint64_t rts = MinimumMask(type, QpState::kRtr, QpState::kRts);
   if (uint32_t rc = Command(CmdOp::kModifyQp, {qpn, init, uint64_t(QpState::kInit), 0, 0, 0,
                                                access, 0})) return rc;
   if (uint32_t rc = Command(CmdOp::kModifyQp, {qpn, rtr, uint64_t(QpState::kRtr), port,
-                                               dest_qpn, psns, 0, 0})) return rc;
-  return Command(CmdOp::kModifyQp, {qpn, rts, uint64_t(QpState::kRts), 0, 0, psns, 0, 0});
+                                               dest_qpn, 0, 0, 0})) return rc;
+  return Command(CmdOp::kModifyQp, {qpn, rts, uint64_t(QpState::kRts), 0, 0, 0, 0, 0});
 }
 
 Platform::Platform(const model::Timing& timing) {

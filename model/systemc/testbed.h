@@ -57,7 +57,8 @@ class Driver : public sc_core::sc_module {
   // Creates CQ `cqn` and QP `qpn` (its CQ for both queues) in RESET.
   void CreateQp(uint32_t qpn, uint32_t cqn, QpType type, uint32_t pd);
   // RESET -> INIT -> RTR -> RTS towards (port, dest_qpn); the errno of the first failure.
-  uint32_t Connect(uint32_t qpn, uint32_t port, uint32_t dest_qpn, AccessFlags access);
+  uint32_t Connect(uint32_t qpn, QpType type, uint32_t port, uint32_t dest_qpn,
+                   AccessFlags access);
   Memory& memory() { return memory_; }
 
  private:
