@@ -121,8 +121,8 @@ class Nic : public sc_core::sc_module, private NetIf {
            sc_core::sc_time cost, sc_core::sc_time* local);
   bool DmaNow(tlm::tlm_generic_payload& gp, tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint32_t len,
               sc_core::sc_time cost);
-  // Hands the CQE to the CQE writer, which writes it cqe_ns from now.
-  void WriteCqe(uint32_t cqn, const Cqe& cqe);
+  // Hands the CQE to the CQE writer, which writes it cqe_ns after `done` (default: now).
+  void WriteCqe(uint32_t cqn, const Cqe& cqe, sc_core::sc_time done = sc_core::SC_ZERO_TIME);
   void CqeWriter();
   void Transmit(NetPacket np);  // to the port at np.ready (requests / responses queue)
 
@@ -130,7 +130,9 @@ class Nic : public sc_core::sc_module, private NetIf {
   void Requester();
   bool SendOne(QpContext& qp);
   std::shared_ptr<engine::Packet> NewPacket();
-  void CompleteLocal(QpContext& qp, const Wqe& w, WcStatus s, bool always);
+  // `at`: when the WQE is done (the CQE is written cqe_ns later); errors: as soon as known.
+  void CompleteLocal(QpContext& qp, const Wqe& w, WcStatus s, bool always,
+                     sc_core::sc_time at = sc_core::SC_ZERO_TIME);
   void ToError(QpContext& qp);
   void Flush(QpContext& qp);
 
@@ -162,7 +164,8 @@ class Nic : public sc_core::sc_module, private NetIf {
   TimedChannel<NetPacket> tx_requests_, tx_responses_, requests_, responses_;
   TimedChannel<CqeJob> cqes_;
   tlm_utils::tlm_quantumkeeper qk_;
-  sc_core::sc_time requester_resume_;  // the requester's own time when it last blocked
+  sc_core::sc_time requester_time_;  // the requester's next WQE fetch may start (DMA channel)
+  sc_core::sc_time engine_free_;     // the send engine is done with the last message
   sc_core::sc_time link_free_;         // the port's last byte of the last packet leaves
   sc_core::sc_signal<bool> link_busy_;
   bool trace_link_ = false;

@@ -1,5 +1,6 @@
 // The host interface of the SystemC NIC: MMIO (commands and doorbells), the DMA helper
 // every block uses, and the CQE writer.
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -210,8 +211,9 @@ bool Nic::DmaNow(tlm::tlm_generic_payload& gp, tlm::tlm_command cmd, uint64_t ad
   return ok;
 }
 
-void Nic::WriteCqe(uint32_t cqn, const Cqe& cqe) {
-  cqes_.Put(CqeJob{cqn, cqe, sc_core::sc_time_stamp() + Ns(config_.timing.nic.cqe_ns)});
+void Nic::WriteCqe(uint32_t cqn, const Cqe& cqe, sc_time done) {
+  const sc_time at = std::max(done, sc_core::sc_time_stamp());
+  cqes_.Put(CqeJob{cqn, cqe, at + Ns(config_.timing.nic.cqe_ns)});
 }
 
 // Issues each CQE's write at its time (never annotated ahead: a host polling its CQ never

@@ -1,9 +1,11 @@
 // The requester of the SystemC NIC: takes doorbelled WQEs from host memory, reads their
 // payload, builds the packet and hands it to the port; and flushes the queues of a QP in ERR.
-// It runs ahead of SystemC time in a tlm_quantumkeeper: each packet carries the absolute
-// time it is ready (net.h contract 1), so running ahead changes no timing. Blocking for
-// work, it keeps its own time (requester_resume_) instead of waiting it out: one activation
-// per doorbell of an idle QP.
+// Pipelined as a NIC's send path is (timing.h contracts 2-3): the next WQE's fetch is issued
+// while the previous WQE's reads are in flight; the DMA read channel is busy for each read's
+// bytes at pcie_gbps and the send engine tx_pkt_ns per packet. The process runs ahead of
+// SystemC time (a tlm_quantumkeeper bounds how far): each DMA is issued at its own time by
+// annotation and each packet carries the time it is ready (net.h contract 1).
+#include <algorithm>
 #include <memory>
 
 #include "model/systemc/nic.h"
@@ -16,14 +18,8 @@ using sc_core::sc_time;
 
 void Nic::Requester() {
   for (;;) {
-    requester_resume_ = qk_.get_current_time();
     QpContext& qp = qps_[sq_work_.read()];
-    // Busy until requester_resume_: the offset from the new now (the quantum keeper's time
-    // is relative to sc_time_stamp()).
     qk_.reset();
-    if (requester_resume_ > sc_core::sc_time_stamp()) {
-      qk_.set(requester_resume_ - sc_core::sc_time_stamp());
-    }
     while (qp.exists) {
       if (qp.state == QpState::kErr) {
         Flush(qp);
@@ -32,6 +28,8 @@ void Nic::Requester() {
       // Only RTS (and SQD's drain, not modelled) sends; WQEs posted earlier wait for RTS.
       if (qp.state != QpState::kRts || qp.sq_ci == qp.sq_pi) break;
       SendOne(qp);
+      const sc_time now = sc_core::sc_time_stamp();
+      qk_.set(requester_time_ > now ? requester_time_ - now : sc_core::SC_ZERO_TIME);
       if (qk_.need_sync()) qk_.sync();
     }
     qp.scheduled = false;
@@ -40,12 +38,14 @@ void Nic::Requester() {
 
 bool Nic::SendOne(QpContext& qp) {
   const model::NicTiming& nt = config_.timing.nic;
-  sc_time local = qk_.get_local_time();
+  const sc_time now = sc_core::sc_time_stamp();
+  const sc_time issue = std::max(requester_time_, now);
+  sc_time local = issue - now;  // the WQE fetch starts at `issue`
   uint8_t raw[kWqeBytes];
-  const bool fetched = Dma(requester_gp_, tlm::TLM_READ_COMMAND, qp.sq.SlotAddr(qp.sq_ci, kWqeBytes), raw,
-                           kWqeBytes, Ns(nt.pcie_read_ns) + BytesAt(nt.pcie_gbps, kWqeBytes),
-                           &local);
-  qk_.set(local);
+  const bool fetched =
+      Dma(requester_gp_, tlm::TLM_READ_COMMAND, qp.sq.SlotAddr(qp.sq_ci, kWqeBytes), raw, kWqeBytes,
+          Ns(nt.pcie_read_ns) + BytesAt(nt.pcie_gbps, kWqeBytes), &local);
+  requester_time_ = issue + BytesAt(nt.pcie_gbps, kWqeBytes);
   ++qp.sq_ci;
   Wqe w = fetched ? DecodeWqe(raw) : Wqe{};
   if (!fetched || !OpcodeAllowed(qp.type, w.opcode)) {
@@ -65,10 +65,12 @@ bool Nic::SendOne(QpContext& qp) {
       return false;
     }
     if (!read) {
+      // Issued when the WQE is in (`local` is its completion), after the WQE on the channel.
       pkt->data.resize(w.length);  // NewPacket's data is empty, its capacity kept
-      const bool ok = Dma(requester_gp_, tlm::TLM_READ_COMMAND, w.addr, pkt->data.data(), w.length,
-                          Ns(nt.pcie_read_ns) + BytesAt(nt.pcie_gbps, w.length), &local);
-      qk_.set(local);
+      const bool ok = Dma(requester_gp_, tlm::TLM_READ_COMMAND, w.addr, pkt->data.data(),
+                          w.length, Ns(nt.pcie_read_ns) + BytesAt(nt.pcie_gbps, w.length),
+                          &local);
+      requester_time_ += BytesAt(nt.pcie_gbps, w.length);
       if (!ok) {
         CompleteLocal(qp, w, WcStatus::kLocProtErr, true);
         ToError(qp);
@@ -94,14 +96,17 @@ bool Nic::SendOne(QpContext& qp) {
   p.rkey = w.rkey;
   p.length = w.length;
   qp.sq_psn = engine::PsnAdd(qp.sq_psn, p.npkts);
-  qk_.inc(Ns(nt.tx_latency_ns + nt.tx_pkt_ns * p.npkts));
+  // tx_latency_ns after the data is in, the send engine builds the packets (tx_pkt_ns each),
+  // one message after the other (the SQ's order is the wire's).
+  const sc_time start = std::max(now + local + Ns(nt.tx_latency_ns), engine_free_);
+  engine_free_ = start + Ns(nt.tx_pkt_ns * p.npkts);
   if (qp.type == QpType::kRc) {
     qp.outstanding.push_back(Pending{w.wr_id, w.opcode, (w.flags & send_flag::kSignaled) != 0,
                                      w.length, w.addr, engine::PsnAdd(p.psn, p.npkts - 1)});
   }
-  Transmit(NetPacket{pkt, qk_.get_current_time(), sc_core::SC_ZERO_TIME});
+  Transmit(NetPacket{pkt, engine_free_, sc_core::SC_ZERO_TIME});
   // UC and UD complete once sent (IBTA 9.8.3 / 9.8.4: no acknowledgement).
-  if (qp.type != QpType::kRc) CompleteLocal(qp, w, WcStatus::kSuccess, false);
+  if (qp.type != QpType::kRc) CompleteLocal(qp, w, WcStatus::kSuccess, false, engine_free_);
   return true;
 }
 
@@ -125,17 +130,16 @@ std::shared_ptr<Packet> Nic::NewPacket() {
   return p;
 }
 
-void Nic::CompleteLocal(QpContext& qp, const Wqe& w, WcStatus s, bool always) {
+void Nic::CompleteLocal(QpContext& qp, const Wqe& w, WcStatus s, bool always, sc_time at) {
   --qp.sq_occupancy;
   if (!always && !(w.flags & send_flag::kSignaled)) return;
-  qk_.sync();
   Cqe c;
   c.wr_id = w.wr_id;
   c.status = s;
   c.opcode = SendWcOpcode(w.opcode);
   c.byte_len = w.length;
   c.qpn = qp.qpn;
-  WriteCqe(qp.send_cqn, c);
+  WriteCqe(qp.send_cqn, c, std::max(at, sc_core::sc_time_stamp()));
 }
 
 void Nic::ToError(QpContext& qp) {
@@ -147,6 +151,7 @@ void Nic::ToError(QpContext& qp) {
 // completes with kWrFlushErr, in order; WQEs posted meanwhile are flushed too.
 void Nic::Flush(QpContext& qp) {
   qk_.sync();
+  if (requester_time_ > sc_core::sc_time_stamp()) wait(requester_time_ - sc_core::sc_time_stamp());
   const model::NicTiming& nt = config_.timing.nic;
   const sc_time fetch = Ns(nt.pcie_read_ns) + BytesAt(nt.pcie_gbps, kWqeBytes);
   while (qp.exists && qp.state == QpState::kErr &&
