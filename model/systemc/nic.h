@@ -17,14 +17,16 @@
 //     payload read or a READ response's write -> kLocProtErr, responder write -> NAK
 //     remote operation error; a failed CQE write is counted in cqe_write_errors().
 //  3. Processes: host interface and port tx are SC_METHODs (no waits), the port's receive
-//     side is a function the Switch calls (net.h); requester,
-//     responder, completer and the CQE writer are SC_THREADs (they call b_transport, which
-//     may wait). Timing from model::Timing (timing.h; e.g. the cx6-100g profile), by block:
+//     side is a function the Switch calls (net.h); requester, responder, completer and the
+//     CQE writer are SC_THREADs (they call b_transport, which may wait). Timing from
+//     model::Timing (timing.h; e.g. the cx6-100g profile), by block:
 //       host interface: a doorbell acts doorbell_ns after its MMIO write (posted);
 //                       a command costs ControlTiming's figure as the write's delay.
 //       requester:  WQE fetch pcie_read_ns + 64 B at pcie_gbps; payload read pcie_read_ns +
 //                   length at pcie_gbps (not for READ); then tx_latency_ns + tx_pkt_ns per
-//                   packet; runs ahead in a tlm_quantumkeeper (the packet carries its time).
+//                   packet. Pipelined: the DMA read channel is busy only for the bytes, the
+//                   send engine tx_pkt_ns per packet, messages leave in SQ order. Runs
+//                   ahead in a tlm_quantumkeeper (each DMA and packet carries its time).
 //       port:       each message's wire bytes (wire.h, headers per packet) at link.gbps, one
 //                   message at a time; + propagation_ns per cable; Switch: + switch_ns.
 //       receive:    rx_latency_ns after the last byte arrives (includes writing the payload:
