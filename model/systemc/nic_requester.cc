@@ -18,7 +18,9 @@ using sc_core::sc_time;
 
 void Nic::Requester() {
   for (;;) {
-    QpContext& qp = qps_[sq_work_.read()];
+    uint32_t qpn = 0;
+    sq_work_.read(qpn);  // (the by-value read() trips -Wmaybe-uninitialized in sc_fifo.h)
+    QpContext& qp = qps_[qpn];
     qk_.reset();
     while (qp.exists) {
       if (qp.state == QpState::kErr) {
