@@ -1,0 +1,192 @@
+// The requester of the SystemC NIC: takes doorbelled WQEs from host memory, reads their
+// payload, builds the packet and hands it to the port; and flushes the queues of a QP in ERR.
+// Pipelined as a NIC's send path is (timing.h contracts 2-3): the next WQE's fetch is issued
+// while the previous WQE's reads are in flight; the DMA read channel is busy for each read's
+// bytes at pcie_gbps and the send engine tx_pkt_ns per packet. The process runs ahead of
+// SystemC time (a tlm_quantumkeeper bounds how far): each DMA is issued at its own time by
+// annotation and each packet carries the time it is ready (net.h contract 1).
+#include <algorithm>
+#include <memory>
+
+#include "model/systemc/nic.h"
+#include "model/wire.h"
+
+namespace qptwin::sc {
+
+using engine::Packet;
+using sc_core::sc_time;
+
+void Nic::Requester() {
+  for (;;) {
+    uint32_t qpn = 0;
+    sq_work_.read(qpn);  // (the by-value read() trips -Wmaybe-uninitialized in sc_fifo.h)
+    QpContext& qp = qps_[qpn];
+    qk_.reset();
+    while (qp.exists) {
+      if (qp.state == QpState::kErr) {
+        Flush(qp);
+        break;
+      }
+      // Only RTS (and SQD's drain, not modelled) sends; WQEs posted earlier wait for RTS.
+      if (qp.state != QpState::kRts || qp.sq_ci == qp.sq_pi) break;
+      SendOne(qp);
+      const sc_time now = sc_core::sc_time_stamp();
+      qk_.set(requester_time_ > now ? requester_time_ - now : sc_core::SC_ZERO_TIME);
+      if (qk_.need_sync()) qk_.sync();
+    }
+    qp.scheduled = false;
+  }
+}
+
+bool Nic::SendOne(QpContext& qp) {
+  const model::NicTiming& nt = config_.timing.nic;
+  const sc_time now = sc_core::sc_time_stamp();
+  const sc_time issue = std::max(requester_time_, now);
+  sc_time local = issue - now;  // the WQE fetch starts at `issue`
+  uint8_t raw[kWqeBytes];
+  const bool fetched =
+      Dma(requester_gp_, tlm::TLM_READ_COMMAND, qp.sq.SlotAddr(qp.sq_ci, kWqeBytes), raw, kWqeBytes,
+          Ns(nt.pcie_read_ns) + BytesAt(nt.pcie_gbps, kWqeBytes), &local);
+  requester_time_ = issue + BytesAt(nt.pcie_gbps, kWqeBytes);
+  ++qp.sq_ci;
+  Wqe w = fetched ? DecodeWqe(raw) : Wqe{};
+  if (!fetched || !OpcodeAllowed(qp.type, w.opcode)) {
+    CompleteLocal(qp, w, WcStatus::kLocQpOpErr, true);
+    ToError(qp);
+    return false;
+  }
+  const bool read = w.opcode == WrOpcode::kRdmaRead;
+  std::shared_ptr<Packet> pkt = NewPacket();
+  if (w.length > 0) {
+    // A READ's local buffer needs LOCAL_WRITE; a gather needs only a valid key of the PD.
+    if (!keys_.Check(w.lkey, qp.pd, w.addr, w.length, read ? access::kLocalWrite : 0) ||
+        (qp.type == QpType::kUd && w.length > config_.mtu)) {
+      CompleteLocal(qp, w, qp.type == QpType::kUd && w.length > config_.mtu
+                               ? WcStatus::kLocLenErr : WcStatus::kLocProtErr, true);
+      ToError(qp);
+      return false;
+    }
+    if (!read) {
+      // Issued when the WQE is in (`local` is its completion), after the WQE on the channel.
+      pkt->data.resize(w.length);  // NewPacket's data is empty, its capacity kept
+      const bool ok = Dma(requester_gp_, tlm::TLM_READ_COMMAND, w.addr, pkt->data.data(),
+                          w.length, Ns(nt.pcie_read_ns) + BytesAt(nt.pcie_gbps, w.length),
+                          &local);
+      requester_time_ += BytesAt(nt.pcie_gbps, w.length);
+      if (!ok) {
+        CompleteLocal(qp, w, WcStatus::kLocProtErr, true);
+        ToError(qp);
+        return false;
+      }
+    }
+  }
+  Packet& p = *pkt;
+  p.kind = KindOf(w.opcode);
+  p.transport = qp.type;
+  p.src_nic = static_cast<int>(config_.port_id);
+  p.dst_nic = static_cast<int>(qp.type == QpType::kUd ? w.ud_port : qp.dest_port);
+  p.src_qpn = qp.qpn;
+  p.dst_qpn = qp.type == QpType::kUd ? w.ud_qpn : qp.dest_qpn;
+  p.qkey = w.ud_qkey;
+  p.psn = qp.sq_psn;
+  p.npkts = model::PacketCount(w.length, config_.mtu);
+  p.op = w.opcode;
+  p.solicited = w.flags & send_flag::kSolicited;
+  p.has_imm = w.opcode == WrOpcode::kSendWithImm || w.opcode == WrOpcode::kRdmaWriteWithImm;
+  p.imm = w.imm;
+  p.remote_addr = w.remote_addr;
+  p.rkey = w.rkey;
+  p.length = w.length;
+  qp.sq_psn = engine::PsnAdd(qp.sq_psn, p.npkts);
+  // tx_latency_ns after the data is in, the send engine builds the packets (tx_pkt_ns each),
+  // one message after the other (the SQ's order is the wire's).
+  const sc_time start = std::max(now + local + Ns(nt.tx_latency_ns), engine_free_);
+  engine_free_ = start + Ns(nt.tx_pkt_ns * p.npkts);
+  if (qp.type == QpType::kRc) {
+    qp.outstanding.push_back(Pending{w.wr_id, w.opcode, (w.flags & send_flag::kSignaled) != 0,
+                                     w.length, w.addr, engine::PsnAdd(p.psn, p.npkts - 1)});
+  }
+  Transmit(NetPacket{pkt, engine_free_, sc_core::SC_ZERO_TIME});
+  // UC and UD complete once sent (IBTA 9.8.3 / 9.8.4: no acknowledgement).
+  if (qp.type != QpType::kRc) CompleteLocal(qp, w, WcStatus::kSuccess, false, engine_free_);
+  return true;
+}
+
+// A send WQE's completion from the requester: errors always (IBTA 10.7.3.1), success only
+// when signaled.
+// Packets no hop holds any more are reused (the hot path allocates nothing per message).
+std::shared_ptr<Packet> Nic::NewPacket() {
+  for (size_t tries = 0; tries < packet_pool_.size(); ++tries) {
+    std::shared_ptr<Packet>& p = packet_pool_[pool_cursor_];
+    pool_cursor_ = (pool_cursor_ + 1) % packet_pool_.size();
+    if (p.use_count() == 1) {
+      std::vector<uint8_t> data = std::move(p->data);
+      *p = Packet{};
+      data.clear();
+      p->data = std::move(data);
+      return p;
+    }
+  }
+  auto p = std::make_shared<Packet>();
+  if (packet_pool_.size() < kPacketPool) packet_pool_.push_back(p);
+  return p;
+}
+
+void Nic::CompleteLocal(QpContext& qp, const Wqe& w, WcStatus s, bool always, sc_time at) {
+  --qp.sq_occupancy;
+  if (!always && !(w.flags & send_flag::kSignaled)) return;
+  Cqe c;
+  c.wr_id = w.wr_id;
+  c.status = s;
+  c.opcode = SendWcOpcode(w.opcode);
+  c.byte_len = w.length;
+  c.qpn = qp.qpn;
+  WriteCqe(qp.send_cqn, c, std::max(at, sc_core::sc_time_stamp()));
+}
+
+void Nic::ToError(QpContext& qp) {
+  SetState(qp, QpState::kErr);
+  Schedule(qp);
+}
+
+// IBTA 10.3.1 / rxe_qp_error: in ERR every outstanding and posted WQE of both queues
+// completes with kWrFlushErr, in order; WQEs posted meanwhile are flushed too.
+void Nic::Flush(QpContext& qp) {
+  qk_.sync();
+  if (requester_time_ > sc_core::sc_time_stamp()) wait(requester_time_ - sc_core::sc_time_stamp());
+  const model::NicTiming& nt = config_.timing.nic;
+  const sc_time fetch = Ns(nt.pcie_read_ns) + BytesAt(nt.pcie_gbps, kWqeBytes);
+  while (qp.exists && qp.state == QpState::kErr &&
+         (!qp.outstanding.empty() || qp.sq_ci != qp.sq_pi || qp.rq_ci != qp.rq_pi)) {
+    Cqe c;
+    c.status = WcStatus::kWrFlushErr;
+    c.qpn = qp.qpn;
+    uint32_t cqn = qp.send_cqn;
+    if (!qp.outstanding.empty()) {
+      c.wr_id = qp.outstanding.front().wr_id;
+      c.opcode = SendWcOpcode(qp.outstanding.front().opcode);
+      qp.outstanding.pop_front();
+      --qp.sq_occupancy;
+    } else {
+      const bool sq = qp.sq_ci != qp.sq_pi;
+      const Ring& ring = sq ? qp.sq : qp.rq;
+      uint32_t& ci = sq ? qp.sq_ci : qp.rq_ci;
+      uint8_t raw[kWqeBytes];
+      const bool ok = DmaNow(requester_gp_, tlm::TLM_READ_COMMAND, ring.SlotAddr(ci, kWqeBytes), raw,
+                             kWqeBytes, fetch);
+      ++ci;
+      const Wqe w = ok ? DecodeWqe(raw) : Wqe{};
+      c.wr_id = w.wr_id;
+      c.opcode = sq ? SendWcOpcode(w.opcode) : WcOpcode::kRecv;
+      if (sq) {
+        --qp.sq_occupancy;
+      } else {
+        --qp.rq_occupancy;
+        cqn = qp.recv_cqn;
+      }
+    }
+    WriteCqe(cqn, c);
+  }
+}
+
+}  // namespace qptwin::sc

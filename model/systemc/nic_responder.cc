@@ -1,0 +1,255 @@
+// The port, the responder and the completer of the SystemC NIC.
+#include <algorithm>
+#include <memory>
+
+#include "model/systemc/nic.h"
+#include "model/wire.h"
+
+namespace qptwin::sc {
+
+using engine::NakCode;
+using engine::Packet;
+using engine::PacketKind;
+using sc_core::sc_time;
+using sc_core::sc_time_stamp;
+
+namespace {
+
+model::WireOp WireOpOf(PacketKind k) {
+  switch (k) {
+    case PacketKind::kSend: return model::WireOp::kSend;
+    case PacketKind::kWrite: return model::WireOp::kWrite;
+    case PacketKind::kReadReq: return model::WireOp::kReadReq;
+    case PacketKind::kAtomic: return model::WireOp::kAtomic;
+    case PacketKind::kReadResp: return model::WireOp::kReadResp;
+    case PacketKind::kAtomicResp: return model::WireOp::kAtomicResp;
+    default: return model::WireOp::kAck;
+  }
+}
+
+// A write's data pointer: IEEE 1666-2011 14.13 (data pointer attribute): "the target
+// shall not modify the contents of the data array" of a write command.
+uint8_t* WriteData(const std::vector<uint8_t>& v) { return const_cast<uint8_t*>(v.data()); }
+
+}  // namespace
+
+// An SC_METHOD: one message at a time on the cable, each for its wire bytes (wire.h) at the
+// link rate; responses first when both queues have a due packet.
+void Nic::PortTx() {
+  const model::LinkTiming& link = config_.timing.link;
+  NetPacket np;
+  while (tx_responses_.TryGet(&np) || tx_requests_.TryGet(&np)) {
+    --tx_occupancy_;
+    const Packet& p = *np.pkt;
+    WireMemo& m = wire_memo_[static_cast<size_t>(p.kind)];
+    if (m.bytes != p.data.size() || m.imm != p.has_imm || p.transport == QpType::kUd) {
+      m = WireMemo{p.data.size(), p.has_imm,
+                   Ps(model::WireOf(link, WireOpOf(p.kind), p.data.size(), config_.mtu, p.has_imm,
+                                    p.transport == QpType::kUd).wire_ps)};
+      if (p.transport == QpType::kUd) m.bytes = ~size_t{0};  // UD's DETH: not memoized
+    }
+    np.wire = m.wire;
+    link_free_ = std::max(link_free_, sc_time_stamp()) + np.wire;
+    np.ready = link_free_ + Ns(link.propagation_ns);
+    ++packets_sent_;
+    net_out->Deliver(np);
+  }
+  const bool busy = link_free_ > sc_time_stamp();
+  if (trace_link_) link_busy_.write(busy);
+  if (trace_link_ && busy) {
+    next_trigger(link_free_ - sc_time_stamp(), tx_event_);
+  } else {
+    next_trigger(tx_event_);
+  }
+}
+
+void Nic::Deliver(const NetPacket& in) {
+  NetPacket np = in;
+  np.ready += Ns(config_.timing.nic.rx_latency_ns);
+  (engine::IsRequest(np.pkt->kind) ? requests_ : responses_).Put(np);
+}
+
+void Nic::Responder() {
+  for (;;) {
+    NetPacket np;
+    while (!requests_.TryGet(&np)) wait(requests_.ready_event());
+    const Packet& p = *np.pkt;
+    if (p.dst_qpn >= kMaxQps) continue;
+    QpContext& qp = qps_[p.dst_qpn];
+    // rxe_recv.c check_type_state: a packet for another transport or a QP that does not
+    // receive (before RTR, or in ERR) is dropped.
+    if (!qp.exists || qp.type != p.transport ||
+        (qp.state != QpState::kRtr && qp.state != QpState::kRts)) {
+      continue;
+    }
+    Respond(qp, p);
+  }
+}
+
+void Nic::Respond(QpContext& qp, const Packet& p) {
+  const model::NicTiming& nt = config_.timing.nic;
+  const bool rc = qp.type == QpType::kRc;
+  if (qp.type == QpType::kUd && p.qkey != qp.qkey) return;  // IBTA C10-15: drop
+  if (qp.type != QpType::kUd && p.psn != qp.rq_psn) {
+    // No loss in this model: only a wrong peer setup gets here (IBTA 9.7.5.1.1: NAK).
+    if (rc && engine::PsnDiff(p.psn, qp.rq_psn) > 0) {
+      Reply(qp, p, PacketKind::kNak, NakCode::kPsnSeqErr, {});
+    }
+    return;
+  }
+  NakCode nak = CheckRemote(qp, keys_, p);
+  Cqe cqe;
+  bool consumed = false;
+  std::vector<uint8_t> out;
+  if (nak == NakCode::kNone && p.kind == PacketKind::kWrite && !p.data.empty()) {
+    if (!DmaNow(responder_gp_, tlm::TLM_WRITE_COMMAND, p.remote_addr, WriteData(p.data),
+                static_cast<uint32_t>(p.data.size()), sc_core::SC_ZERO_TIME)) {
+      nak = NakCode::kRemoteOp;
+    }
+  }
+  if (nak == NakCode::kNone && p.kind == PacketKind::kReadReq && p.length > 0) {
+    out.resize(p.length);
+    if (!DmaNow(responder_gp_, tlm::TLM_READ_COMMAND, p.remote_addr, out.data(), p.length,
+                Ns(nt.pcie_read_ns) + BytesAt(nt.pcie_gbps, p.length))) {
+      nak = NakCode::kRemoteOp;
+    }
+  }
+  if (nak == NakCode::kNone && (p.kind == PacketKind::kSend || p.has_imm)) {
+    std::vector<uint8_t> bytes;
+    if (qp.type == QpType::kUd) bytes = engine::NetworkHeader(p, p.sgid);
+    if (p.kind == PacketKind::kSend) bytes.insert(bytes.end(), p.data.begin(), p.data.end());
+    nak = Receive(qp, bytes, &cqe);
+    consumed = nak != NakCode::kRnr;
+    cqe.byte_len = static_cast<uint32_t>(p.kind == PacketKind::kSend ? bytes.size() : p.data.size());
+    cqe.opcode = p.kind == PacketKind::kSend ? WcOpcode::kRecv : WcOpcode::kRecvRdmaWithImm;
+    cqe.src_qp = p.src_qpn;
+    if (p.has_imm) {
+      cqe.imm = p.imm;
+      cqe.wc_flags |= wc_flag::kWithImm;
+    }
+  }
+  if (nak == NakCode::kRnr) {
+    // IBTA 9.7.5.2.8: no receive WQE -> RNR NAK (RC); UC and UD drop the message.
+    if (rc) Reply(qp, p, PacketKind::kNak, nak, {});
+    return;
+  }
+  if (nak != NakCode::kNone && !rc) {
+    // UC/UD: no NAK; a consumed receive completes with its error (rxe: class D errors).
+    if (consumed) WriteCqe(qp.recv_cqn, cqe);
+    return;
+  }
+  if (nak == NakCode::kNone) qp.rq_psn = engine::PsnAdd(qp.rq_psn, p.npkts);
+  if (rc) {
+    const PacketKind kind = nak != NakCode::kNone ? PacketKind::kNak
+                            : p.kind == PacketKind::kReadReq ? PacketKind::kReadResp
+                                                             : PacketKind::kAck;
+    Reply(qp, p, kind, nak, std::move(out));
+  }
+  if (consumed) WriteCqe(qp.recv_cqn, cqe);
+  // rxe_resp.c do_class_ac_error: a class A/C error (access, invalid request, remote
+  // operation) moves the responder's QP to ERR too.
+  if (nak != NakCode::kNone) ToError(qp);
+}
+
+NakCode Nic::Receive(QpContext& qp, const std::vector<uint8_t>& bytes, Cqe* cqe) {
+  const model::NicTiming& nt = config_.timing.nic;
+  if (qp.rq_ci == qp.rq_pi) return NakCode::kRnr;
+  uint8_t raw[kWqeBytes];
+  const bool fetched = DmaNow(responder_gp_, tlm::TLM_READ_COMMAND, qp.rq.SlotAddr(qp.rq_ci, kWqeBytes), raw,
+                              kWqeBytes, Ns(nt.pcie_read_ns) + BytesAt(nt.pcie_gbps, kWqeBytes));
+  ++qp.rq_ci;
+  --qp.rq_occupancy;
+  const Wqe w = fetched ? DecodeWqe(raw) : Wqe{};
+  cqe->wr_id = w.wr_id;
+  cqe->qpn = qp.qpn;
+  if (!fetched) {
+    cqe->status = WcStatus::kLocQpOpErr;
+    return NakCode::kRemoteOp;
+  }
+  if (bytes.size() > w.length) {
+    cqe->status = WcStatus::kLocLenErr;  // rxe: RESPST_ERR_LENGTH, NAK invalid request
+    return NakCode::kInvalidRequest;
+  }
+  if (!bytes.empty()) {
+    if (!keys_.Check(w.lkey, qp.pd, w.addr, bytes.size(), access::kLocalWrite) ||
+        !DmaNow(responder_gp_, tlm::TLM_WRITE_COMMAND, w.addr, WriteData(bytes),
+                static_cast<uint32_t>(bytes.size()), sc_core::SC_ZERO_TIME)) {
+      cqe->status = WcStatus::kLocProtErr;
+      return NakCode::kRemoteOp;
+    }
+  }
+  cqe->status = WcStatus::kSuccess;
+  return NakCode::kNone;
+}
+
+void Nic::Reply(const QpContext& qp, const Packet& req, PacketKind kind, NakCode nak,
+                std::vector<uint8_t> data) {
+  std::shared_ptr<Packet> pkt = NewPacket();
+  Packet& r = *pkt;
+  r.kind = kind;
+  r.transport = qp.type;
+  r.src_nic = static_cast<int>(config_.port_id);
+  r.dst_nic = req.src_nic;
+  r.src_qpn = qp.qpn;
+  r.dst_qpn = req.src_qpn;
+  r.nak = nak;
+  // An ACK names the request's last PSN, a NAK the PSN expected (IBTA 9.7.5.1.1).
+  r.psn = nak != NakCode::kNone ? qp.rq_psn : engine::PsnAdd(req.psn, req.npkts - 1);
+  if (kind == PacketKind::kReadResp) r.psn = req.psn;
+  r.npkts = kind == PacketKind::kReadResp ? req.npkts : 1;
+  r.data = std::move(data);
+  // ack_ns after the request is processed (timing.h contract 2).
+  Transmit(NetPacket{pkt, sc_time_stamp() + Ns(config_.timing.nic.ack_ns), sc_core::SC_ZERO_TIME});
+}
+
+void Nic::Completer() {
+  for (;;) {
+    NetPacket np;
+    while (!responses_.TryGet(&np)) wait(responses_.ready_event());
+    const Packet& p = *np.pkt;
+    if (p.dst_qpn >= kMaxQps) continue;
+    QpContext& qp = qps_[p.dst_qpn];
+    // ERR: the requester flushes what is outstanding; late responses are dropped.
+    if (!qp.exists || qp.type != QpType::kRc || qp.state == QpState::kErr ||
+        qp.state == QpState::kReset) {
+      continue;
+    }
+    // The responses acknowledge in order: every send/write up to the PSN (IBTA 9.7.5.1.2).
+    const uint32_t last = p.kind == PacketKind::kNak ? engine::PsnAdd(p.psn, 0xffffff)
+                          : engine::PsnAdd(p.psn, p.npkts - 1);
+    while (!qp.outstanding.empty() && qp.outstanding.front().opcode != WrOpcode::kRdmaRead &&
+           engine::PsnDiff(qp.outstanding.front().last_psn, last) <= 0) {
+      const Pending done = qp.outstanding.front();
+      qp.outstanding.pop_front();
+      --qp.sq_occupancy;
+      if (!done.signaled) continue;
+      Cqe c;
+      c.wr_id = done.wr_id;
+      c.opcode = SendWcOpcode(done.opcode);
+      c.byte_len = done.length;
+      c.qpn = qp.qpn;
+      WriteCqe(qp.send_cqn, c);
+    }
+    if (p.kind == PacketKind::kAck || qp.outstanding.empty()) continue;
+    const Pending done = qp.outstanding.front();
+    qp.outstanding.pop_front();
+    --qp.sq_occupancy;
+    Cqe c;
+    c.wr_id = done.wr_id;
+    c.opcode = SendWcOpcode(done.opcode);
+    c.byte_len = done.length;
+    c.qpn = qp.qpn;
+    c.status = StatusOfNak(p.nak);
+    if (p.kind == PacketKind::kReadResp && !p.data.empty()) {
+      if (!DmaNow(completer_gp_, tlm::TLM_WRITE_COMMAND, done.local_addr, WriteData(p.data),
+                  static_cast<uint32_t>(p.data.size()), sc_core::SC_ZERO_TIME)) {
+        c.status = WcStatus::kLocProtErr;
+      }
+    }
+    // An error completes always (IBTA 10.7.3.1) and moves the QP to ERR, which flushes.
+    if (c.status != WcStatus::kSuccess || done.signaled) WriteCqe(qp.send_cqn, c);
+    if (c.status != WcStatus::kSuccess) ToError(qp);
+  }
+}
+
+}  // namespace qptwin::sc
