@@ -69,8 +69,13 @@ CacheTiming Cx6ContextCaches() {
   // SMART Fig. 4b: past the cliff WRITE stays at 63-64 Mop/s from 1,152 to 3,072 WRs
   // outstanding, where an LRU WQE cache of 1,024 misses on nearly every WR: the NIC
   // re-fetches at least ~63 M WQEs/s, i.e. 63 M/s x 500 ns = ~32 reads in flight. The
-  // smallest value consistent with that plateau; the same unit serves every kind here.
-  c.miss_overlap = 32;
+  // smallest value consistent with that plateau, for WQE re-fetches (a plain read of the
+  // send queue, on a unit of their own).
+  c.wqe_miss_overlap = 32;
+  // Estimate: QPC/MPT/MTT misses are translations the pipeline waits on, 8 in flight (16 M
+  // misses/s per NIC). No published number separates them; SRNIC's relative drops with
+  // QPs (REPORT section 8) are steeper than WQE misses alone give.
+  c.miss_overlap = 8;
   return c;
 }
 

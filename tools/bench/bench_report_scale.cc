@@ -154,9 +154,10 @@ void QpPerThreadAtScale(ReportCtx& c) {
            "(4T) whichever QPs carry them (against "
         << model::FindProfile("cx6-100g")->timing.cache.wqe_entries
         << " WQE entries). Calibrated to SMART (section 8), the NIC re-fetches up to 64 M "
-           "contexts/s, more than one host thread posts here, so both layouts keep within a "
-           "few percent of the caches-off rate: on this model the cost of many QPs shows in "
-           "the miss counts (`--sweep-qps`), not yet in the rate. The practice still holds "
+           "WQEs/s, more than one host thread posts here, and a QPC miss costs once per "
+           "window, so both layouts keep within a few percent of the caches-off rate: on this "
+           "model the cost of many QPs shows in the miss counts (`--sweep-qps`), not yet in "
+           "the rate. The practice still holds "
            "where misses outrun the fetch unit (faster hosts, several misses per WR): few WRs "
            "in flight per QP and QPs per NIC within the caches, e.g. QPs per core rather than "
            "per thread.\n\n";
