@@ -44,29 +44,38 @@ Profile MakeCx6Profile() {
 }
 
 // The context caches (ICM caches: QPC, MPT, MTT, WQE) of a ConnectX-5/6-class NIC. NVIDIA
-// publishes neither the capacities nor the miss cost, so every value is an ESTIMATE; what
-// the published work says (docs/bench/REPORT.md section 8 lists each source and what could
-// be checked of it) fixes only the shape: a cliff beyond some thousands of active QPs
-// (Storm, SYSTOR 2019: CX-4/5-era NICs scale further than CX-3 did; SRNIC, NSDI 2023:
-// commercial RNICs keep "only a small number of performant connections", SRNIC 10K on chip),
-// translation misses once the touched registered memory outgrows the MTT cache (FaRM, NSDI
-// 2014, used 2 GB pages for that reason), and misses that are PCIe reads (Kalia et al.,
-// ATC 2016; Husky, NSDI 2023: "wide range access across many objects (QP, CQ, MR) causes
-// ICM cache misses").
+// publishes neither the capacities nor the miss cost. Two values are calibrated to published
+// ConnectX-6 measurements (docs/bench/REPORT.md section 8 has the side-by-side table): Ren et
+// al., "Scaling Up Memory Disaggregated Applications with SMART" (ASPLOS 2024), Figure 4,
+// 8-byte READ/WRITE with T threads x D outstanding WRs on a 200 Gb/s ConnectX-6 (the
+// artifact's ae/raw-reference/fig4{a,b}.csv, github.com/madsys-dev/smart). The others are
+// ESTIMATES whose shape follows the published work listed in that section (Storm, SYSTOR
+// 2019; SRNIC, NSDI 2023; Husky, NSDI 2023; FaRM, NSDI 2014).
 CacheTiming Cx6ContextCaches() {
   CacheTiming c;
   c.enabled = true;
   c.qpc_entries = 2048;   // estimate: the cliff between 1,024 and 4,096 active QPs
   c.mpt_entries = 4096;   // estimate
   c.mtt_entries = 65536;  // estimate: 256 MiB of 4 KiB pages translated on chip
-  c.wqe_entries = 4096;   // estimate: prefetched send WQEs, all QPs together
+  // SMART Fig. 4b: WRITE throughput holds up to 960 WRs outstanding (60 x 16: 92.7 Mop/s)
+  // and falls at 1,152 (72 x 16: 67.0; 36 x 32: 91.4 -> 48 x 32: 69.9 at 1,536).
+  c.wqe_entries = 1024;
   c.ways = 8;
   c.page_bytes = 4096;    // ibv_reg_mr of ordinary (not huge) pages
   c.qpc_bytes = 256;      // estimate of the order of mlx5's QPC (struct mlx5_ifc_qpc_bits)
   c.mpt_bytes = 64;       // mlx5 mkey context (struct mlx5_ifc_mkc_bits, 64 B)
   c.mtt_bytes = 8;        // one 64-bit translation per page (struct mlx5_mtt)
   c.miss_ns = 0;          // a PCIe read round trip (pcie_read_ns above)
-  c.miss_overlap = 8;     // estimate: context reads in flight at once
+  // SMART Fig. 4b: past the cliff WRITE stays at 63-64 Mop/s from 1,152 to 3,072 WRs
+  // outstanding, where an LRU WQE cache of 1,024 misses on nearly every WR: the NIC
+  // re-fetches at least ~63 M WQEs/s, i.e. 63 M/s x 500 ns = ~32 reads in flight. The
+  // smallest value consistent with that plateau, for WQE re-fetches (a plain read of the
+  // send queue, on a unit of their own).
+  c.wqe_miss_overlap = 32;
+  // Estimate: QPC/MPT/MTT misses are translations the pipeline waits on, 8 in flight (16 M
+  // misses/s per NIC). No published number separates them; SRNIC's relative drops with
+  // QPs (REPORT section 8) are steeper than WQE misses alone give.
+  c.miss_overlap = 8;
   return c;
 }
 

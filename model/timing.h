@@ -28,7 +28,10 @@
 //     context read over PCIe: the batch of a step's misses is ready miss_ns (0: pcie_read_ns)
 //     after it starts, its bytes occupy the DMA read channel, and the NIC's context-fetch
 //     unit is busy miss_ns / miss_overlap per miss (it overlaps miss_overlap reads), so
-//     misses cap the message rate. Entries 0: that kind is not cached (never misses).
+//     misses cap the message rate. WQE re-fetches have a unit of their own, with
+//     wqe_miss_overlap reads in flight (0: the same unit as the contexts): a WQE is a plain
+//     read of the send queue, a QPC/MPT/MTT miss a translation the pipeline waits on.
+//     Entries 0: that kind is not cached (never misses).
 #pragma once
 
 #include <cstdint>
@@ -95,7 +98,8 @@ struct CacheTiming {
   uint32_t mpt_bytes = 64;
   uint32_t mtt_bytes = 8;
   uint64_t miss_ns = 0;       // a context read's round trip; 0 = NicTiming::pcie_read_ns
-  uint32_t miss_overlap = 1;  // context reads the NIC keeps in flight at once
+  uint32_t miss_overlap = 1;  // QPC/MPT/MTT reads the NIC keeps in flight at once
+  uint32_t wqe_miss_overlap = 0;  // WQE re-fetches in flight on their own unit; 0: shared
 };
 
 struct Timing {

@@ -214,7 +214,10 @@ class Nic {
   // QPC, a new region's MPT entry and (up to the MTT's capacity) its translations.
   void InstallQpContext(const Qp& qp);
   void InstallMrContexts(const Mr& mr);
-  uint64_t FetchMisses(uint64_t ready_ns, uint32_t misses, uint64_t bytes);
+  // When `misses` context reads issued on a fetch unit (its free time in *unit_free_ns,
+  // `overlap` reads in flight) are back: timing.h contract 5.
+  uint64_t FetchMisses(uint64_t ready_ns, uint32_t misses, uint64_t bytes, uint32_t overlap,
+                       uint64_t* unit_free_ns);
 
   World* world_;
   int index_;
@@ -227,6 +230,7 @@ class Nic {
   uint64_t host_free_ns_ = 0;
   ContextCache cache_;
   uint64_t fetch_free_ns_ = 0;        // the context-fetch unit (timing.h contract 5)
+  uint64_t wqe_fetch_free_ns_ = 0;    // the WQE re-fetch unit, when it has its own
   uint64_t request_contexts_ns_ = 0;  // the request being handled: its contexts are on chip
 
   std::map<uint32_t, Pd> pds_;

@@ -24,15 +24,16 @@ bool ReadsPayload(const SendWqe& w) {
 
 }  // namespace
 
-uint64_t Nic::FetchMisses(uint64_t ready_ns, uint32_t misses, uint64_t bytes) {
+uint64_t Nic::FetchMisses(uint64_t ready_ns, uint32_t misses, uint64_t bytes, uint32_t overlap,
+                          uint64_t* unit_free_ns) {
   if (misses == 0) return ready_ns;
   const Timing& t = profile().timing;
   const uint64_t round_trip = t.cache.miss_ns ? t.cache.miss_ns : t.nic.pcie_read_ns;
-  const uint64_t issue = round_trip / std::max<uint32_t>(1, t.cache.miss_overlap);
+  const uint64_t issue = round_trip / std::max<uint32_t>(1, overlap);
   // The fetch unit issues one context read every `issue` ns; the last of the batch is back
   // a round trip after it left; the bytes also queue on the PCIe read channel.
-  const uint64_t begin = std::max({ready_ns, world_->events().Now(), fetch_free_ns_});
-  fetch_free_ns_ = begin + misses * issue;
+  const uint64_t begin = std::max({ready_ns, world_->events().Now(), *unit_free_ns});
+  *unit_free_ns = begin + misses * issue;
   const uint64_t back = begin + (misses - 1) * issue + round_trip;
   return std::max(back, world_->OccupyDmaRead(index_, begin, bytes));
 }
@@ -69,9 +70,11 @@ uint64_t Nic::SendContextsReady(const Qp& qp, const SendWqe& w, uint64_t ready_n
     bytes += t.cache.qpc_bytes;
   }
   // Evicted since the doorbell's fetch (more WQEs posted since than the cache holds, or a
-  // retransmission long after): read again.
+  // retransmission long after): read again, on the WQE unit when it has its own.
+  const bool own_wqe_unit = t.cache.wqe_miss_overlap != 0;
+  uint32_t wqe_misses = 0;
   if (!cache_.Lookup(CacheKind::kWqe, WqeKey(qp, w))) {
-    ++misses;
+    ++(own_wqe_unit ? wqe_misses : misses);
     bytes += t.nic.wqe_bytes;
   }
   if (ReadsPayload(w)) {
@@ -86,7 +89,17 @@ uint64_t Nic::SendContextsReady(const Qp& qp, const SendWqe& w, uint64_t ready_n
       bytes += uint64_t{pages} * t.cache.mtt_bytes;
     }
   }
-  return FetchMisses(ready_ns, misses, bytes);
+  if (wqe_misses == 0) {
+    return FetchMisses(ready_ns, misses, bytes, t.cache.miss_overlap, &fetch_free_ns_);
+  }
+  // Both units start on the step's misses at once; the WQE read's bytes share the DMA read
+  // channel with the contexts'.
+  const uint64_t wqe_bytes = uint64_t{wqe_misses} * t.nic.wqe_bytes;
+  const uint64_t contexts =
+      FetchMisses(ready_ns, misses, bytes - wqe_bytes, t.cache.miss_overlap, &fetch_free_ns_);
+  const uint64_t wqes =
+      FetchMisses(ready_ns, wqe_misses, wqe_bytes, t.cache.wqe_miss_overlap, &wqe_fetch_free_ns_);
+  return std::max(contexts, wqes);
 }
 
 uint64_t Nic::RequestContextsReady(const Qp& qp, const Packet& pkt) {
@@ -113,7 +126,7 @@ uint64_t Nic::RequestContextsReady(const Qp& qp, const Packet& pkt) {
     misses += pages;
     bytes += uint64_t{pages} * c.mtt_bytes;
   }
-  return FetchMisses(now, misses, bytes);
+  return FetchMisses(now, misses, bytes, c.miss_overlap, &fetch_free_ns_);
 }
 
 }  // namespace qptwin::model::engine

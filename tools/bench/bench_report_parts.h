@@ -8,6 +8,8 @@
 
 namespace qptwin::bench {
 
+struct SweepResult;  // bench_sweep.h
+
 struct ReportCtx {
   std::ostream& out;
   std::ostream& err;
@@ -26,5 +28,8 @@ void HwSection(ReportCtx& c);            // 7: hw vs perftest (docs/bench/hw_vs_
 void LimitsSection(ReportCtx& c);        // 8: what the model does not do
 void CacheSection(ReportCtx& c);         // 8: NIC context caches (bench_report_cache.cc)
 void ScaleSection(ReportCtx& c);         // 9: practices at scale (bench_report_scale.cc)
+// 8, continued: the published measurements and the model's same experiments
+// (bench_report_published.cc); `qps` is the section's QP sweep with the caches on.
+void PublishedCacheSection(ReportCtx& c, const SweepResult& qps);
 
 }  // namespace qptwin::bench
