@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/engine/cq.h"
+#include "model/engine/ring.h"
 #include "spec/backend.h"
 
 namespace qptwin::model::engine {
@@ -42,7 +43,7 @@ struct Srq {
   uint32_t max_wr = 0;
   uint32_t max_sge = 0;
   uint32_t limit = 0;  // srq_limit armed by ModifySrq (0: none); nic_srq_cq.cc
-  std::deque<RecvWr> rq;
+  Ring<RecvWr> rq;
   int users = 0;
   // XRC SRQs: the number senders name (XRCETH), the domain, and the CQ of its receives.
   SrqType type = SrqType::kBasic;
@@ -90,10 +91,10 @@ struct Qp : std::enable_shared_from_this<Qp> {
   QpState cur_state_given = QpState::kReset;
 
   // Send queue: [0, sq_next) started, [sq_next, end) waiting. Popped in order when done.
-  std::deque<SendWqe> sq;
+  Ring<SendWqe> sq;  // ring.h: no allocation per WQE once it has grown
   size_t sq_next = 0;
   uint64_t next_serial = 1;
-  std::deque<RecvWr> rq;
+  Ring<RecvWr> rq;
 
   // Requester / completer.
   int dst_nic = -1;
@@ -116,7 +117,7 @@ struct Qp : std::enable_shared_from_this<Qp> {
   uint32_t epsn = 0;
   bool comm_est_raised = false;
   bool last_wqe_raised = false;
-  std::deque<std::pair<uint32_t, uint64_t>> atomic_replay;  // psn -> original value
+  Ring<std::pair<uint32_t, uint64_t>> atomic_replay;  // psn -> original value
   // XRC_RECV: the XRC SRQ named by the request being handled (set by RespCheckXrcSrq).
   std::shared_ptr<Srq> xrc_srq;
 };
