@@ -14,7 +14,7 @@ bool Nic::InlineSourceReadable(const std::vector<Sge>& sges) const {
     if (s.length == 0) continue;
     bool found = false;
     for (int i = 0; i < world_->nic_count() && !found; ++i) {
-      found = world_->nic(i)->mrs_.AnyContains({s});
+      found = world_->nic(i)->mrs_.AnyContains(SgeSpan(&s, 1));
     }
     if (!found) return false;
   }
