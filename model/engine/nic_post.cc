@@ -62,7 +62,10 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     SendWqe w;
     // Inline data is copied now (the buffer may be reused at once); the model reads only
     // registered memory (kInlineUnregistered).
-    if (!err && is_inline) w.inline_data = mrs_.Gather(wr.sg_list);
+    if (!err && is_inline && len > 0) {
+      w.inline_data.reset(new uint8_t[len]);
+      mrs_.GatherTo(wr.sg_list, w.inline_data.get());
+    }
     if (err) {
       if (bad) *bad = i;
       if (posted) Kick(*qp);

@@ -137,16 +137,17 @@ struct WqeWr {
 struct SendWqe {
   uint64_t serial = 0;  // unique within the QP; timers and callbacks name WQEs by it
   WqeWr wr;
-  std::vector<uint8_t> inline_data;
-  bool is_inline = false;
-  bool signaled = false;
+  // Inline data, copied at the post: `length` bytes when is_inline.
+  std::unique_ptr<uint8_t[]> inline_data;
   uint64_t length = 0;
   uint64_t ready_ns = 0;  // the NIC has the WQE (doorbell + WQE fetch, timing.h)
-  bool sent = false;  // transmitted at least once (psn/npkts assigned)
   uint32_t psn = 0;
   uint32_t npkts = 1;
+  WcStatus status = WcStatus::kSuccess;  // the outcome once `done`
+  bool is_inline = false;
+  bool signaled = false;
+  bool sent = false;  // transmitted at least once (psn/npkts assigned)
   bool done = false;  // finished; `status` holds the outcome
-  WcStatus status = WcStatus::kSuccess;
   // Failed a local check while earlier WQEs were outstanding: completes, and moves the QP to
   // ERR, when it reaches the head (Behaviour::local_error_completes_in_order).
   bool failed_locally = false;

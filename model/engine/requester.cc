@@ -114,7 +114,7 @@ Nic::ReqStep Nic::ReqCheckLocal(Qp& qp, Payload* payload) {
   bool unresolved = false;
   if (KindOf(w.wr.opcode) == PacketKind::kSend || KindOf(w.wr.opcode) == PacketKind::kWrite) {
     if (w.is_inline) {
-      payload->assign(w.inline_data.data(), w.inline_data.data() + w.inline_data.size());
+      payload->assign(w.inline_data.get(), w.inline_data.get() + (w.inline_data ? w.length : 0));
     } else if (mrs_.CheckLocal(w.wr.sg_list, qp.init.pd.id, 0, &unresolved) !=
                WcStatus::kSuccess) {
       // rxe_req.c: copy_data's -EINVAL (lookup_mr found no MR) is LOC_QP_OP_ERR, its
