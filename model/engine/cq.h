@@ -13,7 +13,8 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
+
+#include "model/engine/ring.h"
 
 #include "spec/backend.h"
 
@@ -57,7 +58,7 @@ class Cq {
     WorkCompletion wc;
     uint64_t visible_at;
   };
-  std::deque<Entry> entries_;
+  Ring<Entry> entries_;
   uint64_t last_visible_ = 0;
   bool error_ = false;
   bool armed_ = false;

@@ -107,7 +107,7 @@ bool MrTable::Inside(const Mr& mr, uint64_t addr, uint64_t len) {
   return addr >= start && len <= mr.length && addr - start <= mr.length - len;
 }
 
-WcStatus MrTable::CheckLocal(const std::vector<Sge>& sges, uint32_t pd, AccessFlags need,
+WcStatus MrTable::CheckLocal(SgeSpan sges, uint32_t pd, AccessFlags need,
                              bool* unresolved) const {
   for (const Sge& s : sges) {
     if (s.length == 0) continue;
@@ -121,7 +121,7 @@ WcStatus MrTable::CheckLocal(const std::vector<Sge>& sges, uint32_t pd, AccessFl
   return WcStatus::kSuccess;
 }
 
-bool MrTable::AnyContains(const std::vector<Sge>& sges) const {
+bool MrTable::AnyContains(SgeSpan sges) const {
   for (const Sge& s : sges) {
     if (s.length == 0) continue;
     bool found = false;
@@ -136,38 +136,41 @@ bool MrTable::AnyContains(const std::vector<Sge>& sges) const {
   return true;
 }
 
-std::vector<uint8_t> MrTable::Gather(const std::vector<Sge>& sges) const {
-  std::vector<uint8_t> out;
-  for (const Sge& s : sges) {
-    if (s.length == 0) continue;
-    const uint8_t* p = reinterpret_cast<const uint8_t*>(s.addr);
-    out.insert(out.end(), p, p + s.length);
-  }
+std::vector<uint8_t> MrTable::Gather(SgeSpan sges) const {
+  std::vector<uint8_t> out(sges.total_length());
+  if (!out.empty()) GatherTo(sges, out.data());
   return out;
 }
 
-WcStatus MrTable::Scatter(const std::vector<Sge>& sges, uint32_t pd, const uint8_t* data,
-                          size_t len) const {
-  uint64_t room = 0;
-  for (const Sge& s : sges) room += s.length;
-  if (len > room) return WcStatus::kLocLenErr;
-  // Only the SGEs the data reaches are touched, and so checked.
-  std::vector<Sge> used;
+void MrTable::GatherTo(SgeSpan sges, uint8_t* out) const {
+  for (const Sge& s : sges) {
+    if (s.length == 0) continue;
+    std::memcpy(out, reinterpret_cast<const uint8_t*>(s.addr), s.length);
+    out += s.length;
+  }
+}
+
+WcStatus MrTable::Scatter(SgeSpan sges, uint32_t pd, const uint8_t* data, size_t len) const {
+  if (len > sges.total_length()) return WcStatus::kLocLenErr;
+  // Only the SGEs the data reaches are touched, and so checked (each clipped to the bytes
+  // it receives), all before any byte is written.
   size_t left = len;
   for (const Sge& s : sges) {
     if (left == 0) break;
     Sge u = s;
     u.length = static_cast<uint32_t>(std::min<uint64_t>(s.length, left));
     left -= u.length;
-    used.push_back(u);
+    const WcStatus st = CheckLocal(SgeSpan(&u, 1), pd, access::kLocalWrite);
+    if (st != WcStatus::kSuccess) return st;
   }
-  WcStatus st = CheckLocal(used, pd, access::kLocalWrite);
-  if (st != WcStatus::kSuccess) return st;
-  size_t off = 0;
-  for (const Sge& u : used) {
-    if (u.length == 0) continue;
-    std::memcpy(reinterpret_cast<uint8_t*>(u.addr), data + off, u.length);
-    off += u.length;
+  left = len;
+  for (const Sge& s : sges) {
+    if (left == 0) break;
+    const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(s.length, left));
+    left -= n;
+    if (n == 0) continue;
+    std::memcpy(reinterpret_cast<uint8_t*>(s.addr), data, n);
+    data += n;
   }
   return WcStatus::kSuccess;
 }

@@ -22,6 +22,25 @@
 
 namespace qptwin::model::engine {
 
+// A read-only view of SGEs: a WR's std::vector or a WQE's inline list (objects.h SgeList).
+class SgeSpan {
+ public:
+  SgeSpan(const Sge* first, size_t n) : first_(first), n_(n) {}
+  SgeSpan(const std::vector<Sge>& v) : first_(v.data()), n_(v.size()) {}  // NOLINT: implicit
+  const Sge* begin() const { return first_; }
+  const Sge* end() const { return first_ + n_; }
+  size_t size() const { return n_; }
+  uint64_t total_length() const {
+    uint64_t n = 0;
+    for (const Sge& s : *this) n += s.length;
+    return n;
+  }
+
+ private:
+  const Sge* first_;
+  size_t n_;
+};
+
 struct Mr {
   uint32_t handle = 0;
   uint32_t ctx = 0;
@@ -55,16 +74,26 @@ class MrTable {
   // Every SGE (length > 0) lies inside a region of `pd` with `need` access. On failure
   // *unresolved (if given) says whether the first bad SGE's key named no such region (rxe's
   // lookup_mr fails) rather than lying outside a region it names (mr_check_range).
-  WcStatus CheckLocal(const std::vector<Sge>& sges, uint32_t pd, AccessFlags need,
+  WcStatus CheckLocal(SgeSpan sges, uint32_t pd, AccessFlags need,
                       bool* unresolved = nullptr) const;
+  WcStatus CheckLocal(const std::vector<Sge>& sges, uint32_t pd, AccessFlags need,
+                      bool* unresolved = nullptr) const {
+    return CheckLocal(SgeSpan(sges), pd, need, unresolved);
+  }
   // Copies the SGEs' bytes (call after CheckLocal succeeded).
   // Every SGE (length > 0) lies inside some region, whatever its key, PD or rights.
-  bool AnyContains(const std::vector<Sge>& sges) const;
-  std::vector<uint8_t> Gather(const std::vector<Sge>& sges) const;
+  bool AnyContains(SgeSpan sges) const;
+  std::vector<uint8_t> Gather(SgeSpan sges) const;
+  // The same bytes into `out`, which holds sges.total_length() bytes.
+  void GatherTo(SgeSpan sges, uint8_t* out) const;
   // Copies `data` into the SGEs: kLocLenErr when it does not fit, kLocProtErr on a key,
   // PD, bound or LOCAL_WRITE violation (checked before any byte is written).
-  WcStatus Scatter(const std::vector<Sge>& sges, uint32_t pd, const uint8_t* data,
+  WcStatus Scatter(SgeSpan sges, uint32_t pd, const uint8_t* data,
                    size_t len) const;
+  WcStatus Scatter(const std::vector<Sge>& sges, uint32_t pd, const uint8_t* data,
+                   size_t len) const {
+    return Scatter(SgeSpan(sges), pd, data, len);
+  }
   // The bytes [addr, addr + len) of the region with `rkey` in `pd` with `need` remote
   // access, or nullptr (an rkey violation).
   uint8_t* Remote(uint32_t rkey, uint32_t pd, uint64_t addr, uint64_t len,

@@ -149,8 +149,8 @@ class Nic {
   void RunRequester(Qp& qp);
   ReqStep ReqGetWqe(Qp& qp);
   ReqStep ReqCheckLimits(Qp& qp);
-  ReqStep ReqCheckLocal(Qp& qp, std::vector<uint8_t>* payload);
-  ReqStep ReqTransmit(Qp& qp, std::vector<uint8_t> payload);
+  ReqStep ReqCheckLocal(Qp& qp, Payload* payload);
+  ReqStep ReqTransmit(Qp& qp, Payload* payload);
   void ArmTimer(Qp& qp);
   void ScheduleTimer(Qp& qp, uint64_t at);
   void OnTimeout(Qp& qp);

@@ -14,7 +14,7 @@ bool Nic::InlineSourceReadable(const std::vector<Sge>& sges) const {
     if (s.length == 0) continue;
     bool found = false;
     for (int i = 0; i < world_->nic_count() && !found; ++i) {
-      found = world_->nic(i)->mrs_.AnyContains({s});
+      found = world_->nic(i)->mrs_.AnyContains(SgeSpan(&s, 1));
     }
     if (!found) return false;
   }
@@ -62,7 +62,10 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     SendWqe w;
     // Inline data is copied now (the buffer may be reused at once); the model reads only
     // registered memory (kInlineUnregistered).
-    if (!err && is_inline) w.inline_data = mrs_.Gather(wr.sg_list);
+    if (!err && is_inline && len > 0) {
+      w.inline_data.reset(new uint8_t[len]);
+      mrs_.GatherTo(wr.sg_list, w.inline_data.get());
+    }
     if (err) {
       if (bad) *bad = i;
       if (posted) Kick(*qp);

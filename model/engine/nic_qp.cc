@@ -353,7 +353,7 @@ void Nic::EnterSqe(Qp& qp, const std::string& cause) {
 
 void Nic::FlushSq(Qp& qp) {
   // R6/R7: head to tail; a finished WQE reports its own outcome, the rest WR_FLUSH_ERR.
-  std::deque<SendWqe> sq;
+  Ring<SendWqe> sq;
   sq.swap(qp.sq);
   qp.sq_next = 0;
   for (const SendWqe& w : sq) {
@@ -372,7 +372,7 @@ void Nic::FlushSq(Qp& qp) {
 }
 
 void Nic::FlushRq(Qp& qp) {
-  std::deque<RecvWr> rq;
+  Ring<RecvWr> rq;
   rq.swap(qp.rq);
   for (const RecvWr& r : rq) {
     WorkCompletion wc;

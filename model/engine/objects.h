@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "model/engine/cq.h"
+#include "model/engine/memory.h"
+#include "model/engine/ring.h"
 #include "spec/backend.h"
 
 namespace qptwin::model::engine {
@@ -42,7 +44,7 @@ struct Srq {
   uint32_t max_wr = 0;
   uint32_t max_sge = 0;
   uint32_t limit = 0;  // srq_limit armed by ModifySrq (0: none); nic_srq_cq.cc
-  std::deque<RecvWr> rq;
+  Ring<RecvWr> rq;
   int users = 0;
   // XRC SRQs: the number senders name (XRCETH), the domain, and the CQ of its receives.
   SrqType type = SrqType::kBasic;
@@ -51,19 +53,101 @@ struct Srq {
   std::shared_ptr<Cq> cq;
 };
 
+// A WQE's scatter/gather list: a single SGE (the common case) inside the WQE, longer lists
+// in one heap block (issue 15: no allocation per WR for one SGE).
+class SgeList {
+ public:
+  SgeList() = default;
+  SgeList(const SgeList& o) { Assign(o.begin(), o.size()); }
+  SgeList(SgeList&& o) noexcept : one_(o.one_), more_(std::move(o.more_)), n_(o.n_) { o.n_ = 0; }
+  SgeList& operator=(const SgeList& o) {
+    if (this != &o) Assign(o.begin(), o.size());
+    return *this;
+  }
+  SgeList& operator=(SgeList&& o) noexcept {
+    one_ = o.one_;
+    more_ = std::move(o.more_);
+    n_ = o.n_;
+    o.n_ = 0;
+    return *this;
+  }
+  SgeList& operator=(const std::vector<Sge>& v) {
+    Assign(v.data(), v.size());
+    return *this;
+  }
+  const Sge* begin() const { return n_ > 1 ? more_.get() : &one_; }
+  const Sge* end() const { return begin() + n_; }
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  const Sge& operator[](size_t i) const { return begin()[i]; }
+  operator SgeSpan() const { return SgeSpan(begin(), n_); }  // NOLINT: implicit
+
+ private:
+  void Assign(const Sge* first, size_t n) {
+    if (n > 1) {
+      more_.reset(new Sge[n]);
+      for (size_t i = 0; i < n; ++i) more_[i] = first[i];
+    } else {
+      more_.reset();
+      if (n == 1) one_ = *first;
+    }
+    n_ = static_cast<uint32_t>(n);
+  }
+
+  Sge one_;
+  std::unique_ptr<Sge[]> more_;
+  uint32_t n_ = 0;
+};
+
+// The fields of a SendWr (spec/backend.h) a WQE keeps, with the SGEs in an SgeList. A field
+// added to SendWr that the engine reads must be added here and in operator=.
+struct WqeWr {
+  uint64_t wr_id = 0;
+  uint64_t remote_addr = 0;
+  uint64_t compare_add = 0;
+  uint64_t swap = 0;
+  SgeList sg_list;
+  WrOpcode opcode = WrOpcode::kSend;
+  SendFlags send_flags = 0;
+  uint32_t imm_data = 0;
+  uint32_t rkey = 0;
+  AhHandle ah;
+  uint32_t remote_qpn = 0;
+  uint32_t remote_qkey = 0;
+  uint32_t remote_srqn = 0;
+
+  WqeWr& operator=(const SendWr& wr) {
+    wr_id = wr.wr_id;
+    remote_addr = wr.remote_addr;
+    compare_add = wr.compare_add;
+    swap = wr.swap;
+    sg_list = wr.sg_list;
+    opcode = wr.opcode;
+    send_flags = wr.send_flags;
+    imm_data = wr.imm_data;
+    rkey = wr.rkey;
+    ah = wr.ah;
+    remote_qpn = wr.remote_qpn;
+    remote_qkey = wr.remote_qkey;
+    remote_srqn = wr.remote_srqn;
+    return *this;
+  }
+};
+
 struct SendWqe {
   uint64_t serial = 0;  // unique within the QP; timers and callbacks name WQEs by it
-  SendWr wr;
-  std::vector<uint8_t> inline_data;
-  bool is_inline = false;
-  bool signaled = false;
+  WqeWr wr;
+  // Inline data, copied at the post: `length` bytes when is_inline.
+  std::unique_ptr<uint8_t[]> inline_data;
   uint64_t length = 0;
   uint64_t ready_ns = 0;  // the NIC has the WQE (doorbell + WQE fetch, timing.h)
-  bool sent = false;  // transmitted at least once (psn/npkts assigned)
   uint32_t psn = 0;
   uint32_t npkts = 1;
+  WcStatus status = WcStatus::kSuccess;  // the outcome once `done`
+  bool is_inline = false;
+  bool signaled = false;
+  bool sent = false;  // transmitted at least once (psn/npkts assigned)
   bool done = false;  // finished; `status` holds the outcome
-  WcStatus status = WcStatus::kSuccess;
   // Failed a local check while earlier WQEs were outstanding: completes, and moves the QP to
   // ERR, when it reaches the head (Behaviour::local_error_completes_in_order).
   bool failed_locally = false;
@@ -90,10 +174,10 @@ struct Qp : std::enable_shared_from_this<Qp> {
   QpState cur_state_given = QpState::kReset;
 
   // Send queue: [0, sq_next) started, [sq_next, end) waiting. Popped in order when done.
-  std::deque<SendWqe> sq;
+  Ring<SendWqe> sq;  // ring.h: no allocation per WQE once it has grown
   size_t sq_next = 0;
   uint64_t next_serial = 1;
-  std::deque<RecvWr> rq;
+  Ring<RecvWr> rq;
 
   // Requester / completer.
   int dst_nic = -1;
@@ -116,7 +200,7 @@ struct Qp : std::enable_shared_from_this<Qp> {
   uint32_t epsn = 0;
   bool comm_est_raised = false;
   bool last_wqe_raised = false;
-  std::deque<std::pair<uint32_t, uint64_t>> atomic_replay;  // psn -> original value
+  Ring<std::pair<uint32_t, uint64_t>> atomic_replay;  // psn -> original value
   // XRC_RECV: the XRC SRQ named by the request being handled (set by RespCheckXrcSrq).
   std::shared_ptr<Srq> xrc_srq;
 };

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,77 @@ inline constexpr int kNumNakCodes = 6;
 std::string_view ToName(PacketKind k);
 std::string_view ToName(NakCode c);
 
+// A message's bytes. Up to kInline bytes live inside the Packet (no heap block per small
+// message: a queue of them stays one contiguous ring, issue 15); longer ones on the heap.
+// The subset of std::vector<uint8_t> the engine uses; a move copies only size() bytes.
+class Payload {
+ public:
+  static constexpr uint32_t kInline = 64;
+  Payload() = default;
+  Payload(const Payload& o) { assign(o.data(), o.data() + o.size_); }
+  Payload(Payload&& o) noexcept { Take(o); }
+  Payload& operator=(const Payload& o) {
+    if (this != &o) assign(o.data(), o.data() + o.size_);
+    return *this;
+  }
+  Payload& operator=(Payload&& o) noexcept {
+    if (this != &o) {
+      Free();
+      Take(o);
+    }
+    return *this;
+  }
+  ~Payload() { Free(); }
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  uint8_t* data() { return cap_ > kInline ? heap_ : inline_; }
+  const uint8_t* data() const { return cap_ > kInline ? heap_ : inline_; }
+  const uint8_t* begin() const { return data(); }
+  const uint8_t* end() const { return data() + size_; }
+  // n bytes, their values unspecified (the caller writes them all).
+  uint8_t* ResizeForOverwrite(size_t n) {
+    if (n > cap_) {
+      Free();
+      heap_ = new uint8_t[n];
+      cap_ = static_cast<uint32_t>(n);
+    }
+    size_ = static_cast<uint32_t>(n);
+    return data();
+  }
+  void assign(const uint8_t* first, const uint8_t* last) {
+    const size_t n = static_cast<size_t>(last - first);
+    if (n) std::memcpy(ResizeForOverwrite(n), first, n);
+    size_ = static_cast<uint32_t>(n);
+  }
+  void clear() { size_ = 0; }
+
+ private:
+  void Free() {
+    if (cap_ > kInline) delete[] heap_;
+    cap_ = kInline;
+    size_ = 0;
+  }
+  void Take(Payload& o) {
+    size_ = o.size_;
+    cap_ = o.cap_;
+    if (o.cap_ > kInline) {
+      heap_ = o.heap_;
+    } else if (o.size_) {
+      std::memcpy(inline_, o.inline_, o.size_);
+    }
+    o.cap_ = kInline;
+    o.size_ = 0;
+  }
+
+  uint32_t size_ = 0;
+  uint32_t cap_ = kInline;  // > kInline: the bytes are at heap_
+  union {
+    uint8_t inline_[kInline];
+    uint8_t* heap_;
+  };
+};
+
 struct Packet {
   PacketKind kind = PacketKind::kSend;
   QpType transport = QpType::kRc;
@@ -53,7 +125,7 @@ struct Packet {
   uint8_t hop_limit = 64;
   uint8_t traffic_class = 0;
   uint32_t xrc_srqn = 0;  // XRCETH (XRC requests): the target's XRC SRQ
-  std::vector<uint8_t> data;
+  Payload data;
   // RETH / AtomicETH
   uint64_t remote_addr = 0;
   uint32_t rkey = 0;

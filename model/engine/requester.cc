@@ -43,14 +43,14 @@ void Nic::RunReady(std::weak_ptr<Qp>& weak) {
 }
 
 void Nic::RunRequester(Qp& qp) {
-  std::vector<uint8_t> payload;
+  Payload payload;
   ReqStep step = ReqStep::kGetWqe;
   for (;;) {
     switch (step) {
       case ReqStep::kGetWqe: step = ReqGetWqe(qp); break;
       case ReqStep::kCheckLimits: step = ReqCheckLimits(qp); break;
       case ReqStep::kCheckLocal: step = ReqCheckLocal(qp, &payload); break;
-      case ReqStep::kTransmit: step = ReqTransmit(qp, std::move(payload)); break;
+      case ReqStep::kTransmit: step = ReqTransmit(qp, &payload); break;
       case ReqStep::kDone: return;
     }
   }
@@ -95,7 +95,7 @@ Nic::ReqStep Nic::ReqCheckLimits(Qp& qp) {
   return ReqStep::kCheckLocal;
 }
 
-Nic::ReqStep Nic::ReqCheckLocal(Qp& qp, std::vector<uint8_t>* payload) {
+Nic::ReqStep Nic::ReqCheckLocal(Qp& qp, Payload* payload) {
   SendWqe& w = qp.sq[qp.sq_next];
   payload->clear();
   if (!OpcodeAllowed(qp.type, w.wr.opcode)) {
@@ -114,7 +114,7 @@ Nic::ReqStep Nic::ReqCheckLocal(Qp& qp, std::vector<uint8_t>* payload) {
   bool unresolved = false;
   if (KindOf(w.wr.opcode) == PacketKind::kSend || KindOf(w.wr.opcode) == PacketKind::kWrite) {
     if (w.is_inline) {
-      *payload = w.inline_data;
+      payload->assign(w.inline_data.get(), w.inline_data.get() + (w.inline_data ? w.length : 0));
     } else if (mrs_.CheckLocal(w.wr.sg_list, qp.init.pd.id, 0, &unresolved) !=
                WcStatus::kSuccess) {
       // rxe_req.c: copy_data's -EINVAL (lookup_mr found no MR) is LOC_QP_OP_ERR, its
@@ -126,13 +126,14 @@ Nic::ReqStep Nic::ReqCheckLocal(Qp& qp, std::vector<uint8_t>* payload) {
       }
       return ReqStep::kDone;
     } else {
-      *payload = mrs_.Gather(w.wr.sg_list);
+      const SgeSpan sges = w.wr.sg_list;
+      mrs_.GatherTo(sges, payload->ResizeForOverwrite(sges.total_length()));
     }
   }
   return ReqStep::kTransmit;
 }
 
-Nic::ReqStep Nic::ReqTransmit(Qp& qp, std::vector<uint8_t> payload) {
+Nic::ReqStep Nic::ReqTransmit(Qp& qp, Payload* payload) {
   SendWqe& w = qp.sq[qp.sq_next];
   const uint32_t mtu = PathMtuBytes(qp);
   Packet p;
@@ -185,7 +186,7 @@ Nic::ReqStep Nic::ReqTransmit(Qp& qp, std::vector<uint8_t> payload) {
   p.psn = w.psn;
   p.npkts = w.npkts;
   if (p.kind == PacketKind::kReadReq) p.npkts = 1;  // the request itself is one packet
-  p.data = std::move(payload);
+  p.data = std::move(*payload);
   uint64_t serial = w.serial;
   // Inline data travelled with the WQE: no payload DMA read (timing.h).
   bool has_payload = p.kind == PacketKind::kSend || p.kind == PacketKind::kWrite;

@@ -222,7 +222,7 @@ bool Nic::PeekRecv(Qp& qp) {
 
 bool Nic::TakeRecv(Qp& qp, RecvWr* out) {
   Srq* srq = RecvSrq(qp);
-  std::deque<RecvWr>& q = srq ? srq->rq : qp.rq;
+  Ring<RecvWr>& q = srq ? srq->rq : qp.rq;
   if (q.empty()) return false;
   *out = std::move(q.front());
   q.pop_front();

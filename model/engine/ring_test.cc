@@ -30,6 +30,43 @@ TEST(Ring, BehavesAsADequeUsedAsAFifo) {
   }
 }
 
+// Items of 1 KiB: blocks of 64 slots, so the ring grows through many blocks, each time with
+// its head inside a block (the wrapped items move to the new block).
+TEST(Ring, GrowsInBlocksKeepingOrder) {
+  struct Big {
+    int v = -1;
+    char pad[1020];
+  };
+  static_assert(Ring<Big>::kBlock == 64, "64 KiB / 1 KiB");
+  Ring<Big> ring;
+  std::deque<int> deque;
+  std::mt19937 rng(11);
+  for (int step = 0; step < 20000; ++step) {
+    if (deque.empty() || rng() % 4 != 0) {
+      Big b;
+      b.v = step;
+      ring.push_back(b);
+      deque.push_back(step);
+    } else {
+      ASSERT_EQ(ring.take_front().v, deque.front());
+      deque.pop_front();
+    }
+    ASSERT_EQ(ring.size(), deque.size());
+    ASSERT_EQ(ring.front().v, deque.front());
+    ASSERT_EQ(ring.back().v, deque.back());
+    ASSERT_EQ(ring[deque.size() / 3].v, deque[deque.size() / 3]);
+  }
+  EXPECT_GE(ring.capacity(), ring.size());
+  EXPECT_EQ(ring.capacity() & (ring.capacity() - 1), 0u);
+  size_t i = 0;
+  for (const Big& b : ring) ASSERT_EQ(b.v, deque[i++]);
+  Ring<Big> other;
+  other.swap(ring);
+  EXPECT_TRUE(ring.empty());
+  EXPECT_EQ(other.size(), deque.size());
+  EXPECT_EQ(other.front().v, deque.front());
+}
+
 TEST(Ring, CapacityIsTheLargestSizeNotTheTraffic) {
   Ring<int> ring;
   for (int i = 0; i < 1000000; ++i) {

@@ -12,7 +12,7 @@ World::World(const Profile& profile, int devices, double loss_rate, uint64_t see
     nics_.push_back(std::make_unique<Nic>(this, i));
     ports_.push_back(Port{});
     links_.push_back(std::make_unique<EventFifo<Delivery>>(
-        &events_, [](Delivery& d) { d.target->Receive(std::move(d.pkt)); }));
+        &events_, [this](Delivery& d) { nics_[d.pkt.dst_nic]->Receive(std::move(d.pkt)); }));
   }
 }
 
@@ -138,7 +138,7 @@ uint64_t World::Transmit(Packet pkt, uint64_t ready_ns, uint64_t proc_ns, uint64
   int dst = pkt.dst_nic;
   if (!lost && dst >= 0 && dst < nic_count()) {
     const int src = pkt.src_nic;
-    links_[src]->Push(end + FabricLatencyNs(), Delivery{nics_[dst].get(), std::move(pkt)});
+    links_[src]->Push(end + FabricLatencyNs(), Delivery{std::move(pkt)});
   }
   return end;
 }

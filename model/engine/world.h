@@ -76,8 +76,7 @@ class World {
     uint64_t engine_free_ns = 0;  // the send engine (or the one engine: serial_processing)
   };
   std::vector<Port> ports_;
-  struct Delivery {
-    Nic* target;
+  struct Delivery {  // to nic(pkt.dst_nic): no pointer of its own (issue 15: bytes per WR)
     Packet pkt;
   };
   std::vector<std::unique_ptr<EventFifo<Delivery>>> links_;  // by source port

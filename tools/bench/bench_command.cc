@@ -26,10 +26,11 @@ int RunBenchCli(const std::vector<std::string>& args, std::istream& in, std::ost
   if (!args.empty() && args[0] == "report") {  // the Markdown report: [--out DIR]
     std::string error;
     auto flags = cli::ParseFlags(std::vector<std::string>(args.begin() + 1, args.end()),
-                                 {{"--out"}}, &error);
+                                 {{"--out"}, {"--speed-vs-qps", false}}, &error);
     if (!flags) return cli::BadInput(err, "bench report: " + error);
     std::vector<std::string> report_args;
     if (flags->Has("--out")) report_args = {"--out", flags->Get("--out")};
+    if (flags->Has("--speed-vs-qps")) report_args.push_back("--speed-vs-qps");
     return WriteReport(report_args, out, err);
   }
   BenchOptions o;

@@ -42,7 +42,7 @@ bool ParseInt(const std::string& s, int lo, int hi, int* out) {
 }  // namespace
 
 std::string BenchUsage() {
-  return "usage: qptwin bench TEST [flags]    (or: qptwin bench report [--out DIR], the Markdown\n"
+  return "usage: qptwin bench TEST [flags]    (or: qptwin bench report [--out DIR] [--speed-vs-qps], the Markdown\n"
          "                                   report of docs/bench/REPORT.md)\n"
          "  TEST: write_bw read_bw send_bw atomic_bw write_lat read_lat send_lat atomic_lat\n"
          "  -s SIZE  -a (2 B..8 MiB)  -q QPS  -t TX_DEPTH  -l POST_LIST  -Q CQ_MOD  -n ITERS\n"

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <ostream>
 #include <sstream>
+#include <vector>
 
 #include "model/profile.h"
 #include "model/wire.h"
@@ -51,44 +52,70 @@ void Target(ReportCtx& c) {
          "first message's latency and the host's posting are included.\n\n";
 }
 
-// Issue 15: the cost per WR flat in the number of QPs, and memory per QP and per WR.
+// Issue 15: the cost per WR flat in the number of QPs, and memory per QP and per WR. The rows
+// run in kRounds interleaved rounds (1, 16, ..., 4096, then again), and each row shows its
+// median round by CPU time: a change of the machine's load during the run then weighs on
+// every row alike instead of on the rows it happens to overlap.
 void SpeedVsQps(ReportCtx& c) {
+  constexpr int kRounds = 3;
+  const std::vector<int> rows = {1, 16, 256, 1024, 4096};
   std::ostream& out = c.out;
   out << "### WRs per wall second vs QPs\n\n"
       << "`qptwin bench write_bw -s 64 --profile cx6-100g -q Q -n N` with N = 1,000,000 / Q "
          "(about a million WRs a row; tx depth 128, so Q x 128 WRs outstanding, at most 2^19), "
-         "one run each in one process. CPU s is the process's CPU time over the run: on a "
-         "loaded machine it is the steadier figure, and the ratio uses it. Memory per QP is "
-         "malloc's bytes in use gained while the QPs (both sides) were created and connected, "
-         "per QP (bench_memory.h); per outstanding WR (peak RSS) is given below for the largest "
-         "run. The engine's pending events do not grow with QPs (a few wake-ups per block, "
-         "model/engine/event_source.h, event_source_test); what grows is the memory each WR "
-         "touches: Q x 128 WRs in flight at about 0.5 KiB each and 2.8 KiB per QP leave the "
-         "CPU caches above a few hundred QPs. `bazel run //model:model_bench -- "
-         "--benchmark_filter=WritesOverQps` gives the same curve (depth 32, caches on/off).\n\n"
+         "in one process (`qptwin bench report --speed-vs-qps`): the rows run in "
+      << kRounds << " interleaved rounds (1, 16, 256, 1,024, 4,096 QPs, then again) and each "
+         "row shows its median round by CPU time. CPU s is the process's CPU time over the "
+         "run: on a loaded machine it is the steadier figure, and the ratio uses it. Memory "
+         "per QP is malloc's bytes in use gained while the QPs (both sides) were created and "
+         "connected, per QP (bench_memory.h); per outstanding WR (peak RSS) is given below for "
+         "the largest run. The engine's pending events do not grow with QPs (a few wake-ups "
+         "per block, model/engine/event_source.h, event_source_test); what grows is the memory "
+         "the WRs in flight occupy (Q x 128 of them), which a run first touches: the send "
+         "queues and the packets on the wire are rings without an allocation per WR "
+         "(model/engine/ring.h; a packet's payload up to 64 B and a WQE's single SGE inside "
+         "the record). `bazel run //model:model_bench -- --benchmark_filter=WritesOverQps` "
+         "gives the same curve (depth 32, caches on/off).\n\n"
       << "| QPs | WRs | wall s | CPU s | WRs per wall s | WRs per CPU s | CPU rate / 1 QP | "
          "per QP |\n|---|---|---|---|---|---|---|---|\n";
-  double base = 0;
-  for (int q : {1, 16, 256, 1024, 4096}) {
-    SessionResult r;
-    const int n = std::max(1, 1000000 / q);
-    if (!c.Run("write_bw -s 64 --profile cx6-100g -q " + std::to_string(q) + " -n " +
-                   std::to_string(n), &r)) {
-      return;
-    }
-    const SpeedStats& s = r.bw[0].speed;
-    if (q == 1) base = s.wrs_per_cpu_s();
-    out << "| " << q << " | " << s.wrs << " | " << F("%.3f", s.wall_s) << " | "
-        << F("%.3f", s.cpu_s) << " | " << F("%.0f", s.wrs_per_wall_s()) << " | "
-        << F("%.0f", s.wrs_per_cpu_s()) << " | "
-        << F("%.2f", base > 0 ? s.wrs_per_cpu_s() / base : 0) << " | "
-        << F("%.0f B", r.memory.bytes_per_qp()) << " |\n";
-    if (q == 4096) {
-      const double ratio = base > 0 ? s.wrs_per_cpu_s() / base : 0;
-      out << "\nGoal: WRs per second at 4,096 QPs >= 2/3 of 1 QP's: **"
-          << (ratio >= 2.0 / 3 ? "met" : "NOT met") << "** (" << F("%.3f", ratio) << ").\n\n";
+  std::vector<std::vector<SessionResult>> runs(rows.size());
+  for (int round = 0; round < kRounds; ++round) {
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const int q = rows[i];
+      SessionResult r;
+      const int n = std::max(1, 1000000 / q);
+      if (!c.Run("write_bw -s 64 --profile cx6-100g -q " + std::to_string(q) + " -n " +
+                     std::to_string(n), &r)) {
+        return;
+      }
+      runs[i].push_back(r);
     }
   }
+  auto cpu = [](const SessionResult& r) { return r.bw[0].speed.cpu_s; };
+  double base = 0;
+  double ratio = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    std::vector<SessionResult> v = runs[i];
+    std::sort(v.begin(), v.end(),
+              [&](const SessionResult& a, const SessionResult& b) { return cpu(a) < cpu(b); });
+    const SessionResult& r = v[v.size() / 2];
+    const SpeedStats& s = r.bw[0].speed;
+    if (i == 0) base = s.wrs_per_cpu_s();
+    ratio = base > 0 ? s.wrs_per_cpu_s() / base : 0;
+    out << "| " << rows[i] << " | " << s.wrs << " | " << F("%.3f", s.wall_s) << " | "
+        << F("%.3f", s.cpu_s) << " | " << F("%.0f", s.wrs_per_wall_s()) << " | "
+        << F("%.0f", s.wrs_per_cpu_s()) << " | " << F("%.2f", ratio) << " | "
+        << F("%.0f B", r.memory.bytes_per_qp()) << " |\n";
+  }
+  out << "\nGoal: WRs per second at 4,096 QPs >= 2/3 of 1 QP's: **"
+      << (ratio >= 2.0 / 3 ? "met" : "NOT met") << "** (" << F("%.3f", ratio)
+      << "; round by round:";
+  for (int round = 0; round < kRounds; ++round) {
+    const double one = runs.front()[round].bw[0].speed.wrs_per_cpu_s();
+    const double many = runs.back()[round].bw[0].speed.wrs_per_cpu_s();
+    out << (round ? ", " : " ") << F("%.3f", one > 0 ? many / one : 0);
+  }
+  out << ").\n\n";
   SessionResult big;
   if (!c.Run("write_bw -s 64 --profile cx6-100g -q 65536 -n 16", &big)) return;
   const double gib = static_cast<double>(big.memory.peak) / (1024.0 * 1024 * 1024);
@@ -144,13 +171,20 @@ void ReportCtx::Svg(const std::string& name, const std::string& svg) {
 
 int WriteReport(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ReportCtx c{out, err, {}};
+  bool speed_vs_qps_only = false;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--out" && i + 1 < args.size()) {
       c.dir = args[++i];
+    } else if (args[i] == "--speed-vs-qps") {
+      speed_vs_qps_only = true;  // only section 5's "WRs per wall second vs QPs" (issue 15)
     } else {
-      err << "usage: qptwin bench report [--out DIR]\n";
+      err << "usage: qptwin bench report [--out DIR] [--speed-vs-qps]\n";
       return 2;
     }
+  }
+  if (speed_vs_qps_only) {
+    SpeedVsQps(c);
+    return c.ok ? 0 : 1;
   }
   out << "# qptwin bench: the timing model against its targets\n\n"
       << "Generated by `tools/bench/make-report` (which runs `qptwin_bench report --out "

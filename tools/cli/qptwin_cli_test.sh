@@ -96,7 +96,7 @@ expect_error 2 "unknown backend 'fpga' (valid: model, hw)" bench write_bw --back
 expect_error 2 "unknown model profile 'nosuch' (valid: " run --profile nosuch "$GOOD_QPS"
 expect_error 2 "unknown model profile 'nosuch' (valid: " bench write_bw --profile nosuch
 expect_error 2 "bench: unknown test 'ping_bw'" bench ping_bw
-expect_error 2 "bench report: unknown flag '--bogus' (valid: --out VALUE, --help)" bench report --bogus
+expect_error 2 "bench report: unknown flag '--bogus' (valid: --out VALUE, --speed-vs-qps, --help)" bench report --bogus
 expect_error 2 "no device 'bogus' (found: mdev0, mdev1)" bench write_bw -d bogus -n 10
 expect_error 2 "no device 'bogus' (found: mdev0)" run --device bogus "$GOOD_QPS"
 expect_error 2 "$BAD_QPS:3: missing len=" run "$BAD_QPS"
