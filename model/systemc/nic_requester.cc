@@ -68,7 +68,7 @@ bool Nic::SendOne(QpContext& qp) {
     }
     if (!read) {
       // Issued when the WQE is in (`local` is its completion), after the WQE on the channel.
-      pkt->data.resize(w.length);  // NewPacket's data is empty, its capacity kept
+      pkt->data.ResizeForOverwrite(w.length);  // the DMA read fills it; capacity kept
       const bool ok = Dma(requester_gp_, tlm::TLM_READ_COMMAND, w.addr, pkt->data.data(),
                           w.length, Ns(nt.pcie_read_ns) + BytesAt(nt.pcie_gbps, w.length),
                           &local);
@@ -120,7 +120,7 @@ std::shared_ptr<Packet> Nic::NewPacket() {
     std::shared_ptr<Packet>& p = packet_pool_[pool_cursor_];
     pool_cursor_ = (pool_cursor_ + 1) % packet_pool_.size();
     if (p.use_count() == 1) {
-      std::vector<uint8_t> data = std::move(p->data);
+      engine::Payload data = std::move(p->data);
       *p = Packet{};
       data.clear();
       p->data = std::move(data);

@@ -30,6 +30,7 @@ model::WireOp WireOpOf(PacketKind k) {
 // A write's data pointer: IEEE 1666-2011 14.13 (data pointer attribute): "the target
 // shall not modify the contents of the data array" of a write command.
 uint8_t* WriteData(const std::vector<uint8_t>& v) { return const_cast<uint8_t*>(v.data()); }
+uint8_t* WriteData(const engine::Payload& v) { return const_cast<uint8_t*>(v.data()); }
 
 }  // namespace
 
@@ -197,7 +198,7 @@ void Nic::Reply(const QpContext& qp, const Packet& req, PacketKind kind, NakCode
   r.psn = nak != NakCode::kNone ? qp.rq_psn : engine::PsnAdd(req.psn, req.npkts - 1);
   if (kind == PacketKind::kReadResp) r.psn = req.psn;
   r.npkts = kind == PacketKind::kReadResp ? req.npkts : 1;
-  r.data = std::move(data);
+  r.data.assign(data.data(), data.data() + data.size());
   // ack_ns after the request is processed (timing.h contract 2).
   Transmit(NetPacket{pkt, sc_time_stamp() + Ns(config_.timing.nic.ack_ns), sc_core::SC_ZERO_TIME});
 }
