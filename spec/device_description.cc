@@ -39,10 +39,11 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("rts_waits_for_doorbell", &Behaviour::rts_waits_for_doorbell),
     Flag("lax_attr_checks", &Behaviour::lax_attr_checks),
     Flag("rd_atomic_rounded_up", &Behaviour::rd_atomic_rounded_up),
+    Flag("post_send_runs_to_completion", &Behaviour::post_send_runs_to_completion),
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 26;
+constexpr size_t kFlags = 27;
 constexpr size_t kNumbers = 2;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -201,6 +202,11 @@ DeviceDescription Rxe() {
       {"rd_atomic_rounded_up", 1,
        "rxe_qp.c rxe_qp_from_attr: qp->attr.max_rd_atomic / max_dest_rd_atomic = "
        "roundup_pow_of_two(n), an u8 (measured: max_dest_rd_atomic 200 queried as 0)"},
+      {"post_send_runs_to_completion", 1,
+       "rxe_verbs.c rxe_post_send: a user QP runs rxe_run_task(&qp->req.task, 0) in the "
+       "caller; rxe_net.c rxe_loopback -> rxe_rcv -> rxe_resp_queue_pkt / rxe_comp_queue_pkt "
+       "run the responder and completer inline (rxe_task.c rxe_do_task); only timers "
+       "(jiffies) come later (measured: examples/fidelity/14)"},
   };
   return d;
 }

@@ -94,6 +94,10 @@ struct Behaviour {
   // max_rd_atomic and max_dest_rd_atomic are kept as roundup_pow_of_two(n) in 8 bits (3 -> 4,
   // 200 -> 256 -> 0) and ibv_query_qp reports that; IBTA: the value given.
   bool rd_atomic_rounded_up = false;
+  // ibv_post_send returns only after the requester has sent what it can and, over loopback,
+  // the responder and the requester's completer have handled it (ACKs, NAKs, RNR NAKs, CQEs;
+  // the timers run later). IBTA: the post queues the WRs, the device runs them afterwards.
+  bool post_send_runs_to_completion = false;
 
   // CQE and query fields (issue 11 part 1; measured in tools/rxe-vm, examples/*.qps):
   // A successful receive CQE has IBV_WC_GRH for every QP type. IBTA 11.4.2.1: GRH only when

@@ -108,6 +108,9 @@ class Nic {
 
   // ---- Data path: a message arrives from the fabric ----
   void Receive(Packet pkt);
+  // Work the send engine still has queued: requesters kicked, UC/UD messages not yet done
+  // (the timers are not work: World::ExchangesSettled).
+  bool SendEngineBusy() const { return !ready_.empty() || !sent_.empty(); }
 
   // ---- The host thread of this NIC (timing.h HostTiming, ControlTiming) ----
   // Occupies the host for `ns` from max(now, when it is free); returns when it is free again.

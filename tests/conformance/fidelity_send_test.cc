@@ -223,5 +223,36 @@ TEST_P(Conformance, InlineDataNeedsNoLkeyOfTheQpsPd) {
   EXPECT_EQ(dst.buf[31], 0x6b);
 }
 
+// examples/fidelity/14: rxe runs a post's exchange inside ibv_post_send (requester, loopback
+// responder, completer): a query right after it sees both PSNs moved, and a WRITE to a bad
+// rkey has moved the QP to ERR before the call returns. Elsewhere only after the CQE.
+TEST_P(Conformance, PostSendRunsItsExchangeWhereTheDeviceDoes) {
+  const bool inline_run = GetParam().behaviour.post_send_runs_to_completion;
+  auto [qa, qb] = ConnectedPair(QpType::kRc);
+  Buffer buf = Reg(4096, kAll), dst = Reg(4096, kAll);
+  QpAttr a0, b0;
+  QpInitAttr init;
+  ASSERT_EQ(dev_->QueryQp(qa, &a0, &init), 0);
+  ASSERT_EQ(dev_->QueryQp(qb, &b0, &init), 0);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, {Rdma(1, WrOpcode::kRdmaWrite, {buf.At(0, 64)}, dst.Addr(0),
+                                     dst.rkey)}, &bad), 0);
+  QpAttr a1, b1;
+  ASSERT_EQ(dev_->QueryQp(qa, &a1, &init), 0);
+  ASSERT_EQ(dev_->QueryQp(qb, &b1, &init), 0);
+  if (inline_run) {
+    EXPECT_EQ(a1.sq_psn, (a0.sq_psn + 1) & 0xffffff);
+    EXPECT_EQ(b1.rq_psn, (b0.rq_psn + 1) & 0xffffff);
+  }
+  ASSERT_EQ(WaitWc(cq_, 1).size(), 1u);
+  ASSERT_EQ(dev_->PostSend(qa, {Rdma(2, WrOpcode::kRdmaWrite, {buf.At(0, 64)}, dst.Addr(4064),
+                                     dst.rkey)}, &bad), 0);
+  if (inline_run) EXPECT_EQ(StateOf(qa), QpState::kErr) << "the NAK came inside the post";
+  auto wcs = WaitWc(cq_, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kRemAccessErr);
+  EXPECT_EQ(StateOf(qa), QpState::kErr);
+}
+
 }  // namespace
 }  // namespace qptwin::testing
