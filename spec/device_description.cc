@@ -40,10 +40,11 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("lax_attr_checks", &Behaviour::lax_attr_checks),
     Flag("rd_atomic_rounded_up", &Behaviour::rd_atomic_rounded_up),
     Flag("post_send_runs_to_completion", &Behaviour::post_send_runs_to_completion),
+    Flag("retry_timer_runs_during_rnr", &Behaviour::retry_timer_runs_during_rnr),
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 27;
+constexpr size_t kFlags = 28;
 constexpr size_t kNumbers = 2;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -207,6 +208,11 @@ DeviceDescription Rxe() {
        "caller; rxe_net.c rxe_loopback -> rxe_rcv -> rxe_resp_queue_pkt / rxe_comp_queue_pkt "
        "run the responder and completer inline (rxe_task.c rxe_do_task); only timers "
        "(jiffies) come later (measured: examples/fidelity/14)"},
+      {"retry_timer_runs_during_rnr", 1,
+       "rxe_comp.c COMPST_RNR_RETRY arms rnr_nak_timer and leaves retrans_timer pending "
+       "(rxe_req.c update_state arms it only when not pending); its expiry runs "
+       "COMPST_ERROR_RETRY: retry_cnt-- or IB_WC_RETRY_EXC_ERR (measured: "
+       "examples/fidelity/15)"},
   };
   return d;
 }

@@ -98,6 +98,10 @@ struct Behaviour {
   // the responder and the requester's completer have handled it (ACKs, NAKs, RNR NAKs, CQEs;
   // the timers run later). IBTA: the post queues the WRs, the device runs them afterwards.
   bool post_send_runs_to_completion = false;
+  // An RNR NAK leaves the transport (retransmit) timer running: while the requester waits
+  // out RNR timers, timeouts still count retry_cnt down and end the WR with RETRY_EXC_ERR
+  // (also with rnr_retry 7). IBTA 9.7.5.2.8: the RNR wait is not a transport timeout.
+  bool retry_timer_runs_during_rnr = false;
 
   // CQE and query fields (issue 11 part 1; measured in tools/rxe-vm, examples/*.qps):
   // A successful receive CQE has IBV_WC_GRH for every QP type. IBTA 11.4.2.1: GRH only when

@@ -190,8 +190,12 @@ void Nic::OnRnrNak(Qp& qp, size_t index, uint8_t timer) {
     }
     --qp.rnr_left;
   }
-  ++qp.timer_gen;  // no transport timeout while waiting out the RNR timer
-  qp.timer_armed = false;
+  // IBTA: no transport timeout while waiting out the RNR timer; rxe leaves it running
+  // (Behaviour::retry_timer_runs_during_rnr: OnTimeout counts retry_cnt down meanwhile).
+  if (!profile().behaviour.retry_timer_runs_during_rnr) {
+    ++qp.timer_gen;
+    qp.timer_armed = false;
+  }
   qp.sq_next = index;
   qp.rnr_wait = true;
   std::weak_ptr<Qp> weak = qps_[qp.handle];
