@@ -41,10 +41,11 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("rd_atomic_rounded_up", &Behaviour::rd_atomic_rounded_up),
     Flag("post_send_runs_to_completion", &Behaviour::post_send_runs_to_completion),
     Flag("retry_timer_runs_during_rnr", &Behaviour::retry_timer_runs_during_rnr),
+    Flag("write_imm_receive_at_last_packet", &Behaviour::write_imm_receive_at_last_packet),
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 28;
+constexpr size_t kFlags = 29;
 constexpr size_t kNumbers = 2;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -213,6 +214,10 @@ DeviceDescription Rxe() {
        "(rxe_req.c update_state arms it only when not pending); its expiry runs "
        "COMPST_ERROR_RETRY: retry_cnt-- or IB_WC_RETRY_EXC_ERR (measured: "
        "examples/fidelity/15)"},
+      {"write_imm_receive_at_last_packet", 1,
+       "rxe_opcode.c: only RDMA_WRITE_LAST/ONLY_WITH_IMMEDIATE carry RXE_RWR_MASK; rxe_resp.c "
+       "rxe_responder runs check_resource (RNR) before check_rkey, per packet (measured: "
+       "examples/fidelity/16)"},
   };
   return d;
 }

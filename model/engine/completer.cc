@@ -113,6 +113,12 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
       ++qp.timer_gen;
       qp.timer_armed = false;
     }
+  } else if (profile().behaviour.retry_timer_runs_during_rnr && qp.timer_armed) {
+    // rxe_comp.c COMPST_EXIT: a completer run that handled a response other than an RNR NAK
+    // (here: a NAK PSN sequence error, a duplicate's ACK) pushes retrans_timer on while PSNs
+    // are outstanding; only RNR NAKs leave it running (measured: one SEND into an RNR loop
+    // ends with RETRY_EXC_ERR, two or more are RNR-retried on, the second one's NAK pushing it).
+    ArmTimer(qp);
   }
   CheckDrained(qp);
   Kick(qp);

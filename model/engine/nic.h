@@ -200,6 +200,10 @@ class Nic {
   // After a receive WR was taken from `srq`: SRQ_LIMIT_REACHED once below its armed limit.
   void CheckSrqLimit(Srq& srq);
   bool PeekRecv(Qp& qp);
+  // Behaviour::write_imm_receive_at_last_packet: a resent WRITE_WITH_IMM whose packets before
+  // epsn were executed, and the header of its last packet (for the RNR NAK).
+  bool ResumesWriteImm(const Qp& qp, const Packet& pkt) const;
+  static Packet LastPacketOf(const Packet& pkt);
   void ReceiveSendLike(Qp& qp, Packet& pkt);
   void RespondError(Qp& qp, const Packet& pkt, NakCode code, EventType event);
   // `ready_ns`: when the response can start (READ data / atomic result fetched by DMA).
