@@ -209,7 +209,18 @@ int ModelDevice::QueryQp(QpHandle qp, QpAttr* attr, QpInitAttr* init) {
 }
 
 int ModelDevice::PostSend(QpHandle qp, const std::vector<SendWr>& wrs, size_t* bad_wr) {
-  return nic_->PostSend(ctx_, qp.id, wrs, bad_wr);
+  const int err = nic_->PostSend(ctx_, qp.id, wrs, bad_wr);
+  // Behaviour::post_send_runs_to_completion (rxe): the call returns once the exchanges it
+  // started have run (rxe_post_send runs the requester in the caller; over loopback
+  // rxe_rcv runs the responder and completer inline). Timers are jiffies on rxe (>= 1 ms),
+  // so the wait is cut at kPostRunNs; an error return started nothing (no doorbell).
+  if (err == 0 && nic_->profile().behaviour.post_send_runs_to_completion) {
+    constexpr uint64_t kPostRunNs = 1'000'000;
+    CatchUpHost();
+    world_->events().RunUntil([this] { return world_->ExchangesSettled(); },
+                              Deadline(kPostRunNs));
+  }
+  return err;
 }
 
 int ModelDevice::PostRecv(QpHandle qp, const std::vector<RecvWr>& wrs, size_t* bad_wr) {

@@ -17,6 +17,16 @@ class RcTest : public ::testing::Test {
     b_ = MakeSide(*be_, "mdev1");
     Connect(a_, b_);
   }
+  // Message timing on the wire: on rxe a post's exchange has run when ibv_post_send returns
+  // (Behaviour::post_send_runs_to_completion), so these tests use the ibta profile.
+  void UseIbtaProfile() {
+    ModelOptions o;
+    o.profile = "ibta";
+    be_ = MakeModelBackend(o);
+    a_ = MakeSide(*be_, "mdev0");
+    b_ = MakeSide(*be_, "mdev1");
+    Connect(a_, b_);
+  }
   std::unique_ptr<Backend> be_;
   Side a_, b_;
 };
@@ -50,6 +60,7 @@ TEST_F(RcTest, SendRecvMovesBytesAcrossDevicesInMtuPackets) {
 }
 
 TEST_F(RcTest, SendCompletesOnlyAfterAck) {
+  UseIbtaProfile();
   ASSERT_EQ(b_.dev->PostRecv(b_.qp, {Rwr(1, {b_.At(0, 64)})}, nullptr), 0);
   ASSERT_EQ(a_.dev->PostSend(a_.qp, {Wr(1, WrOpcode::kSend, {a_.At(0, 64)})}, nullptr), 0);
   Wait(b_, b_.rcq, 1);
@@ -214,6 +225,7 @@ TEST_F(RcTest, SolicitedOnlyArmWakesOnSolicitedSendOnly) {
 }
 
 TEST_F(RcTest, FenceHoldsSendUntilEarlierReadCompletes) {
+  UseIbtaProfile();
   for (bool fence : {false, true}) {
     ASSERT_EQ(b_.dev->PostRecv(b_.qp, {Rwr(1, {b_.At(0, 8)})}, nullptr), 0);
     SendWr r = RemoteWr(1, WrOpcode::kRdmaRead, a_.At(0, 8000), b_, 0);

@@ -39,10 +39,13 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("rts_waits_for_doorbell", &Behaviour::rts_waits_for_doorbell),
     Flag("lax_attr_checks", &Behaviour::lax_attr_checks),
     Flag("rd_atomic_rounded_up", &Behaviour::rd_atomic_rounded_up),
+    Flag("post_send_runs_to_completion", &Behaviour::post_send_runs_to_completion),
+    Flag("retry_timer_runs_during_rnr", &Behaviour::retry_timer_runs_during_rnr),
+    Flag("write_imm_receive_at_last_packet", &Behaviour::write_imm_receive_at_last_packet),
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 26;
+constexpr size_t kFlags = 29;
 constexpr size_t kNumbers = 2;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -201,6 +204,20 @@ DeviceDescription Rxe() {
       {"rd_atomic_rounded_up", 1,
        "rxe_qp.c rxe_qp_from_attr: qp->attr.max_rd_atomic / max_dest_rd_atomic = "
        "roundup_pow_of_two(n), an u8 (measured: max_dest_rd_atomic 200 queried as 0)"},
+      {"post_send_runs_to_completion", 1,
+       "rxe_verbs.c rxe_post_send: a user QP runs rxe_run_task(&qp->req.task, 0) in the "
+       "caller; rxe_net.c rxe_loopback -> rxe_rcv -> rxe_resp_queue_pkt / rxe_comp_queue_pkt "
+       "run the responder and completer inline (rxe_task.c rxe_do_task); only timers "
+       "(jiffies) come later (measured: examples/fidelity/14)"},
+      {"retry_timer_runs_during_rnr", 1,
+       "rxe_comp.c COMPST_RNR_RETRY arms rnr_nak_timer and leaves retrans_timer pending "
+       "(rxe_req.c update_state arms it only when not pending); its expiry runs "
+       "COMPST_ERROR_RETRY: retry_cnt-- or IB_WC_RETRY_EXC_ERR (measured: "
+       "examples/fidelity/15)"},
+      {"write_imm_receive_at_last_packet", 1,
+       "rxe_opcode.c: only RDMA_WRITE_LAST/ONLY_WITH_IMMEDIATE carry RXE_RWR_MASK; rxe_resp.c "
+       "rxe_responder runs check_resource (RNR) before check_rkey, per packet (measured: "
+       "examples/fidelity/16)"},
   };
   return d;
 }

@@ -94,6 +94,20 @@ struct Behaviour {
   // max_rd_atomic and max_dest_rd_atomic are kept as roundup_pow_of_two(n) in 8 bits (3 -> 4,
   // 200 -> 256 -> 0) and ibv_query_qp reports that; IBTA: the value given.
   bool rd_atomic_rounded_up = false;
+  // ibv_post_send returns only after the requester has sent what it can and, over loopback,
+  // the responder and the requester's completer have handled it (ACKs, NAKs, RNR NAKs, CQEs;
+  // the timers run later). IBTA: the post queues the WRs, the device runs them afterwards.
+  bool post_send_runs_to_completion = false;
+  // An RNR NAK leaves the transport (retransmit) timer running: while the requester waits
+  // out RNR timers, timeouts still count retry_cnt down and end the WR with RETRY_EXC_ERR
+  // (also with rnr_retry 7). IBTA 9.7.5.2.8: the RNR wait is not a transport timeout.
+  bool retry_timer_runs_during_rnr = false;
+  // A WRITE_WITH_IMM takes its receive at its last packet, checked there before the R_Key:
+  // a one-packet one without a receive is RNR-NAKed (UC: dropped) even with a bad rkey; the
+  // earlier packets of a longer one are executed (their data lands, rq_psn moves) and only the
+  // last waits, so the retry resumes there. IBTA's model here: the message is taken whole,
+  // R_Key first, then the receive.
+  bool write_imm_receive_at_last_packet = false;
 
   // CQE and query fields (issue 11 part 1; measured in tools/rxe-vm, examples/*.qps):
   // A successful receive CQE has IBV_WC_GRH for every QP type. IBTA 11.4.2.1: GRH only when

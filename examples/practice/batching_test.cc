@@ -51,7 +51,18 @@ class BatchingTest : public EnvTest {
   std::map<uint32_t, StoredConnection> conns_;
 };
 
-TEST_F(BatchingTest, ThousandWrsThroughEightDeepSqNeverEnomem) {
+// A send queue that fills: on rxe a post's WRITEs have completed when ibv_post_send returns
+// (Behaviour::post_send_runs_to_completion), so the queue never fills there; the ibta profile
+// keeps them in flight and the poster must wait for reclaimed slots.
+class BatchingFullSqTest : public BatchingTest {
+ protected:
+  void SetUp() override {
+    profile_ = "ibta";
+    BatchingTest::SetUp();
+  }
+};
+
+TEST_F(BatchingFullSqTest, ThousandWrsThroughEightDeepSqNeverEnomem) {
   QpHandle qp = MakeQp(8);
   BatchPoster p(&dev(), qp, BatchOptions{/*signal_every=*/16});  // N larger than the SQ
   ASSERT_EQ(p.Init(), 0);

@@ -98,7 +98,17 @@ TEST_F(RecoveryTest, SelectiveSignalingDrainsUntilNewestSignaledWr) {
   EXPECT_EQ(StateOf(qp_), QpState::kRts);
 }
 
-TEST_F(RecoveryTest, HealthyQpWithQueuedWorkIsFlushedNotDiscarded) {
+// WRs still queued at the recovery: on rxe a post's WRITEs have completed when ibv_post_send
+// returns (Behaviour::post_send_runs_to_completion); the ibta profile keeps them queued.
+class RecoveryQueuedTest : public RecoveryTest {
+ protected:
+  void SetUp() override {
+    profile_ = "ibta";
+    RecoveryTest::SetUp();
+  }
+};
+
+TEST_F(RecoveryQueuedTest, HealthyQpWithQueuedWorkIsFlushedNotDiscarded) {
   // Recovery of an RTS QP: WRs still queued are flushed by ERR before RESET (R6 before R9).
   PostAndFail({WriteWr(env_.local, env_.peer, 1, 0, 64, true),
                WriteWr(env_.local, env_.peer, 2, 0, 64, true)},

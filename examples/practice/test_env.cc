@@ -48,7 +48,7 @@ int ConnectThroughPeer(Device& dev, QpHandle qp, PeerLink& peer, StoredConnectio
 }
 
 void EnvTest::SetUp() {
-  ASSERT_EQ(MakeModelEnv(&env_), 0);
+  ASSERT_EQ(MakeModelEnv(&env_, 4096, 1 << 16, 2, profile_), 0);
   peer_ = std::make_unique<LocalPeer>(env_.peer.dev.get(), env_.peer.Init(peer_send_wr_, peer_recv_wr_));
 }
 

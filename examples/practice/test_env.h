@@ -56,6 +56,7 @@ class EnvTest : public ::testing::Test {
 
   uint32_t peer_send_wr_ = 64;  // set before EnvTest::SetUp() to change
   uint32_t peer_recv_wr_ = 64;
+  std::string profile_ = "rxe";  // the model profile; set before EnvTest::SetUp() to change
   TestEnv env_;
   std::unique_ptr<LocalPeer> peer_;
 };

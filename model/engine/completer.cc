@@ -113,6 +113,12 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
       ++qp.timer_gen;
       qp.timer_armed = false;
     }
+  } else if (profile().behaviour.retry_timer_runs_during_rnr && qp.timer_armed) {
+    // rxe_comp.c COMPST_EXIT: a completer run that handled a response other than an RNR NAK
+    // (here: a NAK PSN sequence error, a duplicate's ACK) pushes retrans_timer on while PSNs
+    // are outstanding; only RNR NAKs leave it running (measured: one SEND into an RNR loop
+    // ends with RETRY_EXC_ERR, two or more are RNR-retried on, the second one's NAK pushing it).
+    ArmTimer(qp);
   }
   CheckDrained(qp);
   Kick(qp);
@@ -190,8 +196,12 @@ void Nic::OnRnrNak(Qp& qp, size_t index, uint8_t timer) {
     }
     --qp.rnr_left;
   }
-  ++qp.timer_gen;  // no transport timeout while waiting out the RNR timer
-  qp.timer_armed = false;
+  // IBTA: no transport timeout while waiting out the RNR timer; rxe leaves it running
+  // (Behaviour::retry_timer_runs_during_rnr: OnTimeout counts retry_cnt down meanwhile).
+  if (!profile().behaviour.retry_timer_runs_during_rnr) {
+    ++qp.timer_gen;
+    qp.timer_armed = false;
+  }
   qp.sq_next = index;
   qp.rnr_wait = true;
   std::weak_ptr<Qp> weak = qps_[qp.handle];

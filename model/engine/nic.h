@@ -108,6 +108,9 @@ class Nic {
 
   // ---- Data path: a message arrives from the fabric ----
   void Receive(Packet pkt);
+  // Work the send engine still has queued: requesters kicked, UC/UD messages not yet done
+  // (the timers are not work: World::ExchangesSettled).
+  bool SendEngineBusy() const { return !ready_.empty() || !sent_.empty(); }
 
   // ---- The host thread of this NIC (timing.h HostTiming, ControlTiming) ----
   // Occupies the host for `ns` from max(now, when it is free); returns when it is free again.
@@ -197,6 +200,10 @@ class Nic {
   // After a receive WR was taken from `srq`: SRQ_LIMIT_REACHED once below its armed limit.
   void CheckSrqLimit(Srq& srq);
   bool PeekRecv(Qp& qp);
+  // Behaviour::write_imm_receive_at_last_packet: a resent WRITE_WITH_IMM whose packets before
+  // epsn were executed, and the header of its last packet (for the RNR NAK).
+  bool ResumesWriteImm(const Qp& qp, const Packet& pkt) const;
+  static Packet LastPacketOf(const Packet& pkt);
   void ReceiveSendLike(Qp& qp, Packet& pkt);
   void RespondError(Qp& qp, const Packet& pkt, NakCode code, EventType event);
   // `ready_ns`: when the response can start (READ data / atomic result fetched by DMA).

@@ -255,14 +255,17 @@ void Nic::RunTimer(QpTimer& t) {
 void Nic::OnTimeout(Qp& qp) {
   qp.timer_armed = false;
   if (qp.state != QpState::kRts && qp.state != QpState::kSqd) return;
-  size_t first = qp.sq_next;
-  for (size_t i = 0; i < qp.sq_next; ++i) {
+  // Waiting out an RNR timer (Behaviour::retry_timer_runs_during_rnr), the NAKed WQE at
+  // sq_next is outstanding too; the retry itself waits for the RNR timer (ReqGetWqe).
+  const size_t sent = std::min(qp.sq.size(), qp.sq_next + (qp.rnr_wait ? 1 : 0));
+  size_t first = sent;
+  for (size_t i = 0; i < sent; ++i) {
     if (!qp.sq[i].done) {
       first = i;
       break;
     }
   }
-  if (first == qp.sq_next) return;  // nothing outstanding
+  if (first == sent) return;  // nothing outstanding
   if (qp.retry_left <= 0) {
     FailWqe(qp, first, WcStatus::kRetryExcErr, "retry count exceeded");
     return;

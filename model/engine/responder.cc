@@ -63,6 +63,16 @@ Nic::RespStep Nic::RespCheckPsn(Qp& qp, const Packet& pkt) {
     SendResponse(qp, pkt, std::move(nak));
     return RespStep::kDone;
   }
+  if (d < 0 && ResumesWriteImm(qp, pkt)) {
+    // The packets before epsn were executed, the last one waited for a receive
+    // (Behaviour::write_imm_receive_at_last_packet): ACK the duplicates (rxe_resp.c
+    // duplicate_request: prev_psn) and go on with the last packet.
+    Packet ack;
+    ack.kind = PacketKind::kAck;
+    ack.psn = PsnAdd(qp.epsn, 0xffffff);
+    SendResponse(qp, pkt, std::move(ack));
+    return RespStep::kCheckXrcSrq;
+  }
   if (d < 0) {  // a duplicate: answer again without executing twice
     if (pkt.kind == PacketKind::kReadReq) return RespStep::kCheckXrcSrq;  // reads are idempotent
     if (pkt.kind == PacketKind::kAtomic) {
@@ -143,6 +153,26 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
       ReceiveSendLike(qp, pkt);
       return RespStep::kDone;
     case PacketKind::kWrite: {
+      const bool per_packet = pkt.has_imm && profile().behaviour.write_imm_receive_at_last_packet;
+      if (per_packet && ResumesWriteImm(qp, pkt)) {  // only the last packet was left
+        if (!PeekRecv(qp)) {
+          Packet last = LastPacketOf(pkt);
+          ReceiveSendLike(qp, last);  // RNR NAK again / drop
+          return RespStep::kDone;
+        }
+        // The data is the same on every try: what the earlier packets wrote is written again.
+        if (uint8_t* dst = mrs_.Remote(pkt.rkey, pd, pkt.remote_addr, pkt.data.size(),
+                                       access::kRemoteWrite)) {
+          std::memcpy(dst, pkt.data.data(), pkt.data.size());
+        }
+        ReceiveSendLike(qp, pkt);
+        return RespStep::kDone;
+      }
+      // rxe_resp.c: check_resource (the receive) before check_rkey at the packet needing it.
+      if (per_packet && pkt.npkts == 1 && !PeekRecv(qp)) {
+        ReceiveSendLike(qp, pkt);  // RNR NAK / drop, whatever the R_Key
+        return RespStep::kDone;
+      }
       // IBTA C9-88: a zero-length RDMA need not carry a valid address or R_Key (rxe_resp.c
       // check_rkey skips it).
       const bool empty = pkt.data.empty();
@@ -156,6 +186,17 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
         return RespStep::kDone;
       }
       if (pkt.has_imm && !PeekRecv(qp)) {
+        if (per_packet && pkt.npkts > 1) {
+          // The packets before the last are executed (their data lands, rq_psn moves); the
+          // last one waits for a receive (RNR NAK at its PSN; UC drops it).
+          const uint32_t mtu = MtuBytes(qp.attr.path_mtu);
+          const size_t head = std::min<size_t>(pkt.data.size(), size_t{pkt.npkts - 1} * mtu);
+          std::memcpy(dst, pkt.data.data(), head);
+          qp.epsn = PsnAdd(pkt.psn, pkt.npkts - 1);
+          Packet last = LastPacketOf(pkt);
+          ReceiveSendLike(qp, last);
+          return RespStep::kDone;
+        }
         ReceiveSendLike(qp, pkt);  // sends the RNR NAK / drops
         return RespStep::kDone;
       }
@@ -213,6 +254,25 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
     default:
       return RespStep::kDone;
   }
+}
+
+bool Nic::ResumesWriteImm(const Qp& qp, const Packet& pkt) const {
+  // epsn inside the message: its packets before epsn were executed earlier.
+  return pkt.kind == PacketKind::kWrite && pkt.has_imm && pkt.npkts > 1 &&
+         profile().behaviour.write_imm_receive_at_last_packet &&
+         PsnDiff(qp.epsn, pkt.psn) > 0 && PsnDiff(qp.epsn, PsnAdd(pkt.psn, pkt.npkts - 1)) <= 0;
+}
+
+Packet Nic::LastPacketOf(const Packet& pkt) {
+  Packet last;
+  last.kind = pkt.kind;
+  last.transport = pkt.transport;
+  last.src_nic = pkt.src_nic;
+  last.src_qpn = pkt.src_qpn;
+  last.psn = PsnAdd(pkt.psn, pkt.npkts - 1);
+  last.npkts = 1;
+  last.has_imm = pkt.has_imm;
+  return last;
 }
 
 bool Nic::PeekRecv(Qp& qp) {

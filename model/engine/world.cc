@@ -43,6 +43,14 @@ size_t World::in_flight() const {
   return n;
 }
 
+bool World::ExchangesSettled() const {
+  if (in_flight() != 0) return false;
+  for (const auto& n : nics_) {
+    if (n->SendEngineBusy()) return false;
+  }
+  return true;
+}
+
 bool World::Lose() {
   if (loss_rate_ <= 0) return false;
   double u = static_cast<double>(rng_() >> 11) * (1.0 / 9007199254740992.0);

@@ -55,6 +55,9 @@ class World {
   void WakeAt(uint64_t t);
   // Messages on their way and wake-ups held by the World's sources (contract 4; tests).
   size_t in_flight() const;
+  // No message on its way, no requester waiting to run, no CQE not yet visible: every
+  // exchange started so far has been answered (pending timers may still fire later).
+  bool ExchangesSettled() const;
   // A context read of `bytes` (timing.h contract 5) on `nic`'s PCIe read channel, from
   // `at_ns` or when the channel is free: returns when its bytes have crossed (ns, rounded up).
   uint64_t OccupyDmaRead(int nic, uint64_t at_ns, uint64_t bytes);

@@ -223,5 +223,73 @@ TEST_P(Conformance, InlineDataNeedsNoLkeyOfTheQpsPd) {
   EXPECT_EQ(dst.buf[31], 0x6b);
 }
 
+// examples/fidelity/14: rxe runs a post's exchange inside ibv_post_send (requester, loopback
+// responder, completer): a query right after it sees both PSNs moved, and a WRITE to a bad
+// rkey has moved the QP to ERR before the call returns. Elsewhere only after the CQE.
+TEST_P(Conformance, PostSendRunsItsExchangeWhereTheDeviceDoes) {
+  const bool inline_run = GetParam().behaviour.post_send_runs_to_completion;
+  auto [qa, qb] = ConnectedPair(QpType::kRc);
+  Buffer buf = Reg(4096, kAll), dst = Reg(4096, kAll);
+  QpAttr a0, b0;
+  QpInitAttr init;
+  ASSERT_EQ(dev_->QueryQp(qa, &a0, &init), 0);
+  ASSERT_EQ(dev_->QueryQp(qb, &b0, &init), 0);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, {Rdma(1, WrOpcode::kRdmaWrite, {buf.At(0, 64)}, dst.Addr(0),
+                                     dst.rkey)}, &bad), 0);
+  QpAttr a1, b1;
+  ASSERT_EQ(dev_->QueryQp(qa, &a1, &init), 0);
+  ASSERT_EQ(dev_->QueryQp(qb, &b1, &init), 0);
+  if (inline_run) {
+    EXPECT_EQ(a1.sq_psn, (a0.sq_psn + 1) & 0xffffff);
+    EXPECT_EQ(b1.rq_psn, (b0.rq_psn + 1) & 0xffffff);
+  }
+  ASSERT_EQ(WaitWc(cq_, 1).size(), 1u);
+  ASSERT_EQ(dev_->PostSend(qa, {Rdma(2, WrOpcode::kRdmaWrite, {buf.At(0, 64)}, dst.Addr(4064),
+                                     dst.rkey)}, &bad), 0);
+  if (inline_run) EXPECT_EQ(StateOf(qa), QpState::kErr) << "the NAK came inside the post";
+  auto wcs = WaitWc(cq_, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kRemAccessErr);
+  EXPECT_EQ(StateOf(qa), QpState::kErr);
+}
+
+// examples/fidelity/15: a SEND to a QP without a receive (rnr_retry 7): rxe's transport timer
+// keeps running through the RNR waits and ends it with RETRY_EXC_ERR after retry_cnt
+// timeouts; IBTA retries the RNR until a receive comes.
+TEST_P(Conformance, RnrWaitCountsTransportTimeoutsWhereTheDeviceDoes) {
+  const bool counts = GetParam().behaviour.retry_timer_runs_during_rnr;
+  QpHandle qa = Qp(QpType::kRc), qb = Qp(QpType::kRc);
+  BringUpParams p;
+  p.path_mtu = pattr_.active_mtu;
+  p.timeout = 11;  // 8.4 ms
+  p.retry_cnt = 1;
+  p.rnr_retry = 7;
+  p.min_rnr_timer = 17;  // 3.84 ms
+  for (auto [self, peer] : {std::pair{qa, qb}, std::pair{qb, qa}}) {
+    ConnectionInfo info;
+    ASSERT_EQ(dev_->LocalConnectionInfo(peer, &info), 0);
+    QpAttr a;
+    ASSERT_EQ(BringUpAttr(*dev_, p, info, &a), 0);
+    ASSERT_EQ(BringUp(*dev_, self, a, QpState::kRts), 0);
+  }
+  Buffer buf = Reg(4096, kAll);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(0, 64)})}, &bad), 0);
+  if (counts) {
+    auto wcs = WaitWc(cq_, 1, kSecond / 2);
+    ASSERT_EQ(wcs.size(), 1u);
+    EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr);
+    EXPECT_EQ(StateOf(qa), QpState::kErr);
+    return;
+  }
+  EXPECT_TRUE(Drain(cq_, kSecond / 5).empty()) << "still retrying the RNR";
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(1024, 64)})}, &bad), 0);
+  auto wcs = WaitWc(cq_, 2);
+  ASSERT_EQ(wcs.size(), 2u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kSuccess);
+  EXPECT_EQ(wcs[1].status, WcStatus::kSuccess);
+}
+
 }  // namespace
 }  // namespace qptwin::testing
