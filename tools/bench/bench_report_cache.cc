@@ -29,20 +29,6 @@ std::string Bytes(uint64_t b) {
   return std::to_string(b >> 10) + " KiB";
 }
 
-bool RunSweepCmd(ReportCtx& c, const std::string& cmd, SweepResult* r) {
-  std::vector<std::string> args;
-  std::istringstream is(cmd);
-  for (std::string a; is >> a;) args.push_back(a);
-  BenchOptions o;
-  std::string error;
-  if (!ParseBenchArgs(args, &o, &error) || RunSweep(o, r, &error) != 0) {
-    c.err << "report: `" << cmd << "` failed: " << error << "\n";
-    c.ok = false;
-    return false;
-  }
-  return true;
-}
-
 void Parameters(ReportCtx& c) {
   const model::CacheTiming& k = model::FindProfile("cx6-100g")->timing.cache;
   const model::NicTiming& n = model::FindProfile("cx6-100g")->timing.nic;
@@ -119,6 +105,20 @@ Chart MissChart(const std::string& title, const SweepResult& r,
 }
 
 }  // namespace
+
+bool RunSweepCmd(ReportCtx& c, const std::string& cmd, SweepResult* r) {
+  std::vector<std::string> args;
+  std::istringstream is(cmd);
+  for (std::string a; is >> a;) args.push_back(a);
+  BenchOptions o;
+  std::string error;
+  if (!ParseBenchArgs(args, &o, &error) || RunSweep(o, r, &error) != 0) {
+    c.err << "report: `" << cmd << "` failed: " << error << "\n";
+    c.ok = false;
+    return false;
+  }
+  return true;
+}
 
 void CacheSection(ReportCtx& c) {
   const std::string qps_cmd =

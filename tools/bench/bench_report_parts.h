@@ -31,5 +31,8 @@ void ScaleSection(ReportCtx& c);         // 9: practices at scale (bench_report_
 // 8, continued: the published measurements and the model's same experiments
 // (bench_report_published.cc); `qps` is the section's QP sweep with the caches on.
 void PublishedCacheSection(ReportCtx& c, const SweepResult& qps);
+// Runs the `qptwin bench` sweep `cmd` into *r; on failure says so in c.err, clears c.ok
+// and returns false (bench_report_cache.cc).
+bool RunSweepCmd(ReportCtx& c, const std::string& cmd, SweepResult* r);
 
 }  // namespace qptwin::bench

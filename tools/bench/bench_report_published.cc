@@ -43,20 +43,6 @@ std::string Cmd(const char* test, int d) {
          " -n 200000 --profile cx6-100g --sweep-qps 12,24,36,48,60,72,84,96";
 }
 
-bool RunSweepLine(ReportCtx& c, const std::string& cmd, SweepResult* r) {
-  std::vector<std::string> args;
-  std::istringstream is(cmd);
-  for (std::string a; is >> a;) args.push_back(a);
-  BenchOptions o;
-  std::string error;
-  if (!ParseBenchArgs(args, &o, &error) || RunSweep(o, r, &error) != 0) {
-    c.err << "report: `" << cmd << "` failed: " << error << "\n";
-    c.ok = false;
-    return false;
-  }
-  return true;
-}
-
 double RelDrop(const SweepResult& r, uint64_t from, uint64_t to) {
   double a = 0, b = 0;
   for (const SweepPoint& p : r.points) {
@@ -116,8 +102,8 @@ Chart OwrChart(const SweepResult (&w)[3]) {
 void PublishedCacheSection(ReportCtx& c, const SweepResult& qps) {
   SweepResult w[3], r[3];
   for (int di = 0; di < 3; ++di) {
-    if (!RunSweepLine(c, Cmd("write_bw", kDepths[di]), &w[di]) ||
-        !RunSweepLine(c, Cmd("read_bw", kDepths[di]), &r[di])) {
+    if (!RunSweepCmd(c, Cmd("write_bw", kDepths[di]), &w[di]) ||
+        !RunSweepCmd(c, Cmd("read_bw", kDepths[di]), &r[di])) {
       return;
     }
   }
