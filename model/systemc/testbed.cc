@@ -36,28 +36,29 @@ uint32_t Driver::Command(CmdOp op, std::vector<uint64_t> args) {
   return static_cast<uint32_t>(v);
 }
 
-void Driver::Write(uint64_t addr, const void* data, uint32_t len) {
+// One host-memory access through the driver's memory socket (no annotated delay).
+void Driver::HostAccess(tlm::tlm_command cmd, uint64_t addr, void* data, uint32_t len) {
   tlm::tlm_generic_payload gp;
-  gp.set_command(tlm::TLM_WRITE_COMMAND);
-  gp.set_address(addr);
-  gp.set_data_ptr(static_cast<uint8_t*>(const_cast<void*>(data)));
-  gp.set_data_length(len);
-  gp.set_streaming_width(len);
-  sc_time delay = SC_ZERO_TIME;
-  mem->b_transport(gp, delay);
-  if (!gp.is_response_ok()) SC_REPORT_ERROR("testbed", "host memory write failed");
-}
-
-void Driver::Read(uint64_t addr, void* data, uint32_t len) {
-  tlm::tlm_generic_payload gp;
-  gp.set_command(tlm::TLM_READ_COMMAND);
+  gp.set_command(cmd);
   gp.set_address(addr);
   gp.set_data_ptr(static_cast<uint8_t*>(data));
   gp.set_data_length(len);
   gp.set_streaming_width(len);
   sc_time delay = SC_ZERO_TIME;
   mem->b_transport(gp, delay);
-  if (!gp.is_response_ok()) SC_REPORT_ERROR("testbed", "host memory read failed");
+  if (!gp.is_response_ok()) {
+    SC_REPORT_ERROR("testbed", cmd == tlm::TLM_WRITE_COMMAND ? "host memory write failed"
+                                                             : "host memory read failed");
+  }
+}
+
+void Driver::Write(uint64_t addr, const void* data, uint32_t len) {
+  // IEEE 1666-2011 14.13: the target does not modify a write command's data array.
+  HostAccess(tlm::TLM_WRITE_COMMAND, addr, const_cast<void*>(data), len);
+}
+
+void Driver::Read(uint64_t addr, void* data, uint32_t len) {
+  HostAccess(tlm::TLM_READ_COMMAND, addr, data, len);
 }
 
 void Driver::PostSends(uint32_t qpn, const std::vector<Wqe>& ws) {

@@ -64,6 +64,7 @@ class Driver : public sc_core::sc_module {
  private:
   void Mmio(tlm::tlm_command cmd, uint64_t addr, uint64_t* v, uint32_t len,
             sc_core::sc_time local = sc_core::SC_ZERO_TIME);
+  void HostAccess(tlm::tlm_command cmd, uint64_t addr, void* data, uint32_t len);
   Memory& memory_;
   uint32_t sq_pi_[kMaxQps] = {};
   uint32_t rq_pi_[kMaxQps] = {};
