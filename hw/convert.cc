@@ -28,6 +28,24 @@ bool IsAtomic(WrOpcode op) {
   return op == WrOpcode::kAtomicCmpAndSwp || op == WrOpcode::kAtomicFetchAndAdd;
 }
 
+// The fields ibv_wc and WorkCompletion share with the same name and meaning, copied either
+// way (the enums are cast: their values are identical, abi_check.cc).
+template <typename To, typename From>
+void CopyWcFields(const From& wc, To* out) {
+  out->wr_id = wc.wr_id;
+  out->status = Cast<decltype(out->status)>(wc.status);
+  out->opcode = Cast<decltype(out->opcode)>(wc.opcode);
+  out->vendor_err = wc.vendor_err;
+  out->byte_len = wc.byte_len;
+  out->qp_num = wc.qp_num;
+  out->src_qp = wc.src_qp;
+  out->wc_flags = wc.wc_flags;
+  out->pkey_index = wc.pkey_index;
+  out->slid = wc.slid;
+  out->sl = wc.sl;
+  out->dlid_path_bits = wc.dlid_path_bits;
+}
+
 }  // namespace
 
 Gid FromIbvGid(const ibv_gid& gid) {
@@ -225,11 +243,7 @@ PortAttr FromIbvPortAttr(const ibv_port_attr& a) {
 
 WorkCompletion FromIbvWc(const ibv_wc& wc) {
   WorkCompletion out;
-  out.wr_id = wc.wr_id;
-  out.status = Cast<WcStatus>(wc.status);
-  out.opcode = Cast<WcOpcode>(wc.opcode);
-  out.vendor_err = wc.vendor_err;
-  out.byte_len = wc.byte_len;
+  CopyWcFields(wc, &out);
   // imm_data is __be32 when IBV_WC_WITH_IMM; with IBV_WC_WITH_INV the same field holds the
   // invalidated rkey in host order (ibv_poll_cq(3)).
   if (wc.wc_flags & IBV_WC_WITH_IMM) {
@@ -237,35 +251,17 @@ WorkCompletion FromIbvWc(const ibv_wc& wc) {
   } else if (wc.wc_flags & IBV_WC_WITH_INV) {
     out.imm_data = wc.invalidated_rkey;
   }
-  out.qp_num = wc.qp_num;
-  out.src_qp = wc.src_qp;
-  out.wc_flags = wc.wc_flags;
-  out.pkey_index = wc.pkey_index;
-  out.slid = wc.slid;
-  out.sl = wc.sl;
-  out.dlid_path_bits = wc.dlid_path_bits;
   return out;
 }
 
 ibv_wc ToIbvWc(const WorkCompletion& wc) {
   ibv_wc out{};
-  out.wr_id = wc.wr_id;
-  out.status = Cast<ibv_wc_status>(wc.status);
-  out.opcode = Cast<ibv_wc_opcode>(wc.opcode);
-  out.vendor_err = wc.vendor_err;
-  out.byte_len = wc.byte_len;
+  CopyWcFields(wc, &out);
   if (wc.wc_flags & IBV_WC_WITH_IMM) {
     out.imm_data = htonl(wc.imm_data);
   } else if (wc.wc_flags & IBV_WC_WITH_INV) {
     out.invalidated_rkey = wc.imm_data;
   }
-  out.qp_num = wc.qp_num;
-  out.src_qp = wc.src_qp;
-  out.wc_flags = wc.wc_flags;
-  out.pkey_index = wc.pkey_index;
-  out.slid = wc.slid;
-  out.sl = wc.sl;
-  out.dlid_path_bits = wc.dlid_path_bits;
   return out;
 }
 
