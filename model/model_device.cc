@@ -104,6 +104,12 @@ void ModelDevice::CatchUpHost() {
   if (until > world_->events().Now()) world_->events().RunUntil([] { return false; }, until);
 }
 
+int ModelDevice::UseHostThread(int thread, uint64_t* free_ns) {
+  if (!nic_->SelectHostThread(thread)) return EINVAL;
+  if (free_ns) *free_ns = std::max(nic_->host_free_ns(), world_->events().Now());
+  return 0;
+}
+
 int ModelDevice::GetCqEvent(ChannelHandle ch, uint64_t timeout_ns, CqHandle* cq) {
   if (!cq || !nic_->FindChannel(ctx_, ch.id)) return EINVAL;
   CatchUpHost();

@@ -73,6 +73,7 @@ class ModelDevice : public Device {
   int QpHistorySince(QpHandle qp, size_t first, std::vector<StateChange>* out) override;
   bool HistoryIsComplete() const override { return true; }
   int LocalConnectionInfo(QpHandle qp, ConnectionInfo* out) override;
+  int UseHostThread(int thread, uint64_t* free_ns) override;
 
  private:
   uint64_t Deadline(uint64_t timeout_ns) const;

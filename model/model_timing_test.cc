@@ -50,6 +50,34 @@ TEST(Timing, ControlVerbsOccupyTheHostForTheirProfileCost) {
             T().control.reg_mr_ns + 10 * T().control.reg_mr_page_ns);
 }
 
+TEST(Timing, EachHostThreadHasItsOwnClock) {
+  // timing.h contract 4: posts made by two simulated host threads overlap; by one, queue.
+  auto be = Cx6();
+  Side a = MakeSide(*be, "mdev0");
+  ASSERT_EQ(ToInit(a), 0);
+  const uint64_t t0 = Settle(*be, *a.dev, a.scq);
+  uint64_t free0 = 0, free1 = 0;
+  ASSERT_EQ(a.dev->UseHostThread(0, &free0), 0);
+  EXPECT_EQ(free0, t0);
+  // A QP below RTS refuses the post but the call still costs its time (posting rules).
+  const uint64_t post = T().host.post_call_ns + T().host.post_wr_ns;
+  SendWr w = Wr(1, WrOpcode::kRdmaWrite, {a.At(0, 8)}, send_flag::kSignaled);
+  (void)a.dev->PostSend(a.qp, {w}, nullptr);
+  ASSERT_EQ(a.dev->UseHostThread(0, &free0), 0);
+  ASSERT_EQ(a.dev->UseHostThread(1, &free1), 0);
+  EXPECT_EQ(free1, t0) << "a thread not used yet is idle";
+  (void)a.dev->PostSend(a.qp, {w}, nullptr);
+  ASSERT_EQ(a.dev->UseHostThread(1, &free1), 0);
+  EXPECT_EQ(free1 - t0, free0 - t0);
+  ASSERT_EQ(a.dev->UseHostThread(0, nullptr), 0);
+  (void)a.dev->PostSend(a.qp, {w}, nullptr);
+  ASSERT_EQ(a.dev->UseHostThread(0, &free0), 0);
+  EXPECT_EQ(free0 - t0, 2 * (free1 - t0)) << "thread 0's second post queues behind its first";
+  EXPECT_GE(free1 - t0, post);
+  EXPECT_EQ(a.dev->UseHostThread(-1, nullptr), EINVAL);
+  EXPECT_EQ(a.dev->UseHostThread(4096, nullptr), EINVAL);
+}
+
 TEST(Timing, AFailedModifyCostsNothing) {
   auto be = Cx6();
   Side a = MakeSide(*be, "mdev0");

@@ -67,8 +67,9 @@ CacheTiming Cx6ContextCaches() {
   c.mtt_bytes = 8;        // one 64-bit translation per page (struct mlx5_mtt)
   c.miss_ns = 0;          // a PCIe read round trip (pcie_read_ns above)
   // SMART Fig. 4b: past the cliff WRITE stays at 63-64 Mop/s from 1,152 to 3,072 WRs
-  // outstanding, where an LRU WQE cache of 1,024 misses on nearly every WR: the NIC
-  // re-fetches at least ~63 M WQEs/s, i.e. 63 M/s x 500 ns = ~32 reads in flight. The
+  // outstanding, where a WQE cache of 1,024 loses most WQEs before their ACK (the completer
+  // reads a WQE again to retire it: timing.h contract 5): the NIC re-fetches at least ~63 M
+  // WQEs/s, i.e. 63 M/s x 500 ns = ~32 reads in flight. The
   // smallest value consistent with that plateau, for WQE re-fetches (a plain read of the
   // send queue, on a unit of their own).
   c.wqe_miss_overlap = 32;

@@ -188,6 +188,10 @@ class ThreadCheckedDevice : public Device {
     if (!sim::OnKernelThread()) return EPERM;
     return d_->LocalConnectionInfo(qp, out);
   }
+  int UseHostThread(int thread, uint64_t* free_ns) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->UseHostThread(thread, free_ns);
+  }
 
  private:
   std::unique_ptr<Device> d_;

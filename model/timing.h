@@ -17,14 +17,18 @@
 //  3. Engines: the send engine is busy tx_pkt_ns per packet (the NIC's packet rate); with
 //     serial_processing (a software device) a message's tx_latency_ns and a response's
 //     ack_ns also queue on one engine instead of overlapping.
-//  4. Host: one thread per device. Posting, consuming CQEs (poll_cqe_ns each) and control
-//     verbs (ControlTiming) occupy it; a Wait* returns no earlier than the thread is free.
+//  4. Host: threads of their own clock per device; a program uses thread 0 unless it selects
+//     another (Device::UseHostThread: a benchmark's T posting threads). Posting, consuming
+//     CQEs (poll_cqe_ns each) and control verbs (ControlTiming) occupy the calling thread; a
+//     Wait* returns no earlier than that thread is free. The threads share the NIC.
 //     Completion events add event_wakeup_ns (interrupt, wake-up, ibv_get_cq_event).
 //  5. Context caches (CacheTiming, model/engine/context_cache.h): with cache.enabled the NIC
 //     keeps QP contexts, memory keys (MPT), page translations (MTT, one per page_bytes of a
 //     region) and prefetched send WQEs in on-chip caches of the given entries. The send
 //     engine looks up the QPC, the WQE and the local key/pages of a payload it reads; the
-//     responder the QPC and the remote key/pages it touches. Each lookup that misses is one
+//     completer (reliable QPs) the WQE again when it retires it, whose CQE waits for a
+//     re-read if it was evicted, and then frees its entry; the responder the QPC and the
+//     remote key/pages it touches. Each lookup that misses is one
 //     context read over PCIe: the batch of a step's misses is ready miss_ns (0: pcie_read_ns)
 //     after it starts, its bytes occupy the DMA read channel, and the NIC's context-fetch
 //     unit is busy miss_ns / miss_overlap per miss (it overlaps miss_overlap reads), so

@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -442,6 +443,17 @@ class Device {
   virtual bool HistoryIsComplete() const { return false; }
   // What a peer needs to connect to this QP.
   [[nodiscard]] virtual int LocalConnectionInfo(QpHandle qp, ConnectionInfo* out) = 0;
+
+  // Simulated host threads (the model: model/timing.h contract 4). The calls that follow,
+  // on every Device of this device, are made by host thread `thread` (0 until one is
+  // chosen), whose time is its own: several threads post and poll in parallel while sharing
+  // the NIC. *free_ns (if not null) gets the simulated time at which that thread is next
+  // free. EINVAL: thread outside 0..4095. A real device runs on real threads: EOPNOTSUPP.
+  [[nodiscard]] virtual int UseHostThread(int thread, uint64_t* free_ns) {
+    (void)thread;
+    (void)free_ns;
+    return EOPNOTSUPP;
+  }
 };
 
 // ---- The backend: a world of devices with one clock ---------------------------------------

@@ -138,6 +138,9 @@ void Nic::DrainSq(Qp& qp) {
     SendWqe w = std::move(qp.sq.front());
     qp.sq.pop_front();
     if (qp.sq_next > 0) --qp.sq_next;
+    // Context caches (timing.h contract 5): the completer reads the WQE it retires.
+    const uint64_t ready =
+        RetireWqeReady(qp, w, IsReliable(qp.type) && w.status == WcStatus::kSuccess);
     // R21: a CQE only for signaled WRs or errors.
     if (w.status == WcStatus::kSuccess && !w.signaled) continue;
     WorkCompletion wc;
@@ -149,7 +152,7 @@ void Nic::DrainSq(Qp& qp) {
                   w.wr.opcode == WrOpcode::kAtomicFetchAndAdd;
     wc.byte_len = atomic ? 8 : static_cast<uint32_t>(w.length);
     wc.wc_flags = SendWcFlags(w.wr.opcode);
-    PushCqe(qp, *qp.send_cq, wc, false);
+    PushCqe(qp, *qp.send_cq, wc, false, ready);
     if (w.failed_locally && qp.state != QpState::kErr) {
       EnterSendError(qp, "local error");  // rxe_comp.c COMPST_ERROR at the head
       return;

@@ -145,8 +145,17 @@ bool Nic::HasEvent(uint32_t ctx, EventType type, uint32_t qp) const {
 }
 
 uint64_t Nic::ChargeHost(uint64_t ns) {
-  host_free_ns_ = std::max(host_free_ns_, world_->events().Now()) + ns;
-  return host_free_ns_;
+  uint64_t& free = host_free_ns_[host_thread_];
+  free = std::max(free, world_->events().Now()) + ns;
+  return free;
+}
+
+bool Nic::SelectHostThread(int thread) {
+  if (thread < 0 || thread >= kMaxHostThreads) return false;
+  const size_t k = static_cast<size_t>(thread);
+  if (k >= host_free_ns_.size()) host_free_ns_.resize(k + 1, 0);
+  host_thread_ = k;
+  return true;
 }
 
 void Nic::Receive(Packet pkt) {

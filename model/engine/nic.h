@@ -112,10 +112,15 @@ class Nic {
   // (the timers are not work: World::ExchangesSettled).
   bool SendEngineBusy() const { return !ready_.empty() || !sent_.empty(); }
 
-  // ---- The host thread of this NIC (timing.h HostTiming, ControlTiming) ----
-  // Occupies the host for `ns` from max(now, when it is free); returns when it is free again.
+  // ---- The host threads of this NIC (timing.h contract 4: HostTiming, ControlTiming) ----
+  // Occupies the current host thread for `ns` from max(now, when it is free); returns when
+  // it is free again.
   uint64_t ChargeHost(uint64_t ns);
-  uint64_t host_free_ns() const { return host_free_ns_; }
+  uint64_t host_free_ns() const { return host_free_ns_[host_thread_]; }
+  // The simulated host thread that makes the calls that follow (0 at start; thread k's
+  // clock starts idle at its first use). At most kMaxHostThreads.
+  static constexpr int kMaxHostThreads = 4096;
+  bool SelectHostThread(int thread);
 
   // ---- Context caches (nic_cache.cc; timing.h contract 5) ----
   const ContextCache& cache() const { return cache_; }
@@ -140,7 +145,8 @@ class Nic {
   void ResetQueues(Qp& qp);
   void CheckDrained(Qp& qp);
   // Pushes a CQE; on overflow raises CQ_ERR and moves `qp` to ERR (R13, R14).
-  bool PushCqe(Qp& qp, Cq& cq, const WorkCompletion& wc, bool solicited);
+  // The CQE is visible cqe_ns after max(now, ready_ns) (ready_ns: a WQE re-fetch first).
+  bool PushCqe(Qp& qp, Cq& cq, const WorkCompletion& wc, bool solicited, uint64_t ready_ns = 0);
   void RaiseQpEvent(const Qp& qp, EventType type);
   // wc_flags of a successful send-queue CQE (Behaviour::send_wc_with_imm).
   uint32_t SendWcFlags(WrOpcode op) const;
@@ -217,6 +223,10 @@ class Nic {
   uint64_t SendContextsReady(const Qp& qp, const SendWqe& w, uint64_t ready_ns);
   uint64_t RequestContextsReady(const Qp& qp, const Packet& pkt);
   void PrefetchWqe(const Qp& qp, const SendWqe& w);  // the doorbell's WQE fetch fills the cache
+  // The completer retires a WQE: on a reliable QP a successful WQE is looked up again (the
+  // ACK or response is matched to it and its CQE built from it), read again if it was
+  // evicted while outstanding; then its entry is freed. When its CQE may be written.
+  uint64_t RetireWqeReady(const Qp& qp, const SendWqe& w, bool look_up);
   // Control verbs write the contexts they create through the cache (firmware): a new QP's
   // QPC, a new region's MPT entry and (up to the MTT's capacity) its translations.
   void InstallQpContext(const Qp& qp);
@@ -234,7 +244,8 @@ class Nic {
   uint32_t next_ctx_ = 1;
   uint32_t next_qpn_ = 17;  // rxe: RXE_MIN_QP_INDEX = 16; QP0/QP1 are reserved
   uint32_t next_srqn_ = 1;  // SRQ numbers (ibv_get_srq_num), a namespace of their own
-  uint64_t host_free_ns_ = 0;
+  std::vector<uint64_t> host_free_ns_ = std::vector<uint64_t>(1, 0);  // per host thread
+  size_t host_thread_ = 0;
   ContextCache cache_;
   uint64_t fetch_free_ns_ = 0;        // the context-fetch unit (timing.h contract 5)
   uint64_t wqe_fetch_free_ns_ = 0;    // the WQE re-fetch unit, when it has its own

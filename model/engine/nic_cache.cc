@@ -42,6 +42,22 @@ void Nic::PrefetchWqe(const Qp& qp, const SendWqe& w) {
   if (cache_.enabled()) cache_.Insert(CacheKind::kWqe, WqeKey(qp, w));
 }
 
+uint64_t Nic::RetireWqeReady(const Qp& qp, const SendWqe& w, bool look_up) {
+  const uint64_t now = world_->events().Now();
+  if (!cache_.enabled()) return now;
+  const uint64_t key = WqeKey(qp, w);
+  uint64_t ready = now;
+  if (look_up && !cache_.Lookup(CacheKind::kWqe, key)) {
+    const Timing& t = profile().timing;
+    const bool own_wqe_unit = t.cache.wqe_miss_overlap != 0;
+    ready = FetchMisses(now, 1, t.nic.wqe_bytes,
+                        own_wqe_unit ? t.cache.wqe_miss_overlap : t.cache.miss_overlap,
+                        own_wqe_unit ? &wqe_fetch_free_ns_ : &fetch_free_ns_);
+  }
+  cache_.Erase(CacheKind::kWqe, key);  // retired: its slot is free
+  return ready;
+}
+
 void Nic::InstallQpContext(const Qp& qp) {
   if (cache_.enabled()) cache_.Insert(CacheKind::kQpc, qp.qpn);
 }

@@ -2,6 +2,8 @@
 // with the data path: ERR (flush), SQE, RESET (discard), SQD (drain).
 #include <cerrno>
 
+#include <algorithm>
+
 #include "model/engine/nic.h"
 #include "model/engine/world.h"
 #include "spec/attr_checks.h"
@@ -390,12 +392,13 @@ void Nic::CheckDrained(Qp& qp) {
   RaiseQpEvent(qp, EventType::kSqDrained);  // R11
 }
 
-bool Nic::PushCqe(Qp& qp, Cq& cq, const WorkCompletion& wc, bool solicited) {
+bool Nic::PushCqe(Qp& qp, Cq& cq, const WorkCompletion& wc, bool solicited, uint64_t ready_ns) {
   bool was_error = cq.in_error();
   // The CQE reaches host memory cqe_ns later (completion engine + PCIe write); a no-op
   // event then lets waiters see it.
   const uint64_t cqe_ns = profile().timing.nic.cqe_ns;
-  const uint64_t visible = world_->events().Now() + cqe_ns;
+  const uint64_t now = world_->events().Now();
+  const uint64_t visible = std::max(now, ready_ns) + cqe_ns;
   if (!cq.Push(wc, visible)) {
     if (!was_error || !cq.sticky_error()) {  // R13: IB_EVENT_CQ_ERR (rxe: on every refusal)
       AsyncEvent ev;
@@ -410,7 +413,7 @@ bool Nic::PushCqe(Qp& qp, Cq& cq, const WorkCompletion& wc, bool solicited) {
     }
     return false;
   }
-  if (cqe_ns > 0) world_->WakeAt(visible);
+  if (visible > now) world_->WakeAt(visible);
   if (cq.TakeNotify(solicited, wc.status != WcStatus::kSuccess)) {
     if (Channel* ch = FindChannel(cq.ctx(), cq.channel())) ch->events.push_back(cq.handle());
   }

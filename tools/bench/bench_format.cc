@@ -23,6 +23,7 @@ void Header(std::ostream& out, const RunHeader& h) {
   out << " TX depth         : " << h.tx_depth << "   Post list : " << h.post_list
       << "   CQ Moderation : " << h.cq_mod << "\n";
   out << " Mtu              : " << h.mtu << "[B]   Max inline data : " << h.inline_size << "[B]\n";
+  if (h.threads > 1) out << " Host threads     : " << h.threads << " (simulated, QP i on thread i mod " << h.threads << ")\n";
   out << Line();
 }
 
@@ -79,7 +80,9 @@ void PrintJson(std::ostream& out, const RunHeader& h, const std::vector<BwResult
       << h.clock << "\",\"connection\":\"" << h.conn << "\",\"qps\":" << h.qps
       << ",\"tx_depth\":" << h.tx_depth << ",\"post_list\":" << h.post_list
       << ",\"cq_mod\":" << h.cq_mod << ",\"mtu\":" << h.mtu << ",\"inline\":" << h.inline_size
-      << ",\"events\":" << (h.events ? "true" : "false") << ",\"results\":[";
+      << ",\"events\":" << (h.events ? "true" : "false");
+  if (h.threads > 1) out << ",\"threads\":" << h.threads;
+  out << ",\"results\":[";
   bool first = true;
   for (const BwResult& r : bw) {
     out << (first ? "" : ",") << "{\"bytes\":" << r.size << ",\"iterations\":" << r.iters

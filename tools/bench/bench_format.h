@@ -22,6 +22,7 @@ struct RunHeader {
   uint32_t mtu = 0;
   uint32_t inline_size = 0;
   bool events = false;
+  int threads = 1;  // --threads (printed when > 1)
 };
 
 void PrintBwTable(std::ostream& out, const RunHeader& h, const std::vector<BwResult>& rows);

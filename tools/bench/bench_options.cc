@@ -50,6 +50,8 @@ std::string BenchUsage() {
          "  --backend model|hw  --profile P (model)  -d|--device DEVICE  --json  --csv\n"
          "  --plot FILE.svg\n"
          "  --sweep-depth D1,D2,...  (bandwidth vs tx depth)\n"
+         "  --threads T  (model, bandwidth tests: T simulated host threads post in parallel,\n"
+         "                QP i on thread i mod T, each with its own CQ)\n"
          "  --sweep-qps Q1,Q2,...  --sweep-mr-size B1,B2,...  --mr-size B  --cache on|off\n"
          "                           (throughput vs QPs / registered memory; --cache: model)\n"
          "  two processes or hosts (--backend hw; connection data over TCP, as perftest):\n"
@@ -89,6 +91,7 @@ const std::vector<cli::FlagSpec>& Specs() {
         {"-p"},                                          {"--port", true, "-p"},
         {"--sweep-qps"},                                 {"--sweep-mr-size"},
         {"--mr-size"},                                   {"--cache"},
+        {"--threads"},
     };
     for (const cli::FlagSpec& f : cli::BackendFlags()) v.push_back(f);
     return v;
@@ -145,6 +148,7 @@ bool ParseBenchArgs(const std::vector<std::string>& args, BenchOptions* o, std::
   }
   if (given("-I") && !ParseInt(v, 0, 4096, &r.inline_size)) return bad("0..4096");
   if (given("-o") && !ParseInt(v, 1, 255, &r.outs)) return bad("1..255");
+  if (given("--threads") && !ParseInt(v, 1, kMaxBenchThreads, &r.threads)) return bad("1..4096");
   r.events = flags->Has("-e");
   cli::BackendSpec spec{r.backend, r.profile, r.device, 2};
   if (!cli::BackendSpecFromFlags(*flags, &spec, error)) return false;
@@ -231,6 +235,17 @@ bool ParseBenchArgs(const std::vector<std::string>& args, BenchOptions* o, std::
   if (r.two_process() && !r.depth_sweep.empty()) {
     *error = "--sweep-depth runs in one process only (not with --server/--connect)";
     return false;
+  }
+  if (r.threads > 1) {
+    // bench_run.h contract 6: simulated host threads; a real device has real ones.
+    std::string why;
+    if (r.backend != "model") why = "the model's simulated host threads (--backend model)";
+    else if (r.kind != Kind::kBw) why = "bandwidth tests only (write_bw read_bw send_bw atomic_bw)";
+    else if (r.events) why = "polling threads only (not with -e)";
+    if (!why.empty()) {
+      *error = "--threads: " + why;
+      return false;
+    }
   }
   if (r.post_list > r.tx_depth) {
     *error = "-l (post list) cannot exceed -t (tx depth)";

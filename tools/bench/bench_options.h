@@ -28,6 +28,9 @@ enum class Kind : uint8_t { kBw, kLat };
 // about 3 KiB per QP pair (bench prints the measured figure).
 inline constexpr int kMaxBenchQps = 65536;
 
+// --threads: simulated host threads (bench_run.h contract 6; model/engine/nic.h's limit).
+inline constexpr int kMaxBenchThreads = 4096;
+
 struct BenchOptions {
   std::string test = "write_bw";  // write_bw read_bw send_bw atomic_bw, *_lat
   Op op = Op::kWrite;
@@ -44,6 +47,7 @@ struct BenchOptions {
   int inline_size = -1;       // -I; -1 = the test's default
   bool events = false;        // -e
   int outs = 0;               // -o: outstanding READ/ATOMICs (max_rd_atomic); 0 = device max
+  int threads = 1;            // --threads: simulated host threads posting (model)
   std::string backend = "model";
   std::string profile = "cx6-100g";
   std::string device;         // -d/--device: the client's device ("" = the default)

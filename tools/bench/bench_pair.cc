@@ -39,6 +39,7 @@ BenchPair::~BenchPair() {
     for (QpHandle q : e.qps) (void)e.dev->DestroyQp(q);
     for (AhHandle a : e.ahs) (void)e.dev->DestroyAh(a);
     if (e.scq) (void)e.dev->DestroyCq(e.scq);
+    for (CqHandle c : e.thread_cqs) (void)e.dev->DestroyCq(c);
     if (e.rcq) (void)e.dev->DestroyCq(e.rcq);
     if (e.channel) (void)e.dev->DestroyCompChannel(e.channel);
     if (e.mr) (void)e.dev->DeregMr(e.mr);
@@ -91,6 +92,19 @@ int BenchPair::Open(Endpoint& e, const std::string& name, std::string* what) {
   if (int rc = e.dev->CreateCq(cq_depth, e.channel, &e.rcq, nullptr)) {
     return Fail(rc, "create recv cq", what);
   }
+  if (&e == &side_[0] && cfg_.threads > 1) {
+    // Each thread's CQ holds every send WR of its own QPs (QP i is thread i % T's).
+    const uint64_t per_thread = (static_cast<uint64_t>(cfg_.qps) + cfg_.threads - 1) / cfg_.threads;
+    int depth = static_cast<int>(std::min<uint64_t>(1 << 30, per_thread * cfg_.send_depth + 64));
+    if (da.max_cqe > 0) depth = std::min(depth, da.max_cqe);
+    for (int k = 0; k < cfg_.threads; ++k) {
+      CqHandle cq;
+      if (int rc = e.dev->CreateCq(depth, ChannelHandle{}, &cq, nullptr)) {
+        return Fail(rc, "create thread cq", what);
+      }
+      e.thread_cqs.push_back(cq);
+    }
+  }
   return 0;
 }
 
@@ -98,7 +112,7 @@ int BenchPair::CreateQp(Endpoint& e, uint32_t psn, std::string* what) {
   QpInitAttr init;
   init.qp_type = cfg_.type;
   init.pd = e.pd;
-  init.send_cq = e.scq;
+  init.send_cq = e.thread_cqs.empty() ? e.scq : e.thread_cqs[e.qps.size() % e.thread_cqs.size()];
   init.recv_cq = e.rcq;
   init.cap = QpCap{cfg_.send_depth, cfg_.recv_depth, 1, 1, e.max_inline};
   QpHandle qp;

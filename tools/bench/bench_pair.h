@@ -39,6 +39,9 @@ struct Endpoint {
   ChannelHandle channel;
   CqHandle scq;
   CqHandle rcq;
+  // --threads T (model): one send CQ per simulated host thread; client QP i completes on
+  // thread_cqs[i % T] instead of scq. Empty with one thread.
+  std::vector<CqHandle> thread_cqs;
   std::vector<QpHandle> qps;
   std::vector<uint32_t> qpns;
   std::unordered_map<uint32_t, size_t> qp_index;  // QP number -> index in qps (local QPs)
@@ -64,6 +67,7 @@ struct PairConfig {
   uint32_t mtu = 0;  // 0: the port's active MTU
   bool events = false;
   int outs = 0;  // max_rd_atomic / max_dest_rd_atomic; 0 = the device's maximum (<= 16)
+  int threads = 1;  // simulated host threads of the client (bench_threads.h); > 1: thread_cqs
 };
 
 // One QP of the other process, as it came over the out-of-band connection.

@@ -34,5 +34,7 @@ void PublishedCacheSection(ReportCtx& c, const SweepResult& qps);
 // Runs the `qptwin bench` sweep `cmd` into *r; on failure says so in c.err, clears c.ok
 // and returns false (bench_report_cache.cc).
 bool RunSweepCmd(ReportCtx& c, const std::string& cmd, SweepResult* r);
+// Percent of the rate lost from x = `from` to x = `to` of a sweep (0 unless both are there).
+double RateDrop(const SweepResult& r, uint64_t from, uint64_t to);
 
 }  // namespace qptwin::bench

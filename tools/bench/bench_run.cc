@@ -5,7 +5,10 @@
 #include <chrono>
 #include <ctime>
 #include <cstdio>
+#include <functional>
 #include <iostream>
+#include <queue>
+#include <utility>
 
 namespace qptwin::bench {
 namespace {
@@ -19,6 +22,10 @@ constexpr uint64_t kModelInFlightBytes = uint64_t{256} << 20;
 // ... and its WQE (about 0.5 KiB, bench prints the measured figure): at most 2^19 WRs in
 // flight, which binds only above 4,096 QPs at -t 128 (65,536 QPs: 8 each).
 constexpr uint64_t kModelInFlightWrs = uint64_t{1} << 19;
+// --threads (contract 6): a thread with nothing to do spins on ibv_poll_cq; it sees a CQE
+// this long after it is written at the latest (one empty poll of an mlx5 CQ reads one
+// CQE's owner byte, tens of ns; 100 bounds the simulation's steps per spinning thread).
+constexpr uint64_t kSpinPollNs = 100;
 
 double WallNow() {
   using namespace std::chrono;
@@ -231,37 +238,63 @@ int RunBw(BenchPair& p, const BenchOptions& o, uint64_t size, BwResult* out, std
   }
   const uint64_t total = per_qp * nq;
   uint64_t total_done = 0;
-  // The QPs that may post: all at first, then those with new completions, in ascending
-  // order (what a scan of every QP would post, at a cost per CQE rather than per QP).
-  std::vector<size_t> ready(nq);
-  for (size_t q = 0; q < nq; ++q) ready[q] = q;
+  // Simulated host threads (contract 6): QP q is thread q % T's and completes on its CQ.
+  const size_t nt = c.thread_cqs.empty() ? 1 : c.thread_cqs.size();
+  // Per thread, the QPs that may post: all at first, then those with new completions, in
+  // ascending order (what a scan of every QP would post, at a cost per CQE rather than
+  // per QP).
+  std::vector<std::vector<size_t>> ready(nt);
+  for (size_t q = 0; q < nq; ++q) ready[q % nt].push_back(q);
   std::vector<char> is_ready(nq, 1);
+  std::vector<uint64_t> thread_left(nt, 0);  // WRs of the thread's QPs not yet completed
+  for (size_t q = 0; q < nq; ++q) thread_left[q % nt] += per_qp;
   // --mr-size (bench_sweep.h contract 2): each WR to a pseudo-random offset of the region.
   const uint64_t step = std::max<uint64_t>(64, size);
   const uint64_t slots = p.server().buf_len > size ? (p.server().buf_len - size) / step + 1 : 1;
   uint64_t lcg = 0x9e3779b97f4a7c15ULL;  // the same sequence every run
   Settle(p);
   std::vector<WorkCompletion> got;
+  WorkCompletion wc[64];  // outside the loop: a spinning thread's poll costs no 4 KiB clear
   const double wall0 = WallNow();
   const double cpu0 = CpuNow();
   const uint64_t t0 = p.backend()->NowNs();
+  // With T > 1 the threads take turns in simulated-time order: the earliest free one acts.
+  using Turn = std::pair<uint64_t, size_t>;  // (when, thread)
+  std::priority_queue<Turn, std::vector<Turn>, std::greater<Turn>> turns;
+  for (size_t k = 0; k < nt; ++k) {
+    if (thread_left[k] > 0) turns.push({t0, k});  // a thread without QPs stays idle
+  }
   while (total_done < total) {
-    std::sort(ready.begin(), ready.end());
-    for (size_t q : ready) {
+    size_t k = 0;
+    if (nt > 1) {
+      k = turns.top().second;
+      const uint64_t when = turns.top().first;
+      turns.pop();
+      const uint64_t now = p.backend()->NowNs();
+      if (when > now) p.backend()->Advance(when - now);
+      if (int rc = c.dev->UseHostThread(static_cast<int>(k), nullptr)) {
+        *error = "host thread";
+        return rc;
+      }
+    }
+    const CqHandle cq = nt > 1 ? c.thread_cqs[k] : c.scq;
+    bool progress = false;
+    std::sort(ready[k].begin(), ready[k].end());
+    for (size_t q : ready[k]) {
       is_ready[q] = 0;
       while (posted[q] < per_qp && posted[q] - done[q] + list <= static_cast<uint64_t>(depth)) {
         size_t n = static_cast<size_t>(std::min<uint64_t>(list, per_qp - posted[q]));
         std::vector<SendWr>& wrs = lists[q];
         wrs.resize(n, wrs.front());
-        for (size_t k = 0; k < n; ++k) {
-          uint64_t idx = posted[q] + k + 1;
+        for (size_t i = 0; i < n; ++i) {
+          uint64_t idx = posted[q] + i + 1;
           bool sig = idx % cq_mod == 0 || idx == per_qp;
-          wrs[k].send_flags = (inl ? send_flag::kInline : 0) | (sig ? send_flag::kSignaled : 0);
-          wrs[k].wr_id = sig ? (uint64_t{q} << 40) | (idx - last_signaled[q]) : 0;
+          wrs[i].send_flags = (inl ? send_flag::kInline : 0) | (sig ? send_flag::kSignaled : 0);
+          wrs[i].wr_id = sig ? (uint64_t{q} << 40) | (idx - last_signaled[q]) : 0;
           if (sig) last_signaled[q] = idx;
           if (o.mr_size) {
             lcg = lcg * 6364136223846793005ULL + 1442695040888963407ULL;
-            wrs[k].remote_addr = reinterpret_cast<uint64_t>(p.server().buf) + (lcg >> 20) % slots * step;
+            wrs[i].remote_addr = reinterpret_cast<uint64_t>(p.server().buf) + (lcg >> 20) % slots * step;
           }
         }
         size_t bad = 0;
@@ -270,20 +303,20 @@ int RunBw(BenchPair& p, const BenchOptions& o, uint64_t size, BwResult* out, std
           return rc;
         }
         posted[q] += n;
+        progress = true;
       }
     }
-    ready.clear();
+    ready[k].clear();
     if (o.op == Op::kSend && local_server) {
       if (int rc = Replenish(p.server(), ud, size, error)) return rc;
     }
     got.clear();
-    WorkCompletion wc[64];
-    int n = c.dev->PollCq(c.scq, 64, wc);
+    int n = c.dev->PollCq(cq, 64, wc);
     if (n < 0) return -n;
-    if (n == 0) {
-      if (int rc = WaitCqe(c, c.scq, o.events, &got, error, SpinFor(p))) return rc;
-    } else {
+    if (n > 0) {
       got.assign(wc, wc + n);
+    } else if (nt == 1) {
+      if (int rc = WaitCqe(c, cq, o.events, &got, error, SpinFor(p))) return rc;
     }
     for (const WorkCompletion& w : got) {
       if (int rc = CheckWc(w, error)) return rc;
@@ -291,12 +324,25 @@ int RunBw(BenchPair& p, const BenchOptions& o, uint64_t size, BwResult* out, std
       if (q >= nq) continue;
       done[q] += w.wr_id & kCountMask;
       total_done += w.wr_id & kCountMask;
+      thread_left[q % nt] -= std::min(thread_left[q % nt], w.wr_id & kCountMask);
       if (!is_ready[q]) {
         is_ready[q] = 1;
-        ready.push_back(q);
+        ready[q % nt].push_back(q);
       }
     }
+    if (nt > 1 && thread_left[k] > 0) {
+      // Busy: the thread is next free when its posts and polls are done; idle: it spins on
+      // its CQ and sees a new CQE within kSpinPollNs.
+      uint64_t free_ns = 0;
+      (void)c.dev->UseHostThread(static_cast<int>(k), &free_ns);
+      const uint64_t now = p.backend()->NowNs();
+      // Spinning threads poll on a common grid of kSpinPollNs, so the simulation advances
+      // once per step for all of them.
+      const uint64_t next_poll = (now / kSpinPollNs + 1) * kSpinPollNs;
+      turns.push({progress || n > 0 ? std::max(free_ns, now) : std::max(free_ns, next_poll), k});
+    }
   }
+  if (nt > 1) (void)c.dev->UseHostThread(0, nullptr);  // later calls: the main thread's
   const uint64_t t1 = p.backend()->NowNs();
   out->size = size;
   out->iters = total;

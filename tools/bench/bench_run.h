@@ -16,6 +16,12 @@
 //     message already keeps the link busy for 170 us at 100 Gb/s). hw keeps -t.
 //  5. With -a (all sizes) each finished size prints one progress line to stderr, so a long
 //     run shows it is alive; stdout keeps only the table (or JSON/CSV).
+//  6. --threads T (model, bandwidth tests): T simulated host threads post in parallel
+//     (model/timing.h contract 4), as SMART's or a server's posting threads do. Client QP q
+//     is thread q % T's and completes on its own CQ (Endpoint::thread_cqs); each thread
+//     posts and polls only its QPs, spins on its CQ when it has nothing to do, and the
+//     threads take turns in simulated-time order (the earliest free acts next). The NIC,
+//     its caches and the wire are shared. T = 1 is the loop of one thread, unchanged.
 #pragma once
 
 #include <cstdint>

@@ -32,6 +32,7 @@ PairConfig ConfigFor(const BenchOptions& o, uint64_t max_size, int depth) {
   c.mtu = o.mtu;
   c.events = o.events;
   c.outs = o.outs;
+  c.threads = o.threads;
   return c;
 }
 
@@ -85,6 +86,7 @@ int RunSession(const BenchOptions& o, SessionResult* out, std::string* error) {
   h.mtu = pair.path_mtu_bytes();
   h.inline_size = pair.client().max_inline;
   h.events = o.events;
+  h.threads = o.threads;
   for (uint64_t size : SizesOf(o, pair.path_mtu_bytes())) {
     if (o.kind == Kind::kBw) {
       BwResult r;

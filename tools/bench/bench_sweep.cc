@@ -160,7 +160,8 @@ void PrintSweep(std::ostream& out, const SweepResult& r) {
   const RunHeader& h = r.header;
   out << " " << h.test << " on " << h.backend << " (" << h.clock << " time), " << h.conn
       << ", tx depth " << h.tx_depth << ", post list " << h.post_list << ", CQ moderation "
-      << h.cq_mod << ", context caches "
+      << h.cq_mod << (h.threads > 1 ? ", " + std::to_string(h.threads) + " host threads" : "")
+      << ", context caches "
       << (h.clock == "real" ? "the device's own (not modelled)"
                             : r.cache_on ? "as the profile says" : "off")
       << "\n";
