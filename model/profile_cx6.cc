@@ -58,9 +58,14 @@ CacheTiming Cx6ContextCaches() {
   c.mpt_entries = 4096;   // estimate
   c.mtt_entries = 65536;  // estimate: 256 MiB of 4 KiB pages translated on chip
   // SMART Fig. 4b: WRITE throughput holds up to 960 WRs outstanding (60 x 16: 92.7 Mop/s)
-  // and falls at 1,152 (72 x 16: 67.0; 36 x 32: 91.4 -> 48 x 32: 69.9 at 1,536).
-  c.wqe_entries = 1024;
-  c.ways = 8;
+  // and falls at 1,152 (72 x 16: 67.0; 36 x 32: 91.4 -> 48 x 32: 69.9 at 1,536). A retired
+  // WQE keeps its entry until evicted (nic_cache.cc), so the WRs outstanding get about half
+  // of the cache: 2,048 entries put the model's first misses between 960 and 1,152 WRs
+  // outstanding with a thread per QP (REPORT section 8); 1,024 put them at ~576.
+  c.wqe_entries = 2048;
+  // Fully associative LRU: SMART's WRITE rises linearly up to the cliff (no early conflict
+  // misses); 8-way sets of the same capacity missed from ~400 WRs outstanding on.
+  c.ways = 0;
   c.page_bytes = 4096;    // ibv_reg_mr of ordinary (not huge) pages
   c.qpc_bytes = 256;      // estimate of the order of mlx5's QPC (struct mlx5_ifc_qpc_bits)
   c.mpt_bytes = 64;       // mlx5 mkey context (struct mlx5_ifc_mkc_bits, 64 B)

@@ -27,7 +27,7 @@
 //     region) and prefetched send WQEs in on-chip caches of the given entries. The send
 //     engine looks up the QPC, the WQE and the local key/pages of a payload it reads; the
 //     completer (reliable QPs) the WQE again when it retires it, whose CQE waits for a
-//     re-read if it was evicted, and then frees its entry; the responder the QPC and the
+//     re-read if it was evicted (retired WQEs stay cached until evicted); the responder the QPC and the
 //     remote key/pages it touches. Each lookup that misses is one
 //     context read over PCIe: the batch of a step's misses is ready miss_ns (0: pcie_read_ns)
 //     after it starts, its bytes occupy the DMA read channel, and the NIC's context-fetch

@@ -11,7 +11,8 @@
 //     recently used entry when the set is full); a present key is a hit and becomes the most
 //     recently used. Insert() places a key without counting (a prefetch). A kind with 0
 //     entries, or a cache that is not enabled, never misses and counts nothing.
-//  3. Memory is bounded by the capacities (16 bytes per entry).
+//  3. Memory is bounded by the capacities (16 bytes per entry set-associative; a fully
+//     associative cache keeps a list node and a hash entry per key, ~80 bytes).
 //  4. Single-threaded, like the Nic that owns it.
 #pragma once
 

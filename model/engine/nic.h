@@ -225,7 +225,7 @@ class Nic {
   void PrefetchWqe(const Qp& qp, const SendWqe& w);  // the doorbell's WQE fetch fills the cache
   // The completer retires a WQE: on a reliable QP a successful WQE is looked up again (the
   // ACK or response is matched to it and its CQE built from it), read again if it was
-  // evicted while outstanding; then its entry is freed. When its CQE may be written.
+  // evicted while outstanding. When its CQE may be written.
   uint64_t RetireWqeReady(const Qp& qp, const SendWqe& w, bool look_up);
   // Control verbs write the contexts they create through the cache (firmware): a new QP's
   // QPC, a new region's MPT entry and (up to the MTT's capacity) its translations.

@@ -44,17 +44,17 @@ void Nic::PrefetchWqe(const Qp& qp, const SendWqe& w) {
 
 uint64_t Nic::RetireWqeReady(const Qp& qp, const SendWqe& w, bool look_up) {
   const uint64_t now = world_->events().Now();
-  if (!cache_.enabled()) return now;
-  const uint64_t key = WqeKey(qp, w);
+  if (!cache_.enabled() || !look_up) return now;
   uint64_t ready = now;
-  if (look_up && !cache_.Lookup(CacheKind::kWqe, key)) {
+  if (!cache_.Lookup(CacheKind::kWqe, WqeKey(qp, w))) {
     const Timing& t = profile().timing;
     const bool own_wqe_unit = t.cache.wqe_miss_overlap != 0;
     ready = FetchMisses(now, 1, t.nic.wqe_bytes,
                         own_wqe_unit ? t.cache.wqe_miss_overlap : t.cache.miss_overlap,
                         own_wqe_unit ? &wqe_fetch_free_ns_ : &fetch_free_ns_);
   }
-  cache_.Erase(CacheKind::kWqe, key);  // retired: its slot is free
+  // The entry stays until the LRU evicts it (a cache does not invalidate a line because its
+  // WQE retired): retired WQEs share the capacity with the ones still outstanding.
   return ready;
 }
 

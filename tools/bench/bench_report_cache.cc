@@ -42,8 +42,13 @@ void Parameters(ReportCtx& c) {
         << " | estimate: no registered-memory measurement found |\n"
         << "| WQE entries (all QPs) | " << k.wqe_entries
         << " | calibrated: SMART (ASPLOS 2024) Fig. 4b, ConnectX-6: WRITE falls between 960 "
-           "and 1,152 WRs outstanding (table below) |\n"
-        << "| associativity | " << k.ways << "-way, LRU per set | modelling choice |\n"
+           "and 1,152 WRs outstanding (table below); a retired WQE keeps its entry until "
+           "evicted, so the WRs outstanding get about half |\n"
+        << "| associativity | "
+        << (k.ways == 0 ? std::string("fully associative, LRU")
+                        : std::to_string(k.ways) + "-way, LRU per set")
+        << " | calibrated: SMART's WRITE rises linearly up to the cliff, with no early misses "
+           "(8-way sets of the same capacity missed from ~400 WRs outstanding on) |\n"
         << "| bytes per miss QPC / MPT / MTT / WQE | " << k.qpc_bytes << " / " << k.mpt_bytes
         << " / " << k.mtt_bytes << " / " << n.wqe_bytes
         << " | QPC estimate; mkey context 64 B (mlx5_ifc_mkc_bits); MTT entry 8 B (struct "
@@ -150,7 +155,7 @@ void CacheSection(ReportCtx& c) {
            "entries (model/engine/context_cache.h). The send engine looks up the QPC, the WQE "
            "and the local key and pages of a payload it reads; the completer the WQE again "
            "when it retires it (it matches the ACK or response to it and builds the CQE from "
-           "it), and then frees its entry; the responder the QPC and the "
+           "it; a retired WQE stays cached until evicted); the responder the QPC and the "
            "remote key and pages a WRITE/READ/ATOMIC touches (model/engine/nic_cache.cc). A "
            "miss is a context read over PCIe: the step waits a PCIe round trip, the bytes "
            "occupy the DMA read channel, and a context-fetch unit with a fixed number of reads "
@@ -164,9 +169,10 @@ void CacheSection(ReportCtx& c) {
         << "`, and the same with `--cache off`; -n is the total per point, each QP sends at "
            "least 2 x its tx depth): 32 simulated posting threads (`--threads`: QP i is "
            "thread i mod 32's, bench_run.h contract 6) keep 4 WRs outstanding per QP, so the "
-           "WQE cache ("
-        << model::FindProfile("cx6-100g")->timing.cache.wqe_entries << ") is full from "
-        << model::FindProfile("cx6-100g")->timing.cache.wqe_entries / 4
+           "WRs outstanding fill their half of the WQE cache ("
+        << model::FindProfile("cx6-100g")->timing.cache.wqe_entries
+        << " entries; retired WQEs hold the rest until evicted) from about "
+        << model::FindProfile("cx6-100g")->timing.cache.wqe_entries / 8
         << " QPs on and the QPC cache ("
         << model::FindProfile("cx6-100g")->timing.cache.qpc_entries << ") from "
         << model::FindProfile("cx6-100g")->timing.cache.qpc_entries

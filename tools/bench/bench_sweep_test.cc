@@ -40,7 +40,7 @@ TEST(BenchSweep, ManyQpsCutTheRateOnceMissesOutrunTheFetchUnits) {
 
 TEST(BenchSweep, WithManyPostingThreadsTheQpCountCliffIsInTheRate) {
   // 32 simulated posting threads (bench_run.h contract 6), 4 WRs outstanding per QP: 256
-  // QPs fit every cache (1,024 WQEs, 2,048 QPCs), 8,192 QPs fit neither; the caches-off
+  // QPs fit every cache (2,048 WQEs, 2,048 QPCs), 8,192 QPs fit neither; the caches-off
   // rate is the same at both.
   const std::string cmd = "write_bw -s 64 -t 4 -l 4 -Q 4 --threads 32 -n 40000 "
                           "--profile cx6-100g --sweep-qps 128,8192";
@@ -55,11 +55,11 @@ TEST(BenchSweep, WithManyPostingThreadsTheQpCountCliffIsInTheRate) {
 }
 
 TEST(BenchSweep, TheCliffIsWhereTheCapacitiesSay) {
-  // cx6: 1,024 WQEs and 2,048 QPCs (model/profile_cx6.cc). At -t 16, 32 QPs keep 512
+  // cx6: 2,048 WQEs and 2,048 QPCs (model/profile_cx6.cc). At -t 16, 32 QPs keep 512
   // WQEs prefetched (fit), 1,024 QPs 16,384 (do not); 1,024 QPCs fit, 8,192 do not.
   SweepResult r = Sweep(std::string(kBase) + " --sweep-qps 32,1024,8192");
   ASSERT_EQ(r.points.size(), 3u);
-  EXPECT_LT(MissRate(r.points[0].cache, "WQE"), 0.05);  // set conflicts only (8 ways)
+  EXPECT_LT(MissRate(r.points[0].cache, "WQE"), 0.05);
   EXPECT_GT(MissRate(r.points[1].cache, "WQE"), 0.3);
   EXPECT_LT(MissRate(r.points[1].cache, "QPC"), 0.02);
   EXPECT_GT(MissRate(r.points[2].cache, "QPC"), 0.04);  // one miss per 16-WR window
@@ -76,6 +76,13 @@ TEST(BenchSweep, SmartFigure4WqeCliffPosition) {
   EXPECT_LT(MissRate(r.points[0].cache, "WQE"), 0.05);
   EXPECT_GT(MissRate(r.points[1].cache, "WQE"), 0.3);
   EXPECT_LT(r.points[1].bw.mpps, 0.75 * r.points[0].bw.mpps);
+  // The cliff's position (D = 16: 92.7 Mop/s at 60 x 16 = 960, 67.0 at 72 x 16 = 1,152):
+  // the model's first WQE misses fall between the two.
+  SweepResult d16 = Sweep("write_bw -s 8 -t 16 -l 16 -Q 16 --threads 96 -n 100000 "
+                          "--profile cx6-100g --sweep-qps 60,72");
+  ASSERT_EQ(d16.points.size(), 2u);
+  EXPECT_LT(MissRate(d16.points[0].cache, "WQE"), 0.01);
+  EXPECT_GT(MissRate(d16.points[1].cache, "WQE"), 0.1);
 }
 
 TEST(BenchSweep, PostingThreadsAddUpUntilTheWire) {
