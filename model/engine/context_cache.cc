@@ -22,7 +22,17 @@ static_assert(sizeof(kKindNames) / sizeof(kKindNames[0]) == kCacheKinds);
 const char* ToName(CacheKind k) { return kKindNames[static_cast<int>(k)]; }
 
 SetAssociativeLru::SetAssociativeLru(uint32_t entries, uint32_t ways) : capacity_(entries) {
-  if (entries == 0 || ways == 0 || ways >= entries) return;  // fully associative (or none)
+  if (entries == 0) return;
+  if (ways == 0 || ways >= entries) {  // fully associative
+    keys_.assign(entries, 0);
+    prev_.assign(entries, kNone);
+    next_.assign(entries, kNone);
+    size_t n = 1;
+    while (n < 2 * static_cast<size_t>(entries)) n <<= 1;  // load factor <= 1/2
+    index_.assign(n, 0);
+    mask_ = n - 1;
+    return;
+  }
   ways_ = ways;
   sets_ = entries / ways;
   capacity_ = sets_ * ways_;  // a partial set would make the capacity a lie
@@ -35,25 +45,77 @@ uint32_t SetAssociativeLru::SetOf(uint64_t key) const {
 }
 
 std::size_t SetAssociativeLru::size() const {
-  if (sets_ == 0) return lru_.size();
+  if (sets_ == 0) return count_;
   return static_cast<size_t>(std::count_if(slots_.begin(), slots_.end(),
                                            [](uint64_t s) { return s != 0; }));
+}
+
+size_t SetAssociativeLru::Find(uint64_t key) const {
+  size_t pos = static_cast<size_t>(Mix(key)) & mask_;
+  while (index_[pos] != 0 && keys_[index_[pos] - 1] != key) pos = (pos + 1) & mask_;
+  return pos;
+}
+
+void SetAssociativeLru::Unlink(uint32_t slot) {
+  const uint32_t p = prev_[slot], n = next_[slot];
+  (p == kNone ? head_ : next_[p]) = n;
+  (n == kNone ? tail_ : prev_[n]) = p;
+  prev_[slot] = next_[slot] = kNone;
+}
+
+void SetAssociativeLru::PushFront(uint32_t slot) {
+  prev_[slot] = kNone;
+  next_[slot] = head_;
+  (head_ == kNone ? tail_ : prev_[head_]) = slot;
+  head_ = slot;
+}
+
+void SetAssociativeLru::Unindex(size_t pos) {
+  // Backward-shift deletion: entries after `pos` whose home is not in (pos, j] move back, so
+  // every key stays reachable from its home without tombstones.
+  size_t j = pos;
+  for (;;) {
+    j = (j + 1) & mask_;
+    if (index_[j] == 0) break;
+    const size_t home = static_cast<size_t>(Mix(keys_[index_[j] - 1])) & mask_;
+    const bool stays = pos <= j ? (pos < home && home <= j) : (pos < home || home <= j);
+    if (!stays) {
+      index_[pos] = index_[j];
+      pos = j;
+    }
+  }
+  index_[pos] = 0;
 }
 
 bool SetAssociativeLru::Access(uint64_t key) {
   if (capacity_ == 0) return true;
   if (sets_ == 0) {
-    auto it = where_.find(key);
-    if (it != where_.end()) {
-      lru_.splice(lru_.begin(), lru_, it->second);
+    size_t pos = Find(key);
+    if (index_[pos] != 0) {
+      const uint32_t slot = index_[pos] - 1;
+      if (head_ != slot) {
+        Unlink(slot);
+        PushFront(slot);
+      }
       return true;
     }
-    if (lru_.size() >= capacity_) {
-      where_.erase(lru_.back());
-      lru_.pop_back();
+    uint32_t slot;
+    if (!free_.empty()) {
+      slot = free_.back();
+      free_.pop_back();
+    } else if (used_slots_ < capacity_) {
+      slot = used_slots_++;
+    } else {  // full: the least recently used goes
+      slot = tail_;
+      Unlink(slot);
+      Unindex(Find(keys_[slot]));
+      --count_;
+      pos = Find(key);  // the shift may have moved the empty position
     }
-    lru_.push_front(key);
-    where_[key] = lru_.begin();
+    keys_[slot] = key;
+    index_[pos] = slot + 1;
+    PushFront(slot);
+    ++count_;
     return false;
   }
   const size_t base = static_cast<size_t>(SetOf(key)) * ways_;
@@ -81,10 +143,13 @@ bool SetAssociativeLru::Access(uint64_t key) {
 void SetAssociativeLru::Erase(uint64_t key) {
   if (capacity_ == 0) return;
   if (sets_ == 0) {
-    auto it = where_.find(key);
-    if (it == where_.end()) return;
-    lru_.erase(it->second);
-    where_.erase(it);
+    const size_t pos = Find(key);
+    if (index_[pos] == 0) return;
+    const uint32_t slot = index_[pos] - 1;
+    Unindex(pos);
+    Unlink(slot);
+    free_.push_back(slot);
+    --count_;
     return;
   }
   const size_t base = static_cast<size_t>(SetOf(key)) * ways_;

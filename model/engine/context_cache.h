@@ -18,7 +18,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <list>
 #include <unordered_map>
 #include <vector>
 
@@ -58,9 +57,22 @@ class SetAssociativeLru {
   std::vector<uint64_t> slots_;
   std::vector<uint64_t> used_;
   uint64_t clock_ = 0;
-  // Fully associative (sets_ == 0): most recently used first.
-  std::list<uint64_t> lru_;
-  std::unordered_map<uint64_t, std::list<uint64_t>::iterator> where_;
+  // Fully associative (sets_ == 0), without an allocation per access: capacity_ slots in a
+  // doubly linked recency list by index (head_: most recently used), and an open-addressing
+  // index (linear probing, backward-shift erase) from a key's hash to its slot + 1.
+  static constexpr uint32_t kNone = 0xffffffffu;
+  size_t Find(uint64_t key) const;  // its index position, or the empty one it would take
+  void Unlink(uint32_t slot);
+  void PushFront(uint32_t slot);
+  void Unindex(size_t pos);
+  std::vector<uint64_t> keys_;
+  std::vector<uint32_t> prev_, next_;
+  std::vector<uint32_t> index_;  // slot + 1; 0 = empty
+  size_t mask_ = 0;
+  uint32_t head_ = kNone, tail_ = kNone;
+  uint32_t used_slots_ = 0;      // slots handed out so far (then reused from free_)
+  std::vector<uint32_t> free_;   // slots an Erase released
+  uint32_t count_ = 0;
 };
 
 class ContextCache {

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <list>
+
 namespace qptwin::model::engine {
 namespace {
 
@@ -43,6 +46,31 @@ TEST(SetAssociativeLru, FullyAssociativeEvictsTheLeastRecentlyUsed) {
   EXPECT_TRUE(c.Access(1));
   EXPECT_TRUE(c.Access(3));
   EXPECT_FALSE(c.Access(2));
+}
+
+TEST(SetAssociativeLru, FullyAssociativeIsExactLruUnderRandomAccessAndErase) {
+  // Against a plain reference LRU (a list, most recent first): same hit or miss on every
+  // access, same size, over random accesses and erases of a key space twice the capacity.
+  constexpr uint32_t kCap = 37;
+  SetAssociativeLru c(kCap, 0);
+  std::list<uint64_t> ref;
+  uint64_t x = 12345;
+  for (int i = 0; i < 200'000; ++i) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    const uint64_t key = (x >> 33) % (2 * kCap) * 0x10001;  // spread and colliding hashes
+    auto it = std::find(ref.begin(), ref.end(), key);
+    if ((x >> 20) % 8 == 0) {  // an erase
+      c.Erase(key);
+      if (it != ref.end()) ref.erase(it);
+    } else {
+      const bool hit = it != ref.end();
+      ASSERT_EQ(c.Access(key), hit) << i;
+      if (hit) ref.erase(it);
+      ref.push_front(key);
+      if (ref.size() > kCap) ref.pop_back();
+    }
+    ASSERT_EQ(c.size(), ref.size()) << i;
+  }
 }
 
 TEST(SetAssociativeLru, CyclicAccessBeyondCapacityAlwaysMisses) {
