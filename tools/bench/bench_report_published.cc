@@ -155,8 +155,8 @@ void PublishedCacheSection(ReportCtx& c, const SweepResult& qps) {
          "readable here) | write_bw 64 B, 32 threads, -t 4 (the QP sweep below): "
       << F("%.0f", RateDrop(qps, 256, 512)) << "% from 256 to 512 QPs, "
       << F("%.0f", RateDrop(qps, 256, 16384))
-      << "% from 256 to 16,384: the WQE cache overflows at 256 QPs x 4 and the QPC cache at "
-         "2,048 QPs |\n"
+      << "% from 256 to 16,384: WQE misses start past 256 QPs x 4 WRs outstanding, QPC misses "
+         "past 2,048 QPs |\n"
       << "| Zhou et al., \"UCCL-Tran\" (OSDI 2026), Figure 6 | 400 Gb/s NVIDIA NICs (the paper's "
          "CX_IB testbed; ConnectX-7 per its introduction) | \"Figure 6 shows only ∼17% drop when "
          "scaling RC QPs from 60 to 60k\" (collective all-to-all, MTU-sized packets) | not run: "
