@@ -185,6 +185,17 @@ class Nic : public sc_core::sc_module, private NetIf {
     sc_core::sc_time wire;
   };
   std::array<WireMemo, engine::kNumPacketKinds> wire_memo_;
+  // The timing's figures as sc_time, converted once (the hot path builds no sc_time from
+  // integers or doubles); a read's byte time memoized for the last length.
+  struct Delays {
+    sc_core::sc_time doorbell, pcie_read, wqe_bytes, wqe_fetch, tx_latency, tx_pkt, rx_latency,
+        ack, cqe, propagation;
+  };
+  const Delays d_;
+  static Delays DelaysOf(const model::Timing& t);
+  sc_core::sc_time ReadBytes(uint32_t len);  // len bytes at pcie_gbps
+  uint32_t read_memo_len_ = ~0u;
+  sc_core::sc_time read_memo_;
 };
 
 }  // namespace qptwin::sc

@@ -25,7 +25,8 @@ Nic::Nic(sc_core::sc_module_name name, const NicConfig& config)
       tx_responses_("tx_responses", &tx_event_),
       requests_("requests"),
       responses_("responses"),
-      cqes_("cqes") {
+      cqes_("cqes"),
+      d_(DelaysOf(config.timing)) {
   mmio.register_b_transport(this, &Nic::MmioTransport);
   net_in.bind(static_cast<NetIf&>(*this));
   // A quantum of 1 us: the requester runs ahead at most that far (tlm_quantumkeeper).
@@ -40,6 +41,29 @@ Nic::Nic(sc_core::sc_module_name name, const NicConfig& config)
   SC_THREAD(Responder);
   SC_THREAD(Completer);
   SC_THREAD(CqeWriter);
+}
+
+Nic::Delays Nic::DelaysOf(const model::Timing& t) {
+  Delays d;
+  d.doorbell = Ns(t.nic.doorbell_ns);
+  d.pcie_read = Ns(t.nic.pcie_read_ns);
+  d.wqe_bytes = BytesAt(t.nic.pcie_gbps, kWqeBytes);
+  d.wqe_fetch = d.pcie_read + d.wqe_bytes;
+  d.tx_latency = Ns(t.nic.tx_latency_ns);
+  d.tx_pkt = Ns(t.nic.tx_pkt_ns);
+  d.rx_latency = Ns(t.nic.rx_latency_ns);
+  d.ack = Ns(t.nic.ack_ns);
+  d.cqe = Ns(t.nic.cqe_ns);
+  d.propagation = Ns(t.link.propagation_ns);
+  return d;
+}
+
+sc_time Nic::ReadBytes(uint32_t len) {
+  if (len != read_memo_len_) {
+    read_memo_ = BytesAt(config_.timing.nic.pcie_gbps, len);
+    read_memo_len_ = len;
+  }
+  return read_memo_;
 }
 
 void Nic::Trace(sc_core::sc_trace_file* tf, const std::vector<uint32_t>& qpns) {
@@ -75,7 +99,7 @@ void Nic::MmioTransport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     const bool rq = (a - kRegDoorbell) % 8 == 4;
     // A posted write: the host goes on; the NIC sees it doorbell_ns later.
     doorbells_.Put({qpn, rq, static_cast<uint32_t>(v),
-                    sc_core::sc_time_stamp() + delay + Ns(config_.timing.nic.doorbell_ns)});
+                    sc_core::sc_time_stamp() + delay + d_.doorbell});
     return;
   }
   if (a == kRegCmdOp && gp.is_write()) {
@@ -213,7 +237,7 @@ bool Nic::DmaNow(tlm::tlm_generic_payload& gp, tlm::tlm_command cmd, uint64_t ad
 
 void Nic::WriteCqe(uint32_t cqn, const Cqe& cqe, sc_time done) {
   const sc_time at = std::max(done, sc_core::sc_time_stamp());
-  cqes_.Put(CqeJob{cqn, cqe, at + Ns(config_.timing.nic.cqe_ns)});
+  cqes_.Put(CqeJob{cqn, cqe, at + d_.cqe});
 }
 
 // Issues each CQE's write at its time (never annotated ahead: a host polling its CQ never

@@ -39,15 +39,14 @@ void Nic::Requester() {
 }
 
 bool Nic::SendOne(QpContext& qp) {
-  const model::NicTiming& nt = config_.timing.nic;
   const sc_time now = sc_core::sc_time_stamp();
   const sc_time issue = std::max(requester_time_, now);
   sc_time local = issue - now;  // the WQE fetch starts at `issue`
   uint8_t raw[kWqeBytes];
   const bool fetched =
       Dma(requester_gp_, tlm::TLM_READ_COMMAND, qp.sq.SlotAddr(qp.sq_ci, kWqeBytes), raw, kWqeBytes,
-          Ns(nt.pcie_read_ns) + BytesAt(nt.pcie_gbps, kWqeBytes), &local);
-  requester_time_ = issue + BytesAt(nt.pcie_gbps, kWqeBytes);
+          d_.wqe_fetch, &local);
+  requester_time_ = issue + d_.wqe_bytes;
   ++qp.sq_ci;
   Wqe w = fetched ? DecodeWqe(raw) : Wqe{};
   if (!fetched || !OpcodeAllowed(qp.type, w.opcode)) {
@@ -69,10 +68,10 @@ bool Nic::SendOne(QpContext& qp) {
     if (!read) {
       // Issued when the WQE is in (`local` is its completion), after the WQE on the channel.
       pkt->data.ResizeForOverwrite(w.length);  // the DMA read fills it; capacity kept
+      const sc_time bytes = ReadBytes(w.length);
       const bool ok = Dma(requester_gp_, tlm::TLM_READ_COMMAND, w.addr, pkt->data.data(),
-                          w.length, Ns(nt.pcie_read_ns) + BytesAt(nt.pcie_gbps, w.length),
-                          &local);
-      requester_time_ += BytesAt(nt.pcie_gbps, w.length);
+                          w.length, d_.pcie_read + bytes, &local);
+      requester_time_ += bytes;
       if (!ok) {
         CompleteLocal(qp, w, WcStatus::kLocProtErr, true);
         ToError(qp);
@@ -100,8 +99,8 @@ bool Nic::SendOne(QpContext& qp) {
   qp.sq_psn = engine::PsnAdd(qp.sq_psn, p.npkts);
   // tx_latency_ns after the data is in, the send engine builds the packets (tx_pkt_ns each),
   // one message after the other (the SQ's order is the wire's).
-  const sc_time start = std::max(now + local + Ns(nt.tx_latency_ns), engine_free_);
-  engine_free_ = start + Ns(nt.tx_pkt_ns * p.npkts);
+  const sc_time start = std::max(now + local + d_.tx_latency, engine_free_);
+  engine_free_ = start + sc_time::from_value(d_.tx_pkt.value() * p.npkts);
   if (qp.type == QpType::kRc) {
     qp.outstanding.push_back(Pending{w.wr_id, w.opcode, (w.flags & send_flag::kSignaled) != 0,
                                      w.length, w.addr, engine::PsnAdd(p.psn, p.npkts - 1)});
@@ -154,8 +153,7 @@ void Nic::ToError(QpContext& qp) {
 void Nic::Flush(QpContext& qp) {
   qk_.sync();
   if (requester_time_ > sc_core::sc_time_stamp()) wait(requester_time_ - sc_core::sc_time_stamp());
-  const model::NicTiming& nt = config_.timing.nic;
-  const sc_time fetch = Ns(nt.pcie_read_ns) + BytesAt(nt.pcie_gbps, kWqeBytes);
+  const sc_time fetch = d_.wqe_fetch;
   while (qp.exists && qp.state == QpState::kErr &&
          (!qp.outstanding.empty() || qp.sq_ci != qp.sq_pi || qp.rq_ci != qp.rq_pi)) {
     Cqe c;

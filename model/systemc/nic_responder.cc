@@ -51,7 +51,7 @@ void Nic::PortTx() {
     }
     np.wire = m.wire;
     link_free_ = std::max(link_free_, sc_time_stamp()) + np.wire;
-    np.ready = link_free_ + Ns(link.propagation_ns);
+    np.ready = link_free_ + d_.propagation;
     ++packets_sent_;
     net_out->Deliver(np);
   }
@@ -66,7 +66,7 @@ void Nic::PortTx() {
 
 void Nic::Deliver(const NetPacket& in) {
   NetPacket np = in;
-  np.ready += Ns(config_.timing.nic.rx_latency_ns);
+  np.ready += d_.rx_latency;
   (engine::IsRequest(np.pkt->kind) ? requests_ : responses_).Put(np);
 }
 
@@ -88,7 +88,6 @@ void Nic::Responder() {
 }
 
 void Nic::Respond(QpContext& qp, const Packet& p) {
-  const model::NicTiming& nt = config_.timing.nic;
   const bool rc = qp.type == QpType::kRc;
   if (qp.type == QpType::kUd && p.qkey != qp.qkey) return;  // IBTA C10-15: drop
   if (qp.type != QpType::kUd && p.psn != qp.rq_psn) {
@@ -111,7 +110,7 @@ void Nic::Respond(QpContext& qp, const Packet& p) {
   if (nak == NakCode::kNone && p.kind == PacketKind::kReadReq && p.length > 0) {
     out.resize(p.length);
     if (!DmaNow(responder_gp_, tlm::TLM_READ_COMMAND, p.remote_addr, out.data(), p.length,
-                Ns(nt.pcie_read_ns) + BytesAt(nt.pcie_gbps, p.length))) {
+                d_.pcie_read + ReadBytes(p.length))) {
       nak = NakCode::kRemoteOp;
     }
   }
@@ -153,11 +152,10 @@ void Nic::Respond(QpContext& qp, const Packet& p) {
 }
 
 NakCode Nic::Receive(QpContext& qp, const std::vector<uint8_t>& bytes, Cqe* cqe) {
-  const model::NicTiming& nt = config_.timing.nic;
   if (qp.rq_ci == qp.rq_pi) return NakCode::kRnr;
   uint8_t raw[kWqeBytes];
   const bool fetched = DmaNow(responder_gp_, tlm::TLM_READ_COMMAND, qp.rq.SlotAddr(qp.rq_ci, kWqeBytes), raw,
-                              kWqeBytes, Ns(nt.pcie_read_ns) + BytesAt(nt.pcie_gbps, kWqeBytes));
+                              kWqeBytes, d_.wqe_fetch);
   ++qp.rq_ci;
   --qp.rq_occupancy;
   const Wqe w = fetched ? DecodeWqe(raw) : Wqe{};
@@ -200,7 +198,7 @@ void Nic::Reply(const QpContext& qp, const Packet& req, PacketKind kind, NakCode
   r.npkts = kind == PacketKind::kReadResp ? req.npkts : 1;
   r.data.assign(data.data(), data.data() + data.size());
   // ack_ns after the request is processed (timing.h contract 2).
-  Transmit(NetPacket{pkt, sc_time_stamp() + Ns(config_.timing.nic.ack_ns), sc_core::SC_ZERO_TIME});
+  Transmit(NetPacket{pkt, sc_time_stamp() + d_.ack, sc_core::SC_ZERO_TIME});
 }
 
 void Nic::Completer() {
