@@ -114,7 +114,9 @@ class Nic : public sc_core::sc_module, private NetIf {
   void MmioTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
   uint32_t Execute(CmdOp op, sc_core::sc_time& delay);
   void HostInterface();
-  void Schedule(QpContext& qp);
+  // Puts the QP on the requester's work list; the requester wakes `delay` from now (or
+  // earlier for other work).
+  void Schedule(QpContext& qp, sc_core::sc_time delay = sc_core::SC_ZERO_TIME);
   // A DMA of `len` bytes with the NIC's own `cost`; true when the memory answered OK.
   // `local` is the caller's time offset (quantum keeper or 0): the transaction is issued at
   // sc_time_stamp() + *local, and *local grows by the delay (the caller decides to wait).
@@ -158,8 +160,30 @@ class Nic : public sc_core::sc_module, private NetIf {
   std::array<Cq, kMaxCqs> cqs_;
   uint64_t cmd_args_[kCmdArgs] = {};
   uint32_t cmd_status_ = 0;
-  TimedChannel<Doorbell> doorbells_;
-  sc_core::sc_fifo<uint32_t> sq_work_;
+  TimedChannel<Doorbell> doorbells_;  // RQ doorbells (the host interface applies them)
+  // SQ doorbells go to the requester directly, each QP's in order with the time the NIC
+  // sees it: the requester fetches a WQE no earlier than its doorbell, and may take
+  // doorbells ahead of SystemC time (within its quantum) as it takes everything else.
+  struct SqBell {
+    uint32_t value = 0;
+    sc_core::sc_time ready;
+  };
+  struct SqBells {
+    std::vector<SqBell> items;
+    size_t head = 0;
+    sc_core::sc_time acts;  // the last doorbell taken acts (its WQEs are fetched no earlier)
+    bool empty() const { return head == items.size(); }
+    const SqBell& front() const { return items[head]; }
+    void pop() {
+      if (++head == items.size()) items.clear(), head = 0;
+    }
+  };
+  std::vector<SqBells> sq_bells_;
+  // Takes the QP's next SQ doorbell (sq_pi, occupancy); the time it acts.
+  void TakeSqBell(QpContext& qp);
+  std::vector<uint32_t> work_;  // the requester's work list (QPNs), from work_head_
+  size_t work_head_ = 0;
+  sc_core::sc_event work_event_;
   // The port serves two queues: the requester's packets (stamped ahead of time) and the
   // responder's ACKs/NAKs/READ responses, so neither waits behind the other's times.
   sc_core::sc_event tx_event_;  // either tx queue's head is due

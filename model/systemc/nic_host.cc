@@ -20,7 +20,7 @@ Nic::Nic(sc_core::sc_module_name name, const NicConfig& config)
       config_(config),
       qps_(kMaxQps),
       doorbells_("doorbells"),
-      sq_work_("sq_work", 2 * kMaxQps),
+      sq_bells_(kMaxQps),
       tx_requests_("tx_requests", &tx_event_),
       tx_responses_("tx_responses", &tx_event_),
       requests_("requests"),
@@ -98,8 +98,13 @@ void Nic::MmioTransport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     const uint32_t qpn = static_cast<uint32_t>((a - kRegDoorbell) / 8);
     const bool rq = (a - kRegDoorbell) % 8 == 4;
     // A posted write: the host goes on; the NIC sees it doorbell_ns later.
-    doorbells_.Put({qpn, rq, static_cast<uint32_t>(v),
-                    sc_core::sc_time_stamp() + delay + d_.doorbell});
+    const sc_time ready = sc_core::sc_time_stamp() + delay + d_.doorbell;
+    if (rq) {
+      doorbells_.Put({qpn, rq, static_cast<uint32_t>(v), ready});
+    } else if (qpn < kMaxQps && qps_[qpn].exists) {
+      sq_bells_[qpn].items.push_back({static_cast<uint32_t>(v), ready});
+      Schedule(qps_[qpn], delay + d_.doorbell);
+    }
     return;
   }
   if (a == kRegCmdOp && gp.is_write()) {
@@ -137,6 +142,7 @@ uint32_t Nic::Execute(CmdOp op, sc_time& delay) {
       }
       QpContext& qp = qps_[a[0]];
       qp = QpContext{};
+      sq_bells_[a[0]] = SqBells{};
       qp.exists = true;
       qp.qpn = static_cast<uint32_t>(a[0]);
       qp.type = type;
@@ -179,6 +185,7 @@ uint32_t Nic::Execute(CmdOp op, sc_time& delay) {
     case CmdOp::kDestroyQp: {
       if (a[0] >= kMaxQps || !qps_[a[0]].exists) return EINVAL;
       qps_[a[0]] = QpContext{};
+      sq_bells_[a[0]] = SqBells{};
       delay += Ns(ct.destroy_qp_ns);
       return 0;
     }
@@ -186,29 +193,34 @@ uint32_t Nic::Execute(CmdOp op, sc_time& delay) {
   return EINVAL;
 }
 
-// An SC_METHOD: doorbells in the order written, each acting doorbell_ns after its write.
+// An SC_METHOD: RQ doorbells in the order written, each acting doorbell_ns after its write
+// (the responder sees a receive WQE exactly from then on).
 void Nic::HostInterface() {
   Doorbell db;
   while (doorbells_.TryGet(&db)) {
     if (db.qpn >= kMaxQps || !qps_[db.qpn].exists) continue;
     QpContext& qp = qps_[db.qpn];
-    if (db.rq) {
-      qp.rq_occupancy += static_cast<int>(db.value - qp.rq_pi);
-      qp.rq_pi = db.value;
-      if (qp.state == QpState::kErr) Schedule(qp);
-    } else {
-      qp.sq_occupancy += static_cast<int>(db.value - qp.sq_pi);
-      qp.sq_pi = db.value;
-      Schedule(qp);
-    }
+    qp.rq_occupancy += static_cast<int>(db.value - qp.rq_pi);
+    qp.rq_pi = db.value;
+    if (qp.state == QpState::kErr) Schedule(qp);
   }
   next_trigger(doorbells_.ready_event());
 }
 
-void Nic::Schedule(QpContext& qp) {
+void Nic::Schedule(QpContext& qp, sc_time delay) {
   if (qp.scheduled) return;
   qp.scheduled = true;
-  sq_work_.nb_write(qp.qpn);  // room for every QP twice: never full
+  work_.push_back(qp.qpn);
+  work_event_.notify(delay);  // an earlier pending notification stays (IEEE 1666 5.10.8)
+}
+
+void Nic::TakeSqBell(QpContext& qp) {
+  SqBells& b = sq_bells_[qp.qpn];
+  const SqBell bell = b.front();
+  b.pop();
+  b.acts = bell.ready;
+  qp.sq_occupancy += static_cast<int>(bell.value - qp.sq_pi);
+  qp.sq_pi = bell.value;
 }
 
 bool Nic::Dma(tlm::tlm_generic_payload& gp, tlm::tlm_command cmd, uint64_t addr, uint8_t* data,

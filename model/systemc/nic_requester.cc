@@ -18,8 +18,9 @@ using sc_core::sc_time;
 
 void Nic::Requester() {
   for (;;) {
-    uint32_t qpn = 0;
-    sq_work_.read(qpn);  // (the by-value read() trips -Wmaybe-uninitialized in sc_fifo.h)
+    while (work_head_ == work_.size()) wait(work_event_);
+    const uint32_t qpn = work_[work_head_];
+    if (++work_head_ == work_.size()) work_.clear(), work_head_ = 0;
     QpContext& qp = qps_[qpn];
     qk_.reset();
     while (qp.exists) {
@@ -28,19 +29,35 @@ void Nic::Requester() {
         break;
       }
       // Only RTS (and SQD's drain, not modelled) sends; WQEs posted earlier wait for RTS.
-      if (qp.state != QpState::kRts || qp.sq_ci == qp.sq_pi) break;
+      if (qp.state != QpState::kRts) break;
+      if (qp.sq_ci == qp.sq_pi) {
+        if (sq_bells_[qpn].empty()) break;
+        TakeSqBell(qp);
+        // A doorbell beyond the quantum (a host far ahead): wait until it acts.
+        const sc_time acts = sq_bells_[qpn].acts;
+        if (acts > sc_core::sc_time_stamp() + tlm_utils::tlm_quantumkeeper::get_global_quantum()) {
+          qk_.sync();
+          if (acts > sc_core::sc_time_stamp()) wait(acts - sc_core::sc_time_stamp());
+        }
+        continue;
+      }
       SendOne(qp);
       const sc_time now = sc_core::sc_time_stamp();
       qk_.set(requester_time_ > now ? requester_time_ - now : sc_core::SC_ZERO_TIME);
       if (qk_.need_sync()) qk_.sync();
     }
     qp.scheduled = false;
+    // Doorbells that come later than a flush (ERR) flush when they act.
+    if (qp.exists && qp.state == QpState::kErr && !sq_bells_[qpn].empty()) {
+      const sc_time now = sc_core::sc_time_stamp(), at = sq_bells_[qpn].front().ready;
+      Schedule(qp, at > now ? at - now : sc_core::SC_ZERO_TIME);
+    }
   }
 }
 
 bool Nic::SendOne(QpContext& qp) {
   const sc_time now = sc_core::sc_time_stamp();
-  const sc_time issue = std::max(requester_time_, now);
+  const sc_time issue = std::max(std::max(requester_time_, now), sq_bells_[qp.qpn].acts);
   sc_time local = issue - now;  // the WQE fetch starts at `issue`
   uint8_t raw[kWqeBytes];
   const bool fetched =
@@ -154,8 +171,16 @@ void Nic::Flush(QpContext& qp) {
   qk_.sync();
   if (requester_time_ > sc_core::sc_time_stamp()) wait(requester_time_ - sc_core::sc_time_stamp());
   const sc_time fetch = d_.wqe_fetch;
-  while (qp.exists && qp.state == QpState::kErr &&
-         (!qp.outstanding.empty() || qp.sq_ci != qp.sq_pi || qp.rq_ci != qp.rq_pi)) {
+  for (;;) {
+    // The SQ doorbells that have acted by now count (later ones flush when they act).
+    while (qp.sq_ci == qp.sq_pi && !sq_bells_[qp.qpn].empty() &&
+           sq_bells_[qp.qpn].front().ready <= sc_core::sc_time_stamp()) {
+      TakeSqBell(qp);
+    }
+    if (!qp.exists || qp.state != QpState::kErr ||
+        (qp.outstanding.empty() && qp.sq_ci == qp.sq_pi && qp.rq_ci == qp.rq_pi)) {
+      break;
+    }
     Cqe c;
     c.status = WcStatus::kWrFlushErr;
     c.qpn = qp.qpn;
