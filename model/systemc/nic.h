@@ -150,8 +150,13 @@ class Nic : public sc_core::sc_module, private NetIf {
   // Consumes a receive WQE for `bytes`; kNone when written, kRnr when none is posted, else
   // the NAK (the CQE, with its error status, is in *cqe when a WQE was consumed).
   engine::NakCode Receive(QpContext& qp, const std::vector<uint8_t>& bytes, Cqe* cqe);
+  // The reply is handed to the port ack_ns after `at` (when the request was processed).
   void Reply(const QpContext& qp, const engine::Packet& req, engine::PacketKind kind,
-             engine::NakCode nak, std::vector<uint8_t> data);
+             engine::NakCode nak, std::vector<uint8_t> data, sc_core::sc_time at);
+  // The responder's fast path ahead of SystemC time: a clean RDMA WRITE (no immediate) on a
+  // receiving RC/UC QP is executed at np.ready by annotation; false: not such a request (the
+  // responder waits until it is due and takes the exact path).
+  bool RespondAhead(QpContext& qp, const NetPacket& np);
   void Completer();
 
   const NicConfig config_;
