@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "model/systemc/nic.h"
 
@@ -273,7 +274,7 @@ void Nic::CqeWriter() {
 
 void Nic::Transmit(NetPacket np) {
   ++tx_occupancy_;
-  (engine::IsRequest(np.pkt->kind) ? tx_requests_ : tx_responses_).Put(np);
+  (engine::IsRequest(np.pkt->kind) ? tx_requests_ : tx_responses_).Put(std::move(np));
 }
 
 }  // namespace qptwin::sc

@@ -7,6 +7,7 @@
 // annotation and each packet carries the time it is ready (net.h contract 1).
 #include <algorithm>
 #include <memory>
+#include <utility>
 
 #include "model/systemc/nic.h"
 #include "model/wire.h"
@@ -122,7 +123,7 @@ bool Nic::SendOne(QpContext& qp) {
     qp.outstanding.push_back(Pending{w.wr_id, w.opcode, (w.flags & send_flag::kSignaled) != 0,
                                      w.length, w.addr, engine::PsnAdd(p.psn, p.npkts - 1)});
   }
-  Transmit(NetPacket{pkt, engine_free_, sc_core::SC_ZERO_TIME});
+  Transmit(NetPacket{std::move(pkt), engine_free_, sc_core::SC_ZERO_TIME});
   // UC and UD complete once sent (IBTA 9.8.3 / 9.8.4: no acknowledgement).
   if (qp.type != QpType::kRc) CompleteLocal(qp, w, WcStatus::kSuccess, false, engine_free_);
   return true;

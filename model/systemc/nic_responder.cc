@@ -1,6 +1,7 @@
 // The port, the responder and the completer of the SystemC NIC.
 #include <algorithm>
 #include <memory>
+#include <utility>
 
 #include "model/systemc/nic.h"
 #include "model/wire.h"
@@ -67,7 +68,7 @@ void Nic::PortTx() {
 void Nic::Deliver(const NetPacket& in) {
   NetPacket np = in;
   np.ready += d_.rx_latency;
-  (engine::IsRequest(np.pkt->kind) ? requests_ : responses_).Put(np);
+  (engine::IsRequest(np.pkt->kind) ? requests_ : responses_).Put(std::move(np));
 }
 
 // Runs ahead of SystemC time by up to the global quantum (as the requester does): a request
@@ -236,7 +237,7 @@ void Nic::Reply(const QpContext& qp, const Packet& req, PacketKind kind, NakCode
   r.npkts = kind == PacketKind::kReadResp ? req.npkts : 1;
   r.data.assign(data.data(), data.data() + data.size());
   // ack_ns after the request is processed (timing.h contract 2).
-  Transmit(NetPacket{pkt, at + d_.ack, sc_core::SC_ZERO_TIME});
+  Transmit(NetPacket{std::move(pkt), at + d_.ack, sc_core::SC_ZERO_TIME});
 }
 
 // Runs ahead as the responder does: an ACK completes at its own time by annotation (its

@@ -18,6 +18,7 @@
 #include <systemc>
 
 #include <deque>
+#include <utility>
 
 namespace qptwin::sc {
 
@@ -45,6 +46,10 @@ class TimedChannel : public sc_core::sc_prim_channel, public TimedOutIf<T>, publ
 
   void Put(const T& item) override {
     items_.push_back(item);
+    if (items_.size() == 1) NotifyHead();
+  }
+  void Put(T&& item) {
+    items_.push_back(std::move(item));
     if (items_.size() == 1) NotifyHead();
   }
   bool TryGet(T* item) override {
