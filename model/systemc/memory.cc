@@ -39,7 +39,8 @@ uint8_t* Memory::Bytes(uint64_t addr, uint64_t len) {
 }
 
 void Memory::Transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay, bool from_nic) {
-  const sc_core::sc_time at = sc_core::sc_time_stamp() + delay;
+  const sc_core::sc_time at = on_access && from_nic ? sc_core::sc_time_stamp() + delay
+                                                    : sc_core::SC_ZERO_TIME;
   uint8_t* mem = Bytes(gp.get_address(), gp.get_data_length());
   if (!mem || gp.get_byte_enable_ptr() || gp.get_streaming_width() < gp.get_data_length()) {
     gp.set_response_status(mem ? tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE

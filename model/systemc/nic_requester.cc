@@ -137,10 +137,8 @@ std::shared_ptr<Packet> Nic::NewPacket() {
     std::shared_ptr<Packet>& p = packet_pool_[pool_cursor_];
     pool_cursor_ = (pool_cursor_ + 1) % packet_pool_.size();
     if (p.use_count() == 1) {
-      engine::Payload data = std::move(p->data);
-      *p = Packet{};
-      data.clear();
-      p->data = std::move(data);
+      static const Packet kBlank;
+      *p = kBlank;  // every field reset; the payload's copy keeps its capacity (packet.h)
       return p;
     }
   }

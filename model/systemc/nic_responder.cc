@@ -39,8 +39,9 @@ uint8_t* WriteData(const engine::Payload& v) { return const_cast<uint8_t*>(v.dat
 // link rate; responses first when both queues have a due packet.
 void Nic::PortTx() {
   const model::LinkTiming& link = config_.timing.link;
+  const sc_time now = sc_time_stamp();
   NetPacket np;
-  while (tx_responses_.TryGet(&np) || tx_requests_.TryGet(&np)) {
+  while (tx_responses_.TryGetBefore(&np, now) || tx_requests_.TryGetBefore(&np, now)) {
     --tx_occupancy_;
     const Packet& p = *np.pkt;
     WireMemo& m = wire_memo_[static_cast<size_t>(p.kind)];
@@ -51,15 +52,17 @@ void Nic::PortTx() {
       if (p.transport == QpType::kUd) m.bytes = ~size_t{0};  // UD's DETH: not memoized
     }
     np.wire = m.wire;
-    link_free_ = std::max(link_free_, sc_time_stamp()) + np.wire;
+    link_free_ = std::max(link_free_, now) + np.wire;
     np.ready = link_free_ + d_.propagation;
     ++packets_sent_;
     net_out->Deliver(np);
   }
-  const bool busy = link_free_ > sc_time_stamp();
+  tx_responses_.ArmHead();  // either queue's next head (one shared event: the earlier wins)
+  tx_requests_.ArmHead();
+  const bool busy = link_free_ > now;
   if (trace_link_) link_busy_.write(busy);
   if (trace_link_ && busy) {
-    next_trigger(link_free_ - sc_time_stamp(), tx_event_);
+    next_trigger(link_free_ - now, tx_event_);
   } else {
     next_trigger(tx_event_);
   }
