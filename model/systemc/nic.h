@@ -186,6 +186,8 @@ class Nic : public sc_core::sc_module, private NetIf {
   std::vector<SqBells> sq_bells_;
   // Takes the QP's next SQ doorbell (sq_pi, occupancy); the time it acts.
   void TakeSqBell(QpContext& qp);
+  sc_core::sc_time WorkDue(uint32_t qpn) const;
+  sc_core::sc_time EarliestWork();  // moves the listed QP due first to the list's head
   std::vector<uint32_t> work_;  // the requester's work list (QPNs), from work_head_
   size_t work_head_ = 0;
   sc_core::sc_event work_event_;

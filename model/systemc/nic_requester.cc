@@ -17,13 +17,37 @@ namespace qptwin::sc {
 using engine::Packet;
 using sc_core::sc_time;
 
+// When the QP's next WQE may start: its next doorbell's time if it waits for one, else now.
+sc_time Nic::WorkDue(uint32_t qpn) const {
+  const QpContext& qp = qps_[qpn];
+  const SqBells& b = sq_bells_[qpn];
+  if (qp.exists && qp.state == QpState::kRts && qp.sq_ci == qp.sq_pi && !b.empty()) {
+    return b.front().ready;
+  }
+  return sc_core::SC_ZERO_TIME;
+}
+
+// The listed QP that is due first (ties: the one listed first), moved to the list's head.
+sc_time Nic::EarliestWork() {
+  size_t best = work_head_;
+  sc_time due = WorkDue(work_[best]);
+  for (size_t i = work_head_ + 1; i < work_.size() && due != sc_core::SC_ZERO_TIME; ++i) {
+    const sc_time d = WorkDue(work_[i]);
+    if (d < due) due = d, best = i;
+  }
+  std::swap(work_[work_head_], work_[best]);
+  return due;
+}
+
 void Nic::Requester() {
   for (;;) {
     while (work_head_ == work_.size()) wait(work_event_);
+    EarliestWork();
     const uint32_t qpn = work_[work_head_];
     if (++work_head_ == work_.size()) work_.clear(), work_head_ = 0;
     QpContext& qp = qps_[qpn];
     qk_.reset();
+    bool yielded = false;
     while (qp.exists) {
       if (qp.state == QpState::kErr) {
         Flush(qp);
@@ -33,6 +57,11 @@ void Nic::Requester() {
       if (qp.state != QpState::kRts) break;
       if (qp.sq_ci == qp.sq_pi) {
         if (sq_bells_[qpn].empty()) break;
+        // Another QP's work that is due before this doorbell acts goes first.
+        if (work_head_ != work_.size() && EarliestWork() < sq_bells_[qpn].front().ready) {
+          yielded = true;
+          break;
+        }
         TakeSqBell(qp);
         // A doorbell beyond the quantum (a host far ahead): wait until it acts.
         const sc_time acts = sq_bells_[qpn].acts;
@@ -48,6 +77,7 @@ void Nic::Requester() {
       if (qk_.need_sync()) qk_.sync();
     }
     qp.scheduled = false;
+    if (yielded) Schedule(qp);
     // Doorbells that come later than a flush (ERR) flush when they act.
     if (qp.exists && qp.state == QpState::kErr && !sq_bells_[qpn].empty()) {
       const sc_time now = sc_core::sc_time_stamp(), at = sq_bells_[qpn].front().ready;
