@@ -16,17 +16,29 @@
 //     TLM_OK_RESPONSE is an error completion, never a crash: WQE fetch -> kLocQpOpErr,
 //     payload read or a READ response's write -> kLocProtErr, responder write -> NAK
 //     remote operation error; a failed CQE write is counted in cqe_write_errors().
-//  3. Processes: host interface and port tx are SC_METHODs (no waits), the port's receive
-//     side is a function the Switch calls (net.h); requester, responder, completer and the
-//     CQE writer are SC_THREADs (they call b_transport, which may wait). Timing from
-//     model::Timing (timing.h; e.g. the cx6-100g profile), by block:
+//  3. Processes: host interface (RQ doorbells) and port tx are SC_METHODs (no waits), the
+//     port's receive side is a function the Switch calls (net.h); requester, responder,
+//     completer and the CQE writer are SC_THREADs (they call b_transport, which may wait).
+//     Temporal decoupling (TLM-2.0 LT, the global quantum, 1 us unless the user set one):
+//     SQ doorbells go straight to the requester, which takes them, and the WQEs they cover,
+//     up to a quantum ahead of SystemC time; the responder executes a clean RDMA WRITE (no
+//     immediate, PSN expected, keys good) and the completer an ACK as soon as they are
+//     delivered, up to a quantum before they are due, at their own time by annotation (the
+//     WRITE's DMA carries the offset as its delay; ACK, CQE and packets carry their times).
+//     Everything else (receive WQEs, READs, NAKs, errors) waits until it is due. So every
+//     time below is kept; what a decoupled block reads (QP state, keys) is read early, a
+//     WRITE's payload may be in host memory up to its lead early (a CQE never is), and
+//     CQEs stay in order (one writer, FIFO). Timing from model::Timing (timing.h; e.g. the
+//     cx6-100g profile), by block:
 //       host interface: a doorbell acts doorbell_ns after its MMIO write (posted);
 //                       a command costs ControlTiming's figure as the write's delay.
-//       requester:  WQE fetch pcie_read_ns + 64 B at pcie_gbps; payload read pcie_read_ns +
-//                   length at pcie_gbps (not for READ); then tx_latency_ns + tx_pkt_ns per
-//                   packet. Pipelined: the DMA read channel is busy only for the bytes, the
-//                   send engine tx_pkt_ns per packet, messages leave in SQ order. Runs
-//                   ahead in a tlm_quantumkeeper (each DMA and packet carries its time).
+//       requester:  WQE fetch (no earlier than its doorbell acts) pcie_read_ns + 64 B at
+//                   pcie_gbps; payload read pcie_read_ns + length at pcie_gbps (not for
+//                   READ); then tx_latency_ns + tx_pkt_ns per packet. Pipelined: the DMA read
+//                   channel is busy only for the bytes, the send engine tx_pkt_ns per packet,
+//                   messages leave in SQ order; of several QPs, the one due first goes
+//                   first. Runs ahead in a tlm_quantumkeeper (each DMA and packet carries
+//                   its time).
 //       port:       each message's wire bytes (wire.h, headers per packet) at link.gbps, one
 //                   message at a time; + propagation_ns per cable; Switch: + switch_ns.
 //       receive:    rx_latency_ns after the last byte arrives (includes writing the payload:
