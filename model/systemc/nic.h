@@ -96,8 +96,10 @@ class Nic : public sc_core::sc_module, private NetIf {
   Nic(sc_core::sc_module_name name, const NicConfig& config);
 
   // Adds to `tf`: link busy, the transmit queue's occupancy, and per listed QP its state
-  // (QpState value) and its SQ/RQ occupancy (WQEs posted and not completed). Tracing link
-  // busy costs the port one more activation per packet (when the link goes idle).
+  // (QpState value) and its SQ/RQ occupancy (WQEs posted and not completed; the SQ's moves
+  // when the requester takes a doorbell and the completer an ACK, which may be up to a
+  // quantum before their times, contract 3). Tracing link busy costs the port one more
+  // activation per packet (when the link goes idle).
   void Trace(sc_core::sc_trace_file* tf, const std::vector<uint32_t>& qpns);
   const QpContext& qp(uint32_t qpn) const { return qps_[qpn]; }
   uint64_t cqe_write_errors() const { return cqe_write_errors_; }
