@@ -5,15 +5,27 @@
 namespace qptwin::sc {
 namespace {
 
+// Little-endian fields: one memcpy on a little-endian host (the compiler emits a plain load
+// or store), byte by byte elsewhere.
 template <typename T>
 void Put(uint8_t* p, T v) {
-  for (size_t i = 0; i < sizeof(T); ++i) p[i] = static_cast<uint8_t>(static_cast<uint64_t>(v) >> (8 * i));
+  if constexpr (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) {
+    std::memcpy(p, &v, sizeof(T));
+  } else {
+    for (size_t i = 0; i < sizeof(T); ++i) p[i] = static_cast<uint8_t>(static_cast<uint64_t>(v) >> (8 * i));
+  }
 }
 template <typename T>
 T Get(const uint8_t* p) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < sizeof(T); ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
-  return static_cast<T>(v);
+  if constexpr (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) {
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    return v;
+  } else {
+    uint64_t v = 0;
+    for (size_t i = 0; i < sizeof(T); ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
+    return static_cast<T>(v);
+  }
 }
 
 }  // namespace

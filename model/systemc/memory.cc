@@ -18,19 +18,29 @@ void Memory::CpuTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay)
   Transport(gp, delay, false);
 }
 
-void Memory::Map(uint64_t base, uint64_t size) { ranges_[base].assign(size, 0); }
+void Memory::Map(uint64_t base, uint64_t size) {
+  ranges_[base].assign(size, 0);
+  last_ = nullptr;
+}
 
 uint8_t* Memory::Bytes(uint64_t addr, uint64_t len) {
+  if (last_ && addr >= last_base_) {
+    const uint64_t off = addr - last_base_;
+    if (off <= last_->size() && len <= last_->size() - off) return last_->data() + off;
+  }
   auto it = ranges_.upper_bound(addr);
   if (it == ranges_.begin()) return nullptr;
   --it;
   const uint64_t off = addr - it->first;
   if (off > it->second.size() || len > it->second.size() - off) return nullptr;
+  last_base_ = it->first;
+  last_ = &it->second;
   return it->second.data() + off;
 }
 
 void Memory::Transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay, bool from_nic) {
-  const sc_core::sc_time at = sc_core::sc_time_stamp() + delay;
+  const sc_core::sc_time at = on_access && from_nic ? sc_core::sc_time_stamp() + delay
+                                                    : sc_core::SC_ZERO_TIME;
   uint8_t* mem = Bytes(gp.get_address(), gp.get_data_length());
   if (!mem || gp.get_byte_enable_ptr() || gp.get_streaming_width() < gp.get_data_length()) {
     gp.set_response_status(mem ? tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE

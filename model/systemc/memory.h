@@ -43,6 +43,9 @@ class Memory : public sc_core::sc_module {
 
   sc_core::sc_time latency_;
   std::map<uint64_t, std::vector<uint8_t>> ranges_;  // base -> bytes
+  // The range of the last hit (map nodes are stable; Map resets it).
+  uint64_t last_base_ = 0;
+  std::vector<uint8_t>* last_ = nullptr;
   uint64_t nic_transactions_ = 0;
   sc_core::sc_event nic_write_;
 };

@@ -16,17 +16,29 @@
 //     TLM_OK_RESPONSE is an error completion, never a crash: WQE fetch -> kLocQpOpErr,
 //     payload read or a READ response's write -> kLocProtErr, responder write -> NAK
 //     remote operation error; a failed CQE write is counted in cqe_write_errors().
-//  3. Processes: host interface and port tx are SC_METHODs (no waits), the port's receive
-//     side is a function the Switch calls (net.h); requester, responder, completer and the
-//     CQE writer are SC_THREADs (they call b_transport, which may wait). Timing from
-//     model::Timing (timing.h; e.g. the cx6-100g profile), by block:
+//  3. Processes: host interface (RQ doorbells) and port tx are SC_METHODs (no waits), the
+//     port's receive side is a function the Switch calls (net.h); requester, responder,
+//     completer and the CQE writer are SC_THREADs (they call b_transport, which may wait).
+//     Temporal decoupling (TLM-2.0 LT, the global quantum, 1 us unless the user set one):
+//     SQ doorbells go straight to the requester, which takes them, and the WQEs they cover,
+//     up to a quantum ahead of SystemC time; the responder executes a clean RDMA WRITE (no
+//     immediate, PSN expected, keys good) and the completer an ACK as soon as they are
+//     delivered, up to a quantum before they are due, at their own time by annotation (the
+//     WRITE's DMA carries the offset as its delay; ACK, CQE and packets carry their times).
+//     Everything else (receive WQEs, READs, NAKs, errors) waits until it is due. So every
+//     time below is kept; what a decoupled block reads (QP state, keys) is read early, a
+//     WRITE's payload may be in host memory up to its lead early (a CQE never is), and
+//     CQEs stay in order (one writer, FIFO). Timing from model::Timing (timing.h; e.g. the
+//     cx6-100g profile), by block:
 //       host interface: a doorbell acts doorbell_ns after its MMIO write (posted);
 //                       a command costs ControlTiming's figure as the write's delay.
-//       requester:  WQE fetch pcie_read_ns + 64 B at pcie_gbps; payload read pcie_read_ns +
-//                   length at pcie_gbps (not for READ); then tx_latency_ns + tx_pkt_ns per
-//                   packet. Pipelined: the DMA read channel is busy only for the bytes, the
-//                   send engine tx_pkt_ns per packet, messages leave in SQ order. Runs
-//                   ahead in a tlm_quantumkeeper (each DMA and packet carries its time).
+//       requester:  WQE fetch (no earlier than its doorbell acts) pcie_read_ns + 64 B at
+//                   pcie_gbps; payload read pcie_read_ns + length at pcie_gbps (not for
+//                   READ); then tx_latency_ns + tx_pkt_ns per packet. Pipelined: the DMA read
+//                   channel is busy only for the bytes, the send engine tx_pkt_ns per packet,
+//                   messages leave in SQ order; of several QPs, the one due first goes
+//                   first. Runs ahead in a tlm_quantumkeeper (each DMA and packet carries
+//                   its time).
 //       port:       each message's wire bytes (wire.h, headers per packet) at link.gbps, one
 //                   message at a time; + propagation_ns per cable; Switch: + switch_ns.
 //       receive:    rx_latency_ns after the last byte arrives (includes writing the payload:
@@ -84,8 +96,10 @@ class Nic : public sc_core::sc_module, private NetIf {
   Nic(sc_core::sc_module_name name, const NicConfig& config);
 
   // Adds to `tf`: link busy, the transmit queue's occupancy, and per listed QP its state
-  // (QpState value) and its SQ/RQ occupancy (WQEs posted and not completed). Tracing link
-  // busy costs the port one more activation per packet (when the link goes idle).
+  // (QpState value) and its SQ/RQ occupancy (WQEs posted and not completed; the SQ's moves
+  // when the requester takes a doorbell and the completer an ACK, which may be up to a
+  // quantum before their times, contract 3). Tracing link busy costs the port one more
+  // activation per packet (when the link goes idle).
   void Trace(sc_core::sc_trace_file* tf, const std::vector<uint32_t>& qpns);
   const QpContext& qp(uint32_t qpn) const { return qps_[qpn]; }
   uint64_t cqe_write_errors() const { return cqe_write_errors_; }
@@ -114,7 +128,9 @@ class Nic : public sc_core::sc_module, private NetIf {
   void MmioTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
   uint32_t Execute(CmdOp op, sc_core::sc_time& delay);
   void HostInterface();
-  void Schedule(QpContext& qp);
+  // Puts the QP on the requester's work list; the requester wakes `delay` from now (or
+  // earlier for other work).
+  void Schedule(QpContext& qp, sc_core::sc_time delay = sc_core::SC_ZERO_TIME);
   // A DMA of `len` bytes with the NIC's own `cost`; true when the memory answered OK.
   // `local` is the caller's time offset (quantum keeper or 0): the transaction is issued at
   // sc_time_stamp() + *local, and *local grows by the delay (the caller decides to wait).
@@ -148,8 +164,13 @@ class Nic : public sc_core::sc_module, private NetIf {
   // Consumes a receive WQE for `bytes`; kNone when written, kRnr when none is posted, else
   // the NAK (the CQE, with its error status, is in *cqe when a WQE was consumed).
   engine::NakCode Receive(QpContext& qp, const std::vector<uint8_t>& bytes, Cqe* cqe);
+  // The reply is handed to the port ack_ns after `at` (when the request was processed).
   void Reply(const QpContext& qp, const engine::Packet& req, engine::PacketKind kind,
-             engine::NakCode nak, std::vector<uint8_t> data);
+             engine::NakCode nak, std::vector<uint8_t> data, sc_core::sc_time at);
+  // The responder's fast path ahead of SystemC time: a clean RDMA WRITE (no immediate) on a
+  // receiving RC/UC QP is executed at np.ready by annotation; false: not such a request (the
+  // responder waits until it is due and takes the exact path).
+  bool RespondAhead(QpContext& qp, const NetPacket& np);
   void Completer();
 
   const NicConfig config_;
@@ -158,8 +179,32 @@ class Nic : public sc_core::sc_module, private NetIf {
   std::array<Cq, kMaxCqs> cqs_;
   uint64_t cmd_args_[kCmdArgs] = {};
   uint32_t cmd_status_ = 0;
-  TimedChannel<Doorbell> doorbells_;
-  sc_core::sc_fifo<uint32_t> sq_work_;
+  TimedChannel<Doorbell> doorbells_;  // RQ doorbells (the host interface applies them)
+  // SQ doorbells go to the requester directly, each QP's in order with the time the NIC
+  // sees it: the requester fetches a WQE no earlier than its doorbell, and may take
+  // doorbells ahead of SystemC time (within its quantum) as it takes everything else.
+  struct SqBell {
+    uint32_t value = 0;
+    sc_core::sc_time ready;
+  };
+  struct SqBells {
+    std::vector<SqBell> items;
+    size_t head = 0;
+    sc_core::sc_time acts;  // the last doorbell taken acts (its WQEs are fetched no earlier)
+    bool empty() const { return head == items.size(); }
+    const SqBell& front() const { return items[head]; }
+    void pop() {
+      if (++head == items.size()) items.clear(), head = 0;
+    }
+  };
+  std::vector<SqBells> sq_bells_;
+  // Takes the QP's next SQ doorbell (sq_pi, occupancy); the time it acts.
+  void TakeSqBell(QpContext& qp);
+  sc_core::sc_time WorkDue(uint32_t qpn) const;
+  sc_core::sc_time EarliestWork();  // moves the listed QP due first to the list's head
+  std::vector<uint32_t> work_;  // the requester's work list (QPNs), from work_head_
+  size_t work_head_ = 0;
+  sc_core::sc_event work_event_;
   // The port serves two queues: the requester's packets (stamped ahead of time) and the
   // responder's ACKs/NAKs/READ responses, so neither waits behind the other's times.
   sc_core::sc_event tx_event_;  // either tx queue's head is due
@@ -185,6 +230,17 @@ class Nic : public sc_core::sc_module, private NetIf {
     sc_core::sc_time wire;
   };
   std::array<WireMemo, engine::kNumPacketKinds> wire_memo_;
+  // The timing's figures as sc_time, converted once (the hot path builds no sc_time from
+  // integers or doubles); a read's byte time memoized for the last length.
+  struct Delays {
+    sc_core::sc_time doorbell, pcie_read, wqe_bytes, wqe_fetch, tx_latency, tx_pkt, rx_latency,
+        ack, cqe, propagation;
+  };
+  const Delays d_;
+  static Delays DelaysOf(const model::Timing& t);
+  sc_core::sc_time ReadBytes(uint32_t len);  // len bytes at pcie_gbps
+  uint32_t read_memo_len_ = ~0u;
+  sc_core::sc_time read_memo_;
 };
 
 }  // namespace qptwin::sc

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "model/systemc/nic.h"
 
@@ -20,12 +21,13 @@ Nic::Nic(sc_core::sc_module_name name, const NicConfig& config)
       config_(config),
       qps_(kMaxQps),
       doorbells_("doorbells"),
-      sq_work_("sq_work", 2 * kMaxQps),
+      sq_bells_(kMaxQps),
       tx_requests_("tx_requests", &tx_event_),
       tx_responses_("tx_responses", &tx_event_),
       requests_("requests"),
       responses_("responses"),
-      cqes_("cqes") {
+      cqes_("cqes"),
+      d_(DelaysOf(config.timing)) {
   mmio.register_b_transport(this, &Nic::MmioTransport);
   net_in.bind(static_cast<NetIf&>(*this));
   // A quantum of 1 us: the requester runs ahead at most that far (tlm_quantumkeeper).
@@ -40,6 +42,29 @@ Nic::Nic(sc_core::sc_module_name name, const NicConfig& config)
   SC_THREAD(Responder);
   SC_THREAD(Completer);
   SC_THREAD(CqeWriter);
+}
+
+Nic::Delays Nic::DelaysOf(const model::Timing& t) {
+  Delays d;
+  d.doorbell = Ns(t.nic.doorbell_ns);
+  d.pcie_read = Ns(t.nic.pcie_read_ns);
+  d.wqe_bytes = BytesAt(t.nic.pcie_gbps, kWqeBytes);
+  d.wqe_fetch = d.pcie_read + d.wqe_bytes;
+  d.tx_latency = Ns(t.nic.tx_latency_ns);
+  d.tx_pkt = Ns(t.nic.tx_pkt_ns);
+  d.rx_latency = Ns(t.nic.rx_latency_ns);
+  d.ack = Ns(t.nic.ack_ns);
+  d.cqe = Ns(t.nic.cqe_ns);
+  d.propagation = Ns(t.link.propagation_ns);
+  return d;
+}
+
+sc_time Nic::ReadBytes(uint32_t len) {
+  if (len != read_memo_len_) {
+    read_memo_ = BytesAt(config_.timing.nic.pcie_gbps, len);
+    read_memo_len_ = len;
+  }
+  return read_memo_;
 }
 
 void Nic::Trace(sc_core::sc_trace_file* tf, const std::vector<uint32_t>& qpns) {
@@ -74,8 +99,13 @@ void Nic::MmioTransport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     const uint32_t qpn = static_cast<uint32_t>((a - kRegDoorbell) / 8);
     const bool rq = (a - kRegDoorbell) % 8 == 4;
     // A posted write: the host goes on; the NIC sees it doorbell_ns later.
-    doorbells_.Put({qpn, rq, static_cast<uint32_t>(v),
-                    sc_core::sc_time_stamp() + delay + Ns(config_.timing.nic.doorbell_ns)});
+    const sc_time ready = sc_core::sc_time_stamp() + delay + d_.doorbell;
+    if (rq) {
+      doorbells_.Put({qpn, rq, static_cast<uint32_t>(v), ready});
+    } else if (qpn < kMaxQps && qps_[qpn].exists) {
+      sq_bells_[qpn].items.push_back({static_cast<uint32_t>(v), ready});
+      Schedule(qps_[qpn], delay + d_.doorbell);
+    }
     return;
   }
   if (a == kRegCmdOp && gp.is_write()) {
@@ -113,6 +143,7 @@ uint32_t Nic::Execute(CmdOp op, sc_time& delay) {
       }
       QpContext& qp = qps_[a[0]];
       qp = QpContext{};
+      sq_bells_[a[0]] = SqBells{};
       qp.exists = true;
       qp.qpn = static_cast<uint32_t>(a[0]);
       qp.type = type;
@@ -155,6 +186,7 @@ uint32_t Nic::Execute(CmdOp op, sc_time& delay) {
     case CmdOp::kDestroyQp: {
       if (a[0] >= kMaxQps || !qps_[a[0]].exists) return EINVAL;
       qps_[a[0]] = QpContext{};
+      sq_bells_[a[0]] = SqBells{};
       delay += Ns(ct.destroy_qp_ns);
       return 0;
     }
@@ -162,29 +194,34 @@ uint32_t Nic::Execute(CmdOp op, sc_time& delay) {
   return EINVAL;
 }
 
-// An SC_METHOD: doorbells in the order written, each acting doorbell_ns after its write.
+// An SC_METHOD: RQ doorbells in the order written, each acting doorbell_ns after its write
+// (the responder sees a receive WQE exactly from then on).
 void Nic::HostInterface() {
   Doorbell db;
   while (doorbells_.TryGet(&db)) {
     if (db.qpn >= kMaxQps || !qps_[db.qpn].exists) continue;
     QpContext& qp = qps_[db.qpn];
-    if (db.rq) {
-      qp.rq_occupancy += static_cast<int>(db.value - qp.rq_pi);
-      qp.rq_pi = db.value;
-      if (qp.state == QpState::kErr) Schedule(qp);
-    } else {
-      qp.sq_occupancy += static_cast<int>(db.value - qp.sq_pi);
-      qp.sq_pi = db.value;
-      Schedule(qp);
-    }
+    qp.rq_occupancy += static_cast<int>(db.value - qp.rq_pi);
+    qp.rq_pi = db.value;
+    if (qp.state == QpState::kErr) Schedule(qp);
   }
   next_trigger(doorbells_.ready_event());
 }
 
-void Nic::Schedule(QpContext& qp) {
+void Nic::Schedule(QpContext& qp, sc_time delay) {
   if (qp.scheduled) return;
   qp.scheduled = true;
-  sq_work_.nb_write(qp.qpn);  // room for every QP twice: never full
+  work_.push_back(qp.qpn);
+  work_event_.notify(delay);  // an earlier pending notification stays (IEEE 1666 5.10.8)
+}
+
+void Nic::TakeSqBell(QpContext& qp) {
+  SqBells& b = sq_bells_[qp.qpn];
+  const SqBell bell = b.front();
+  b.pop();
+  b.acts = bell.ready;
+  qp.sq_occupancy += static_cast<int>(bell.value - qp.sq_pi);
+  qp.sq_pi = bell.value;
 }
 
 bool Nic::Dma(tlm::tlm_generic_payload& gp, tlm::tlm_command cmd, uint64_t addr, uint8_t* data,
@@ -213,7 +250,7 @@ bool Nic::DmaNow(tlm::tlm_generic_payload& gp, tlm::tlm_command cmd, uint64_t ad
 
 void Nic::WriteCqe(uint32_t cqn, const Cqe& cqe, sc_time done) {
   const sc_time at = std::max(done, sc_core::sc_time_stamp());
-  cqes_.Put(CqeJob{cqn, cqe, at + Ns(config_.timing.nic.cqe_ns)});
+  cqes_.Put(CqeJob{cqn, cqe, at + d_.cqe});
 }
 
 // Issues each CQE's write at its time (never annotated ahead: a host polling its CQ never
@@ -237,7 +274,7 @@ void Nic::CqeWriter() {
 
 void Nic::Transmit(NetPacket np) {
   ++tx_occupancy_;
-  (engine::IsRequest(np.pkt->kind) ? tx_requests_ : tx_responses_).Put(np);
+  (engine::IsRequest(np.pkt->kind) ? tx_requests_ : tx_responses_).Put(std::move(np));
 }
 
 }  // namespace qptwin::sc

@@ -7,6 +7,7 @@
 // annotation and each packet carries the time it is ready (net.h contract 1).
 #include <algorithm>
 #include <memory>
+#include <utility>
 
 #include "model/systemc/nic.h"
 #include "model/wire.h"
@@ -16,38 +17,84 @@ namespace qptwin::sc {
 using engine::Packet;
 using sc_core::sc_time;
 
+// When the QP's next WQE may start: its next doorbell's time if it waits for one, else now.
+sc_time Nic::WorkDue(uint32_t qpn) const {
+  const QpContext& qp = qps_[qpn];
+  const SqBells& b = sq_bells_[qpn];
+  if (qp.exists && qp.state == QpState::kRts && qp.sq_ci == qp.sq_pi && !b.empty()) {
+    return b.front().ready;
+  }
+  return sc_core::SC_ZERO_TIME;
+}
+
+// The listed QP that is due first (ties: the one listed first), moved to the list's head.
+sc_time Nic::EarliestWork() {
+  size_t best = work_head_;
+  sc_time due = WorkDue(work_[best]);
+  for (size_t i = work_head_ + 1; i < work_.size() && due != sc_core::SC_ZERO_TIME; ++i) {
+    const sc_time d = WorkDue(work_[i]);
+    if (d < due) due = d, best = i;
+  }
+  std::swap(work_[work_head_], work_[best]);
+  return due;
+}
+
 void Nic::Requester() {
   for (;;) {
-    uint32_t qpn = 0;
-    sq_work_.read(qpn);  // (the by-value read() trips -Wmaybe-uninitialized in sc_fifo.h)
+    while (work_head_ == work_.size()) wait(work_event_);
+    EarliestWork();
+    const uint32_t qpn = work_[work_head_];
+    if (++work_head_ == work_.size()) work_.clear(), work_head_ = 0;
     QpContext& qp = qps_[qpn];
     qk_.reset();
+    bool yielded = false;
     while (qp.exists) {
       if (qp.state == QpState::kErr) {
         Flush(qp);
         break;
       }
       // Only RTS (and SQD's drain, not modelled) sends; WQEs posted earlier wait for RTS.
-      if (qp.state != QpState::kRts || qp.sq_ci == qp.sq_pi) break;
+      if (qp.state != QpState::kRts) break;
+      if (qp.sq_ci == qp.sq_pi) {
+        if (sq_bells_[qpn].empty()) break;
+        // Another QP's work that is due before this doorbell acts goes first.
+        if (work_head_ != work_.size() && EarliestWork() < sq_bells_[qpn].front().ready) {
+          yielded = true;
+          break;
+        }
+        TakeSqBell(qp);
+        // A doorbell beyond the quantum (a host far ahead): wait until it acts.
+        const sc_time acts = sq_bells_[qpn].acts;
+        if (acts > sc_core::sc_time_stamp() + tlm_utils::tlm_quantumkeeper::get_global_quantum()) {
+          qk_.sync();
+          if (acts > sc_core::sc_time_stamp()) wait(acts - sc_core::sc_time_stamp());
+        }
+        continue;
+      }
       SendOne(qp);
       const sc_time now = sc_core::sc_time_stamp();
       qk_.set(requester_time_ > now ? requester_time_ - now : sc_core::SC_ZERO_TIME);
       if (qk_.need_sync()) qk_.sync();
     }
     qp.scheduled = false;
+    if (yielded) Schedule(qp);
+    // Doorbells that come later than a flush (ERR) flush when they act.
+    if (qp.exists && qp.state == QpState::kErr && !sq_bells_[qpn].empty()) {
+      const sc_time now = sc_core::sc_time_stamp(), at = sq_bells_[qpn].front().ready;
+      Schedule(qp, at > now ? at - now : sc_core::SC_ZERO_TIME);
+    }
   }
 }
 
 bool Nic::SendOne(QpContext& qp) {
-  const model::NicTiming& nt = config_.timing.nic;
   const sc_time now = sc_core::sc_time_stamp();
-  const sc_time issue = std::max(requester_time_, now);
+  const sc_time issue = std::max(std::max(requester_time_, now), sq_bells_[qp.qpn].acts);
   sc_time local = issue - now;  // the WQE fetch starts at `issue`
   uint8_t raw[kWqeBytes];
   const bool fetched =
       Dma(requester_gp_, tlm::TLM_READ_COMMAND, qp.sq.SlotAddr(qp.sq_ci, kWqeBytes), raw, kWqeBytes,
-          Ns(nt.pcie_read_ns) + BytesAt(nt.pcie_gbps, kWqeBytes), &local);
-  requester_time_ = issue + BytesAt(nt.pcie_gbps, kWqeBytes);
+          d_.wqe_fetch, &local);
+  requester_time_ = issue + d_.wqe_bytes;
   ++qp.sq_ci;
   Wqe w = fetched ? DecodeWqe(raw) : Wqe{};
   if (!fetched || !OpcodeAllowed(qp.type, w.opcode)) {
@@ -69,10 +116,10 @@ bool Nic::SendOne(QpContext& qp) {
     if (!read) {
       // Issued when the WQE is in (`local` is its completion), after the WQE on the channel.
       pkt->data.ResizeForOverwrite(w.length);  // the DMA read fills it; capacity kept
+      const sc_time bytes = ReadBytes(w.length);
       const bool ok = Dma(requester_gp_, tlm::TLM_READ_COMMAND, w.addr, pkt->data.data(),
-                          w.length, Ns(nt.pcie_read_ns) + BytesAt(nt.pcie_gbps, w.length),
-                          &local);
-      requester_time_ += BytesAt(nt.pcie_gbps, w.length);
+                          w.length, d_.pcie_read + bytes, &local);
+      requester_time_ += bytes;
       if (!ok) {
         CompleteLocal(qp, w, WcStatus::kLocProtErr, true);
         ToError(qp);
@@ -100,13 +147,13 @@ bool Nic::SendOne(QpContext& qp) {
   qp.sq_psn = engine::PsnAdd(qp.sq_psn, p.npkts);
   // tx_latency_ns after the data is in, the send engine builds the packets (tx_pkt_ns each),
   // one message after the other (the SQ's order is the wire's).
-  const sc_time start = std::max(now + local + Ns(nt.tx_latency_ns), engine_free_);
-  engine_free_ = start + Ns(nt.tx_pkt_ns * p.npkts);
+  const sc_time start = std::max(now + local + d_.tx_latency, engine_free_);
+  engine_free_ = start + sc_time::from_value(d_.tx_pkt.value() * p.npkts);
   if (qp.type == QpType::kRc) {
     qp.outstanding.push_back(Pending{w.wr_id, w.opcode, (w.flags & send_flag::kSignaled) != 0,
                                      w.length, w.addr, engine::PsnAdd(p.psn, p.npkts - 1)});
   }
-  Transmit(NetPacket{pkt, engine_free_, sc_core::SC_ZERO_TIME});
+  Transmit(NetPacket{std::move(pkt), engine_free_, sc_core::SC_ZERO_TIME});
   // UC and UD complete once sent (IBTA 9.8.3 / 9.8.4: no acknowledgement).
   if (qp.type != QpType::kRc) CompleteLocal(qp, w, WcStatus::kSuccess, false, engine_free_);
   return true;
@@ -120,10 +167,8 @@ std::shared_ptr<Packet> Nic::NewPacket() {
     std::shared_ptr<Packet>& p = packet_pool_[pool_cursor_];
     pool_cursor_ = (pool_cursor_ + 1) % packet_pool_.size();
     if (p.use_count() == 1) {
-      engine::Payload data = std::move(p->data);
-      *p = Packet{};
-      data.clear();
-      p->data = std::move(data);
+      static const Packet kBlank;
+      *p = kBlank;  // every field reset; the payload's copy keeps its capacity (packet.h)
       return p;
     }
   }
@@ -154,10 +199,17 @@ void Nic::ToError(QpContext& qp) {
 void Nic::Flush(QpContext& qp) {
   qk_.sync();
   if (requester_time_ > sc_core::sc_time_stamp()) wait(requester_time_ - sc_core::sc_time_stamp());
-  const model::NicTiming& nt = config_.timing.nic;
-  const sc_time fetch = Ns(nt.pcie_read_ns) + BytesAt(nt.pcie_gbps, kWqeBytes);
-  while (qp.exists && qp.state == QpState::kErr &&
-         (!qp.outstanding.empty() || qp.sq_ci != qp.sq_pi || qp.rq_ci != qp.rq_pi)) {
+  const sc_time fetch = d_.wqe_fetch;
+  for (;;) {
+    // The SQ doorbells that have acted by now count (later ones flush when they act).
+    while (qp.sq_ci == qp.sq_pi && !sq_bells_[qp.qpn].empty() &&
+           sq_bells_[qp.qpn].front().ready <= sc_core::sc_time_stamp()) {
+      TakeSqBell(qp);
+    }
+    if (!qp.exists || qp.state != QpState::kErr ||
+        (qp.outstanding.empty() && qp.sq_ci == qp.sq_pi && qp.rq_ci == qp.rq_pi)) {
+      break;
+    }
     Cqe c;
     c.status = WcStatus::kWrFlushErr;
     c.qpn = qp.qpn;

@@ -1,6 +1,7 @@
 // The port, the responder and the completer of the SystemC NIC.
 #include <algorithm>
 #include <memory>
+#include <utility>
 
 #include "model/systemc/nic.h"
 #include "model/wire.h"
@@ -38,8 +39,9 @@ uint8_t* WriteData(const engine::Payload& v) { return const_cast<uint8_t*>(v.dat
 // link rate; responses first when both queues have a due packet.
 void Nic::PortTx() {
   const model::LinkTiming& link = config_.timing.link;
+  const sc_time now = sc_time_stamp();
   NetPacket np;
-  while (tx_responses_.TryGet(&np) || tx_requests_.TryGet(&np)) {
+  while (tx_responses_.TryGetBefore(&np, now) || tx_requests_.TryGetBefore(&np, now)) {
     --tx_occupancy_;
     const Packet& p = *np.pkt;
     WireMemo& m = wire_memo_[static_cast<size_t>(p.kind)];
@@ -50,15 +52,17 @@ void Nic::PortTx() {
       if (p.transport == QpType::kUd) m.bytes = ~size_t{0};  // UD's DETH: not memoized
     }
     np.wire = m.wire;
-    link_free_ = std::max(link_free_, sc_time_stamp()) + np.wire;
-    np.ready = link_free_ + Ns(link.propagation_ns);
+    link_free_ = std::max(link_free_, now) + np.wire;
+    np.ready = link_free_ + d_.propagation;
     ++packets_sent_;
     net_out->Deliver(np);
   }
-  const bool busy = link_free_ > sc_time_stamp();
+  tx_responses_.ArmHead();  // either queue's next head (one shared event: the earlier wins)
+  tx_requests_.ArmHead();
+  const bool busy = link_free_ > now;
   if (trace_link_) link_busy_.write(busy);
   if (trace_link_ && busy) {
-    next_trigger(link_free_ - sc_time_stamp(), tx_event_);
+    next_trigger(link_free_ - now, tx_event_);
   } else {
     next_trigger(tx_event_);
   }
@@ -66,17 +70,29 @@ void Nic::PortTx() {
 
 void Nic::Deliver(const NetPacket& in) {
   NetPacket np = in;
-  np.ready += Ns(config_.timing.nic.rx_latency_ns);
-  (engine::IsRequest(np.pkt->kind) ? requests_ : responses_).Put(np);
+  np.ready += d_.rx_latency;
+  (engine::IsRequest(np.pkt->kind) ? requests_ : responses_).Put(std::move(np));
 }
 
+// Runs ahead of SystemC time by up to the global quantum (as the requester does): a request
+// delivered early (net.h: it carries the time its last byte is in) is taken before it is
+// due; a clean WRITE executes at its own time by annotation, anything else (receive WQEs,
+// READs, errors) waits until it is due.
 void Nic::Responder() {
   for (;;) {
     NetPacket np;
-    while (!requests_.TryGet(&np)) wait(requests_.ready_event());
+    while (!requests_.TryGetBefore(
+        &np, sc_time_stamp() + tlm_utils::tlm_quantumkeeper::get_global_quantum())) {
+      requests_.ArmHead();
+      wait(requests_.ready_event());
+    }
     const Packet& p = *np.pkt;
     if (p.dst_qpn >= kMaxQps) continue;
     QpContext& qp = qps_[p.dst_qpn];
+    if (np.ready > sc_time_stamp()) {
+      if (RespondAhead(qp, np)) continue;
+      wait(np.ready - sc_time_stamp());
+    }
     // rxe_recv.c check_type_state: a packet for another transport or a QP that does not
     // receive (before RTR, or in ERR) is dropped.
     if (!qp.exists || qp.type != p.transport ||
@@ -88,13 +104,12 @@ void Nic::Responder() {
 }
 
 void Nic::Respond(QpContext& qp, const Packet& p) {
-  const model::NicTiming& nt = config_.timing.nic;
   const bool rc = qp.type == QpType::kRc;
   if (qp.type == QpType::kUd && p.qkey != qp.qkey) return;  // IBTA C10-15: drop
   if (qp.type != QpType::kUd && p.psn != qp.rq_psn) {
     // No loss in this model: only a wrong peer setup gets here (IBTA 9.7.5.1.1: NAK).
     if (rc && engine::PsnDiff(p.psn, qp.rq_psn) > 0) {
-      Reply(qp, p, PacketKind::kNak, NakCode::kPsnSeqErr, {});
+      Reply(qp, p, PacketKind::kNak, NakCode::kPsnSeqErr, {}, sc_time_stamp());
     }
     return;
   }
@@ -111,7 +126,7 @@ void Nic::Respond(QpContext& qp, const Packet& p) {
   if (nak == NakCode::kNone && p.kind == PacketKind::kReadReq && p.length > 0) {
     out.resize(p.length);
     if (!DmaNow(responder_gp_, tlm::TLM_READ_COMMAND, p.remote_addr, out.data(), p.length,
-                Ns(nt.pcie_read_ns) + BytesAt(nt.pcie_gbps, p.length))) {
+                d_.pcie_read + ReadBytes(p.length))) {
       nak = NakCode::kRemoteOp;
     }
   }
@@ -131,7 +146,7 @@ void Nic::Respond(QpContext& qp, const Packet& p) {
   }
   if (nak == NakCode::kRnr) {
     // IBTA 9.7.5.2.8: no receive WQE -> RNR NAK (RC); UC and UD drop the message.
-    if (rc) Reply(qp, p, PacketKind::kNak, nak, {});
+    if (rc) Reply(qp, p, PacketKind::kNak, nak, {}, sc_time_stamp());
     return;
   }
   if (nak != NakCode::kNone && !rc) {
@@ -144,7 +159,7 @@ void Nic::Respond(QpContext& qp, const Packet& p) {
     const PacketKind kind = nak != NakCode::kNone ? PacketKind::kNak
                             : p.kind == PacketKind::kReadReq ? PacketKind::kReadResp
                                                              : PacketKind::kAck;
-    Reply(qp, p, kind, nak, std::move(out));
+    Reply(qp, p, kind, nak, std::move(out), sc_time_stamp());
   }
   if (consumed) WriteCqe(qp.recv_cqn, cqe);
   // rxe_resp.c do_class_ac_error: a class A/C error (access, invalid request, remote
@@ -152,12 +167,37 @@ void Nic::Respond(QpContext& qp, const Packet& p) {
   if (nak != NakCode::kNone) ToError(qp);
 }
 
+bool Nic::RespondAhead(QpContext& qp, const NetPacket& np) {
+  const Packet& p = *np.pkt;
+  if (!qp.exists || qp.type != p.transport || qp.type == QpType::kUd ||
+      (qp.state != QpState::kRtr && qp.state != QpState::kRts) ||
+      p.kind != PacketKind::kWrite || p.has_imm || p.psn != qp.rq_psn ||
+      CheckRemote(qp, keys_, p) != NakCode::kNone) {
+    return false;
+  }
+  const bool rc = qp.type == QpType::kRc;
+  sc_time local = np.ready - sc_time_stamp();
+  if (!p.data.empty() &&
+      !Dma(responder_gp_, tlm::TLM_WRITE_COMMAND, p.remote_addr, WriteData(p.data),
+           static_cast<uint32_t>(p.data.size()), sc_core::SC_ZERO_TIME, &local)) {
+    // The exact path's remote operation error, at its time (Respond).
+    wait(local);
+    if (rc) {
+      Reply(qp, p, PacketKind::kNak, NakCode::kRemoteOp, {}, sc_time_stamp());
+      ToError(qp);
+    }
+    return true;
+  }
+  qp.rq_psn = engine::PsnAdd(qp.rq_psn, p.npkts);
+  if (rc) Reply(qp, p, PacketKind::kAck, NakCode::kNone, {}, sc_time_stamp() + local);
+  return true;
+}
+
 NakCode Nic::Receive(QpContext& qp, const std::vector<uint8_t>& bytes, Cqe* cqe) {
-  const model::NicTiming& nt = config_.timing.nic;
   if (qp.rq_ci == qp.rq_pi) return NakCode::kRnr;
   uint8_t raw[kWqeBytes];
   const bool fetched = DmaNow(responder_gp_, tlm::TLM_READ_COMMAND, qp.rq.SlotAddr(qp.rq_ci, kWqeBytes), raw,
-                              kWqeBytes, Ns(nt.pcie_read_ns) + BytesAt(nt.pcie_gbps, kWqeBytes));
+                              kWqeBytes, d_.wqe_fetch);
   ++qp.rq_ci;
   --qp.rq_occupancy;
   const Wqe w = fetched ? DecodeWqe(raw) : Wqe{};
@@ -184,7 +224,7 @@ NakCode Nic::Receive(QpContext& qp, const std::vector<uint8_t>& bytes, Cqe* cqe)
 }
 
 void Nic::Reply(const QpContext& qp, const Packet& req, PacketKind kind, NakCode nak,
-                std::vector<uint8_t> data) {
+                std::vector<uint8_t> data, sc_time at) {
   std::shared_ptr<Packet> pkt = NewPacket();
   Packet& r = *pkt;
   r.kind = kind;
@@ -200,14 +240,24 @@ void Nic::Reply(const QpContext& qp, const Packet& req, PacketKind kind, NakCode
   r.npkts = kind == PacketKind::kReadResp ? req.npkts : 1;
   r.data.assign(data.data(), data.data() + data.size());
   // ack_ns after the request is processed (timing.h contract 2).
-  Transmit(NetPacket{pkt, sc_time_stamp() + Ns(config_.timing.nic.ack_ns), sc_core::SC_ZERO_TIME});
+  Transmit(NetPacket{std::move(pkt), at + d_.ack, sc_core::SC_ZERO_TIME});
 }
 
+// Runs ahead as the responder does: an ACK completes at its own time by annotation (its
+// CQEs are written cqe_ns after it, by the CQE writer at their time); NAKs and READ
+// responses wait until they are due.
 void Nic::Completer() {
   for (;;) {
     NetPacket np;
-    while (!responses_.TryGet(&np)) wait(responses_.ready_event());
+    while (!responses_.TryGetBefore(
+        &np, sc_time_stamp() + tlm_utils::tlm_quantumkeeper::get_global_quantum())) {
+      responses_.ArmHead();
+      wait(responses_.ready_event());
+    }
     const Packet& p = *np.pkt;
+    if (np.ready > sc_time_stamp() && p.kind != PacketKind::kAck) {
+      wait(np.ready - sc_time_stamp());
+    }
     if (p.dst_qpn >= kMaxQps) continue;
     QpContext& qp = qps_[p.dst_qpn];
     // ERR: the requester flushes what is outstanding; late responses are dropped.
@@ -229,7 +279,7 @@ void Nic::Completer() {
       c.opcode = SendWcOpcode(done.opcode);
       c.byte_len = done.length;
       c.qpn = qp.qpn;
-      WriteCqe(qp.send_cqn, c);
+      WriteCqe(qp.send_cqn, c, np.ready);
     }
     if (p.kind == PacketKind::kAck || qp.outstanding.empty()) continue;
     const Pending done = qp.outstanding.front();

@@ -13,13 +13,16 @@ using sc_core::SC_ZERO_TIME;
 Driver::Driver(sc_core::sc_module_name name, Memory& memory)
     : sc_module(name), mmio("mmio"), mem("mem"), memory_(memory) {}
 
+// Both accesses reuse one generic payload each (the targets here never wait inside
+// b_transport, so no other thread of this driver can find it in use).
 void Driver::Mmio(tlm::tlm_command cmd, uint64_t addr, uint64_t* v, uint32_t len, sc_time local) {
-  tlm::tlm_generic_payload gp;
+  tlm::tlm_generic_payload& gp = mmio_gp_;
   gp.set_command(cmd);
   gp.set_address(addr);
   gp.set_data_ptr(reinterpret_cast<uint8_t*>(v));
   gp.set_data_length(len);
   gp.set_streaming_width(len);
+  gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   sc_time delay = local;
   mmio->b_transport(gp, delay);
   if (!gp.is_response_ok()) SC_REPORT_ERROR("testbed", "MMIO access failed");
@@ -38,12 +41,13 @@ uint32_t Driver::Command(CmdOp op, std::vector<uint64_t> args) {
 
 // One host-memory access through the driver's memory socket (no annotated delay).
 void Driver::HostAccess(tlm::tlm_command cmd, uint64_t addr, void* data, uint32_t len) {
-  tlm::tlm_generic_payload gp;
+  tlm::tlm_generic_payload& gp = mem_gp_;
   gp.set_command(cmd);
   gp.set_address(addr);
   gp.set_data_ptr(static_cast<uint8_t*>(data));
   gp.set_data_length(len);
   gp.set_streaming_width(len);
+  gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   sc_time delay = SC_ZERO_TIME;
   mem->b_transport(gp, delay);
   if (!gp.is_response_ok()) {

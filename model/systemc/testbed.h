@@ -66,6 +66,7 @@ class Driver : public sc_core::sc_module {
             sc_core::sc_time local = sc_core::SC_ZERO_TIME);
   void HostAccess(tlm::tlm_command cmd, uint64_t addr, void* data, uint32_t len);
   Memory& memory_;
+  tlm::tlm_generic_payload mmio_gp_, mem_gp_;
   uint32_t sq_pi_[kMaxQps] = {};
   uint32_t rq_pi_[kMaxQps] = {};
   uint32_t cq_ci_[kMaxCqs] = {};

@@ -9,6 +9,8 @@
 //     later one waits for it (head of line), never overtakes.
 //  2. TryGet pops the head if it is due. ready_event() is notified when the head is due;
 //     a reader calls TryGet before it waits, so a notification it missed is never lost.
+//     A reader that runs ahead (temporal decoupling) takes items due by a horizon with
+//     TryGetBefore and calls ArmHead before it waits.
 //  3. Unbounded: the transport's windows (SQ depth, outstanding WQEs) bound what is queued.
 //     size() is the occupancy, for tracing.
 #pragma once
@@ -16,6 +18,7 @@
 #include <systemc>
 
 #include <deque>
+#include <utility>
 
 namespace qptwin::sc {
 
@@ -45,6 +48,10 @@ class TimedChannel : public sc_core::sc_prim_channel, public TimedOutIf<T>, publ
     items_.push_back(item);
     if (items_.size() == 1) NotifyHead();
   }
+  void Put(T&& item) {
+    items_.push_back(std::move(item));
+    if (items_.size() == 1) NotifyHead();
+  }
   bool TryGet(T* item) override {
     if (items_.empty() || items_.front().ready > sc_core::sc_time_stamp()) return false;
     *item = std::move(items_.front());
@@ -53,6 +60,17 @@ class TimedChannel : public sc_core::sc_prim_channel, public TimedOutIf<T>, publ
     return true;
   }
   const sc_core::sc_event& ready_event() const override { return *ready_; }
+  // For a reader ahead of SystemC time (temporal decoupling): pops the head if it is due by
+  // `horizon`, without notifying the next head; the reader calls ArmHead() before it waits.
+  bool TryGetBefore(T* item, const sc_core::sc_time& horizon) {
+    if (items_.empty() || items_.front().ready > horizon) return false;
+    *item = std::move(items_.front());
+    items_.pop_front();
+    return true;
+  }
+  void ArmHead() {
+    if (!items_.empty()) NotifyHead();
+  }
   int size() const { return static_cast<int>(items_.size()); }
 
  private:
