@@ -167,7 +167,7 @@ std::shared_ptr<Packet> Nic::NewPacket() {
     std::shared_ptr<Packet>& p = packet_pool_[pool_cursor_];
     pool_cursor_ = (pool_cursor_ + 1) % packet_pool_.size();
     if (p.use_count() == 1) {
-      static const Packet kBlank;
+      static const Packet kBlank{};
       *p = kBlank;  // every field reset; the payload's copy keeps its capacity (packet.h)
       return p;
     }
