@@ -51,6 +51,7 @@ using QpHandle = Handle<struct QpTag>;
 using AhHandle = Handle<struct AhTag>;
 using ChannelHandle = Handle<struct ChannelTag>;
 using XrcdHandle = Handle<struct XrcdTag>;  // an XRC domain (ibv_xrcd)
+using MwHandle = Handle<struct MwTag>;      // a memory window (ibv_mw)
 
 // ---- Device and port -------------------------------------------------------------------
 
@@ -207,6 +208,21 @@ inline constexpr int kChangeAccess = 1 << 2;
 inline constexpr int kKnownMask = kChangeTranslation | kChangePd | kChangeAccess;
 }  // namespace rereg_flag
 
+// ---- Memory windows ----------------------------------------------------------------------
+
+struct MwBindInfo {  // ibv_mw_bind_info
+  MrHandle mr;       // the region the window opens onto (same PD as the window)
+  uint64_t addr = 0;  // where the window starts: a virtual address inside the region
+  uint64_t length = 0;  // 0 unbinds (type 1; a type 2 bind of length 0 fails)
+  AccessFlags mw_access_flags = 0;  // REMOTE_READ/WRITE/ATOMIC (ZERO_BASED: see BindMw)
+};
+
+struct MwBind {  // ibv_mw_bind: the type 1 bind ibv_bind_mw posts
+  uint64_t wr_id = 0;
+  SendFlags send_flags = 0;
+  MwBindInfo bind_info;
+};
+
 // ---- SRQs ---------------------------------------------------------------------------------
 
 enum class SrqType : uint8_t { kBasic = 0, kXrc = 1 };  // ibv_srq_type: IBV_SRQT_BASIC, _XRC
@@ -259,6 +275,12 @@ struct SendWr {  // ibv_send_wr
   uint32_t remote_qkey = 0;
   // XRC_SEND: the XRC SRQ at the target that receives (ibv_send_wr.qp_type.xrc.remote_srqn).
   uint32_t remote_srqn = 0;
+  // BIND_MW (ibv_send_wr.bind_mw): the window, and what it is bound to; `rkey` above is the
+  // window's rkey after the bind (bind_mw.rkey; only its low 8 bits are the consumer's key,
+  // rxe_do_bind_mw). LOCAL_INV and SEND_WITH_INV name the rkey to invalidate in imm_data
+  // (ibv_send_wr's union of imm_data and invalidate_rkey, host order).
+  MwHandle mw;
+  MwBindInfo bind_info;
 };
 
 struct RecvWr {  // ibv_recv_wr
@@ -340,6 +362,30 @@ class Device {
   [[nodiscard]] virtual int ReregMr(MrHandle mr, int flags, PdHandle pd, size_t length,
                                     AccessFlags access, uint8_t** buf, uint32_t* lkey,
                                     uint32_t* rkey) = 0;
+
+  // Memory windows (ibv_alloc_mw(3), ibv_bind_mw(3), ibv_post_send(3) BIND_MW / LOCAL_INV /
+  // SEND_WITH_INV), as rxe does them (facts and sources: docs/memory-windows.md):
+  //  1. AllocMw: *rkey is the window's rkey (index << 8 | key byte). EINVAL for a type other
+  //     than 1 or 2. A type 1 window is bound to nothing (remote access through it fails)
+  //     until BindMw; a type 2 window is free until a BIND_MW WR binds it.
+  //  2. BindMw (type 1 only; EINVAL for type 2, EPERM when bind_info.mr is of another PD:
+  //     libibverbs ibv_bind_mw) posts a BIND_MW WR on `qp` whose new rkey is the current one
+  //     with the key byte incremented (ibv_inc_rkey); *rkey receives it at once. EINVAL for
+  //     ZERO_BASED (providers/rxe), or without an MR (a null MR crashes rxe's provider).
+  //     The checks against the region run when the WR executes: a failure completes it
+  //     with IBV_WC_MW_BIND_ERR (the QP goes to ERR) and the window keeps its old rkey.
+  //  3. A remote READ/WRITE/ATOMIC through a window's rkey needs the window bound, the
+  //     access in the window's rights, and [addr, addr+len) inside the window; else it is a
+  //     remote access error. A type 2 window answers only on the QP that bound it.
+  //  4. LOCAL_INV / SEND_WITH_INV of a type 2 window's rkey make it free again (rebindable,
+  //     no remote access). A type 1 window cannot be invalidated (LOCAL_INV: LOC_QP_OP_ERR;
+  //     SEND_WITH_INV: the receiver's REM_INV_REQ_ERR).
+  //  5. DeallocMw of a bound window succeeds and unbinds it. DeregMr of a region a window is
+  //     bound to fails (EINVAL on rxe); DeallocPd while windows use the PD is EBUSY.
+  [[nodiscard]] virtual int AllocMw(PdHandle pd, MwType type, MwHandle* out, uint32_t* rkey) = 0;
+  [[nodiscard]] virtual int DeallocMw(MwHandle mw) = 0;
+  [[nodiscard]] virtual int BindMw(QpHandle qp, MwHandle mw, const MwBind& bind,
+                                   uint32_t* rkey) = 0;
 
   [[nodiscard]] virtual int CreateCompChannel(ChannelHandle* out) = 0;
   [[nodiscard]] virtual int DestroyCompChannel(ChannelHandle ch) = 0;  // EBUSY while CQs use it
