@@ -51,8 +51,9 @@ TEST_F(MwTableTest, IndicesStartAboveTheRegionsAndKeysDiffer) {
   EXPECT_TRUE(a->valid) << "type 1 is VALID from allocation";
   EXPECT_FALSE(b->valid) << "type 2 is FREE until bound";
   EXPECT_EQ(mws_.CountForPd(7), 2u);
-  mws_.Dealloc(1);
-  EXPECT_EQ(mws_.ByIndex(a->rkey), nullptr);
+  const uint32_t rkey = a->rkey;
+  mws_.Dealloc(1);  // `a` is gone with it
+  EXPECT_EQ(mws_.ByIndex(rkey), nullptr);
 }
 
 TEST_F(MwTableTest, BindKeepsTheIndexAndTakesTheKeyByte) {

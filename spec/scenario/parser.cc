@@ -112,7 +112,9 @@ void ParseWindowArgs(LineParser& p, Command* c) {
   }
   if (p.Has("access")) {
     auto f = ParseAccessFlags(p.Value("access"));
-    if (!f) return p.Fail("bad access: expected REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC|ZERO_BASED or 0");
+    if (!f) {
+      return p.Fail("bad access: expected REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC|ZERO_BASED or 0");
+    }
     c->access = *f;
   }
 }

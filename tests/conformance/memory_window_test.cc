@@ -513,8 +513,15 @@ TEST_P(MemoryWindow, DeallocOfABoundWindowClosesIt) {
   MwHandle mw = Alloc(MwType::kType2, &r0);
   const uint32_t rkey = NextKey(r0);
   ASSERT_EQ(Bind2(mw, rkey, Window()).status, WcStatus::kSuccess);
-  EXPECT_EQ(dev_->DeregMr(target_.mr), GetParam().behaviour.dereg_mr_bound_mw_errno)
+  const Behaviour& b = GetParam().behaviour;
+  EXPECT_EQ(dev_->DeregMr(target_.mr), b.dereg_mr_bound_mw_errno)
       << "a window is bound to the region";
+  // Nor is it re-registered (where the device re-registers at all: rxe has no rereg).
+  uint8_t* buf = nullptr;
+  uint32_t lkey = 0, rkey2 = 0;
+  EXPECT_EQ(dev_->ReregMr(target_.mr, rereg_flag::kChangeAccess, {}, 0, kLocalWrite | kMwBind,
+                          &buf, &lkey, &rkey2),
+            b.rereg_mr_errno ? b.rereg_mr_errno : b.dereg_mr_bound_mw_errno);
   EXPECT_EQ(dev_->DeallocMw(mw), 0) << "a bound window can be deallocated";
   WorkCompletion wc = Remote(WrOpcode::kRdmaWrite, target_.Addr(1024), rkey);
   EXPECT_EQ(wc.status, WcStatus::kRemAccessErr) << ToName(wc.status);
