@@ -121,6 +121,8 @@ static_assert(access::kRemoteWrite == IBV_ACCESS_REMOTE_WRITE);
 static_assert(access::kRemoteRead == IBV_ACCESS_REMOTE_READ);
 static_assert(access::kRemoteAtomic == IBV_ACCESS_REMOTE_ATOMIC);
 static_assert(access::kMwBind == IBV_ACCESS_MW_BIND);
+static_assert(static_cast<int>(MwType::kType1) == IBV_MW_TYPE_1);
+static_assert(static_cast<int>(MwType::kType2) == IBV_MW_TYPE_2);
 static_assert(access::kZeroBased == IBV_ACCESS_ZERO_BASED);
 static_assert(access::kOnDemand == IBV_ACCESS_ON_DEMAND);
 static_assert(access::kHugetlb == IBV_ACCESS_HUGETLB);

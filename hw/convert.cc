@@ -280,7 +280,7 @@ size_t RecvChain::IndexOf(const ibv_recv_wr* bad) const {
 }
 
 void BuildSendChain(const std::vector<SendWr>& wrs, QpType qp_type, const std::vector<ibv_ah*>& ahs,
-                    SendChain* out) {
+                    SendChain* out, const std::vector<BindTarget>& binds) {
   size_t total_sges = 0;
   for (const SendWr& w : wrs) total_sges += w.sg_list.size();
   out->wrs.assign(wrs.size(), ibv_send_wr{});
@@ -296,7 +296,7 @@ void BuildSendChain(const std::vector<SendWr>& wrs, QpType qp_type, const std::v
     for (const Sge& s : w.sg_list) out->sges.push_back(ToIbvSge(s));
     o.opcode = Cast<ibv_wr_opcode>(w.opcode);
     o.send_flags = Cast<unsigned int>(w.send_flags);
-    if (w.opcode == WrOpcode::kSendWithInv) {
+    if (w.opcode == WrOpcode::kSendWithInv || w.opcode == WrOpcode::kLocalInv) {
       o.invalidate_rkey = w.imm_data;  // host order, as ibv_post_send(3) documents
     } else {
       o.imm_data = htonl(w.imm_data);
@@ -315,6 +315,15 @@ void BuildSendChain(const std::vector<SendWr>& wrs, QpType qp_type, const std::v
       o.wr.rdma.rkey = w.rkey;
     }
     if (qp_type == QpType::kXrcSend) o.qp_type.xrc.remote_srqn = w.remote_srqn;
+    if (w.opcode == WrOpcode::kBindMw) {
+      o.imm_data = 0;  // providers/rxe validate_send_wr: a BIND_MW with imm_data is EINVAL
+      o.bind_mw.mw = i < binds.size() ? binds[i].mw : nullptr;
+      o.bind_mw.rkey = w.rkey;
+      o.bind_mw.bind_info.mr = i < binds.size() ? binds[i].mr : nullptr;
+      o.bind_mw.bind_info.addr = w.bind_info.addr;
+      o.bind_mw.bind_info.length = w.bind_info.length;
+      o.bind_mw.bind_info.mw_access_flags = static_cast<unsigned int>(w.bind_info.mw_access_flags);
+    }
   }
 }
 

@@ -55,11 +55,19 @@ struct RecvChain {
   size_t IndexOf(const ibv_recv_wr* bad) const;
 };
 
+// The verbs objects a BIND_MW WR names (SendWr::mw, SendWr::bind_info.mr), resolved.
+struct BindTarget {
+  ibv_mw* mw = nullptr;
+  ibv_mr* mr = nullptr;
+};
+
 // `ahs[i]` is the resolved address handle of wrs[i] (used only when qp_type is UD; may be
-// shorter than wrs, missing entries mean none). The union ibv_send_wr.wr is filled by the
-// QP type and opcode: ud for UD QPs, atomic for atomics, rdma otherwise.
+// shorter than wrs, missing entries mean none); `binds[i]` the same for a BIND_MW. The union
+// ibv_send_wr.wr is filled by the QP type and opcode: ud for UD QPs, atomic for atomics,
+// rdma otherwise; bind_mw for BIND_MW; invalidate_rkey (from imm_data, host order) for
+// LOCAL_INV and SEND_WITH_INV.
 void BuildSendChain(const std::vector<SendWr>& wrs, QpType qp_type, const std::vector<ibv_ah*>& ahs,
-                    SendChain* out);
+                    SendChain* out, const std::vector<BindTarget>& binds = {});
 void BuildRecvChain(const std::vector<RecvWr>& wrs, RecvChain* out);
 
 }  // namespace qptwin::hw

@@ -23,6 +23,7 @@ VerbsDevice::VerbsDevice(ibv_context* context, const VerbsOptions& opts,
       clock_(clock),
       pds_(ids),
       mrs_(ids),
+      mws_(ids),
       channels_(ids),
       cqs_(ids),
       srqs_(ids),
@@ -42,6 +43,7 @@ VerbsDevice::~VerbsDevice() {
 void VerbsDevice::ReleaseAll() {
   DrainAsyncEvents();
   // Destroy failures cannot be reported from a destructor; each object is still forgotten.
+  for (MwHandle h : mws_.NewestFirst()) (void)ibv_dealloc_mw(mws_.Find(h)->mw);
   for (QpHandle h : qps_.NewestFirst()) (void)ibv_destroy_qp(qps_.Find(h)->qp);
   for (SrqHandle h : srqs_.NewestFirst()) (void)ibv_destroy_srq(srqs_.Find(h)->srq);
   for (XrcdHandle h : xrcds_.NewestFirst()) (void)ibv_close_xrcd(xrcds_.Find(h)->xrcd);

@@ -5,7 +5,8 @@
 //     return (EINVAL if a provider failed without setting errno).
 //  2. Every handle is looked up in this Device's tables first; an unknown handle gives
 //     EINVAL (PollCq: -EINVAL) and no verbs object is touched.
-//  3. Destruction releases QPs, SRQs, XRCDs, AHs, CQs, channels, MRs (then their memory),
+//  3. Destruction releases memory windows (a bound type 2 window holds its QP and region in
+//     rxe), QPs, SRQs, XRCDs, AHs, CQs, channels, MRs (then their memory),
 //     PDs and the context, in that order (XRC QPs and SRQs before their XRCD); CQ events still unacknowledged are acknowledged first, so
 //     ibv_destroy_cq never waits forever.
 //  4. Async events are read without a thread: the context's async fd is O_NONBLOCK and is
@@ -25,6 +26,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "hw/convert.h"
 #include "hw/handle_table.h"
 #include "hw/verbs_backend.h"
 #include "spec/backend.h"
@@ -68,6 +70,10 @@ class VerbsDevice : public Device {
   int DeregMr(MrHandle mr) override;
   int ReregMr(MrHandle mr, int flags, PdHandle pd, size_t length, AccessFlags access,
               uint8_t** buf, uint32_t* lkey, uint32_t* rkey) override;  // verbs_device_rereg.cc
+  // verbs_device_mw.cc
+  int AllocMw(PdHandle pd, MwType type, MwHandle* out, uint32_t* rkey) override;
+  int DeallocMw(MwHandle mw) override;
+  int BindMw(QpHandle qp, MwHandle mw, const MwBind& bind, uint32_t* rkey) override;
 
   int CreateCompChannel(ChannelHandle* out) override;
   int DestroyCompChannel(ChannelHandle ch) override;
@@ -116,6 +122,10 @@ class VerbsDevice : public Device {
     ibv_mr* mr = nullptr;
     void* buf = nullptr;
   };
+  struct MwEntry {
+    ibv_mw* mw = nullptr;
+    PdHandle pd;
+  };
   struct ChannelEntry {
     ibv_comp_channel* channel = nullptr;
   };
@@ -155,6 +165,11 @@ class VerbsDevice : public Device {
   CqHandle FindCqHandle(const ibv_cq* cq) const;
   SrqHandle FindSrqHandle(const ibv_srq* srq) const;
 
+  // verbs_device_mw.cc: the window and region of every BIND_MW WR (EINVAL, *usable lowered
+  // to the first that does not resolve); after a post, the type 2 windows' rkeys.
+  int ResolveBinds(const std::vector<SendWr>& wrs, std::vector<BindTarget>* out, size_t* usable);
+  void NoteBindsPosted(const std::vector<SendWr>& wrs, size_t posted);
+
   void ReleaseAll();
   int ProbeMaxInlineData();
 
@@ -167,6 +182,7 @@ class VerbsDevice : public Device {
 
   HandleTable<PdTag, PdEntry> pds_;
   HandleTable<MrTag, MrEntry> mrs_;
+  HandleTable<MwTag, MwEntry> mws_;
   HandleTable<ChannelTag, ChannelEntry> channels_;
   HandleTable<CqTag, CqEntry> cqs_;
   HandleTable<SrqTag, SrqEntry> srqs_;

@@ -45,8 +45,11 @@ int VerbsDevice::PostSend(QpHandle h, const std::vector<SendWr>& wrs, size_t* ba
       ahs.push_back(a->ah);
     }
   }
+  // BIND_MW: the window and region resolved the same way (verbs_device_mw.cc).
+  thread_local std::vector<BindTarget> binds;
+  (void)ResolveBinds(wrs, &binds, &usable);
   thread_local SendChain chain;
-  BuildSendChain(wrs, q->init.qp_type, ahs, &chain);
+  BuildSendChain(wrs, q->init.qp_type, ahs, &chain, binds);
   if (usable < wrs.size()) {
     if (usable == 0) {
       *bad_wr = 0;
@@ -61,8 +64,10 @@ int VerbsDevice::PostSend(QpHandle h, const std::vector<SendWr>& wrs, size_t* ba
     // doorbell failed after it (rdma-core providers/rxe rxe_post_send: post_send_db refuses
     // a QP below RTS). Those WRs were posted: they run or are flushed later (spec/backend.h).
     *bad_wr = bad == nullptr ? usable : chain.IndexOf(bad);
+    NoteBindsPosted(wrs, *bad_wr);
     return ret;
   }
+  NoteBindsPosted(wrs, usable);
   if (usable < wrs.size()) {
     *bad_wr = usable;
     return EINVAL;

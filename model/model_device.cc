@@ -67,6 +67,17 @@ int ModelDevice::ReregMr(MrHandle mr, int flags, PdHandle pd, size_t length, Acc
   return 0;
 }
 
+int ModelDevice::AllocMw(PdHandle pd, MwType type, MwHandle* out, uint32_t* rkey) {
+  if (!out) return EINVAL;
+  return nic_->AllocMw(ctx_, pd.id, type, &out->id, rkey);
+}
+
+int ModelDevice::DeallocMw(MwHandle mw) { return nic_->DeallocMw(ctx_, mw.id); }
+
+int ModelDevice::BindMw(QpHandle qp, MwHandle mw, const MwBind& bind, uint32_t* rkey) {
+  return nic_->BindMw(ctx_, qp.id, mw.id, bind, rkey);
+}
+
 int ModelDevice::CreateCompChannel(ChannelHandle* out) {
   if (!out) return EINVAL;
   return nic_->CreateChannel(ctx_, &out->id);

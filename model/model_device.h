@@ -33,6 +33,9 @@ class ModelDevice : public Device {
   int DeregMr(MrHandle mr) override;
   int ReregMr(MrHandle mr, int flags, PdHandle pd, size_t length, AccessFlags access,
               uint8_t** buf, uint32_t* lkey, uint32_t* rkey) override;
+  int AllocMw(PdHandle pd, MwType type, MwHandle* out, uint32_t* rkey) override;
+  int DeallocMw(MwHandle mw) override;
+  int BindMw(QpHandle qp, MwHandle mw, const MwBind& bind, uint32_t* rkey) override;
 
   int CreateCompChannel(ChannelHandle* out) override;
   int DestroyCompChannel(ChannelHandle ch) override;

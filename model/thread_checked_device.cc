@@ -55,6 +55,18 @@ class ThreadCheckedDevice : public Device {
     if (!sim::OnKernelThread()) return EPERM;
     return d_->ReregMr(mr, flags, pd, length, access, buf, lkey, rkey);
   }
+  int AllocMw(PdHandle pd, MwType type, MwHandle* out, uint32_t* rkey) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->AllocMw(pd, type, out, rkey);
+  }
+  int DeallocMw(MwHandle mw) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->DeallocMw(mw);
+  }
+  int BindMw(QpHandle qp, MwHandle mw, const MwBind& bind, uint32_t* rkey) override {
+    if (!sim::OnKernelThread()) return EPERM;
+    return d_->BindMw(qp, mw, bind, rkey);
+  }
   int CreateCompChannel(ChannelHandle* out) override {
     if (!sim::OnKernelThread()) return EPERM;
     return d_->CreateCompChannel(out);

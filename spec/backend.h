@@ -52,6 +52,7 @@ using QpHandle = Handle<struct QpTag>;
 using AhHandle = Handle<struct AhTag>;
 using ChannelHandle = Handle<struct ChannelTag>;
 using XrcdHandle = Handle<struct XrcdTag>;  // an XRC domain (ibv_xrcd)
+using MwHandle = Handle<struct MwTag>;      // a memory window (ibv_mw)
 
 // ---- Device and port -------------------------------------------------------------------
 
@@ -208,6 +209,21 @@ inline constexpr int kChangeAccess = 1 << 2;
 inline constexpr int kKnownMask = kChangeTranslation | kChangePd | kChangeAccess;
 }  // namespace rereg_flag
 
+// ---- Memory windows ----------------------------------------------------------------------
+
+struct MwBindInfo {  // ibv_mw_bind_info
+  MrHandle mr;       // the region the window opens onto (same PD as the window)
+  uint64_t addr = 0;  // where the window starts: a virtual address inside the region
+  uint64_t length = 0;  // 0 unbinds (type 1; a type 2 bind of length 0 fails)
+  AccessFlags mw_access_flags = 0;  // REMOTE_READ/WRITE/ATOMIC (ZERO_BASED: see BindMw)
+};
+
+struct MwBind {  // ibv_mw_bind: the type 1 bind ibv_bind_mw posts
+  uint64_t wr_id = 0;
+  SendFlags send_flags = 0;
+  MwBindInfo bind_info;
+};
+
 // ---- SRQs ---------------------------------------------------------------------------------
 
 enum class SrqType : uint8_t { kBasic = 0, kXrc = 1 };  // ibv_srq_type: IBV_SRQT_BASIC, _XRC
@@ -260,6 +276,12 @@ struct SendWr {  // ibv_send_wr
   uint32_t remote_qkey = 0;
   // XRC_SEND: the XRC SRQ at the target that receives (ibv_send_wr.qp_type.xrc.remote_srqn).
   uint32_t remote_srqn = 0;
+  // BIND_MW (ibv_send_wr.bind_mw): the window, and what it is bound to; `rkey` above is the
+  // window's rkey after the bind (bind_mw.rkey; only its low 8 bits are the consumer's key,
+  // rxe_do_bind_mw). LOCAL_INV and SEND_WITH_INV name the rkey to invalidate in imm_data
+  // (ibv_send_wr's union of imm_data and invalidate_rkey, host order).
+  MwHandle mw;
+  MwBindInfo bind_info;
 };
 
 struct RecvWr {  // ibv_recv_wr
@@ -341,6 +363,45 @@ class Device {
   [[nodiscard]] virtual int ReregMr(MrHandle mr, int flags, PdHandle pd, size_t length,
                                     AccessFlags access, uint8_t** buf, uint32_t* lkey,
                                     uint32_t* rkey) = 0;
+
+  // Memory windows (ibv_alloc_mw(3), ibv_bind_mw(3), ibv_post_send(3) BIND_MW / LOCAL_INV /
+  // SEND_WITH_INV), as rxe does them (sources: model/engine/window.h; measured on rxe 6.1 by
+  // tests/conformance/memory_window_test.cc; the differences: docs/differences.md rows 28-30):
+  //  1. AllocMw: *rkey is the window's rkey (index << 8 | key byte; rxe's window indices lie
+  //     above every region's). EINVAL for a type other than 1 or 2; EOPNOTSUPP on a device
+  //     without windows. A type 1 window is bound to nothing (remote access through it
+  //     fails) until BindMw; a type 2 window is free until a BIND_MW WR binds it.
+  //  2. BindMw (type 1; EINVAL for type 2, EPERM when bind_info.mr is of another PD:
+  //     libibverbs ibv_bind_mw) posts a BIND_MW WR on `qp` (RC/UC, else EINVAL) whose rkey
+  //     is the window's with the key byte incremented (ibv_inc_rkey); *rkey receives it at
+  //     once. EINVAL for ZERO_BASED (providers/rxe) and without an MR (rxe's provider would
+  //     dereference it; length 0 with an MR unbinds). A BIND_MW WR (SendWr::mw, bind_info,
+  //     rkey = the new rkey, of which the device takes only the key byte) binds type 1 or
+  //     2; for type 2 the backend's copy of the rkey follows the WR at the post, as
+  //     ibv_bind_mw's does for type 1. The checks against the region (MW_BIND access, LOCAL_
+  //     WRITE for remote write/atomic rights, bounds, type 2: free, same PD as the QP,
+  //     length > 0) run when the WR executes: a failure completes it with IBV_WC_MW_BIND_ERR
+  //     (the QP goes to ERR) and the window keeps its old rkey, so a later bind naming the
+  //     new one fails too (ibv_bind_mw(3) NOTES: the program must restore the rkey, which
+  //     this interface cannot; deallocate the window instead).
+  //  3. A remote READ/WRITE/ATOMIC through a window's rkey needs the window bound, the
+  //     access in the window's rights (the region's do not matter), for type 2 the QP that
+  //     bound it as the responder, and the bytes inside the window (IBTA; rxe checks only
+  //     the region's bounds: Behaviour::mw_range_checked_against_mr). A ZERO_BASED window
+  //     (type 2) takes offsets from its start. Else: a remote access error, both QPs in ERR.
+  //  4. LOCAL_INV / SEND_WITH_INV of a bound type 2 window's rkey make it free (rebindable,
+  //     no remote access); a type 1 window, a region's rkey or a stale key cannot be
+  //     invalidated: LOCAL_INV completes with LOC_QP_OP_ERR (QP to ERR); SEND_WITH_INV's
+  //     receive with REM_INV_REQ_ERR (receiver to ERR) while the SEND succeeds. The receive
+  //     of a SEND_WITH_INV has IBV_WC_WITH_INV and the rkey in imm_data (IBTA), or on rxe
+  //     IBV_WC_IP_CSUM_OK and no rkey (Behaviour::recv_inv_flag_as_ip_csum_ok).
+  //  5. DeallocMw of a bound window succeeds and unbinds it. DeregMr of a region a window is
+  //     bound to fails (Behaviour::dereg_mr_bound_mw_errno); DeallocPd while windows use the
+  //     PD is EBUSY.
+  [[nodiscard]] virtual int AllocMw(PdHandle pd, MwType type, MwHandle* out, uint32_t* rkey) = 0;
+  [[nodiscard]] virtual int DeallocMw(MwHandle mw) = 0;
+  [[nodiscard]] virtual int BindMw(QpHandle qp, MwHandle mw, const MwBind& bind,
+                                   uint32_t* rkey) = 0;
 
   [[nodiscard]] virtual int CreateCompChannel(ChannelHandle* out) = 0;
   [[nodiscard]] virtual int DestroyCompChannel(ChannelHandle ch) = 0;  // EBUSY while CQs use it

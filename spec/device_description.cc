@@ -13,6 +13,7 @@ BehaviourSetting Flag(std::string_view name, bool Behaviour::*f) { return {name,
 const std::vector<BehaviourSetting> kSettings = {
     BehaviourSetting{"over_limit_errno", nullptr, &Behaviour::over_limit_errno},
     BehaviourSetting{"rereg_mr_errno", nullptr, &Behaviour::rereg_mr_errno},
+    BehaviourSetting{"dereg_mr_bound_mw_errno", nullptr, &Behaviour::dereg_mr_bound_mw_errno},
     Flag("supports_uc", &Behaviour::supports_uc),
     Flag("supports_ud", &Behaviour::supports_ud),
     Flag("supports_xrc", &Behaviour::supports_xrc),
@@ -42,11 +43,13 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("post_send_runs_to_completion", &Behaviour::post_send_runs_to_completion),
     Flag("retry_timer_runs_during_rnr", &Behaviour::retry_timer_runs_during_rnr),
     Flag("write_imm_receive_at_last_packet", &Behaviour::write_imm_receive_at_last_packet),
+    Flag("mw_range_checked_against_mr", &Behaviour::mw_range_checked_against_mr),
+    Flag("recv_inv_flag_as_ip_csum_ok", &Behaviour::recv_inv_flag_as_ip_csum_ok),
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 29;
-constexpr size_t kNumbers = 2;
+constexpr size_t kFlags = 31;
+constexpr size_t kNumbers = 3;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
               "every Behaviour field needs its row in kSettings");
@@ -66,6 +69,7 @@ DeviceDescription Ibta() {
   a.max_cq = 16384;
   a.max_cqe = (1 << 15) - 1;
   a.max_mr = 256 * 1024;
+  a.max_mw = 256 * 1024;
   a.max_pd = 0x7ffc;
   a.max_ah = 100;
   a.max_qp_rd_atom = 128;
@@ -218,6 +222,17 @@ DeviceDescription Rxe() {
        "rxe_opcode.c: only RDMA_WRITE_LAST/ONLY_WITH_IMMEDIATE carry RXE_RWR_MASK; rxe_resp.c "
        "rxe_responder runs check_resource (RNR) before check_rkey, per packet (measured: "
        "examples/fidelity/16)"},
+      {"dereg_mr_bound_mw_errno", EINVAL,
+       "rxe_verbs.c rxe_dereg_mr: atomic_read(&mr->num_mw) > 0 -> -EINVAL (measured: "
+       "memory_window_test DeallocOfABoundWindowClosesIt)"},
+      {"mw_range_checked_against_mr", 1,
+       "rxe_resp.c check_rkey: an MW rkey resolves to mw->mr and mr_check_range(mr, ...) "
+       "checks the region's bounds only (measured: a WRITE past the window's end and one "
+       "below its start succeed, past the region's end REM_ACCESS_ERR)"},
+      {"recv_inv_flag_as_ip_csum_ok", 1,
+       "rxe_resp.c do_complete writes IB_WC_WITH_INVALIDATE (1 << 2) into the user CQE and "
+       "providers/rxe copies it as is: bit 2 is IBV_WC_IP_CSUM_OK (measured: a SEND_WITH_INV "
+       "receive completes with GRH|IP_CSUM_OK, IBV_WC_WITH_INV unset)"},
   };
   return d;
 }
@@ -239,6 +254,7 @@ DeviceDescription Cx6() {
   a.max_cq = 1 << 24;
   a.max_cqe = (1 << 22) - 1;  // 4194303
   a.max_mr = 1 << 24;
+  a.max_mw = 1 << 24;       // mlx5: max_mw 16777216
   a.max_pd = 1 << 24;
   a.max_ah = 0x7fffffff;
   a.max_qp_rd_atom = 16;

@@ -36,6 +36,9 @@ struct Behaviour {
   // ibv_rereg_mr (IBTA 11.2.8.3, optional): 0 = re-registers; else the errno every valid
   // request gets (the region stays as it was).
   int rereg_mr_errno = 0;
+  // ibv_dereg_mr of a region a memory window is bound to (IBTA 10.6.7.2.6 / 11.2.8.4: the
+  // deregistration fails while windows are bound; the region stays).
+  int dereg_mr_bound_mw_errno = EBUSY;
   bool supports_uc = true;   // IBTA 9.8.1: UC is optional for an HCA
   bool supports_ud = true;
   bool supports_xrc = true;  // IBTA 9.8 (XRC annex): XRCDs, XRC SRQs, XRC_SEND/XRC_RECV
@@ -121,6 +124,16 @@ struct Behaviour {
   // port_num (dlid, sl, src_path_bits, static_rate 0), path_mtu IBV_MTU_256 until one is
   // set, en_sqd_async_notify 0. Default: the current state, the AV as given, the port's active MTU.
   bool query_qp_stored_view = false;
+
+  // Memory windows (measured on rxe 6.1, tests/conformance/memory_window_test.cc):
+  // A remote access through a window's rkey is checked against the bounds of the region the
+  // window is bound to, not of the window (bytes outside the window but inside the region
+  // are reachable). IBTA 10.6.7.1 / C10-71: the access lies inside the window.
+  bool mw_range_checked_against_mr = false;
+  // The receive CQE of a SEND_WITH_INV carries IBV_WC_IP_CSUM_OK and no invalidated rkey:
+  // the kernel's IB_WC_WITH_INVALIDATE (1 << 2) reaches the program unconverted, and bit 2
+  // is libibverbs' IBV_WC_IP_CSUM_OK. IBTA 11.4.2.1: IBV_WC_WITH_INV and the rkey.
+  bool recv_inv_flag_as_ip_csum_ok = false;
 
   friend bool operator==(const Behaviour& a, const Behaviour& b);
   friend bool operator!=(const Behaviour& a, const Behaviour& b) { return !(a == b); }

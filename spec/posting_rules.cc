@@ -25,8 +25,10 @@ constexpr RuleInfo kRules[] = {
     {PostRule::kRecvOnSrqQp, "recv_on_srq_qp", EINVAL,
      "the QP takes its receives from its SRQ: post_recv on the QP is EINVAL, post to the SRQ (R4)"},
     {PostRule::kTooManySges, "too_many_sges", EINVAL, "more SGEs than the queue's max_sge (R5)"},
-    {PostRule::kOpcodeNotModelled, "opcode_not_modelled", EINVAL,
-     "LOCAL_INV, BIND_MW, SEND_WITH_INV and TSO are not modelled"},
+    {PostRule::kOpcodeNotModelled, "opcode_not_modelled", EINVAL, "TSO is not modelled"},
+    {PostRule::kBindMwInvalid, "bind_mw_invalid", EINVAL,
+     "a BIND_MW needs an RC or UC QP, no SGEs, and a window and region that exist "
+     "(providers/rxe validate_send_wr; convert_send_wr reads both objects)"},
     {PostRule::kOpcodeNotForType, "opcode_not_for_type", EINVAL,
      "the QP type lacks the opcode: UD carries SEND and SEND_IMM only, UC has no READ and no "
      "atomics (IBTA 9.8.1, rxe_wr_opcode_info)"},
@@ -64,7 +66,12 @@ bool OpcodeAllowed(QpType type, WrOpcode op) {
     case WrOpcode::kRdmaRead:
     case WrOpcode::kAtomicCmpAndSwp:
     case WrOpcode::kAtomicFetchAndAdd: return rc;
-    default: return false;  // LOCAL_INV, BIND_MW, SEND_WITH_INV, TSO: not modelled
+    // rxe_opcode.c rxe_wr_opcode_info: BIND_MW on RC and UC, LOCAL_INV on RC; SEND_WITH_INV
+    // carries an IETH, defined for the connected services (IBTA 9.2: RC, UC, XRC).
+    case WrOpcode::kBindMw: return rc || type == QpType::kUc;
+    case WrOpcode::kLocalInv: return rc;
+    case WrOpcode::kSendWithInv: return rc || type == QpType::kUc;
+    default: return false;  // TSO: not modelled
   }
 }
 
@@ -76,7 +83,10 @@ bool OpcodeModelled(WrOpcode op) {
     case WrOpcode::kRdmaWriteWithImm:
     case WrOpcode::kRdmaRead:
     case WrOpcode::kAtomicCmpAndSwp:
-    case WrOpcode::kAtomicFetchAndAdd: return true;
+    case WrOpcode::kAtomicFetchAndAdd:
+    case WrOpcode::kLocalInv:
+    case WrOpcode::kBindMw:
+    case WrOpcode::kSendWithInv: return true;
     default: return false;
   }
 }
@@ -110,6 +120,11 @@ PostRule CheckSendWr(const PostQueue& q, const SendWrFacts& wr, const Behaviour&
   if (SendBelowRts(q.state) && !below_rts_queued) return PostRule::kSendBelowRts;
   if (wr.num_sge > q.max_sge) return PostRule::kTooManySges;
   if (!OpcodeModelled(wr.opcode)) return PostRule::kOpcodeNotModelled;
+  if (wr.opcode == WrOpcode::kBindMw &&
+      (wr.num_sge > 0 || !wr.bind_resolved ||
+       !(q.type == QpType::kRc || q.type == QpType::kUc || q.type == QpType::kXrcSend))) {
+    return PostRule::kBindMwInvalid;
+  }
   // rxe's provider leaves the type check to the kernel requester (LOC_QP_OP_ERR).
   if (!OpcodeAllowed(q.type, wr.opcode) && !b.opcode_checked_by_requester) {
     return PostRule::kOpcodeNotForType;

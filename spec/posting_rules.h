@@ -35,7 +35,8 @@ enum class PostRule : uint8_t {
   kRecvInReset,       // R4
   kRecvOnSrqQp,       // R4: the QP takes its receives from an SRQ
   kTooManySges,       // R5
-  kOpcodeNotModelled, // LOCAL_INV, BIND_MW, SEND_WITH_INV, TSO
+  kOpcodeNotModelled, // TSO
+  kBindMwInvalid,     // BIND_MW: RC/UC, no SGE, a window and region that exist
   kOpcodeNotForType,  // IBTA 9.8.1: UD sends only; UC no READ / atomics
   kInlineTooLong,     // longer than the granted max_inline_data
   kInlineNotForOp,    // READ and atomics cannot be inline
@@ -76,6 +77,7 @@ struct SendWrFacts {
   uint64_t remote_addr = 0;
   bool ah_valid = true;                  // UD only
   bool inline_source_registered = true;  // inline only
+  bool bind_resolved = true;             // BIND_MW only: its window and region exist
 };
 SendWrFacts FactsOf(const SendWr& wr);  // length from the SGEs; ah/registration assumed valid
 

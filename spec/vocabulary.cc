@@ -161,6 +161,11 @@ constexpr std::array<NamedValue<LinkLayer>, 3> kLinkLayerNames{{
     {LinkLayer::kEthernet, "ETHERNET"},
 }};
 
+constexpr std::array<NamedValue<MwType>, 2> kMwTypeNames{{
+    {MwType::kType1, "TYPE_1"},
+    {MwType::kType2, "TYPE_2"},
+}};
+
 constexpr std::array<NamedValue<AccessFlags>, 9> kAccessNames{{
     {access::kLocalWrite, "LOCAL_WRITE"},
     {access::kRemoteWrite, "REMOTE_WRITE"},
@@ -333,6 +338,7 @@ std::string_view ToName(EventType v) { return NameIn(kEventNames, v); }
 std::string_view ToName(Mtu v) { return NameIn(kMtuNames, v); }
 std::string_view ToName(PortState v) { return NameIn(kPortStateNames, v); }
 std::string_view ToName(LinkLayer v) { return NameIn(kLinkLayerNames, v); }
+std::string_view ToName(MwType v) { return NameIn(kMwTypeNames, v); }
 
 std::optional<QpState> ParseQpState(std::string_view s) {
   if (EqualsIgnoreCase(s, "ERROR") || EqualsIgnoreCase(s, "IBV_QPS_ERROR")) return QpState::kErr;
@@ -340,6 +346,9 @@ std::optional<QpState> ParseQpState(std::string_view s) {
 }
 std::optional<QpType> ParseQpType(std::string_view s) {
   return ParseIn(kQpTypeNames, StripPrefix(s, "IB_QPT_"), "IBV_QPT_");
+}
+std::optional<MwType> ParseMwType(std::string_view s) {
+  return ParseIn(kMwTypeNames, s, "IBV_MW_");
 }
 std::optional<WrOpcode> ParseWrOpcode(std::string_view s) {
   return ParseIn(kWrOpcodeNames, s, "IBV_WR_");

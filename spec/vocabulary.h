@@ -198,6 +198,10 @@ constexpr bool IsValidMtu(uint32_t v) { return v >= 1 && v <= 5; }
 enum class PortState : uint8_t { kNop = 0, kDown = 1, kInit = 2, kArmed = 3, kActive = 4 };
 enum class LinkLayer : uint8_t { kUnspecified = 0, kInfiniBand = 1, kEthernet = 2 };
 enum class AtomicCap : uint8_t { kNone = 0, kHca = 1, kGlob = 2 };
+// ibv_mw_type: a type 1 window is bound by ibv_bind_mw and stays valid until rebound or
+// deallocated; a type 2 window is bound by an IBV_WR_BIND_MW work request and invalidated by
+// LOCAL_INV / SEND_WITH_INV (IBTA 10.6.7).
+enum class MwType : uint8_t { kType1 = 1, kType2 = 2 };
 
 // ---- Names -------------------------------------------------------------------------------
 
@@ -216,12 +220,15 @@ std::string_view ToName(EventType v);
 std::string_view ToName(Mtu v);
 std::string_view ToName(PortState v);
 std::string_view ToName(LinkLayer v);
+std::string_view ToName(MwType v);
 
 std::optional<QpState> ParseQpState(std::string_view s);
 std::optional<QpType> ParseQpType(std::string_view s);
 std::optional<WrOpcode> ParseWrOpcode(std::string_view s);
 std::optional<WcStatus> ParseWcStatus(std::string_view s);
 std::optional<EventType> ParseEventType(std::string_view s);
+// "1", "2", "TYPE_1", "IBV_MW_TYPE_2".
+std::optional<MwType> ParseMwType(std::string_view s);
 // Accepts "1024" (bytes) or "IBV_MTU_1024" or the enum value "3".
 std::optional<Mtu> ParseMtu(std::string_view s);
 

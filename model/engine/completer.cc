@@ -17,8 +17,8 @@ constexpr uint32_t kRnrTimerCentiUs[32] = {
 uint64_t RnrDelayNs(uint8_t timer) { return uint64_t{kRnrTimerCentiUs[timer & 31]} * 10000; }
 
 bool IsSendOrWrite(WrOpcode op) {
-  return op == WrOpcode::kSend || op == WrOpcode::kSendWithImm || op == WrOpcode::kRdmaWrite ||
-         op == WrOpcode::kRdmaWriteWithImm;
+  return op == WrOpcode::kSend || op == WrOpcode::kSendWithImm || op == WrOpcode::kSendWithInv ||
+         op == WrOpcode::kRdmaWrite || op == WrOpcode::kRdmaWriteWithImm;
 }
 
 uint32_t LastPsn(const SendWqe& w) { return PsnAdd(w.psn, w.npkts - 1); }

@@ -184,4 +184,9 @@ uint8_t* MrTable::Remote(uint32_t rkey, uint32_t pd, uint64_t addr, uint64_t len
   return reinterpret_cast<uint8_t*>(addr);
 }
 
+uint8_t* MrTable::Within(const Mr& mr, uint64_t addr, uint64_t len) {
+  if (len == 0) return mr.buf;
+  return Inside(mr, addr, len) ? reinterpret_cast<uint8_t*>(addr) : nullptr;
+}
+
 }  // namespace qptwin::model::engine

@@ -98,6 +98,9 @@ class MrTable {
   // access, or nullptr (an rkey violation).
   uint8_t* Remote(uint32_t rkey, uint32_t pd, uint64_t addr, uint64_t len,
                   AccessFlags need) const;
+  // The bytes [addr, addr + len) of `mr` when they lie inside it (no key or rights check:
+  // a memory window's access, window.h), else nullptr.
+  static uint8_t* Within(const Mr& mr, uint64_t addr, uint64_t len);
 
  private:
   const Mr* ByKey(uint32_t key) const;

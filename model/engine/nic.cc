@@ -81,6 +81,7 @@ void Nic::ReleaseContext(uint32_t ctx) {
   for (auto it = xrcds_.begin(); it != xrcds_.end();) {
     it = it->second.ctx == ctx ? xrcds_.erase(it) : std::next(it);
   }
+  mws_.DeallocContext(ctx);
   mrs_.DeregisterContext(ctx);
   events_.erase(ctx);
 }

@@ -25,6 +25,7 @@
 #include "model/engine/memory.h"
 #include "model/engine/objects.h"
 #include "model/engine/packet.h"
+#include "model/engine/window.h"
 #include "model/profile.h"
 #include "spec/backend.h"
 
@@ -34,6 +35,8 @@ class World;
 
 // The CQE opcode of a send-queue WR.
 WcOpcode SendWcOpcode(WrOpcode op);
+// BIND_MW and LOCAL_INV: run by the requester, no packet (rxe WR_LOCAL_OP_MASK).
+inline bool IsLocalOp(WrOpcode op) { return op == WrOpcode::kBindMw || op == WrOpcode::kLocalInv; }
 
 
 // RC and XRC (both ends): acknowledged, retried, PSN-checked transport.
@@ -69,6 +72,10 @@ class Nic {
   int DeregMr(uint32_t ctx, uint32_t mr);
   int ReregMr(uint32_t ctx, uint32_t mr, int flags, uint32_t pd, size_t length,
               AccessFlags access, Mr** out);  // nic_rereg.cc
+  // nic_mw.cc: memory windows (spec/backend.h, Memory windows).
+  int AllocMw(uint32_t ctx, uint32_t pd, MwType type, uint32_t* out, uint32_t* rkey);
+  int DeallocMw(uint32_t ctx, uint32_t mw);
+  int BindMw(uint32_t ctx, uint32_t qp, uint32_t mw, const MwBind& bind, uint32_t* rkey);
   int CreateChannel(uint32_t ctx, uint32_t* out);
   int DestroyChannel(uint32_t ctx, uint32_t ch);
   int CreateCq(uint32_t ctx, int cqe, uint32_t channel, uint32_t* out, int* actual);
@@ -152,6 +159,16 @@ class Nic {
   uint32_t SendWcFlags(WrOpcode op) const;
   void RaiseEvent(uint32_t ctx, AsyncEvent ev);
 
+  // Memory windows on the data path (nic_mw.cc). The bytes a remote request may touch
+  // through `rkey` (a region's or a window's), or nullptr: an rkey violation.
+  uint8_t* RemoteBytes(const Qp& qp, uint32_t rkey, uint32_t pd, uint64_t addr, uint64_t len,
+                       AccessFlags need);
+  // BIND_MW and LOCAL_INV run in the requester (rxe_req.c rxe_do_local_ops): the status.
+  WcStatus RunLocalOp(Qp& qp, const SendWqe& w);
+  // A BIND_MW WR being posted: the window's rkey it names, and the program's rkey for a
+  // type 2 window afterwards (window.h contract 4).
+  void NoteBindPosted(uint32_t ctx, const SendWr& wr, SendWqe* w);
+
   // Requester (requester.cc).
   enum class ReqStep { kGetWqe, kCheckLimits, kCheckLocal, kTransmit, kDone };
   void Kick(Qp& qp);
@@ -211,6 +228,9 @@ class Nic {
   bool ResumesWriteImm(const Qp& qp, const Packet& pkt) const;
   static Packet LastPacketOf(const Packet& pkt);
   void ReceiveSendLike(Qp& qp, Packet& pkt);
+  // SEND_WITH_INV at the responder (nic_mw.cc rules): false when the rkey could not be
+  // invalidated (the receive's error CQE is pushed and the QP is in ERR).
+  bool InvalidateForSend(Qp& qp, const Packet& pkt, WorkCompletion* wc);
   void RespondError(Qp& qp, const Packet& pkt, NakCode code, EventType event);
   // `ready_ns`: when the response can start (READ data / atomic result fetched by DMA).
   void SendResponse(const Qp& qp, const Packet& req, Packet resp, uint64_t ready_ns = 0,
@@ -253,6 +273,7 @@ class Nic {
 
   std::map<uint32_t, Pd> pds_;
   MrTable mrs_;
+  MwTable mws_;
   std::map<uint32_t, Channel> channels_;
   std::map<uint32_t, std::shared_ptr<Cq>> cqs_;
   std::map<uint32_t, std::shared_ptr<Srq>> srqs_;

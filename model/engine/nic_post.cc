@@ -55,6 +55,11 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     // Inline data is read from the program's memory without an lkey (rxe copies it in
     // rxe_post_send): any region registered on any device of the world is readable.
     if (f.is_inline) f.inline_source_registered = InlineSourceReadable(wr.sg_list);
+    if (wr.opcode == WrOpcode::kBindMw) {
+      const Mw* mw = mws_.ByHandle(wr.mw.id);
+      const Mr* mr = mrs_.ByHandle(wr.bind_info.mr.id);
+      f.bind_resolved = mw && mw->ctx == ctx && mr && mr->ctx == ctx;
+    }
     q.outstanding = qp->sq.size();
     const int err = PostRuleErrno(CheckSendWr(q, f, b, queue_anyway));
     const uint64_t len = f.length;
@@ -74,6 +79,7 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     }
     w.serial = qp->next_serial++;
     w.wr = wr;
+    if (wr.opcode == WrOpcode::kBindMw) NoteBindPosted(ctx, wr, &w);
     w.is_inline = is_inline;
     w.length = len;
     w.signaled = qp->init.sq_sig_all || (wr.send_flags & send_flag::kSignaled);

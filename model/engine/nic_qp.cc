@@ -39,7 +39,9 @@ WcOpcode SendWcOpcode(WrOpcode op) {
     case WrOpcode::kRdmaRead: return WcOpcode::kRdmaRead;
     case WrOpcode::kAtomicCmpAndSwp: return WcOpcode::kCompSwap;
     case WrOpcode::kAtomicFetchAndAdd: return WcOpcode::kFetchAdd;
-    default: return WcOpcode::kSend;
+    case WrOpcode::kBindMw: return WcOpcode::kBindMw;
+    case WrOpcode::kLocalInv: return WcOpcode::kLocalInv;
+    default: return WcOpcode::kSend;  // SEND, SEND_WITH_IMM, SEND_WITH_INV
   }
 }
 

@@ -17,6 +17,9 @@ int Nic::ReregMr(uint32_t ctx, uint32_t mr, int flags, uint32_t pd, size_t lengt
   const bool translation = flags & rereg_flag::kChangeTranslation;
   if (translation && length == 0) return EINVAL;
   if (int err = profile().behaviour.rereg_mr_errno) return err;
+  // IBTA 10.6.7.2.6: a region with memory windows bound to it is neither deregistered nor
+  // reregistered (the same answer as DeregMr's; rxe has no rereg at all, above).
+  if (mws_.BoundTo(mr) > 0) return profile().behaviour.dereg_mr_bound_mw_errno;
   const uint32_t new_pd = (flags & rereg_flag::kChangePd) ? pd : m->pd;
   const AccessFlags new_access = (flags & rereg_flag::kChangeAccess) ? access : m->access;
   auto p = pds_.find(new_pd);

@@ -25,7 +25,7 @@ int Nic::AllocPd(uint32_t ctx, uint32_t* out) {
 int Nic::DeallocPd(uint32_t ctx, uint32_t pd) {
   auto it = pds_.find(pd);
   if (it == pds_.end() || it->second.ctx != ctx) return EINVAL;
-  if (it->second.users > 0 || mrs_.CountForPd(pd) > 0) return EBUSY;
+  if (it->second.users > 0 || mrs_.CountForPd(pd) > 0 || mws_.CountForPd(pd) > 0) return EBUSY;
   pds_.erase(it);
   return 0;
 }
@@ -56,6 +56,8 @@ int Nic::RegMr(uint32_t ctx, uint32_t pd, size_t length, AccessFlags access, Mr*
 int Nic::DeregMr(uint32_t ctx, uint32_t mr) {
   Mr* m = mrs_.ByHandle(mr);
   if (!m || m->ctx != ctx) return EINVAL;
+  // IBTA 11.2.8.4 / rxe_dereg_mr (mr->num_mw): not while a window is bound to it.
+  if (mws_.BoundTo(mr) > 0) return profile().behaviour.dereg_mr_bound_mw_errno;
   mrs_.Deregister(mr);
   return 0;
 }

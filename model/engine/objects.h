@@ -115,6 +115,10 @@ struct WqeWr {
   uint32_t remote_qpn = 0;
   uint32_t remote_qkey = 0;
   uint32_t remote_srqn = 0;
+  // BIND_MW: the window (by the program's rkey for it at the post, window.h contract 4)
+  // and what it is bound to; `rkey` is the new rkey.
+  uint32_t mw_rkey = 0;
+  MwBindInfo bind_info;
 
   WqeWr& operator=(const SendWr& wr) {
     wr_id = wr.wr_id;
@@ -130,6 +134,8 @@ struct WqeWr {
     remote_qpn = wr.remote_qpn;
     remote_qkey = wr.remote_qkey;
     remote_srqn = wr.remote_srqn;
+    mw_rkey = 0;  // set by the post (nic_post.cc)
+    bind_info = wr.bind_info;
     return *this;
   }
 };

@@ -5,6 +5,10 @@
 
 namespace qptwin::model::engine {
 namespace {
+// ImmDt or IETH: 4 bytes after the BTH (and RETH).
+uint32_t Ext(const Packet& pkt) { return pkt.has_imm || pkt.has_inv ? 4 : 0; }
+}  // namespace
+namespace {
 
 constexpr std::array<std::string_view, kNumPacketKinds> kKindNames = {
     "SEND", "WRITE", "READ_REQ", "ATOMIC", "ACK", "NAK", "READ_RESP", "ATOMIC_RESP"};
@@ -54,7 +58,7 @@ std::vector<uint8_t> NetworkHeader(const Packet& pkt, const Gid& dgid) {
   if (!IsV4Mapped(pkt.sgid)) {  // RoCE v2 over IPv6: the IPv6 header is the GRH
     h[0] = 0x60 | (pkt.traffic_class >> 4);
     h[1] = static_cast<uint8_t>(pkt.traffic_class << 4);
-    const uint32_t payload = 8 + 12 + 8 + (pkt.has_imm ? 4 : 0) + pkt.data.size() + 4;
+    const uint32_t payload = 8 + 12 + 8 + Ext(pkt) + pkt.data.size() + 4;
     h[4] = static_cast<uint8_t>(payload >> 8);
     h[5] = static_cast<uint8_t>(payload);
     h[6] = 17;  // next header: UDP
@@ -68,7 +72,7 @@ std::vector<uint8_t> NetworkHeader(const Packet& pkt, const Gid& dgid) {
   // length IP+UDP+BTH+DETH+payload+ICRC, DF, TTL = the AV's hop limit, UDP, checksum 0.
   // The identification rxe's IP stack picks is not modelled (0 here).
   uint8_t* ip = &h[20];
-  const uint32_t total = 20 + 8 + 12 + 8 + (pkt.has_imm ? 4 : 0) + pkt.data.size() + 4;
+  const uint32_t total = 20 + 8 + 12 + 8 + Ext(pkt) + pkt.data.size() + 4;
   ip[0] = 0x45;
   ip[1] = pkt.traffic_class;
   ip[2] = static_cast<uint8_t>(total >> 8);

@@ -118,6 +118,7 @@ struct Packet {
   bool solicited = false;
   bool has_imm = false;
   uint32_t imm = 0;
+  bool has_inv = false;  // SEND_WITH_INV: IETH with the rkey to invalidate in `imm`
   uint32_t qkey = 0;  // DETH (UD)
   // RoCE v2 IP header: the sender's GID and the AV's hop limit and traffic class (what
   // rxe copies into a UD receive's GRH area).

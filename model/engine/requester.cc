@@ -57,6 +57,12 @@ void Nic::RunRequester(Qp& qp) {
 }
 
 Nic::ReqStep Nic::ReqGetWqe(Qp& qp) {
+  // A local operation already run (a retry went back past it) is not run again: rxe_req.c
+  // req_retry skips the WQEs in wqe_state_done.
+  while (qp.sq_next < qp.sq.size() && IsLocalOp(qp.sq[qp.sq_next].wr.opcode) &&
+         qp.sq[qp.sq_next].done && !qp.sq[qp.sq_next].failed_locally) {
+    ++qp.sq_next;
+  }
   // R11: in SQD nothing new starts; in SQE/ERR the queue is flushed.
   // Retransmissions of already started WQEs continue in SQD (they are the drain).
   if (qp.rnr_wait || qp.sq_next >= qp.sq.size()) return ReqStep::kDone;
@@ -104,6 +110,19 @@ Nic::ReqStep Nic::ReqCheckLocal(Qp& qp, Payload* payload) {
     FailLocally(qp, WcStatus::kLocQpOpErr, "opcode not supported by this QP type");
     return ReqStep::kDone;
   }
+  // BIND_MW and LOCAL_INV run here and complete without a packet (rxe_req.c
+  // rxe_do_local_ops; the completer reports them in order).
+  if (IsLocalOp(w.wr.opcode)) {
+    const WcStatus st = RunLocalOp(qp, w);
+    if (st != WcStatus::kSuccess) {
+      FailLocally(qp, st, w.wr.opcode == WrOpcode::kBindMw ? "memory window bind failed"
+                                                           : "local invalidate failed");
+      return ReqStep::kDone;
+    }
+    ++qp.sq_next;
+    CompleteWqe(qp, qp.sq_next - 1, WcStatus::kSuccess);
+    return ReqStep::kGetWqe;
+  }
   // C10-93.1.1 (rxe_req.c rxe_requester): a UD message longer than the path MTU sends nothing
   // and completes successfully, before any check of its SGEs (R22; ReqTransmit completes it).
   if (qp.type == QpType::kUd && w.length > PathMtuBytes(qp)) return ReqStep::kTransmit;
@@ -145,6 +164,7 @@ Nic::ReqStep Nic::ReqTransmit(Qp& qp, Payload* payload) {
   p.solicited = (w.wr.send_flags & send_flag::kSolicited) != 0;
   p.has_imm = w.wr.opcode == WrOpcode::kSendWithImm || w.wr.opcode == WrOpcode::kRdmaWriteWithImm;
   p.imm = w.wr.imm_data;
+  p.has_inv = w.wr.opcode == WrOpcode::kSendWithInv;  // IETH: the rkey in imm
   p.remote_addr = w.wr.remote_addr;
   p.rkey = w.wr.rkey;
   p.compare_add = w.wr.compare_add;

@@ -161,7 +161,7 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
           return RespStep::kDone;
         }
         // The data is the same on every try: what the earlier packets wrote is written again.
-        if (uint8_t* dst = mrs_.Remote(pkt.rkey, pd, pkt.remote_addr, pkt.data.size(),
+        if (uint8_t* dst = RemoteBytes(qp, pkt.rkey, pd, pkt.remote_addr, pkt.data.size(),
                                        access::kRemoteWrite)) {
           std::memcpy(dst, pkt.data.data(), pkt.data.size());
         }
@@ -177,7 +177,7 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
       // check_rkey skips it).
       const bool empty = pkt.data.empty();
       uint8_t* dst = empty ? nullptr
-                           : mrs_.Remote(pkt.rkey, pd, pkt.remote_addr, pkt.data.size(),
+                           : RemoteBytes(qp, pkt.rkey, pd, pkt.remote_addr, pkt.data.size(),
                                          access::kRemoteWrite);
       if (!empty && !dst) {  // R15: RC NAKs, UC drops silently
         if (IsReliable(qp.type)) {
@@ -212,7 +212,7 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
     case PacketKind::kReadReq: {
       // C9-88: a zero-length READ checks no R_Key either.
       const uint8_t* src = pkt.length == 0 ? nullptr
-                                           : mrs_.Remote(pkt.rkey, pd, pkt.remote_addr,
+                                           : RemoteBytes(qp, pkt.rkey, pd, pkt.remote_addr,
                                                          pkt.length, access::kRemoteRead);
       if (pkt.length != 0 && !src) {
         RespondError(qp, pkt, NakCode::kRemoteAccess, EventType::kQpAccessErr);
@@ -228,7 +228,7 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
       return RespStep::kDone;
     }
     case PacketKind::kAtomic: {
-      uint8_t* p = mrs_.Remote(pkt.rkey, pd, pkt.remote_addr, 8, access::kRemoteAtomic);
+      uint8_t* p = RemoteBytes(qp, pkt.rkey, pd, pkt.remote_addr, 8, access::kRemoteAtomic);
       if (!p) {
         RespondError(qp, pkt, NakCode::kRemoteAccess, EventType::kQpAccessErr);
         return RespStep::kDone;
@@ -344,6 +344,7 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
     return;
   }
   if (qp.type != QpType::kUd) qp.epsn = PsnAdd(pkt.psn, pkt.npkts);
+  if (pkt.has_inv && !InvalidateForSend(qp, pkt, &wc)) return;
   wc.status = WcStatus::kSuccess;
   wc.opcode = write_imm ? WcOpcode::kRecvRdmaWithImm : WcOpcode::kRecv;
   wc.byte_len = static_cast<uint32_t>(write_imm ? pkt.data.size() : len);
@@ -352,8 +353,33 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
     wc.wc_flags |= wc_flag::kWithImm;
   }
   if (grh || profile().behaviour.recv_wc_grh_always) wc.wc_flags |= wc_flag::kGrh;
+  if (pkt.has_inv) {
+    // IBTA 11.4.2.1: WITH_INV and the rkey; rxe (Behaviour::recv_inv_flag_as_ip_csum_ok):
+    // the kernel's IB_WC_WITH_INVALIDATE bit, read by libibverbs as IBV_WC_IP_CSUM_OK.
+    if (profile().behaviour.recv_inv_flag_as_ip_csum_ok) {
+      wc.wc_flags |= wc_flag::kIpCsumOk;
+    } else {
+      wc.wc_flags |= wc_flag::kWithInv;
+      wc.imm_data = pkt.imm;
+    }
+  }
   bool ok = PushCqe(qp, RecvCq(qp), wc, pkt.solicited);
   if (IsReliable(qp.type) && ok) SendAck(qp, pkt);
+}
+
+bool Nic::InvalidateForSend(Qp& qp, const Packet& pkt, WorkCompletion* wc) {
+  // rxe_resp.c execute: after the data is placed, invalidate_rkey (a window's rkey:
+  // rxe_invalidate_mw; a region's is refused as by LOCAL_INV, nic_mw.cc).
+  const int err = mws_.ByIndex(pkt.imm) ? mws_.Invalidate(pkt.imm) : EINVAL;
+  if (err == 0) return true;
+  // RESPST_ERR_INVALIDATE_RKEY (class J): the receive completes with REM_INV_REQ_ERR and
+  // the QP goes to ERR; the sender's SEND is ACKed (measured on rxe 6.1: it completes
+  // successfully, its QP stays in RTS).
+  wc->status = WcStatus::kRemInvReqErr;
+  PushCqe(qp, RecvCq(qp), *wc, false);
+  if (IsReliable(qp.type)) SendAck(qp, pkt);
+  if (qp.state != QpState::kErr) EnterError(qp, "invalid rkey to invalidate");
+  return false;
 }
 
 void Nic::RespondError(Qp& qp, const Packet& pkt, NakCode code, EventType event) {

@@ -112,7 +112,8 @@ uint64_t World::Transmit(Packet pkt, uint64_t ready_ns, uint64_t proc_ns, uint64
 
   // The pipeline: on a serial device every cost queues on the one engine.
   const bool ud = pkt.transport == QpType::kUd;
-  MessageWire w = WireOf(link, WireOpOf(pkt.kind), pkt.data.size(), mtu_bytes, pkt.has_imm, ud);
+  const bool ext = pkt.has_imm || pkt.has_inv;  // ImmDt or IETH: 4 bytes
+  MessageWire w = WireOf(link, WireOpOf(pkt.kind), pkt.data.size(), mtu_bytes, ext, ud);
   uint64_t first_ns = CeilNs(first_ps);
   uint64_t leave_ns;
   if (nic.serial_processing) {

@@ -45,10 +45,13 @@ enum class Verb : uint8_t {
   kGetCqEvent,
   kAckCqEvents,
   kReregMr,
+  kAllocMw,
+  kBindMw,
+  kDeallocMw,
 };
-inline constexpr int kNumVerbs = 26;
+inline constexpr int kNumVerbs = 29;
 
-enum class ObjectKind : uint8_t { kDevice, kPd, kMr, kCq, kSrq, kQp, kChannel };
+enum class ObjectKind : uint8_t { kDevice, kPd, kMr, kCq, kSrq, kQp, kChannel, kMw };
 
 std::string_view ToName(Verb v);
 std::optional<Verb> ParseVerb(std::string_view s);
@@ -71,7 +74,7 @@ struct SgeRef {  // sge=MR:OFF:LEN
   uint32_t length = 0;
 };
 
-struct RemoteRef {  // remote=MR:OFF
+struct RemoteRef {  // remote=MR:OFF or MW:OFF (through the window: OFF from its start)
   std::string mr;
   uint64_t offset = 0;
 };
@@ -121,6 +124,12 @@ struct Command {
   uint32_t srq_mask = 0;    // modify_srq: srq_attr:: bits named
   bool solicited = false;   // req_notify solicited=1
   int rereg_flags = 0;      // rereg_mr: rereg_flag:: bits of the keys named (pd, len, access)
+  // Memory windows: alloc_mw type=; bind_mw / post_send op=BIND_MW mw=MW bind=MR:OFF:LEN
+  // access=FLAGS (the window's rights); post_send op=LOCAL_INV|SEND_WITH_INV inv=MW.
+  MwType mw_type = MwType::kType1;
+  std::string mw;
+  std::optional<SgeRef> bind;
+  std::string inv;
 
   Expect expect;
 };

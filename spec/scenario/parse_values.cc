@@ -6,7 +6,7 @@
 namespace qptwin::scenario {
 namespace {
 
-constexpr std::array<NamedValue<WrOpcode>, 7> kSendOps{{
+constexpr std::array<NamedValue<WrOpcode>, 10> kSendOps{{
     {WrOpcode::kSend, "SEND"},
     {WrOpcode::kSendWithImm, "SEND_IMM"},
     {WrOpcode::kRdmaWrite, "WRITE"},
@@ -14,6 +14,9 @@ constexpr std::array<NamedValue<WrOpcode>, 7> kSendOps{{
     {WrOpcode::kRdmaRead, "READ"},
     {WrOpcode::kAtomicCmpAndSwp, "CMP_SWP"},
     {WrOpcode::kAtomicFetchAndAdd, "FETCH_ADD"},
+    {WrOpcode::kBindMw, "BIND_MW"},
+    {WrOpcode::kLocalInv, "LOCAL_INV"},
+    {WrOpcode::kSendWithInv, "SEND_WITH_INV"},
 }};
 
 bool IsName(std::string_view s) { return !s.empty() && s.find_first_of(":,=") == s.npos; }

@@ -101,6 +101,24 @@ void ParseModify(LineParser& p, Command* c) {
   }
 }
 
+// mw=MW bind=MR:OFF:LEN access=FLAGS: a bind (bind_mw, post_send op=BIND_MW).
+void ParseWindowArgs(LineParser& p, Command* c) {
+  p.RefKey("mw", {ObjectKind::kMw}, &c->mw);
+  if (p.Has("bind")) {
+    auto list = ParseSgeList(p.Value("bind"));
+    if (!list || list->size() != 1) return p.Fail("bad bind: expected MR:OFF:LEN");
+    p.Ref((*list)[0].mr, {ObjectKind::kMr}, &(*list)[0].mr);
+    c->bind = (*list)[0];
+  }
+  if (p.Has("access")) {
+    auto f = ParseAccessFlags(p.Value("access"));
+    if (!f) {
+      return p.Fail("bad access: expected REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC|ZERO_BASED or 0");
+    }
+    c->access = *f;
+  }
+}
+
 void ParsePostSend(LineParser& p, Command* c) {
   SendWr& wr = c->send;
   p.Number("wr_id", UINT64_MAX, &wr.wr_id);
@@ -127,11 +145,13 @@ void ParsePostSend(LineParser& p, Command* c) {
   }
   if (p.Has("remote")) {
     auto r = ParseRemote(p.Value("remote"));
-    if (!r) return p.Fail("bad remote: expected MR:OFF");
-    p.Ref(r->mr, {ObjectKind::kMr}, &r->mr);
+    if (!r) return p.Fail("bad remote: expected MR:OFF or MW:OFF");
+    p.Ref(r->mr, {ObjectKind::kMr, ObjectKind::kMw}, &r->mr);
     c->remote = *r;
   }
   p.RefKey("ah", {ObjectKind::kQp}, &c->ah);
+  ParseWindowArgs(p, c);
+  p.RefKey("inv", {ObjectKind::kMw}, &c->inv);
 }
 
 void ParseSges(LineParser& p, Command* c) {
@@ -252,8 +272,29 @@ void ParseBody(LineParser& p, Command* c, Scenario* sc, std::string* current_dev
     case Verb::kDestroy:
       return p.Ref(c->name,
                    {ObjectKind::kDevice, ObjectKind::kPd, ObjectKind::kMr, ObjectKind::kCq,
-                    ObjectKind::kSrq, ObjectKind::kQp, ObjectKind::kChannel},
+                    ObjectKind::kSrq, ObjectKind::kQp, ObjectKind::kChannel, ObjectKind::kMw},
                    &c->name);
+    case Verb::kAllocMw: {
+      p.Declare(c->name, ObjectKind::kMw);
+      p.RefKey("pd", {ObjectKind::kPd}, &c->pd);
+      uint32_t type = 1;
+      p.Number("type", 255, &type);  // any number: the device judges (EINVAL beyond 2)
+      c->mw_type = static_cast<MwType>(type);
+      return;
+    }
+    case Verb::kBindMw:
+      p.Ref(c->name, {ObjectKind::kQp}, &c->name);
+      p.Number("wr_id", UINT64_MAX, &c->send.wr_id);
+      c->wr_id = c->send.wr_id;
+      c->send.opcode = WrOpcode::kBindMw;
+      if (p.Has("flags")) {
+        auto f = ParseSendFlags(p.Value("flags"));
+        if (!f) return p.Fail("bad flags: expected SIGNALED|FENCE or 0");
+        c->send.send_flags = *f;
+      }
+      return ParseWindowArgs(p, c);
+    case Verb::kDeallocMw:
+      return p.Ref(c->name, {ObjectKind::kMw}, &c->name);
     case Verb::kQueryDevice:
     case Verb::kQueryPort:
       if (p.Has("dev")) {

@@ -153,6 +153,12 @@ int Runner::Execute(const Command& c, Step* step) {
       return AckCqEvents(c, step);
     case Verb::kReregMr:
       return ReregMr(c, step);
+    case Verb::kAllocMw:
+      return AllocMw(c, step);
+    case Verb::kBindMw:
+      return BindMw(c, step);
+    case Verb::kDeallocMw:
+      return Destroy(c, step);
   }
   return EINVAL;
 }
@@ -358,6 +364,8 @@ int Runner::Destroy(const Command& c, Step* step) {
       return dev->DestroyCq(CqHandle{o.handle});
     case ObjectKind::kChannel:
       return dev->DestroyCompChannel(ChannelHandle{o.handle});
+    case ObjectKind::kMw:
+      return dev->DeallocMw(MwHandle{o.handle});
     case ObjectKind::kSrq: {
       int ret = dev->DestroySrq(SrqHandle{o.handle});
       if (ret == 0) EndQueues(&o, Wqe::End::kDestroyed, *step);

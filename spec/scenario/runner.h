@@ -93,7 +93,11 @@ class Runner {
     // MR
     uint8_t* buf = nullptr;
     uint64_t len = 0;
-    uint32_t lkey = 0, rkey = 0;
+    uint32_t lkey = 0, rkey = 0;  // MW: rkey only (the program's copy, runner_mw.cc)
+    // MW: where the window was last bound (remote=MW:OFF counts from there; a ZERO_BASED
+    // window's OFF is the offset itself)
+    uint64_t window_addr = 0;
+    bool zero_based = false;
     // QP
     QpType type = QpType::kRc;
     uint8_t port = 1;
@@ -132,6 +136,13 @@ class Runner {
   int ModifySrq(const Command& c, Step* step);
   int ResizeCq(const Command& c, Step* step);
   int ReregMr(const Command& c, Step* step);
+  // Memory windows (runner_mw.cc).
+  int AllocMw(const Command& c, Step* step);
+  int BindMw(const Command& c, Step* step);
+  // A post_send's window fields: BIND_MW's window and region, LOCAL_INV/SEND_WITH_INV's
+  // rkey, and remote=MW:OFF; after the post, the window's rkey and place (NoteBindPosted).
+  void ResolveWindowFields(const Command& c, SendWr* wr);
+  void NoteBindPosted(const Command& c, const SendWr& wr);
   // The name of QP number `qp_num` as seen from QP `local` (src_qp of its CQE, its
   // dest_qp_num): its peer or a UD sender first; "0" for 0; "qpn:N" when none is ours.
   std::string QpNumName(const Object& local, uint32_t qp_num) const;

@@ -49,6 +49,7 @@ int Runner::PostSend(const Command& c, Step* step) {
     wr.remote_addr = mr.buf ? reinterpret_cast<uint64_t>(mr.buf) + c.remote->offset : 0;
     wr.rkey = mr.rkey;
   }
+  ResolveWindowFields(c, &wr);
   if (!c.ah.empty()) {
     if (int ret = AddressHandleTo(qp, c.ah, &wr.ah)) {
       step->note = "could not create an address handle to " + c.ah;
@@ -66,6 +67,7 @@ int Runner::PostSend(const Command& c, Step* step) {
   if (c.last_sges) wrs.back().sg_list = ResolveSges(*c.last_sges);
   size_t bad = wrs.size();
   int ret = dev->PostSend(QpHandle{qp.handle}, wrs, &bad);
+  if (ret == 0 || bad > 0) NoteBindPosted(c, wr);
   if (ret != 0 && c.count > 1) step->note = "bad_wr index " + std::to_string(bad);
   RecordPosts(c, ret == 0 ? wrs.size() : (bad < wrs.size() ? bad : 0), step->start_ns);
   return ret;

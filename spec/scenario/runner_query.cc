@@ -95,7 +95,8 @@ std::string Runner::GidName(const Object& local, const Gid& gid) {
 
 std::string Runner::KeyName(int device, uint32_t rkey) const {
   for (const auto& [name, o] : objects_) {
-    if (o.kind == ObjectKind::kMr && o.device == device && o.handle && o.rkey == rkey) {
+    const bool keyed = o.kind == ObjectKind::kMr || o.kind == ObjectKind::kMw;
+    if (keyed && o.device == device && o.handle && o.rkey == rkey) {
       return name;
     }
   }

@@ -24,7 +24,7 @@ std::string_view ToName(Wqe::End e) {
 
 void Runner::RecordPosts(const Command& c, size_t posted, uint64_t now_ns) {
   Object& target = Obj(c.name);
-  const bool send = c.verb == Verb::kPostSend;
+  const bool send = c.verb == Verb::kPostSend || c.verb == Verb::kBindMw;
   for (size_t i = 0; i < posted; ++i) {
     Wqe w;
     w.qp = c.name;

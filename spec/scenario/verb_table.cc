@@ -30,10 +30,11 @@ const std::array<VerbSpec, kNumVerbs>& Table() {
       {Verb::kQuery, "query", 1, {}, {}, "query QP [expect=STATE]"},
       {Verb::kPostSend, "post_send", 1, {"wr_id", "op"},
        {"sge", "remote", "imm", "flags", "ah", "qkey", "compare", "swap", "add", "count",
-        "last_sge"},
-       "post_send QP wr_id=N op=SEND|SEND_IMM|WRITE|WRITE_IMM|READ|CMP_SWP|FETCH_ADD "
-       "[sge=MR:OFF:LEN[,...]] [remote=MR:OFF] [imm=N] [flags=SIGNALED|FENCE|INLINE|SOLICITED] "
-       "[ah=QP] [qkey=N] [compare=N] [swap=N] [add=N] [count=N] [last_sge=MR:OFF:LEN[,...]]"},
+        "last_sge", "mw", "bind", "access", "inv"},
+       "post_send QP wr_id=N op=SEND|SEND_IMM|WRITE|WRITE_IMM|READ|CMP_SWP|FETCH_ADD|BIND_MW|"
+       "LOCAL_INV|SEND_WITH_INV [sge=MR:OFF:LEN[,...]] [remote=MR:OFF|MW:OFF] [imm=N] "
+       "[flags=SIGNALED|FENCE|INLINE|SOLICITED] [ah=QP] [qkey=N] [compare=N] [swap=N] [add=N] "
+       "[count=N] [last_sge=MR:OFF:LEN[,...]] [mw=MW bind=MR:OFF:LEN access=FLAGS] [inv=MW]"},
       {Verb::kPostRecv, "post_recv", 1, {"wr_id"}, {"sge", "count", "last_sge"},
        "post_recv QP|SRQ wr_id=N [sge=MR:OFF:LEN[,...]] [count=N] [last_sge=MR:OFF:LEN[,...]]"},
       {Verb::kPoll, "poll", 1, {}, {"n", "timeout_ms"},
@@ -58,6 +59,11 @@ const std::array<VerbSpec, kNumVerbs>& Table() {
       {Verb::kAckCqEvents, "ack_cq_events", 1, {}, {"n"}, "ack_cq_events CQ [n=N]"},
       {Verb::kReregMr, "rereg_mr", 1, {}, {"pd", "len", "access"},
        "rereg_mr MR [pd=PD] [len=N] [access=FLAGS]"},
+      {Verb::kAllocMw, "alloc_mw", 1, {"pd"}, {"type"}, "alloc_mw NAME pd=PD [type=1|2]"},
+      {Verb::kBindMw, "bind_mw", 1, {"mw", "bind"}, {"wr_id", "access", "flags"},
+       "bind_mw QP mw=MW bind=MR:OFF:LEN [access=REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC] "
+       "[wr_id=N] [flags=SIGNALED]"},
+      {Verb::kDeallocMw, "dealloc_mw", 1, {}, {}, "dealloc_mw MW"},
   }};
   return *table;
 }
@@ -85,8 +91,8 @@ std::optional<Verb> ParseVerb(std::string_view s) {
 }
 
 std::string_view ToName(ObjectKind k) {
-  static constexpr std::array<std::string_view, 7> kNames = {"device", "PD", "MR", "CQ",
-                                                             "SRQ",    "QP", "channel"};
+  static constexpr std::array<std::string_view, 8> kNames = {
+      "device", "PD", "MR", "CQ", "SRQ", "QP", "channel", "MW"};
   return kNames[static_cast<size_t>(k)];
 }
 

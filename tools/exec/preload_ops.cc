@@ -28,7 +28,10 @@ void ConvertSend(ModelContext* m, ibv_qp_type type, int peer, const ibv_send_wr*
   s->wr_id = w->wr_id;
   s->opcode = static_cast<WrOpcode>(w->opcode);
   s->send_flags = w->send_flags;
-  s->imm_data = ntohl(w->imm_data);
+  // imm_data is __be32; LOCAL_INV / SEND_WITH_INV share it as invalidate_rkey, host order
+  // (ibv_post_send(3)), which SendWr carries in imm_data as is.
+  const bool inv = w->opcode == IBV_WR_LOCAL_INV || w->opcode == IBV_WR_SEND_WITH_INV;
+  s->imm_data = inv ? w->invalidate_rkey : ntohl(w->imm_data);
   uint64_t len = 0;
   for (int i = 0; i < w->num_sge; ++i) len += w->sg_list[i].length;
   switch (w->opcode) {

@@ -1,0 +1,537 @@
+// Memory windows on every backend (spec/backend.h, Memory windows; issue 11): alloc and
+// dealloc of both types, a type 1 bind by ibv_bind_mw and a type 2 bind by a BIND_MW WR,
+// remote READ/WRITE through a window's rkey (inside its range and rights, and outside),
+// invalidation by LOCAL_INV and SEND_WITH_INV, and what a bound window does to dealloc and
+// dereg. The expectations are what rxe does (measured in tools/rxe-vm, Linux 6.1).
+//
+// Every test binds on QP `a` and reaches the window from its peer `b`: a remote request
+// through the window arrives at `a`, the QP a type 2 window belongs to (rxe_lookup_mw).
+#include <cerrno>
+#include <cstring>
+
+#include "spec/device_description.h"
+#include "tests/conformance/fixture.h"
+
+namespace qptwin::testing {
+namespace {
+
+using access::kLocalWrite;
+using access::kMwBind;
+using access::kRemoteRead;
+using access::kRemoteWrite;
+
+constexpr uint32_t kKeyByte = 0xff;
+
+uint32_t NextKey(uint32_t rkey) { return (rkey & ~kKeyByte) | ((rkey + 1) & kKeyByte); }
+
+class MemoryWindow : public Conformance {
+ protected:
+  void SetUp() override {
+    Conformance::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    std::tie(a_, b_) = ConnectedPair(QpType::kRc);
+    target_ = Reg(8192, kLocalWrite | kRemoteWrite | kRemoteRead | kMwBind);
+    src_ = Reg(8192, access::kAll);
+  }
+
+  MwHandle Alloc(MwType type, uint32_t* rkey) {
+    MwHandle mw;
+    EXPECT_EQ(dev_->AllocMw(pd_, type, &mw, rkey), 0) << ToName(type);
+    return mw;
+  }
+
+  // The window [target_ + 1024, + 1024) with `rights`.
+  MwBindInfo Window(AccessFlags rights = kRemoteWrite | kRemoteRead) const {
+    MwBindInfo info;
+    info.mr = target_.mr;
+    info.addr = target_.Addr(1024);
+    info.length = 1024;
+    info.mw_access_flags = rights;
+    return info;
+  }
+
+  // A type 1 bind on `a`; returns the new rkey after its completion succeeded.
+  uint32_t Bind1(MwHandle mw, const MwBindInfo& info) {
+    MwBind bind;
+    bind.wr_id = 77;
+    bind.send_flags = send_flag::kSignaled;
+    bind.bind_info = info;
+    uint32_t rkey = 0;
+    EXPECT_EQ(dev_->BindMw(a_, mw, bind, &rkey), 0);
+    auto wcs = WaitWc(cq_, 1);
+    EXPECT_EQ(wcs.size(), 1u);
+    if (!wcs.empty()) {
+      EXPECT_EQ(wcs[0].status, WcStatus::kSuccess) << ToName(wcs[0].status);
+      EXPECT_EQ(wcs[0].opcode, WcOpcode::kBindMw);
+      EXPECT_EQ(wcs[0].wr_id, 77u);
+    }
+    return rkey;
+  }
+
+  static SendWr BindWr(MwHandle mw, uint32_t new_rkey, const MwBindInfo& info) {
+    SendWr wr = Send(78, {});
+    wr.opcode = WrOpcode::kBindMw;
+    wr.mw = mw;
+    wr.rkey = new_rkey;
+    wr.bind_info = info;
+    return wr;
+  }
+
+  // Posts `wr` on `qp` and waits for its one completion.
+  WorkCompletion PostOne(QpHandle qp, const SendWr& wr) {
+    size_t bad = 0;
+    EXPECT_EQ(dev_->PostSend(qp, {wr}, &bad), 0) << ToName(wr.opcode);
+    auto wcs = WaitWc(cq_, 1);
+    return wcs.empty() ? WorkCompletion{} : wcs[0];
+  }
+
+  // A type 2 bind on `a` to `new_rkey`; returns its completion.
+  WorkCompletion Bind2(MwHandle mw, uint32_t new_rkey, const MwBindInfo& info) {
+    return PostOne(a_, BindWr(mw, new_rkey, info));
+  }
+
+  // An RDMA op of `len` bytes from `b` to `addr` through `rkey`; returns the completion.
+  WorkCompletion Remote(WrOpcode op, uint64_t addr, uint32_t rkey, uint32_t len = 64) {
+    SendWr wr = Send(90, {src_.At(0, len)});
+    wr.opcode = op;
+    wr.remote_addr = addr;
+    wr.rkey = rkey;
+    return PostOne(b_, wr);
+  }
+
+  QpHandle a_, b_;
+  Buffer target_, src_;
+};
+
+TEST_P(MemoryWindow, AllocAndDeallocBothTypes) {
+  uint32_t r1 = 0, r2 = 0;
+  MwHandle m1 = Alloc(MwType::kType1, &r1);
+  MwHandle m2 = Alloc(MwType::kType2, &r2);
+  EXPECT_NE(r1, 0u);
+  EXPECT_NE(r2, 0u);
+  EXPECT_NE(r1 >> 8, r2 >> 8) << "each window has its own index";
+  EXPECT_NE(r1 >> 8, target_.rkey >> 8) << "a window's index is no region's";
+  EXPECT_EQ(dev_->DeallocPd(pd_), EBUSY) << "the windows use the PD";
+  EXPECT_EQ(dev_->DeallocMw(m1), 0);
+  EXPECT_EQ(dev_->DeallocMw(m2), 0);
+  EXPECT_EQ(dev_->DeallocMw(m2), EINVAL) << "already deallocated";
+  MwHandle none;
+  EXPECT_EQ(dev_->AllocMw(PdHandle{}, MwType::kType1, &none, nullptr), EINVAL);
+}
+
+TEST_P(MemoryWindow, UnknownTypeIsRefused) {
+  MwHandle mw;
+  uint32_t rkey = 0;
+  EXPECT_EQ(dev_->AllocMw(pd_, static_cast<MwType>(3), &mw, &rkey), EINVAL);
+}
+
+TEST_P(MemoryWindow, Type1BindGivesTheNextKeyAndOpensTheWindow) {
+  uint32_t r0 = 0;
+  MwHandle mw = Alloc(MwType::kType1, &r0);
+  const uint32_t rkey = Bind1(mw, Window());
+  EXPECT_EQ(rkey, NextKey(r0)) << "ibv_inc_rkey: same index, key byte + 1";
+  std::memset(src_.buf, 0x3c, 64);
+  WorkCompletion wc = Remote(WrOpcode::kRdmaWrite, target_.Addr(1024), rkey);
+  EXPECT_EQ(wc.status, WcStatus::kSuccess) << ToName(wc.status);
+  EXPECT_EQ(target_.buf[1024], 0x3c);
+  EXPECT_EQ(target_.buf[1087], 0x3c);
+  target_.buf[2047] = 0x5d;
+  wc = Remote(WrOpcode::kRdmaRead, target_.Addr(2047), rkey, 1);
+  EXPECT_EQ(wc.status, WcStatus::kSuccess) << ToName(wc.status);
+  EXPECT_EQ(src_.buf[0], 0x5d);
+  // Rebinding (type 1 may be rebound while bound) moves the key on again.
+  EXPECT_EQ(Bind1(mw, Window()), NextKey(rkey));
+  EXPECT_EQ(dev_->DeallocMw(mw), 0);
+}
+
+TEST_P(MemoryWindow, AccessPastTheWindowIsCheckedAsTheDeviceDoes) {
+  uint32_t r0 = 0;
+  MwHandle mw = Alloc(MwType::kType1, &r0);
+  const uint32_t rkey = Bind1(mw, Window());
+  std::memset(src_.buf, 0x2b, 64);
+  // Inside the region, but 8 bytes past the window's end.
+  WorkCompletion wc = Remote(WrOpcode::kRdmaWrite, target_.Addr(2040), rkey, 16);
+  if (GetParam().behaviour.mw_range_checked_against_mr) {
+    // rxe: only the region's bounds count; bytes below the window are reachable as well.
+    EXPECT_EQ(wc.status, WcStatus::kSuccess) << ToName(wc.status);
+    EXPECT_EQ(target_.buf[2055], 0x2b);
+    wc = Remote(WrOpcode::kRdmaWrite, target_.Addr(0), rkey, 16);
+    EXPECT_EQ(wc.status, WcStatus::kSuccess) << ToName(wc.status);
+    EXPECT_EQ(target_.buf[0], 0x2b);
+    EXPECT_EQ(StateOf(a_), QpState::kRts);
+  } else {
+    EXPECT_EQ(wc.status, WcStatus::kRemAccessErr) << ToName(wc.status);
+    EXPECT_EQ(target_.buf[2040], 0) << "nothing written";
+    EXPECT_EQ(StateOf(b_), QpState::kErr);
+    EXPECT_EQ(StateOf(a_), QpState::kErr) << "the responder NAKed and went to ERR";
+  }
+  EXPECT_EQ(dev_->DeallocMw(mw), 0);
+}
+
+TEST_P(MemoryWindow, AccessPastTheRegionIsARemoteAccessError) {
+  uint32_t r0 = 0;
+  MwHandle mw = Alloc(MwType::kType2, &r0);
+  ASSERT_EQ(Bind2(mw, NextKey(r0), Window()).status, WcStatus::kSuccess);
+  WorkCompletion wc = Remote(WrOpcode::kRdmaWrite, target_.Addr(8190), NextKey(r0), 16);
+  EXPECT_EQ(wc.status, WcStatus::kRemAccessErr) << ToName(wc.status);
+  EXPECT_EQ(StateOf(b_), QpState::kErr);
+  EXPECT_EQ(StateOf(a_), QpState::kErr) << "the responder NAKed and went to ERR";
+  EXPECT_EQ(dev_->DeallocMw(mw), 0);
+}
+
+TEST_P(MemoryWindow, AccessBeyondTheWindowsRightsIsARemoteAccessError) {
+  uint32_t r0 = 0;
+  MwHandle mw = Alloc(MwType::kType1, &r0);
+  const uint32_t rkey = Bind1(mw, Window(kRemoteRead));
+  WorkCompletion wc = Remote(WrOpcode::kRdmaWrite, target_.Addr(1024), rkey);
+  EXPECT_EQ(wc.status, WcStatus::kRemAccessErr) << ToName(wc.status);
+  EXPECT_EQ(dev_->DeallocMw(mw), 0);
+}
+
+TEST_P(MemoryWindow, AtomicWithoutTheWindowsAtomicRightIsARemoteAccessError) {
+  uint32_t r0 = 0;
+  MwHandle mw = Alloc(MwType::kType1, &r0);
+  const uint32_t rkey = Bind1(mw, Window());  // READ and WRITE, no ATOMIC
+  WorkCompletion wc = Remote(WrOpcode::kAtomicFetchAndAdd, target_.Addr(1024), rkey, 8);
+  EXPECT_EQ(wc.status, WcStatus::kRemAccessErr) << ToName(wc.status);
+  EXPECT_EQ(dev_->DeallocMw(mw), 0);
+}
+
+TEST_P(MemoryWindow, Type1BindChecksAtThePost) {
+  uint32_t r1 = 0, r2 = 0;
+  MwHandle t1 = Alloc(MwType::kType1, &r1);
+  MwHandle t2 = Alloc(MwType::kType2, &r2);
+  MwBind bind;
+  bind.send_flags = send_flag::kSignaled;
+  bind.bind_info = Window();
+  uint32_t rkey = 0;
+  EXPECT_EQ(dev_->BindMw(a_, t2, bind, &rkey), EINVAL) << "ibv_bind_mw is for type 1";
+  bind.bind_info.mw_access_flags |= access::kZeroBased;
+  EXPECT_EQ(dev_->BindMw(a_, t1, bind, &rkey), EINVAL) << "rxe: no zero-based type 1";
+  bind.bind_info = Window();
+  bind.bind_info.mr = MrHandle{};
+  EXPECT_EQ(dev_->BindMw(a_, t1, bind, &rkey), EINVAL) << "no region";
+  PdHandle pd2;
+  ASSERT_EQ(dev_->AllocPd(&pd2), 0);
+  Buffer other;
+  ASSERT_EQ(dev_->RegMr(pd2, 4096, kLocalWrite | kMwBind, &other.mr, &other.buf, &other.lkey,
+                        &other.rkey),
+            0);
+  bind.bind_info.mr = other.mr;
+  bind.bind_info.addr = other.Addr(0);
+  EXPECT_EQ(dev_->BindMw(a_, t1, bind, &rkey), EPERM) << "libibverbs: the MR of another PD";
+  bind.bind_info = Window();
+  QpHandle ud = Qp(QpType::kUd);
+  Drive(QpType::kUd, ud, QpState::kRts);
+  EXPECT_EQ(dev_->BindMw(ud, t1, bind, &rkey), EINVAL) << "providers/rxe: RC and UC only";
+  EXPECT_TRUE(Drain(cq_).empty()) << "nothing was posted";
+  EXPECT_EQ(dev_->DeregMr(other.mr), 0);
+  EXPECT_EQ(dev_->DeallocPd(pd2), 0);
+  EXPECT_EQ(dev_->DeallocMw(t1), 0);
+  EXPECT_EQ(dev_->DeallocMw(t2), 0);
+}
+
+TEST_P(MemoryWindow, BindToARegionWithoutMwBindCompletesWithBindError) {
+  uint32_t r0 = 0;
+  MwHandle mw = Alloc(MwType::kType1, &r0);
+  Buffer plain = Reg(4096, kLocalWrite | kRemoteWrite);
+  MwBind bind;
+  bind.wr_id = 5;
+  bind.send_flags = send_flag::kSignaled;
+  bind.bind_info = Window();
+  bind.bind_info.mr = plain.mr;
+  bind.bind_info.addr = plain.Addr(0);
+  uint32_t rkey = 0;
+  ASSERT_EQ(dev_->BindMw(a_, mw, bind, &rkey), 0) << "checked when the WR runs";
+  auto wcs = WaitWc(cq_, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kMwBindErr) << ToName(wcs[0].status);
+  EXPECT_EQ(wcs[0].wr_id, 5u);
+  EXPECT_EQ(StateOf(a_), QpState::kErr);
+  // The window kept its rkey but the program's copy moved on at the post (ibv_bind_mw(3):
+  // "fix the mw structure if the subsequent CQE ... indicates a failure"): the next bind
+  // names a key the window does not have and fails too.
+  EXPECT_EQ(rkey, NextKey(r0));
+  auto [c, d] = ConnectedPair(QpType::kRc);
+  (void)d;
+  bind.bind_info = Window();
+  ASSERT_EQ(dev_->BindMw(c, mw, bind, &rkey), 0);
+  wcs = WaitWc(cq_, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kMwBindErr) << ToName(wcs[0].status);
+  EXPECT_EQ(dev_->DeallocMw(mw), 0);
+}
+
+TEST_P(MemoryWindow, BindPastTheRegionCompletesWithBindError) {
+  uint32_t r0 = 0;
+  MwHandle mw = Alloc(MwType::kType2, &r0);
+  MwBindInfo info = Window();
+  info.addr = target_.Addr(8192 - 512);  // 1024 bytes from here run 512 past the region
+  WorkCompletion wc = Bind2(mw, NextKey(r0), info);
+  EXPECT_EQ(wc.status, WcStatus::kMwBindErr) << ToName(wc.status);
+  EXPECT_EQ(StateOf(a_), QpState::kErr);
+  EXPECT_EQ(dev_->DeallocMw(mw), 0);
+}
+
+TEST_P(MemoryWindow, Type2BindOfLengthZeroOrOfABoundWindowFails) {
+  uint32_t r0 = 0;
+  MwHandle mw = Alloc(MwType::kType2, &r0);
+  MwBindInfo empty = Window();
+  empty.length = 0;
+  EXPECT_EQ(Bind2(mw, NextKey(r0), empty).status, WcStatus::kMwBindErr) << "o10-37.2.40";
+  // The backend moved the window's rkey on at the post, as ibv_bind_mw does for type 1
+  // (hw/verbs_device_mw.cc): after the failure it names a key the window does not have.
+  auto [c, d] = ConnectedPair(QpType::kRc);
+  (void)d;
+  EXPECT_EQ(PostOne(c, BindWr(mw, NextKey(NextKey(r0)), Window())).status,
+            WcStatus::kMwBindErr);
+  auto [e, f] = ConnectedPair(QpType::kRc);
+  (void)f;
+  uint32_t r1 = 0;
+  MwHandle bound = Alloc(MwType::kType2, &r1);
+  ASSERT_EQ(PostOne(e, BindWr(bound, NextKey(r1), Window())).status, WcStatus::kSuccess);
+  WorkCompletion wc = PostOne(e, BindWr(bound, NextKey(NextKey(r1)), Window()));
+  EXPECT_EQ(wc.status, WcStatus::kMwBindErr) << "o10-37.2.30: a bound type 2 window";
+  EXPECT_EQ(StateOf(e), QpState::kErr);
+  EXPECT_EQ(dev_->DeallocMw(mw), 0);
+  EXPECT_EQ(dev_->DeallocMw(bound), 0);
+}
+
+TEST_P(MemoryWindow, Type2WindowIsFreeUntilBound) {
+  uint32_t r0 = 0;
+  MwHandle mw = Alloc(MwType::kType2, &r0);
+  WorkCompletion wc = Remote(WrOpcode::kRdmaWrite, target_.Addr(1024), r0);
+  EXPECT_EQ(wc.status, WcStatus::kRemAccessErr) << "a type 2 window is free until bound";
+  EXPECT_EQ(dev_->DeallocMw(mw), 0);
+}
+
+TEST_P(MemoryWindow, Type2BoundWindowTakesRemoteWrites) {
+  uint32_t r0 = 0;
+  MwHandle mw = Alloc(MwType::kType2, &r0);
+  const uint32_t rkey = NextKey(r0);
+  WorkCompletion wc = Bind2(mw, rkey, Window());
+  EXPECT_EQ(wc.status, WcStatus::kSuccess) << ToName(wc.status);
+  EXPECT_EQ(wc.opcode, WcOpcode::kBindMw);
+  std::memset(src_.buf, 0x71, 64);
+  wc = Remote(WrOpcode::kRdmaWrite, target_.Addr(1100), rkey);
+  EXPECT_EQ(wc.status, WcStatus::kSuccess) << ToName(wc.status);
+  EXPECT_EQ(target_.buf[1100], 0x71);
+  wc = Remote(WrOpcode::kRdmaWrite, target_.Addr(1100), r0);
+  EXPECT_EQ(wc.status, WcStatus::kRemAccessErr) << "the key before the bind is gone";
+  EXPECT_EQ(dev_->DeallocMw(mw), 0);
+}
+
+TEST_P(MemoryWindow, Type2BindTakesOnlyTheKeyByteOfTheNewRkey) {
+  uint32_t r0 = 0;
+  MwHandle mw = Alloc(MwType::kType2, &r0);
+  ASSERT_EQ(Bind2(mw, 0x12345600u | 0x42, Window()).status, WcStatus::kSuccess);
+  WorkCompletion wc = Remote(WrOpcode::kRdmaWrite, target_.Addr(1024), (r0 & ~kKeyByte) | 0x42);
+  EXPECT_EQ(wc.status, WcStatus::kSuccess) << "rxe_do_bind_mw: the index stays";
+  EXPECT_EQ(dev_->DeallocMw(mw), 0);
+}
+
+TEST_P(MemoryWindow, Type2WindowAnswersOnlyOnTheQpThatBoundIt) {
+  auto [c, d] = ConnectedPair(QpType::kRc);
+  uint32_t r0 = 0;
+  MwHandle mw = Alloc(MwType::kType2, &r0);
+  const uint32_t rkey = NextKey(r0);
+  ASSERT_EQ(Bind2(mw, rkey, Window()).status, WcStatus::kSuccess);
+  SendWr wr = Send(91, {src_.At(0, 64)});
+  wr.opcode = WrOpcode::kRdmaWrite;
+  wr.remote_addr = target_.Addr(1024);
+  wr.rkey = rkey;
+  WorkCompletion wc = PostOne(d, wr);  // arrives at c, not at a
+  EXPECT_EQ(wc.status, WcStatus::kRemAccessErr) << ToName(wc.status);
+  EXPECT_EQ(StateOf(c), QpState::kErr);
+  EXPECT_EQ(StateOf(a_), QpState::kRts);
+  wc = Remote(WrOpcode::kRdmaWrite, target_.Addr(1024), rkey);
+  EXPECT_EQ(wc.status, WcStatus::kSuccess) << "through a it still works";
+  EXPECT_EQ(dev_->DeallocMw(mw), 0);
+}
+
+TEST_P(MemoryWindow, ZeroBasedType2WindowTakesOffsets) {
+  uint32_t r0 = 0;
+  MwHandle mw = Alloc(MwType::kType2, &r0);
+  MwBindInfo info = Window();
+  info.mw_access_flags |= access::kZeroBased;
+  ASSERT_EQ(Bind2(mw, NextKey(r0), info).status, WcStatus::kSuccess);
+  std::memset(src_.buf, 0x44, 64);
+  WorkCompletion wc = Remote(WrOpcode::kRdmaWrite, 16, NextKey(r0), 8);
+  EXPECT_EQ(wc.status, WcStatus::kSuccess) << ToName(wc.status);
+  EXPECT_EQ(target_.buf[1024 + 16], 0x44) << "offset 16 from the window's start";
+  EXPECT_EQ(dev_->DeallocMw(mw), 0);
+}
+
+TEST_P(MemoryWindow, LocalInvalidateFreesAType2WindowForARebind) {
+  uint32_t r0 = 0;
+  MwHandle mw = Alloc(MwType::kType2, &r0);
+  const uint32_t rkey = NextKey(r0);
+  ASSERT_EQ(Bind2(mw, rkey, Window()).status, WcStatus::kSuccess);
+  SendWr inv = Send(40, {});
+  inv.opcode = WrOpcode::kLocalInv;
+  inv.imm_data = rkey;
+  WorkCompletion wc = PostOne(a_, inv);
+  EXPECT_EQ(wc.status, WcStatus::kSuccess) << ToName(wc.status);
+  EXPECT_EQ(wc.opcode, WcOpcode::kLocalInv);
+  // Free again: bound anew with the next key, it opens again.
+  const uint32_t rkey2 = NextKey(rkey);
+  EXPECT_EQ(Bind2(mw, rkey2, Window()).status, WcStatus::kSuccess);
+  wc = Remote(WrOpcode::kRdmaWrite, target_.Addr(1024), rkey2);
+  EXPECT_EQ(wc.status, WcStatus::kSuccess) << ToName(wc.status);
+  EXPECT_EQ(dev_->DeallocMw(mw), 0);
+}
+
+TEST_P(MemoryWindow, LocalInvalidateThenRemoteUseIsARemoteAccessError) {
+  uint32_t r0 = 0;
+  MwHandle mw = Alloc(MwType::kType2, &r0);
+  const uint32_t rkey = NextKey(r0);
+  ASSERT_EQ(Bind2(mw, rkey, Window()).status, WcStatus::kSuccess);
+  SendWr inv = Send(40, {});
+  inv.opcode = WrOpcode::kLocalInv;
+  inv.imm_data = rkey;
+  ASSERT_EQ(PostOne(a_, inv).status, WcStatus::kSuccess);
+  WorkCompletion wc = Remote(WrOpcode::kRdmaWrite, target_.Addr(1024), rkey);
+  EXPECT_EQ(wc.status, WcStatus::kRemAccessErr) << ToName(wc.status);
+  EXPECT_EQ(dev_->DeallocMw(mw), 0);
+}
+
+TEST_P(MemoryWindow, LocalInvalidateOfAType1WindowFails) {
+  uint32_t r0 = 0;
+  MwHandle mw = Alloc(MwType::kType1, &r0);
+  const uint32_t rkey = Bind1(mw, Window());
+  SendWr inv = Send(41, {});
+  inv.opcode = WrOpcode::kLocalInv;
+  inv.imm_data = rkey;
+  WorkCompletion wc = PostOne(a_, inv);
+  EXPECT_EQ(wc.status, WcStatus::kLocQpOpErr) << ToName(wc.status);
+  EXPECT_EQ(StateOf(a_), QpState::kErr);
+  EXPECT_EQ(dev_->DeallocMw(mw), 0);
+}
+
+TEST_P(MemoryWindow, LocalInvalidateOfARegionOrAStaleKeyFails) {
+  auto [c, d] = ConnectedPair(QpType::kRc);
+  (void)d;
+  SendWr inv = Send(42, {});
+  inv.opcode = WrOpcode::kLocalInv;
+  inv.imm_data = target_.rkey;  // a region from RegMr
+  WorkCompletion wc = PostOne(c, inv);
+  EXPECT_EQ(wc.status, WcStatus::kLocQpOpErr) << ToName(wc.status);
+  EXPECT_EQ(StateOf(c), QpState::kErr);
+  uint32_t r0 = 0;
+  MwHandle mw = Alloc(MwType::kType2, &r0);
+  ASSERT_EQ(Bind2(mw, NextKey(r0), Window()).status, WcStatus::kSuccess);
+  inv.imm_data = r0;  // the key before the bind
+  wc = PostOne(a_, inv);
+  EXPECT_EQ(wc.status, WcStatus::kLocQpOpErr) << ToName(wc.status);
+  EXPECT_EQ(StateOf(a_), QpState::kErr);
+  EXPECT_EQ(dev_->DeallocMw(mw), 0);
+}
+
+TEST_P(MemoryWindow, SendWithInvalidateReportsTheKeyAndClosesTheWindow) {
+  uint32_t r0 = 0;
+  MwHandle mw = Alloc(MwType::kType2, &r0);
+  const uint32_t rkey = NextKey(r0);
+  ASSERT_EQ(Bind2(mw, rkey, Window()).status, WcStatus::kSuccess);
+  size_t bad = 0;
+  ASSERT_EQ(dev_->PostRecv(a_, {Recv(60, {target_.At(0, 512)})}, &bad), 0);
+  SendWr send = Send(61, {src_.At(0, 32)});
+  send.opcode = WrOpcode::kSendWithInv;
+  send.imm_data = rkey;
+  ASSERT_EQ(dev_->PostSend(b_, {send}, &bad), 0);
+  auto wcs = WaitWc(cq_, 2);
+  ASSERT_EQ(wcs.size(), 2u);
+  const WorkCompletion& recv = wcs[0].wr_id == 60 ? wcs[0] : wcs[1];
+  const WorkCompletion& sent = wcs[0].wr_id == 60 ? wcs[1] : wcs[0];
+  EXPECT_EQ(sent.status, WcStatus::kSuccess) << ToName(sent.status);
+  EXPECT_EQ(sent.opcode, WcOpcode::kSend);
+  EXPECT_EQ(recv.status, WcStatus::kSuccess) << ToName(recv.status);
+  EXPECT_EQ(recv.opcode, WcOpcode::kRecv);
+  EXPECT_EQ(recv.byte_len, 32u);
+  if (GetParam().behaviour.recv_inv_flag_as_ip_csum_ok) {
+    EXPECT_EQ(recv.wc_flags & (wc_flag::kWithInv | wc_flag::kIpCsumOk), wc_flag::kIpCsumOk)
+        << FormatWcFlags(recv.wc_flags);
+  } else {
+    EXPECT_TRUE(recv.wc_flags & wc_flag::kWithInv) << FormatWcFlags(recv.wc_flags);
+    EXPECT_EQ(recv.imm_data, rkey) << "the invalidated rkey (ibv_wc.invalidated_rkey)";
+  }
+  WorkCompletion wc = Remote(WrOpcode::kRdmaWrite, target_.Addr(1024), rkey);
+  EXPECT_EQ(wc.status, WcStatus::kRemAccessErr) << ToName(wc.status);
+  EXPECT_EQ(dev_->DeallocMw(mw), 0);
+}
+
+TEST_P(MemoryWindow, SendWithInvalidateOfAType1WindowFailsAtTheReceiver) {
+  uint32_t r0 = 0;
+  MwHandle mw = Alloc(MwType::kType1, &r0);
+  const uint32_t rkey = Bind1(mw, Window());
+  size_t bad = 0;
+  ASSERT_EQ(dev_->PostRecv(a_, {Recv(60, {target_.At(0, 512)})}, &bad), 0);
+  SendWr send = Send(61, {src_.At(0, 32)});
+  send.opcode = WrOpcode::kSendWithInv;
+  send.imm_data = rkey;
+  ASSERT_EQ(dev_->PostSend(b_, {send}, &bad), 0);
+  auto wcs = WaitWc(cq_, 2);
+  ASSERT_EQ(wcs.size(), 2u);
+  const WorkCompletion& recv = wcs[0].wr_id == 60 ? wcs[0] : wcs[1];
+  const WorkCompletion& sent = wcs[0].wr_id == 60 ? wcs[1] : wcs[0];
+  EXPECT_EQ(recv.status, WcStatus::kRemInvReqErr) << "o10-37.2.26 (class J)";
+  EXPECT_EQ(sent.status, WcStatus::kSuccess) << "rxe ACKs the SEND";
+  EXPECT_EQ(StateOf(a_), QpState::kErr);
+  EXPECT_EQ(StateOf(b_), QpState::kRts);
+  EXPECT_EQ(dev_->DeallocMw(mw), 0);
+}
+
+TEST_P(MemoryWindow, Type1BindOfLengthZeroUnbinds) {
+  uint32_t r0 = 0;
+  MwHandle mw = Alloc(MwType::kType1, &r0);
+  uint32_t rkey = Bind1(mw, Window());
+  EXPECT_EQ(dev_->DeregMr(target_.mr), GetParam().behaviour.dereg_mr_bound_mw_errno);
+  MwBindInfo none = Window();
+  none.length = 0;
+  rkey = Bind1(mw, none);
+  WorkCompletion wc = Remote(WrOpcode::kRdmaWrite, target_.Addr(1024), rkey);
+  EXPECT_EQ(wc.status, WcStatus::kRemAccessErr) << ToName(wc.status);
+  EXPECT_EQ(dev_->DeallocMw(mw), 0);
+}
+
+TEST_P(MemoryWindow, UnsignaledBindCompletesSilently) {
+  uint32_t r0 = 0;
+  MwHandle mw = Alloc(MwType::kType1, &r0);
+  MwBind bind;
+  bind.bind_info = Window();
+  uint32_t rkey = 0;
+  ASSERT_EQ(dev_->BindMw(a_, mw, bind, &rkey), 0);
+  std::memset(src_.buf, 0x19, 64);
+  WorkCompletion wc = Remote(WrOpcode::kRdmaWrite, target_.Addr(1024), rkey);
+  EXPECT_EQ(wc.status, WcStatus::kSuccess) << ToName(wc.status);
+  EXPECT_EQ(wc.wr_id, 90u) << "no completion of the bind came first";
+  EXPECT_EQ(target_.buf[1024], 0x19);
+  EXPECT_EQ(dev_->DeallocMw(mw), 0);
+}
+
+TEST_P(MemoryWindow, DeallocOfABoundWindowClosesIt) {
+  uint32_t r0 = 0;
+  MwHandle mw = Alloc(MwType::kType2, &r0);
+  const uint32_t rkey = NextKey(r0);
+  ASSERT_EQ(Bind2(mw, rkey, Window()).status, WcStatus::kSuccess);
+  const Behaviour& b = GetParam().behaviour;
+  EXPECT_EQ(dev_->DeregMr(target_.mr), b.dereg_mr_bound_mw_errno)
+      << "a window is bound to the region";
+  // Nor is it re-registered (where the device re-registers at all: rxe has no rereg).
+  uint8_t* buf = nullptr;
+  uint32_t lkey = 0, rkey2 = 0;
+  EXPECT_EQ(dev_->ReregMr(target_.mr, rereg_flag::kChangeAccess, {}, 0, kLocalWrite | kMwBind,
+                          &buf, &lkey, &rkey2),
+            b.rereg_mr_errno ? b.rereg_mr_errno : b.dereg_mr_bound_mw_errno);
+  EXPECT_EQ(dev_->DeallocMw(mw), 0) << "a bound window can be deallocated";
+  WorkCompletion wc = Remote(WrOpcode::kRdmaWrite, target_.Addr(1024), rkey);
+  EXPECT_EQ(wc.status, WcStatus::kRemAccessErr) << ToName(wc.status);
+  EXPECT_EQ(dev_->DeregMr(target_.mr), 0) << "no window is bound any more";
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, MemoryWindow, ::testing::ValuesIn(BackendsUnderTest()),
+                         [](const ::testing::TestParamInfo<BackendCase>& info) {
+                           return info.param.name;
+                         });
+
+}  // namespace
+}  // namespace qptwin::testing
