@@ -85,6 +85,41 @@ class MemoryWindow : public Conformance {
     return wcs.empty() ? WorkCompletion{} : wcs[0];
   }
 
+  // A LOCAL_INV of `rkey` (libibverbs passes it in the imm_data union).
+  static SendWr InvWr(uint64_t wr_id, uint32_t rkey) {
+    SendWr wr = Send(wr_id, {});
+    wr.opcode = WrOpcode::kLocalInv;
+    wr.imm_data = rkey;
+    return wr;
+  }
+
+  // A new type 2 window bound on `a` to Window() with its next key (*rkey; 0 if it failed).
+  MwHandle BoundType2(uint32_t* rkey) {
+    uint32_t r0 = 0;
+    MwHandle mw = Alloc(MwType::kType2, &r0);
+    *rkey = NextKey(r0);
+    const WorkCompletion wc = Bind2(mw, *rkey, Window());
+    EXPECT_EQ(wc.status, WcStatus::kSuccess) << ToName(wc.status);
+    if (wc.status != WcStatus::kSuccess) *rkey = 0;
+    return mw;
+  }
+
+  // b sends 32 bytes WITH_INV of `rkey` into a receive posted on a; both completions.
+  bool SendWithInv(uint32_t rkey, WorkCompletion* recv, WorkCompletion* sent) {
+    size_t bad = 0;
+    EXPECT_EQ(dev_->PostRecv(a_, {Recv(60, {target_.At(0, 512)})}, &bad), 0);
+    SendWr send = Send(61, {src_.At(0, 32)});
+    send.opcode = WrOpcode::kSendWithInv;
+    send.imm_data = rkey;
+    EXPECT_EQ(dev_->PostSend(b_, {send}, &bad), 0);
+    auto wcs = WaitWc(cq_, 2);
+    EXPECT_EQ(wcs.size(), 2u);
+    if (wcs.size() != 2) return false;
+    *recv = wcs[0].wr_id == 60 ? wcs[0] : wcs[1];
+    *sent = wcs[0].wr_id == 60 ? wcs[1] : wcs[0];
+    return true;
+  }
+
   // A type 2 bind on `a` to `new_rkey`; returns its completion.
   WorkCompletion Bind2(MwHandle mw, uint32_t new_rkey, const MwBindInfo& info) {
     return PostOne(a_, BindWr(mw, new_rkey, info));
@@ -332,10 +367,9 @@ TEST_P(MemoryWindow, Type2BindTakesOnlyTheKeyByteOfTheNewRkey) {
 
 TEST_P(MemoryWindow, Type2WindowAnswersOnlyOnTheQpThatBoundIt) {
   auto [c, d] = ConnectedPair(QpType::kRc);
-  uint32_t r0 = 0;
-  MwHandle mw = Alloc(MwType::kType2, &r0);
-  const uint32_t rkey = NextKey(r0);
-  ASSERT_EQ(Bind2(mw, rkey, Window()).status, WcStatus::kSuccess);
+  uint32_t rkey = 0;
+  MwHandle mw = BoundType2(&rkey);
+  ASSERT_NE(rkey, 0u) << "the type 2 bind failed";
   SendWr wr = Send(91, {src_.At(0, 64)});
   wr.opcode = WrOpcode::kRdmaWrite;
   wr.remote_addr = target_.Addr(1024);
@@ -363,13 +397,10 @@ TEST_P(MemoryWindow, ZeroBasedType2WindowTakesOffsets) {
 }
 
 TEST_P(MemoryWindow, LocalInvalidateFreesAType2WindowForARebind) {
-  uint32_t r0 = 0;
-  MwHandle mw = Alloc(MwType::kType2, &r0);
-  const uint32_t rkey = NextKey(r0);
-  ASSERT_EQ(Bind2(mw, rkey, Window()).status, WcStatus::kSuccess);
-  SendWr inv = Send(40, {});
-  inv.opcode = WrOpcode::kLocalInv;
-  inv.imm_data = rkey;
+  uint32_t rkey = 0;
+  MwHandle mw = BoundType2(&rkey);
+  ASSERT_NE(rkey, 0u) << "the type 2 bind failed";
+  SendWr inv = InvWr(40, rkey);
   WorkCompletion wc = PostOne(a_, inv);
   EXPECT_EQ(wc.status, WcStatus::kSuccess) << ToName(wc.status);
   EXPECT_EQ(wc.opcode, WcOpcode::kLocalInv);
@@ -382,13 +413,10 @@ TEST_P(MemoryWindow, LocalInvalidateFreesAType2WindowForARebind) {
 }
 
 TEST_P(MemoryWindow, LocalInvalidateThenRemoteUseIsARemoteAccessError) {
-  uint32_t r0 = 0;
-  MwHandle mw = Alloc(MwType::kType2, &r0);
-  const uint32_t rkey = NextKey(r0);
-  ASSERT_EQ(Bind2(mw, rkey, Window()).status, WcStatus::kSuccess);
-  SendWr inv = Send(40, {});
-  inv.opcode = WrOpcode::kLocalInv;
-  inv.imm_data = rkey;
+  uint32_t rkey = 0;
+  MwHandle mw = BoundType2(&rkey);
+  ASSERT_NE(rkey, 0u) << "the type 2 bind failed";
+  SendWr inv = InvWr(40, rkey);
   ASSERT_EQ(PostOne(a_, inv).status, WcStatus::kSuccess);
   WorkCompletion wc = Remote(WrOpcode::kRdmaWrite, target_.Addr(1024), rkey);
   EXPECT_EQ(wc.status, WcStatus::kRemAccessErr) << ToName(wc.status);
@@ -399,9 +427,7 @@ TEST_P(MemoryWindow, LocalInvalidateOfAType1WindowFails) {
   uint32_t r0 = 0;
   MwHandle mw = Alloc(MwType::kType1, &r0);
   const uint32_t rkey = Bind1(mw, Window());
-  SendWr inv = Send(41, {});
-  inv.opcode = WrOpcode::kLocalInv;
-  inv.imm_data = rkey;
+  SendWr inv = InvWr(41, rkey);
   WorkCompletion wc = PostOne(a_, inv);
   EXPECT_EQ(wc.status, WcStatus::kLocQpOpErr) << ToName(wc.status);
   EXPECT_EQ(StateOf(a_), QpState::kErr);
@@ -428,20 +454,11 @@ TEST_P(MemoryWindow, LocalInvalidateOfARegionOrAStaleKeyFails) {
 }
 
 TEST_P(MemoryWindow, SendWithInvalidateReportsTheKeyAndClosesTheWindow) {
-  uint32_t r0 = 0;
-  MwHandle mw = Alloc(MwType::kType2, &r0);
-  const uint32_t rkey = NextKey(r0);
-  ASSERT_EQ(Bind2(mw, rkey, Window()).status, WcStatus::kSuccess);
-  size_t bad = 0;
-  ASSERT_EQ(dev_->PostRecv(a_, {Recv(60, {target_.At(0, 512)})}, &bad), 0);
-  SendWr send = Send(61, {src_.At(0, 32)});
-  send.opcode = WrOpcode::kSendWithInv;
-  send.imm_data = rkey;
-  ASSERT_EQ(dev_->PostSend(b_, {send}, &bad), 0);
-  auto wcs = WaitWc(cq_, 2);
-  ASSERT_EQ(wcs.size(), 2u);
-  const WorkCompletion& recv = wcs[0].wr_id == 60 ? wcs[0] : wcs[1];
-  const WorkCompletion& sent = wcs[0].wr_id == 60 ? wcs[1] : wcs[0];
+  uint32_t rkey = 0;
+  MwHandle mw = BoundType2(&rkey);
+  ASSERT_NE(rkey, 0u) << "the type 2 bind failed";
+  WorkCompletion recv, sent;
+  ASSERT_TRUE(SendWithInv(rkey, &recv, &sent));
   EXPECT_EQ(sent.status, WcStatus::kSuccess) << ToName(sent.status);
   EXPECT_EQ(sent.opcode, WcOpcode::kSend);
   EXPECT_EQ(recv.status, WcStatus::kSuccess) << ToName(recv.status);
@@ -463,16 +480,8 @@ TEST_P(MemoryWindow, SendWithInvalidateOfAType1WindowFailsAtTheReceiver) {
   uint32_t r0 = 0;
   MwHandle mw = Alloc(MwType::kType1, &r0);
   const uint32_t rkey = Bind1(mw, Window());
-  size_t bad = 0;
-  ASSERT_EQ(dev_->PostRecv(a_, {Recv(60, {target_.At(0, 512)})}, &bad), 0);
-  SendWr send = Send(61, {src_.At(0, 32)});
-  send.opcode = WrOpcode::kSendWithInv;
-  send.imm_data = rkey;
-  ASSERT_EQ(dev_->PostSend(b_, {send}, &bad), 0);
-  auto wcs = WaitWc(cq_, 2);
-  ASSERT_EQ(wcs.size(), 2u);
-  const WorkCompletion& recv = wcs[0].wr_id == 60 ? wcs[0] : wcs[1];
-  const WorkCompletion& sent = wcs[0].wr_id == 60 ? wcs[1] : wcs[0];
+  WorkCompletion recv, sent;
+  ASSERT_TRUE(SendWithInv(rkey, &recv, &sent));
   EXPECT_EQ(recv.status, WcStatus::kRemInvReqErr) << "o10-37.2.26 (class J)";
   EXPECT_EQ(sent.status, WcStatus::kSuccess) << "rxe ACKs the SEND";
   EXPECT_EQ(StateOf(a_), QpState::kErr);
@@ -509,10 +518,9 @@ TEST_P(MemoryWindow, UnsignaledBindCompletesSilently) {
 }
 
 TEST_P(MemoryWindow, DeallocOfABoundWindowClosesIt) {
-  uint32_t r0 = 0;
-  MwHandle mw = Alloc(MwType::kType2, &r0);
-  const uint32_t rkey = NextKey(r0);
-  ASSERT_EQ(Bind2(mw, rkey, Window()).status, WcStatus::kSuccess);
+  uint32_t rkey = 0;
+  MwHandle mw = BoundType2(&rkey);
+  ASSERT_NE(rkey, 0u) << "the type 2 bind failed";
   const Behaviour& b = GetParam().behaviour;
   EXPECT_EQ(dev_->DeregMr(target_.mr), b.dereg_mr_bound_mw_errno)
       << "a window is bound to the region";
