@@ -42,13 +42,14 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("rd_atomic_rounded_up", &Behaviour::rd_atomic_rounded_up),
     Flag("post_send_runs_to_completion", &Behaviour::post_send_runs_to_completion),
     Flag("retry_timer_runs_during_rnr", &Behaviour::retry_timer_runs_during_rnr),
+    Flag("psn_nak_uses_retry", &Behaviour::psn_nak_uses_retry),
     Flag("write_imm_receive_at_last_packet", &Behaviour::write_imm_receive_at_last_packet),
     Flag("mw_range_checked_against_mr", &Behaviour::mw_range_checked_against_mr),
     Flag("recv_inv_flag_as_ip_csum_ok", &Behaviour::recv_inv_flag_as_ip_csum_ok),
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 31;
+constexpr size_t kFlags = 32;
 constexpr size_t kNumbers = 3;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -160,8 +161,10 @@ DeviceDescription Rxe() {
       {"send_wc_with_imm", 1,
        "rxe_comp.c make_send_cqe: *_WITH_IMM requester CQEs carry IB_WC_WITH_IMM"},
       {"recv_in_err_waits", 1,
-       "providers/rxe rxe_post_recv has no doorbell: the kernel flushes the receive at the next "
-       "responder run (measured in tools/rxe-vm: device_behaviour_test)"},
+       "providers/rxe rxe_post_recv has no doorbell: the kernel flushes the receive when "
+       "rxe_qp_error runs the responder (the next modify to ERR); rxe_recv.c check_type_state "
+       "drops a request to a QP whose resp.state is not READY before the responder (measured: "
+       "device_behaviour_test, examples/fidelity/18)"},
       {"post_send_below_rts_queues", 1,
        "providers/rxe rxe_post_send writes the ring before post_send_db fails below RTS "
        "(measured: EINVAL, bad_wr NULL, the WR runs later)"},
@@ -218,6 +221,11 @@ DeviceDescription Rxe() {
        "(rxe_req.c update_state arms it only when not pending); its expiry runs "
        "COMPST_ERROR_RETRY: retry_cnt-- or IB_WC_RETRY_EXC_ERR (measured: "
        "examples/fidelity/15)"},
+      {"psn_nak_uses_retry", 1,
+       "rxe_comp.c check_ack: AETH_NAK_PSN_SEQ_ERROR -> COMPST_ERROR_RETRY, which skips when "
+       "comp.started_retry && !timeout_retry, else retry_cnt-- (started_retry = 1) or "
+       "IB_WC_RETRY_EXC_ERR; reset_retry_counters clears it (measured: examples/fidelity/18, "
+       "retry_cnt 0: a SEND into an RNR loop and a second WR end with RETRY_EXC_ERR)"},
       {"write_imm_receive_at_last_packet", 1,
        "rxe_opcode.c: only RDMA_WRITE_LAST/ONLY_WITH_IMMEDIATE carry RXE_RWR_MASK; rxe_resp.c "
        "rxe_responder runs check_resource (RNR) before check_rkey, per packet (measured: "

@@ -59,8 +59,8 @@ struct Behaviour {
   // The requester's own CQE of SEND_WITH_IMM / RDMA_WRITE_WITH_IMM carries IBV_WC_WITH_IMM;
   // IBTA 11.4.2.1 defines WITH_IMM for receive completions only.
   bool send_wc_with_imm = false;
-  // A receive posted while the QP is in ERR waits for the next move to ERR (or the next
-  // responder run) to be flushed; IBTA / rdma-facts R4: flushed at once.
+  // A receive posted while the QP is in ERR waits for the next move to ERR to be flushed (a
+  // request arriving in ERR is dropped before the responder); IBTA / R4: flushed at once.
   bool recv_in_err_waits = false;
   // A send posted below RTS returns EINVAL, yet the WRs are queued (bad_wr = the first WR not
   // queued) and run in RTS, are flushed by ERR or discarded by RESET. IBTA / R2: nothing queued.
@@ -105,6 +105,11 @@ struct Behaviour {
   // out RNR timers, timeouts still count retry_cnt down and end the WR with RETRY_EXC_ERR
   // (also with rnr_retry 7). IBTA 9.7.5.2.8: the RNR wait is not a transport timeout.
   bool retry_timer_runs_during_rnr = false;
+  // A NAK PSN sequence error counts retry_cnt down as a transport timeout does (at 0 the WR
+  // ends with RETRY_EXC_ERR), once per retry: while a retry that a NAK or a timeout started is
+  // under way (until the next acknowledged progress) further sequence NAKs start nothing.
+  // Default: every sequence NAK resends from its PSN without counting.
+  bool psn_nak_uses_retry = false;
   // A WRITE_WITH_IMM takes its receive at its last packet, checked there before the R_Key:
   // a one-packet one without a receive is RNR-NAKed (UC: dropped) even with a bad rkey; the
   // earlier packets of a longer one are executed (their data lands, rq_psn moves) and only the

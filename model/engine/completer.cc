@@ -30,9 +30,17 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
   if (qp.state != QpState::kRts && qp.state != QpState::kSqd && qp.state != QpState::kSqe) return;
   if (!IsReliable(qp.type)) return;
   // The WQE the response is about, and implicit ACKs of earlier SEND/WRITEs.
-  size_t index = qp.sq_next;
+  // Waiting out an RNR timer the requester went back to the NAKed WQE (sq_next), yet the
+  // WQEs after it were sent: rxe's completer matches a response against the head of the SQ
+  // whatever the requester does (Behaviour::psn_nak_uses_retry: a sequence NAK of a later
+  // WQE's packets counts then).
+  size_t sent = qp.sq_next;
+  if (qp.rnr_wait && profile().behaviour.psn_nak_uses_retry) {
+    while (sent < qp.sq.size() && qp.sq[sent].sent && !qp.sq[sent].done) ++sent;
+  }
+  size_t index = sent;
   bool progress = false;
-  for (size_t i = 0; i < qp.sq_next; ++i) {
+  for (size_t i = 0; i < sent; ++i) {
     SendWqe& w = qp.sq[i];
     if (w.done || !w.sent) continue;
     bool contains = PsnDiff(pkt.psn, w.psn) >= 0 && PsnDiff(pkt.psn, LastPsn(w)) <= 0;
@@ -46,13 +54,16 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
         progress = true;
       } else if (pkt.kind == PacketKind::kAck) {
         // A READ/ATOMIC whose response never came, overtaken by a later ACK: resend it.
-        index = qp.sq_next;
+        index = sent;
         GoBackTo(qp, i);
         break;
       }
     }
   }
-  if (index < qp.sq_next) {
+  // Behaviour::psn_nak_uses_retry: this sequence NAK counted a retry (after the counters
+  // were reset for the WQEs it acknowledged implicitly, as rxe_comp.c check_psn does first).
+  bool nak_counted = false;
+  if (index < sent) {
     SendWqe& w = qp.sq[index];
     switch (pkt.kind) {
       case PacketKind::kAck:
@@ -82,7 +93,21 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
       case PacketKind::kNak:
         switch (pkt.nak) {
           case NakCode::kRnr: OnRnrNak(qp, index, pkt.rnr_timer); return;
-          case NakCode::kPsnSeqErr: GoBackTo(qp, index); break;
+          case NakCode::kPsnSeqErr:
+            if (profile().behaviour.psn_nak_uses_retry) {
+              if (progress) ResetRetries(qp);
+              nak_counted = true;
+              if (qp.started_retry) break;  // a retry is under way: this NAK starts none
+              if (qp.retry_left <= 0) {
+                FailWqe(qp, index, WcStatus::kRetryExcErr,
+                        "retry count exceeded (PSN sequence NAK)");
+                return;
+              }
+              --qp.retry_left;
+              qp.started_retry = true;
+            }
+            GoBackTo(qp, index);
+            break;
           case NakCode::kInvalidRequest:
             FailWqe(qp, index, WcStatus::kRemInvReqErr, "remote invalid request");
             return;
@@ -98,10 +123,7 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
         break;
     }
   }
-  if (progress) {
-    qp.retry_left = qp.attr.retry_cnt;
-    qp.rnr_left = qp.attr.rnr_retry;
-  }
+  if (progress && !nak_counted) ResetRetries(qp);
   DrainSq(qp);
   if (qp.state == QpState::kErr) return;
   if (progress) {
@@ -122,6 +144,12 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
   }
   CheckDrained(qp);
   Kick(qp);
+}
+
+void Nic::ResetRetries(Qp& qp) {
+  qp.retry_left = qp.attr.retry_cnt;
+  qp.rnr_left = qp.attr.rnr_retry;
+  qp.started_retry = false;
 }
 
 void Nic::CompleteWqe(Qp& qp, size_t index, WcStatus status) {

@@ -166,12 +166,10 @@ void Nic::Receive(Packet pkt) {
   if (WireTransport(qp.type) != pkt.transport) return;
   // XRC: requests go to the target (XRC_RECV), responses to the initiator (XRC_SEND).
   if (qp.type == (IsRequest(pkt.kind) ? QpType::kXrcSend : QpType::kXrcRecv)) return;
-  // rxe_responder in ERR: drains the packet and flushes the receive queue (the receives
-  // posted since the QP entered ERR, Behaviour::recv_in_err_waits).
-  if (qp.state == QpState::kErr && IsRequest(pkt.kind)) {
-    FlushRq(qp);
-    return;
-  }
+  // A request to a QP in ERR is dropped before the responder (rxe_recv.c check_type_state:
+  // resp.state is not READY), so it flushes nothing: a receive posted in ERR waits for the
+  // next move to ERR (Behaviour::recv_in_err_waits; measured: examples/fidelity/18).
+  if (qp.state == QpState::kErr && IsRequest(pkt.kind)) return;
   if (IsRequest(pkt.kind)) {
     HandleRequest(qp, pkt);
   } else {

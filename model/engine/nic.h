@@ -204,6 +204,8 @@ class Nic {
   // ERR, or SQE for UC/UD where the device has it (R8, IBTA C10-38), after a send error.
   void EnterSendError(Qp& qp, const std::string& cause);
   void DrainSq(Qp& qp);
+  // Acknowledged progress: retry_cnt and rnr_retry count again (rxe_comp.c reset_retry_counters).
+  void ResetRetries(Qp& qp);
   void OnRnrNak(Qp& qp, size_t index, uint8_t timer);
   void GoBackTo(Qp& qp, size_t index);
 

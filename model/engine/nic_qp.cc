@@ -323,7 +323,7 @@ void Nic::ResetQueues(Qp& qp) {
   qp.rq.clear();
   qp.sq_next = 0;
   ++qp.timer_gen;
-  qp.timer_armed = qp.rnr_wait = qp.sq_draining = false;
+  qp.timer_armed = qp.rnr_wait = qp.sq_draining = qp.started_retry = false;
   qp.comm_est_raised = qp.last_wqe_raised = false;
   qp.atomic_replay.clear();
 }

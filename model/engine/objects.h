@@ -190,6 +190,9 @@ struct Qp : std::enable_shared_from_this<Qp> {
   uint32_t next_psn = 0;
   int retry_left = 0;
   int rnr_left = 0;
+  // A retry is under way that a sequence NAK or a timeout started, not yet answered by
+  // progress (Behaviour::psn_nak_uses_retry; rxe_comp.c comp.started_retry).
+  bool started_retry = false;
   bool rnr_wait = false;
   bool kick_pending = false;
   uint64_t timer_gen = 0;

@@ -291,6 +291,7 @@ void Nic::OnTimeout(Qp& qp) {
     return;
   }
   --qp.retry_left;
+  qp.started_retry = true;  // rxe: sequence NAKs of the resent packets count no more
   GoBackTo(qp, first);
 }
 

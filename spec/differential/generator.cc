@@ -75,6 +75,10 @@ void Epilogue(Writer& w) {
     if (!q.alive) continue;
     w.Line("modify " + q.name + " state=ERR");
     q.state = Believed::kErr;
+    // The move flushes into both CQs (also a receive posted in ERR that waited for it).
+    for (GenCq& c : w.cqs) {
+      if (c.name == q.send_cq || c.name == q.recv_cq) c.dirty = true;
+    }
   }
   internal::PollAll(w);
   w.Line("events");

@@ -291,5 +291,88 @@ TEST_P(Conformance, RnrWaitCountsTransportTimeoutsWhereTheDeviceDoes) {
   EXPECT_EQ(wcs[1].status, WcStatus::kSuccess);
 }
 
+// Connects RC QPs a and b in RTS with timeout 11 (8.4 ms; rxe: 3 jiffies at HZ 250) and
+// min_rnr_timer 17 (3.84 ms): 0 or the first errno.
+int ConnectShortTimeouts(Device& dev, Mtu mtu, QpHandle a, QpHandle b, int retry_cnt,
+                         int rnr_retry) {
+  BringUpParams p;
+  p.path_mtu = mtu;
+  p.timeout = 11;
+  p.retry_cnt = retry_cnt;
+  p.rnr_retry = rnr_retry;
+  p.min_rnr_timer = 17;
+  for (auto [self, peer] : {std::pair{a, b}, std::pair{b, a}}) {
+    ConnectionInfo info;
+    QpAttr attr;
+    if (int e = dev.LocalConnectionInfo(peer, &info)) return e;
+    if (int e = BringUpAttr(dev, p, info, &attr)) return e;
+    if (int e = BringUp(dev, self, attr, QpState::kRts)) return e;
+  }
+  return 0;
+}
+
+// examples/fidelity/18: SEND wr 1 into a QP without a receive (rnr_retry 7) and a second WR
+// behind it. The responder NAKs the second one's PSN as out of sequence. On rxe that NAK counts
+// retry_cnt down (Behaviour::psn_nak_uses_retry): with retry_cnt 0 wr 1 ends at once with
+// RETRY_EXC_ERR; with 1 the first NAK takes the retry and later ones count no more, so the
+// RNR loop goes on (as without the behaviour).
+TEST_P(Conformance, SequenceNakCountsARetryWhereTheDeviceDoes) {
+  const bool counts = GetParam().behaviour.psn_nak_uses_retry;
+  Buffer buf = Reg(8192, kAll);
+  for (int retry_cnt : {0, 1}) {
+    SCOPED_TRACE("retry_cnt " + std::to_string(retry_cnt));
+    CqHandle cq = Cq();
+    QpHandle qa = Qp(QpType::kRc, 16, 16, 2, true, cq), qb = Qp(QpType::kRc);
+    ASSERT_EQ(ConnectShortTimeouts(*dev_, pattr_.active_mtu, qa, qb, retry_cnt, 7), 0);
+    size_t bad = 99;
+    ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(0, 64)}), Send(2, {buf.At(64, 64)})}, &bad), 0);
+    if (counts && retry_cnt == 0) {
+      auto wcs = WaitWc(cq, 2, kSecond / 2);
+      ASSERT_EQ(wcs.size(), 2u);
+      EXPECT_EQ(wcs[0].wr_id, 1u);
+      EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr);
+      EXPECT_EQ(wcs[1].status, WcStatus::kWrFlushErr);
+      EXPECT_EQ(StateOf(qa), QpState::kErr);
+      continue;
+    }
+    // Longer than the 12-24 ms rxe takes to end a lone SEND's RNR loop with retry_cnt 0 or 1.
+    EXPECT_TRUE(Drain(cq, kSecond / 5).empty()) << "still retrying the RNR";
+    EXPECT_EQ(StateOf(qa), QpState::kRts);
+    ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(4096, 64)}), Recv(11, {buf.At(4160, 64)})},
+                             &bad), 0);
+    auto wcs = WaitWc(cq, 2);
+    ASSERT_EQ(wcs.size(), 2u);
+    EXPECT_EQ(wcs[0].status, WcStatus::kSuccess);
+    EXPECT_EQ(wcs[1].status, WcStatus::kSuccess);
+  }
+}
+
+// examples/fidelity/18: a receive posted to a QP in ERR, then a request arriving for that QP.
+// The request is dropped before any responder runs, so on a device whose receives in ERR wait
+// (Behaviour::recv_in_err_waits) the receive is flushed only by the next move to ERR.
+TEST_P(Conformance, RequestToAQpInErrFlushesNoWaitingReceive) {
+  const bool waits = GetParam().behaviour.recv_in_err_waits;
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+  ASSERT_EQ(ConnectShortTimeouts(*dev_, pattr_.active_mtu, qa, qb, 1, 0), 0);
+  Buffer buf = Reg(4096, kAll);
+  ASSERT_EQ(dev_->ModifyQp(qb, StateOnly(QpState::kErr), attr::kState), 0);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(1024, 64)})}, &bad), 0);
+  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(0, 64)})}, &bad), 0);
+  auto swc = WaitWc(ca, 1, kSecond / 2);  // no answer: the retries run out
+  ASSERT_EQ(swc.size(), 1u);
+  EXPECT_EQ(swc[0].status, WcStatus::kRetryExcErr);
+  auto early = Drain(cb, kSecond / 20);
+  if (waits) {
+    EXPECT_TRUE(early.empty()) << "the request flushed the waiting receive";
+    ASSERT_EQ(dev_->ModifyQp(qb, StateOnly(QpState::kErr), attr::kState), 0);
+    early = WaitWc(cb, 1);
+  }
+  ASSERT_EQ(early.size(), 1u);
+  EXPECT_EQ(early[0].wr_id, 10u);
+  EXPECT_EQ(early[0].status, WcStatus::kWrFlushErr);
+}
+
 }  // namespace
 }  // namespace qptwin::testing
