@@ -72,7 +72,9 @@ bool IsModelFd(int fd) {
 
 }  // namespace qptwin::exec
 
-extern "C" int poll(pollfd* fds, nfds_t n, int timeout_ms) {
+namespace {
+
+int PollWithTime(pollfd* fds, nfds_t n, int timeout_ms) {
   using Fn = int (*)(pollfd*, nfds_t, int);
   static const auto real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "poll"));
   bool model = false;
@@ -91,4 +93,22 @@ extern "C" int poll(pollfd* fds, nfds_t n, int timeout_ms) {
       p.HarvestAll();
     });
   }
+}
+
+}  // namespace
+
+extern "C" int poll(pollfd* fds, nfds_t n, int timeout_ms) { return PollWithTime(fds, n, timeout_ms); }
+
+// _FORTIFY_SOURCE's poll() (bits/poll2.h) calls __poll_chk when it cannot prove nfds
+// constant (at -O1, e.g. --config=asan, even poll(&pfd, 1, t) does), and glibc's __poll_chk
+// calls its internal __poll: no interposed poll (ours, ASan's) would see the call. So the
+// preload has it too: the same bounds check (glibc's, by handing an overlong set to it: it
+// aborts), then the poll above.
+extern "C" int __poll_chk(pollfd* fds, nfds_t n, int timeout_ms, size_t fds_len) {
+  if (fds_len / sizeof(*fds) < n) {
+    using Fn = int (*)(pollfd*, nfds_t, int, size_t);
+    static const auto real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "__poll_chk"));
+    return real(fds, n, timeout_ms, fds_len);
+  }
+  return PollWithTime(fds, n, timeout_ms);
 }

@@ -11,14 +11,6 @@ out="${TEST_TMPDIR:-/tmp}/loopback"
 # initial library list: preload it ahead of the preload library.
 preload="$lib"
 asan=$(ldd "$lib" | awk '/libasan/ { print $3; exit }')
-if [ -n "$asan" ] && [ "$(basename "$prog")" = verbs_loopback ]; then
-  # Known gap (2026-12-01, not yet understood): with libasan ahead of the preload, poll() on the
-  # model's comp-channel fd never reports it ready, so verbs_loopback's event wait times out.
-  # The plain build runs it; verbs_ex runs under ASan.
-  echo "SKIPPED: verbs_loopback under ASan: the preload's poll() does not see the comp channel"
-  echo "  ready behind ASan's poll interceptor (known gap; the plain build runs this test)"
-  exit 0
-fi
 if [ -n "$asan" ]; then
   preload="$asan:$lib"
   # LeakSanitizer would judge the C programs' teardown (they leave some verbs objects to the
