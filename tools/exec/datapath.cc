@@ -47,8 +47,52 @@ uint64_t RemoteAddr(int peer, uint32_t rkey, uint64_t addr, uint64_t len) {
     if (peer >= 0 && c->index != peer) continue;
     auto it = c->by_key.find(rkey);
     if (it != c->by_key.end()) return Translate(it->second, it->second->iova, addr, len);
+    // A window's rkey: the program names addresses as in its region (a zero-based window:
+    // offsets from its start, which the model takes as they are).
+    auto w = c->mw_keys.find(rkey);
+    if (w == c->mw_keys.end()) continue;
+    if (w->second.zero_based) return addr;
+    auto r = c->by_key.find(w->second.lkey);
+    if (r != c->by_key.end()) return Translate(r->second, r->second->iova, addr, len);
   }
   return addr;  // no region of this process: the responder refuses the key
+}
+
+MwBindInfo BindInfo(const ibv_mw_bind_info& info) {
+  MwBindInfo b;
+  b.addr = info.addr;
+  b.length = info.length;
+  b.mw_access_flags = info.mw_access_flags;
+  if (info.mr != nullptr) {
+    const auto* mr = reinterpret_cast<const ModelMr*>(info.mr);
+    b.mr = mr->h;
+    // Outside the region: 0, which the model's bind refuses as rxe's does (MW_BIND_ERR).
+    b.addr = Translate(mr, mr->iova, info.addr, info.length);
+  }
+  return b;
+}
+
+void NoteBind(ModelContext* m, uint32_t rkey, const ibv_mw_bind_info& info) {
+  if (info.mr == nullptr) return;
+  m->mw_keys[rkey] = MwTarget{info.mr->lkey, (info.mw_access_flags & IBV_ACCESS_ZERO_BASED) != 0};
+}
+
+void NoteBinds(ModelContext* m, const std::vector<SendWr>& wrs, size_t posted) {
+  for (size_t i = 0; i < posted && i < wrs.size(); ++i) {
+    const SendWr& w = wrs[i];
+    if (w.opcode != WrOpcode::kBindMw || !w.bind_info.mr) continue;
+    for (const auto& [lkey, mr] : m->by_key) {
+      if (mr->h != w.bind_info.mr) continue;
+      m->mw_keys[w.rkey] =
+          MwTarget{lkey, (w.bind_info.mw_access_flags & IBV_ACCESS_ZERO_BASED) != 0};
+      break;
+    }
+  }
+}
+
+void ForgetWindow(ModelContext* m, uint32_t rkey) {
+  auto it = m->mw_keys.lower_bound(rkey & ~0xffu);
+  while (it != m->mw_keys.end() && (it->first >> 8) == (rkey >> 8)) it = m->mw_keys.erase(it);
 }
 
 int PeerDevice(const ibv_ah_attr& ah) {

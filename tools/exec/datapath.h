@@ -18,6 +18,15 @@ uint64_t LocalAddr(ModelContext* m, uint32_t lkey, uint64_t addr, uint64_t len);
 // The same for a remote address named by rkey on model device `peer` (keys are per device;
 // -1: any device of this process).
 uint64_t RemoteAddr(int peer, uint32_t rkey, uint64_t addr, uint64_t len);
+// Memory windows. A bind names an address in the region's iova space (rxe_check_bind_mw):
+// BindInfo gives the model's (pure: reads only the region, callable on any thread).
+MwBindInfo BindInfo(const ibv_mw_bind_info& info);
+// The BIND_MW WRs among wrs[0, posted) on device m: their new rkeys open onto their regions
+// (RemoteAddr translates through them). Model thread.
+void NoteBinds(ModelContext* m, const std::vector<SendWr>& wrs, size_t posted);
+void NoteBind(ModelContext* m, uint32_t rkey, const ibv_mw_bind_info& info);
+// Forgets every rkey of the window whose rkey is `rkey` (its index), at deallocation.
+void ForgetWindow(ModelContext* m, uint32_t rkey);
 // The model device (qptwin<index>) an address vector reaches, or -1 (not in this process).
 int PeerDevice(const ibv_ah_attr& ah);
 // Copies inline bytes into the context's registered scratch buffer; the SGE naming them.

@@ -37,7 +37,7 @@ void FillDeviceAttr(const DeviceAttr& d, int index, ibv_device_attr* out) {
   out->max_res_rd_atom = 258048;  // rxe_param.h RXE_MAX_RES_RD_ATOM (0x3f000)
   out->max_qp_init_rd_atom = d.max_qp_init_rd_atom;
   out->atomic_cap = static_cast<ibv_atomic_cap>(d.atomic_cap);
-  out->max_mw = d.max_mr;
+  out->max_mw = d.max_mw;
   out->max_mcast_grp = 8192;
   out->max_mcast_qp_attach = 56;
   out->max_total_mcast_qp_attach = 458752;

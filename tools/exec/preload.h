@@ -54,6 +54,18 @@ struct ModelMr {
   int access = 0;
 };
 
+struct ModelMw {
+  ibv_mw mw{};
+  MwHandle h;
+};
+
+// What a window's rkey opens onto, as bound by a BIND_MW the program posted (recorded at
+// the post: a bind that fails leaves the window without that rkey, so the model refuses it).
+struct MwTarget {
+  uint32_t lkey = 0;  // the region's (looked up when used: it may be gone by then)
+  bool zero_based = false;  // remote addresses are offsets from the window's start
+};
+
 struct ModelChannel {
   ibv_comp_channel ch{};
   ChannelHandle h;
@@ -105,6 +117,7 @@ struct ModelContext {
   int index = 0;         // qptwin<index>
   std::unique_ptr<Device> dev;
   std::map<uint32_t, ModelMr*> by_key;  // lkey (== rkey on the model) -> MR
+  std::map<uint32_t, MwTarget> mw_keys;  // a window's rkey (every one it was bound with)
   std::map<uint32_t, ModelQp*> qps;     // handle -> QP (for async events)
   std::map<uint32_t, ModelCq*> cqs;
   std::map<uint32_t, ModelSrq*> srqs;

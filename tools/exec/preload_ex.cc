@@ -146,13 +146,21 @@ void WrSetInlineData(ibv_qp_ex* q, void* addr, size_t length) {
   WrSetInlineDataList(q, 1, &b);
 }
 
-// Work requests the model has no verb for (memory windows, invalidation, TSO, atomic
-// write): the batch fails at wr_complete with EOPNOTSUPP's neighbour EINVAL, as a provider
-// that sets no such op would leave the program calling a null pointer instead.
+// Memory windows (providers/rxe wr_bind_mw, wr_local_inv, wr_send_inv): the window, the
+// rkey it gets and the region; the rkey to invalidate goes in imm_data (SendWr's union).
+void WrBindMw(ibv_qp_ex* q, ibv_mw* mw, uint32_t rkey, const ibv_mw_bind_info* info) {
+  SendWr* w = Add(q, WrOpcode::kBindMw);
+  w->mw = mw ? Model<ModelMw>(mw)->h : MwHandle{};
+  w->rkey = rkey;
+  if (info) w->bind_info = BindInfo(*info);
+}
+void WrLocalInv(ibv_qp_ex* q, uint32_t rkey) { Add(q, WrOpcode::kLocalInv)->imm_data = rkey; }
+void WrSendInv(ibv_qp_ex* q, uint32_t rkey) { Add(q, WrOpcode::kSendWithInv)->imm_data = rkey; }
+
+// Work requests the model has no verb for (TSO, atomic write): the batch fails at
+// wr_complete with EOPNOTSUPP's neighbour EINVAL, as a provider that sets no such op would
+// leave the program calling a null pointer instead.
 void WrUnsupported(ibv_qp_ex* q) { Qp(q)->batch_error = true; }
-void WrBindMw(ibv_qp_ex* q, ibv_mw*, uint32_t, const ibv_mw_bind_info*) { WrUnsupported(q); }
-void WrLocalInv(ibv_qp_ex* q, uint32_t) { WrUnsupported(q); }
-void WrSendInv(ibv_qp_ex* q, uint32_t) { WrUnsupported(q); }
 void WrSendTso(ibv_qp_ex* q, void*, uint16_t, uint16_t) { WrUnsupported(q); }
 void WrAtomicWrite(ibv_qp_ex* q, uint32_t, uint64_t, const void*) { WrUnsupported(q); }
 
@@ -187,6 +195,7 @@ int WrComplete(ibv_qp_ex* q) {
     }
     size_t bad = qp->batch.size();
     err = m->dev->PostSend(qp->h, qp->batch, &bad);
+    NoteBinds(m, qp->batch, err ? bad : qp->batch.size());
   });
   WrStart(q);
   return err;

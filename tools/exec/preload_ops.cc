@@ -19,6 +19,9 @@ ibv_srq* CreateSrqExOp(ibv_context*, ibv_srq_init_attr_ex*);
 int GetSrqNumOp(ibv_srq*, uint32_t*);
 ibv_xrcd* OpenXrcdOp(ibv_context*, ibv_xrcd_init_attr*);
 int CloseXrcdOp(ibv_xrcd*);
+ibv_mw* AllocMwOp(ibv_pd*, ibv_mw_type);
+int DeallocMwOp(ibv_mw*);
+int BindMwOp(ibv_qp*, ibv_mw*, ibv_mw_bind*);
 
 namespace {
 
@@ -47,6 +50,12 @@ void ConvertSend(ModelContext* m, ibv_qp_type type, int peer, const ibv_send_wr*
       s->remote_addr = RemoteAddr(peer, w->wr.atomic.rkey, w->wr.atomic.remote_addr, 8);
       s->compare_add = w->wr.atomic.compare_add;
       s->swap = w->wr.atomic.swap;
+      break;
+    case IBV_WR_BIND_MW:
+      // bind_mw: the window, the rkey it gets (the program's choice for type 2), the region.
+      s->mw = w->bind_mw.mw ? Model<ModelMw>(w->bind_mw.mw)->h : MwHandle{};
+      s->rkey = w->bind_mw.rkey;
+      s->bind_info = BindInfo(w->bind_mw.bind_info);
       break;
     default:
       break;
@@ -91,6 +100,7 @@ int PostSendOp(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
     wrs.resize(n);
     bad = n;
     err = q->mctx->dev->PostSend(q->h, wrs, &bad);
+    NoteBinds(q->mctx, wrs, err ? bad : n);
   });
   if (err && bad_wr) {
     ibv_send_wr* w = wr;
@@ -168,6 +178,9 @@ void InstallOps(ModelContext* m) {
   o.post_send = PostSendOp;
   o.post_recv = PostRecvOp;
   o.post_srq_recv = PostSrqRecvOp;
+  o.alloc_mw = AllocMwOp;
+  o.dealloc_mw = DeallocMwOp;
+  o.bind_mw = BindMwOp;
   verbs_context& v = m->vctx;
   v.query_port = QueryPortOp;
   v.query_device_ex = QueryDeviceExOp;

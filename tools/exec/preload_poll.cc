@@ -92,3 +92,18 @@ extern "C" int poll(pollfd* fds, nfds_t n, int timeout_ms) {
     });
   }
 }
+
+// _FORTIFY_SOURCE's poll() (bits/poll2.h) calls __poll_chk when it cannot prove nfds
+// constant (at -O1, e.g. --config=asan, even poll(&pfd, 1, t) does), and glibc's __poll_chk
+// calls its internal __poll: no interposed poll (ours, ASan's) would see the call. So the
+// preload has it too: glibc's bounds check (an overlong set goes to glibc's, which aborts),
+// then the poll above (through a pointer: no fortify wrapper in between).
+extern "C" int __poll_chk(pollfd* fds, nfds_t n, int timeout_ms, size_t fds_len) {
+  if (fds_len / sizeof(*fds) < n) {
+    using Fn = int (*)(pollfd*, nfds_t, int, size_t);
+    static const auto real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "__poll_chk"));
+    return real(fds, n, timeout_ms, fds_len);
+  }
+  int (*const ours)(pollfd*, nfds_t, int) = &poll;
+  return ours(fds, n, timeout_ms);
+}
