@@ -26,6 +26,7 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("cq_overrun_is_sticky", &Behaviour::cq_overrun_is_sticky),
     Flag("qp_error_events", &Behaviour::qp_error_events),
     Flag("send_wc_with_imm", &Behaviour::send_wc_with_imm),
+    Flag("atomic_wc_byte_len_is_sge_length", &Behaviour::atomic_wc_byte_len_is_sge_length),
     Flag("recv_in_err_waits", &Behaviour::recv_in_err_waits),
     Flag("post_send_below_rts_queues", &Behaviour::post_send_below_rts_queues),
     Flag("last_wqe_reached_event", &Behaviour::last_wqe_reached_event),
@@ -49,7 +50,7 @@ const std::vector<BehaviourSetting> kSettings = {
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 32;
+constexpr size_t kFlags = 33;
 constexpr size_t kNumbers = 3;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -160,6 +161,10 @@ DeviceDescription Rxe() {
       {"qp_error_events", 0, "rxe_qp.c rxe_qp_error raises no affiliated event"},
       {"send_wc_with_imm", 1,
        "rxe_comp.c make_send_cqe: *_WITH_IMM requester CQEs carry IB_WC_WITH_IMM"},
+      {"atomic_wc_byte_len_is_sge_length", 1,
+       "rxe_comp.c make_send_cqe: wc->byte_len = wqe->dma.length, the WR's SGE total (measured: "
+       "a CMP_SWP with a 100-byte SGE completes with byte_len 100, differential seed "
+       "748177376976 sequences 25 and 478)"},
       {"recv_in_err_waits", 1,
        "providers/rxe rxe_post_recv has no doorbell: the kernel flushes the receive when "
        "rxe_qp_error runs the responder (the next modify to ERR); rxe_recv.c check_type_state "

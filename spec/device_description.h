@@ -59,6 +59,9 @@ struct Behaviour {
   // The requester's own CQE of SEND_WITH_IMM / RDMA_WRITE_WITH_IMM carries IBV_WC_WITH_IMM;
   // IBTA 11.4.2.1 defines WITH_IMM for receive completions only.
   bool send_wc_with_imm = false;
+  // The requester CQE of an atomic (CMP_AND_SWP, FETCH_AND_ADD) has byte_len = the length of
+  // the WR's SGEs, whatever it is; default: 8, the operand the atomic returns.
+  bool atomic_wc_byte_len_is_sge_length = false;
   // A receive posted while the QP is in ERR waits for the next move to ERR to be flushed (a
   // request arriving in ERR is dropped before the responder); IBTA / R4: flushed at once.
   bool recv_in_err_waits = false;

@@ -178,7 +178,9 @@ void Nic::DrainSq(Qp& qp) {
     wc.opcode = SendWcOpcode(w.wr.opcode);
     bool atomic = w.wr.opcode == WrOpcode::kAtomicCmpAndSwp ||
                   w.wr.opcode == WrOpcode::kAtomicFetchAndAdd;
-    wc.byte_len = atomic ? 8 : static_cast<uint32_t>(w.length);
+    wc.byte_len = atomic && !profile().behaviour.atomic_wc_byte_len_is_sge_length
+                      ? 8
+                      : static_cast<uint32_t>(w.length);
     wc.wc_flags = SendWcFlags(w.wr.opcode);
     PushCqe(qp, *qp.send_cq, wc, false, ready);
     if (w.failed_locally && qp.state != QpState::kErr) {

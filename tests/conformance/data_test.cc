@@ -94,6 +94,34 @@ TEST_P(Conformance, AtomicsReturnTheOldValue) {
   EXPECT_EQ(now, 7u);
 }
 
+// The requester CQE's byte_len of an atomic whose SGE is longer than its 8-byte operand: the
+// SGE's length on rxe (Behaviour::atomic_wc_byte_len_is_sge_length), else 8. Only 8 bytes
+// land either way.
+TEST_P(Conformance, AtomicByteLenIsTheDevices) {
+  if (dattr_.atomic_cap == AtomicCap::kNone) GTEST_SKIP() << "device has no atomics";
+  auto [qa, qb] = ConnectedPair(QpType::kRc);
+  (void)qb;
+  Buffer local = Reg(64, kAll), remote = Reg(64, kAll);
+  std::memset(local.buf, 0x5a, 64);
+  uint64_t v = 40;
+  std::memcpy(remote.buf, &v, 8);
+  SendWr fa = Send(1, {local.At(0, 24)});
+  fa.opcode = WrOpcode::kAtomicFetchAndAdd;
+  fa.remote_addr = remote.Addr(0);
+  fa.rkey = remote.rkey;
+  fa.compare_add = 2;
+  size_t bad;
+  ASSERT_EQ(dev_->PostSend(qa, {fa}, &bad), 0);
+  auto wcs = WaitWc(cq_, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kSuccess);
+  EXPECT_EQ(wcs[0].byte_len, GetParam().behaviour.atomic_wc_byte_len_is_sge_length ? 24u : 8u);
+  uint64_t old = 0;
+  std::memcpy(&old, local.buf, 8);
+  EXPECT_EQ(old, 40u);
+  EXPECT_EQ(local.buf[8], 0x5a) << "only the 8-byte operand lands";
+}
+
 TEST_P(Conformance, SendCompletionsInPostingOrderAndOnlySignaledOnes) {
   auto [qa, qb] = ConnectedPair(QpType::kRc, Cq(64), Cq(64));
   QpAttr a;
