@@ -44,13 +44,14 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("post_send_runs_to_completion", &Behaviour::post_send_runs_to_completion),
     Flag("retry_timer_runs_during_rnr", &Behaviour::retry_timer_runs_during_rnr),
     Flag("psn_nak_uses_retry", &Behaviour::psn_nak_uses_retry),
+    Flag("rnr_wait_sends_new_wqes", &Behaviour::rnr_wait_sends_new_wqes),
     Flag("write_imm_receive_at_last_packet", &Behaviour::write_imm_receive_at_last_packet),
     Flag("mw_range_checked_against_mr", &Behaviour::mw_range_checked_against_mr),
     Flag("recv_inv_flag_as_ip_csum_ok", &Behaviour::recv_inv_flag_as_ip_csum_ok),
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 33;
+constexpr size_t kFlags = 34;
 constexpr size_t kNumbers = 3;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -207,8 +208,9 @@ DeviceDescription Rxe() {
        "examples/fidelity/05)"},
       {"rts_waits_for_doorbell", 1,
        "rxe_qp.c rxe_qp_from_attr: IB_QPS_RTS sets req.state = QP_STATE_READY without "
-       "running the requester task; the next post_send's doorbell starts the queued WRs "
-       "(measured: examples/fidelity/08)"},
+       "running the requester task; the next post_send's doorbell starts the queued WRs, "
+       "and providers/rxe rxe_post_send rings it after its loop even when a WR was refused "
+       "(measured: examples/fidelity/08; differential sequence 838)"},
       {"lax_attr_checks", 1,
        "rxe_qp.c rxe_qp_chk_attr checks port, AV, path_mtu, timeout and max_rd_atomic only "
        "(measured: examples/fidelity/11: pkey_index 5, max_dest_rd_atomic 200, "
@@ -231,6 +233,10 @@ DeviceDescription Rxe() {
        "comp.started_retry && !timeout_retry, else retry_cnt-- (started_retry = 1) or "
        "IB_WC_RETRY_EXC_ERR; reset_retry_counters clears it (measured: examples/fidelity/18, "
        "retry_cnt 0: a SEND into an RNR loop and a second WR end with RETRY_EXC_ERR)"},
+      {"rnr_wait_sends_new_wqes", 1,
+       "rxe_req.c rxe_requester: req_retry runs only when need_retry && !wait_for_rnr_timer, "
+       "req_next_wqe still hands out the next unsent WQE (measured: examples/fidelity/18, "
+       "sq_psn 2 right after a second post during a 491 ms RNR wait)"},
       {"write_imm_receive_at_last_packet", 1,
        "rxe_opcode.c: only RDMA_WRITE_LAST/ONLY_WITH_IMMEDIATE carry RXE_RWR_MASK; rxe_resp.c "
        "rxe_responder runs check_resource (RNR) before check_rkey, per packet (measured: "

@@ -92,7 +92,8 @@ struct Behaviour {
   // every type (IBTA leaves the order between the two queues open).
   bool rc_flushes_rq_first = false;
   // A move to RTS (from SQD, or from RTR with WRs a refused post queued) starts nothing: the
-  // queued WRs wait for the next doorbell (ibv_post_send). IBTA: they start in RTS.
+  // queued WRs wait for the next doorbell, which every ibv_post_send rings, also one whose
+  // first WR is refused (ENOMEM, EINVAL). IBTA: they start in RTS.
   bool rts_waits_for_doorbell = false;
   // ibv_modify_qp takes pkey_index, max_dest_rd_atomic, min_rnr_timer, retry_cnt and
   // rnr_retry as given (no range check); IBTA: EINVAL outside the table / the field's bits.
@@ -113,6 +114,11 @@ struct Behaviour {
   // under way (until the next acknowledged progress) further sequence NAKs start nothing.
   // Default: every sequence NAK resends from its PSN without counting.
   bool psn_nak_uses_retry = false;
+  // While the requester waits out an RNR NAK's timer it goes on sending the WQEs it has not
+  // sent yet (they reach the responder out of sequence); the retry from the NAKed WQE starts
+  // when the timer expires. IBTA 9.7.5.2.8: the requester waits, then resends from the NAKed
+  // PSN; nothing is sent meanwhile.
+  bool rnr_wait_sends_new_wqes = false;
   // A WRITE_WITH_IMM takes its receive at its last packet, checked there before the R_Key:
   // a one-packet one without a receive is RNR-NAKed (UC: dropped) even with a bad rkey; the
   // earlier packets of a longer one are executed (their data lands, rq_psn moves) and only the
@@ -130,7 +136,8 @@ struct Behaviour {
   // ibv_query_qp reports the attributes as stored: cur_qp_state as last given with
   // IBV_QP_CUR_STATE (RESET before), an AV with is_global=1 and only its GRH fields and
   // port_num (dlid, sl, src_path_bits, static_rate 0), path_mtu IBV_MTU_256 until one is
-  // set, en_sqd_async_notify 0. Default: the current state, the AV as given, the port's active MTU.
+  // set, en_sqd_async_notify 0, and a UD QP's rq_psn as the last received PSN + 1. Default: the
+  // current state, the AV as given, the port's active MTU.
   bool query_qp_stored_view = false;
 
   // Memory windows (measured on rxe 6.1, tests/conformance/memory_window_test.cc):

@@ -109,12 +109,15 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
             GoBackTo(qp, index);
             break;
           case NakCode::kInvalidRequest:
+            StopAtNak(qp, pkt.psn);
             FailWqe(qp, index, WcStatus::kRemInvReqErr, "remote invalid request");
             return;
           case NakCode::kRemoteAccess:
+            StopAtNak(qp, pkt.psn);
             FailWqe(qp, index, WcStatus::kRemAccessErr, "remote access error");
             return;
           default:
+            StopAtNak(qp, pkt.psn);
             FailWqe(qp, index, WcStatus::kRemOpErr, "remote operational error");
             return;
         }
@@ -146,6 +149,16 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
   Kick(qp);
 }
 
+void Nic::StopAtNak(Qp& qp, uint32_t psn) {
+  // Behaviour::post_send_runs_to_completion: rxe's loopback answers each packet inside the
+  // post, so a fatal NAK reaches the completer before the next packet leaves, and the
+  // requester, finding the QP in ERR, sends nothing more: its PSN stops after the NAKed
+  // packet (measured: sq_psn 1 after a 3-packet SEND into a 16-byte receive).
+  if (!profile().behaviour.post_send_runs_to_completion) return;
+  const uint32_t next = PsnAdd(psn, 1);
+  if (PsnDiff(qp.next_psn, next) > 0) qp.next_psn = next;
+}
+
 void Nic::ResetRetries(Qp& qp) {
   qp.retry_left = qp.attr.retry_cnt;
   qp.rnr_left = qp.attr.rnr_retry;
@@ -166,6 +179,7 @@ void Nic::DrainSq(Qp& qp) {
     SendWqe w = std::move(qp.sq.front());
     qp.sq.pop_front();
     if (qp.sq_next > 0) --qp.sq_next;
+    if (qp.rnr_index > 0) --qp.rnr_index;
     // Context caches (timing.h contract 5): the completer reads the WQE it retires.
     const uint64_t ready =
         RetireWqeReady(qp, w, IsReliable(qp.type) && w.status == WcStatus::kSuccess);
@@ -235,13 +249,22 @@ void Nic::OnRnrNak(Qp& qp, size_t index, uint8_t timer) {
     ++qp.timer_gen;
     qp.timer_armed = false;
   }
-  qp.sq_next = index;
+  // The retry starts from the NAKed WQE when the RNR timer expires; meanwhile rxe goes on
+  // sending the WQEs it has not sent yet (Behaviour::rnr_wait_sends_new_wqes).
+  if (profile().behaviour.rnr_wait_sends_new_wqes) {
+    qp.rnr_index = index;
+  } else {
+    qp.sq_next = index;
+  }
   qp.rnr_wait = true;
   std::weak_ptr<Qp> weak = qps_[qp.handle];
   world_->events().After(RnrDelayNs(timer), [this, weak] {
     auto q = weak.lock();
     if (!q || !q->rnr_wait) return;
     q->rnr_wait = false;
+    if (profile().behaviour.rnr_wait_sends_new_wqes && q->rnr_index < q->sq_next) {
+      q->sq_next = q->rnr_index;
+    }
     RunRequester(*q);
   });
 }

@@ -206,6 +206,8 @@ class Nic {
   void DrainSq(Qp& qp);
   // Acknowledged progress: retry_cnt and rnr_retry count again (rxe_comp.c reset_retry_counters).
   void ResetRetries(Qp& qp);
+  // A fatal NAK of packet `psn` ends what the requester sends (post_send_runs_to_completion).
+  void StopAtNak(Qp& qp, uint32_t psn);
   void OnRnrNak(Qp& qp, size_t index, uint8_t timer);
   void GoBackTo(Qp& qp, size_t index);
 

@@ -295,7 +295,10 @@ int Nic::QueryQp(uint32_t ctx, uint32_t h, QpAttr* attr, QpInitAttr* init) {
     attr->cap = qp->cap;
     attr->sq_draining = qp->sq_draining;
     attr->sq_psn = qp->next_psn;
-    if (qp->type != QpType::kUd) attr->rq_psn = qp->epsn;  // rxe_qp_to_attr: resp.psn
+    // rxe_qp_to_attr: resp.psn, for every type (a UD QP's: the last received PSN + 1).
+    if (qp->type != QpType::kUd || profile().behaviour.query_qp_stored_view) {
+      attr->rq_psn = qp->epsn;
+    }
     if (profile().behaviour.query_qp_stored_view) StoredView(*qp, attr);
   }
   if (init) {

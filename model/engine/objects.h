@@ -194,6 +194,7 @@ struct Qp : std::enable_shared_from_this<Qp> {
   // progress (Behaviour::psn_nak_uses_retry; rxe_comp.c comp.started_retry).
   bool started_retry = false;
   bool rnr_wait = false;
+  size_t rnr_index = 0;  // the RNR-NAKed WQE the retry starts from (rnr_wait_sends_new_wqes)
   bool kick_pending = false;
   uint64_t timer_gen = 0;
   bool timer_armed = false;

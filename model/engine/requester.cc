@@ -65,7 +65,13 @@ Nic::ReqStep Nic::ReqGetWqe(Qp& qp) {
   }
   // R11: in SQD nothing new starts; in SQE/ERR the queue is flushed.
   // Retransmissions of already started WQEs continue in SQD (they are the drain).
-  if (qp.rnr_wait || qp.sq_next >= qp.sq.size()) return ReqStep::kDone;
+  if (qp.sq_next >= qp.sq.size()) return ReqStep::kDone;
+  // Waiting out an RNR timer nothing is resent; rxe still sends WQEs not sent yet
+  // (Behaviour::rnr_wait_sends_new_wqes).
+  if (qp.rnr_wait &&
+      (!profile().behaviour.rnr_wait_sends_new_wqes || qp.sq[qp.sq_next].sent)) {
+    return ReqStep::kDone;
+  }
   if (qp.sq[qp.sq_next].failed_locally) return ReqStep::kDone;  // waits for the head
   if (qp.state == QpState::kRts) return ReqStep::kCheckLimits;
   if (qp.state == QpState::kSqd && qp.sq[qp.sq_next].sent) return ReqStep::kCheckLimits;

@@ -8,6 +8,13 @@
 
 namespace qptwin::model::engine {
 namespace {
+// The bytes a receive can take: its SGEs' lengths.
+uint64_t RecvCapacity(const RecvWr& r) {
+  uint64_t n = 0;
+  for (const Sge& s : r.sg_list) n += s.length;
+  return n;
+}
+
 constexpr size_t kAtomicReplayDepth = 16;
 
 }  // namespace
@@ -329,6 +336,7 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
   uint32_t pd = ResponderPd(qp);
   WcStatus st = len ? mrs_.Scatter(r.sg_list, pd, data, len) : WcStatus::kSuccess;
   if (st != WcStatus::kSuccess) {
+    const bool too_small = st == WcStatus::kLocLenErr;
     // rxe_resp.c send_data_in: every copy_data failure is a malformed WQE
     // (Behaviour::recv_error_is_malformed_wqe): LOC_QP_OP_ERR, NAK remote op, ERR, UD too.
     const bool malformed = profile().behaviour.recv_error_is_malformed_wqe;
@@ -340,13 +348,21 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
       Packet nak;
       nak.kind = PacketKind::kNak;
       nak.nak = st == WcStatus::kLocLenErr ? NakCode::kInvalidRequest : NakCode::kRemoteOp;
+      // The packet that overflows the receive is NAKed (rxe_resp.c send_data_in per
+      // packet): the earlier packets of the message fit.
       nak.psn = pkt.psn;
+      if (too_small && pkt.npkts > 1) {
+        const uint32_t mtu = MtuBytes(qp.attr.path_mtu);
+        nak.psn = PsnAdd(pkt.psn, std::min<uint32_t>(pkt.npkts - 1, RecvCapacity(r) / mtu));
+      }
       SendResponse(qp, pkt, std::move(nak));
     }
     if (qp.state != QpState::kErr) EnterError(qp, "receive error");
     return;
   }
-  if (qp.type != QpType::kUd) qp.epsn = PsnAdd(pkt.psn, pkt.npkts);
+  // UD too: rxe_resp.c execute sets resp.psn = psn + 1 for every type, and a query shows it
+  // (Behaviour::query_qp_stored_view).
+  qp.epsn = PsnAdd(pkt.psn, pkt.npkts);
   if (pkt.has_inv && !InvalidateForSend(qp, pkt, &wc)) return;
   wc.status = WcStatus::kSuccess;
   wc.opcode = write_imm ? WcOpcode::kRecvRdmaWithImm : WcOpcode::kRecv;

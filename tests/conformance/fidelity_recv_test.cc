@@ -231,5 +231,31 @@ TEST_P(Conformance, DroppedUcMessagesLeaveTheExpectedPsn) {
   EXPECT_EQ(after.rq_psn, (before.rq_psn + 3) & 0xffffff);
 }
 
+// rxe's query reports resp.psn for every type (Behaviour::query_qp_stored_view): a UD QP's
+// rq_psn is the PSN of the last datagram it took + 1 (the sender's sq_psn before it).
+TEST_P(Conformance, UdRqPsnIsTheLastReceivedPsnWhereTheDeviceShowsIt) {
+  if (!GetParam().behaviour.query_qp_stored_view) GTEST_SKIP() << "IBTA: a UD QP has no rq_psn";
+  auto [qa, qb] = ConnectedPair(QpType::kUd);
+  Buffer buf = Reg(4096, kAll);
+  QpAttr a0, b1;
+  QpInitAttr init;
+  ASSERT_EQ(dev_->QueryQp(qa, &a0, &init), 0);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(0, 140)})}, &bad), 0);
+  AhHandle ah;
+  ASSERT_EQ(dev_->CreateAh(pd_, FullAttr(qb, {}).ah_attr, &ah), 0);
+  ConnectionInfo info;
+  ASSERT_EQ(dev_->LocalConnectionInfo(qb, &info), 0);
+  SendWr wr = Send(1, {buf.At(1024, 64)});
+  wr.ah = ah;
+  wr.remote_qpn = info.qp_num;
+  wr.remote_qkey = kQkey;
+  ASSERT_EQ(dev_->PostSend(qa, {wr}, &bad), 0);
+  ASSERT_EQ(WaitWc(cq_, 2).size(), 2u);
+  ASSERT_EQ(dev_->QueryQp(qb, &b1, &init), 0);
+  EXPECT_EQ(b1.rq_psn, (a0.sq_psn + 1) & 0xffffff);
+  EXPECT_EQ(dev_->DestroyAh(ah), 0);
+}
+
 }  // namespace
 }  // namespace qptwin::testing

@@ -374,5 +374,62 @@ TEST_P(Conformance, RequestToAQpInErrFlushesNoWaitingReceive) {
   EXPECT_EQ(early[0].status, WcStatus::kWrFlushErr);
 }
 
+// WRs queued in SQD wait, on rxe, for a doorbell after SQD -> RTS (Behaviour::
+// rts_waits_for_doorbell), and every ibv_post_send rings it: also one refused with ENOMEM
+// because the queue is full. So after the refused post every queued WR completes, on every
+// device (IBTA: they started at RTS already).
+TEST_P(Conformance, ARefusedPostStillStartsTheQueuedWrs) {
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 8, 16, 2, true, ca), qb = Qp(QpType::kRc, 8, 16, 2, false, cb);
+  Drive(QpType::kRc, qa, QpState::kRts, qb);
+  Drive(QpType::kRc, qb, QpState::kRts, qa);
+  QpAttr attr;
+  QpInitAttr init;
+  ASSERT_EQ(dev_->QueryQp(qa, &attr, &init), 0);
+  const uint32_t depth = attr.cap.max_send_wr;
+  ASSERT_LE(depth, 16u);
+  Buffer buf = Reg(4096, kAll);
+  size_t bad = 99;
+  std::vector<RecvWr> recvs;
+  for (uint32_t i = 0; i < depth; ++i) recvs.push_back(Recv(100 + i, {buf.At(2048 + 64 * i, 64)}));
+  ASSERT_EQ(dev_->PostRecv(qb, recvs, &bad), 0);
+  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kSqd), attr::kState), 0);
+  std::vector<SendWr> sends;
+  for (uint32_t i = 0; i < depth; ++i) sends.push_back(Send(i + 1, {buf.At(64 * i, 8)}));
+  ASSERT_EQ(dev_->PostSend(qa, sends, &bad), 0);
+  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kRts), attr::kState), 0);
+  EXPECT_EQ(dev_->PostSend(qa, {Send(99, {buf.At(0, 8)})}, &bad), ENOMEM) << "the queue is full";
+  EXPECT_EQ(bad, 0u);
+  auto wcs = WaitWc(ca, static_cast<int>(depth));
+  ASSERT_EQ(wcs.size(), depth);
+  for (uint32_t i = 0; i < depth; ++i) {
+    EXPECT_EQ(wcs[i].wr_id, i + 1);
+    EXPECT_EQ(wcs[i].status, WcStatus::kSuccess);
+  }
+}
+
+// A 3-packet SEND into a 16-byte receive: the responder NAKs the packet that overflows it
+// (the first). Where a post runs its exchange inside ibv_post_send (rxe's loopback,
+// Behaviour::post_send_runs_to_completion) the NAK arrives before the next packet leaves,
+// so the requester sends no more and its sq_psn moves by 1; elsewhere by the whole message.
+TEST_P(Conformance, AFatalNakStopsTheMessageWhereTheDeviceRunsItInThePost) {
+  CqHandle ca = Cq(), cb = Cq();
+  auto [qa, qb] = ConnectedPair(QpType::kRc, ca, cb);
+  QpAttr a0, a1;
+  QpInitAttr init;
+  ASSERT_EQ(dev_->QueryQp(qa, &a0, &init), 0);
+  const uint32_t mtu = MtuBytes(a0.path_mtu);
+  Buffer buf = Reg(16384, kAll);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(12288, 16)})}, &bad), 0);
+  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(0, 2 * mtu + 100)})}, &bad), 0);
+  auto wcs = WaitWc(ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_NE(wcs[0].status, WcStatus::kSuccess);
+  ASSERT_EQ(dev_->QueryQp(qa, &a1, &init), 0);
+  const uint32_t sent = GetParam().behaviour.post_send_runs_to_completion ? 1 : 3;
+  EXPECT_EQ(a1.sq_psn, (a0.sq_psn + sent) & 0xffffff) << "path MTU " << mtu;
+}
+
 }  // namespace
 }  // namespace qptwin::testing

@@ -56,6 +56,36 @@ TEST(RunCommand, CanonicalTranscriptFromStdin) {
   EXPECT_EQ(r.out.substr(r.out.size() - 17), "\nL7 error EINVAL\n") << r.out;
 }
 
+// --compared: what the differential compares. A poll of a CQ that serves two queues is
+// one window, sorted by (QP, queue) and announced by a comment line.
+TEST(RunCommand, ComparedFormSortsAPollOfTwoQueues) {
+  const std::string text =
+      "device d0 profile=rxe\n"
+      "pd p\n"
+      "mr m pd=p len=4096 access=LOCAL_WRITE\n"
+      "cq c\n"
+      "qp b type=RC pd=p send_cq=c recv_cq=c\n"
+      "qp a type=RC pd=p send_cq=c recv_cq=c\n"
+      "modify a state=INIT pkey_index=0 port=1 access=0\n"
+      "modify b state=INIT pkey_index=0 port=1 access=0\n"
+      "modify a state=ERR\n"
+      "modify b state=ERR\n"
+      "post_recv b wr_id=10000 sge=m:0:64\n"
+      "post_recv a wr_id=10001 sge=m:64:64\n"
+      "modify b state=ERR\n"
+      "modify a state=ERR\n"
+      "poll c n=8 timeout_ms=10\n";
+  Cli plain = RunCli({"--canonical", "-"}, text);
+  Cli r = RunCli({"--compared", "-"}, text);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(plain.out.find("L15 wc wr_id=10000 status=WR_FLUSH_ERR qp=b\nL15 wc wr_id=10001"),
+            std::string::npos) << plain.out;
+  EXPECT_NE(r.out.find("# L15 2 completions of 2 queues sorted by (qp, queue)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("L15 wc wr_id=10001 status=WR_FLUSH_ERR qp=a\nL15 wc wr_id=10000"),
+            std::string::npos) << r.out;
+}
+
 TEST(RunCommand, NarratedTraceShowsTimesAndTheOracleReason) {
   Cli r = RunCli({"-"}, kGood);
   EXPECT_EQ(r.code, 0) << r.err;
@@ -103,7 +133,9 @@ TEST(RunCommand, UsageErrorsAreOneLineAndExitTwo) {
                                                         0),
             0u);
   ExpectBadInput(RunCli({"--canonical", "--narrate", "-"}),
-                 "qptwin: run: --canonical and --narrate exclude each other");
+                 "qptwin: run: --canonical, --compared and --narrate exclude each other");
+  ExpectBadInput(RunCli({"--compared", "--canonical", "-"}),
+                 "qptwin: run: --canonical, --compared and --narrate exclude each other");
   ExpectBadInput(RunCli({"/nonexistent/x.qps"}),
                  "qptwin: run: cannot read /nonexistent/x.qps: no such file or directory");
   ExpectBadInput(RunCli({::testing::TempDir()}),

@@ -20,9 +20,11 @@ namespace qptwin::scenario {
 namespace {
 
 constexpr char kRunUsage[] =
-    "usage: qptwin run [--backend model|hw] [--profile P] [--device D] [--canonical | --narrate]\n"
-    "                  [--vcd OUT.vcd] [--trace-json OUT.json] FILE...\n"
-    "  runs each .qps FILE (- = stdin; spec/scenario/FORMAT.md) and prints its transcript;\n"
+    "usage: qptwin run [--backend model|hw] [--profile P] [--device D]\n"
+    "                  [--canonical | --compared | --narrate] [--vcd OUT.vcd]\n"
+    "                  [--trace-json OUT.json] FILE...\n"
+    "  runs each .qps FILE (- = stdin; spec/scenario/FORMAT.md) and prints its transcript\n"
+    "  (--compared: the form `qptwin diff` and the differential fuzzer compare);\n"
     "  --vcd/--trace-json trace one FILE. Exit 0: every expectation held, 1: one failed,\n"
     "  2: bad usage, an unreadable or malformed FILE, or no such backend.\n";
 constexpr char kDiffUsage[] =
@@ -36,6 +38,7 @@ struct Options {
   bool has_against = false;
   BackendChoice against{"hw", "", 1, ""};
   bool canonical = false;
+  bool compared = false;
   bool narrate = false;
   std::string vcd, trace_json;  // output paths ("" = none)
   std::vector<std::string> files;
@@ -76,7 +79,7 @@ int ParseArgs(const std::vector<std::string>& args, bool diff, Options* o, std::
   if (diff) {
     specs.push_back({"--against"});
   } else {
-    specs.insert(specs.end(), {{"--canonical", false}, {"--narrate", false}, {"--vcd"},
+    specs.insert(specs.end(), {{"--canonical", false}, {"--compared", false}, {"--narrate", false}, {"--vcd"},
                                {"--trace-json"}});
   }
   std::string error;
@@ -99,6 +102,7 @@ int ParseArgs(const std::vector<std::string>& args, bool diff, Options* o, std::
     o->has_against = true;
   }
   o->canonical = flags->Has("--canonical");
+  o->compared = flags->Has("--compared");
   o->narrate = flags->Has("--narrate");
   o->vcd = flags->Get("--vcd");
   o->trace_json = flags->Get("--trace-json");
@@ -110,7 +114,9 @@ int ParseArgs(const std::vector<std::string>& args, bool diff, Options* o, std::
   if (diff && !o->has_against) {
     return Problem(err, "diff: missing --against (valid: model[:PROFILE], hw)");
   }
-  if (o->canonical && o->narrate) return Problem(err, "run: --canonical and --narrate exclude each other");
+  if (int(o->canonical) + int(o->compared) + int(o->narrate) > 1) {
+    return Problem(err, "run: --canonical, --compared and --narrate exclude each other");
+  }
   if ((!o->vcd.empty() || !o->trace_json.empty()) && o->files.size() != 1) {
     return Problem(err, "run: --vcd and --trace-json trace one scenario FILE");
   }
@@ -207,7 +213,9 @@ int RunScenarios(const std::vector<std::string>& args, std::istream& in, std::os
   if (int rc = ParseArgs(args, /*diff=*/false, &o, out, err)) return rc < 0 ? 0 : rc;
   int exit_code = 0;
   for (const std::string& path : o.files) {
-    if (o.vcd.empty() && o.trace_json.empty()) {  // streamed: bounded memory (stream_run.h)
+    // Streamed (bounded memory, stream_run.h) unless a trace or the compared form, which
+    // sorts within windows of the whole transcript, is asked for.
+    if (o.vcd.empty() && o.trace_json.empty() && !o.compared) {
       int rc = StreamOne(path, in, o, make, out, err);
       if (rc == 3) return 2;  // no backend
       exit_code = std::max(exit_code, rc);
@@ -223,7 +231,9 @@ int RunScenarios(const std::vector<std::string>& args, std::istream& in, std::os
     RunResult result = Runner(backend.get()).Run(sc);
     const std::string clock = backend->Kind() == "model" ? "simulated" : "real";
     if (o.files.size() > 1) out << "== " << cli::EscapeControl(path) << "\n";
-    if (o.canonical) {
+    if (o.compared) {
+      out << differential::ComparableTranscript(result);
+    } else if (o.canonical) {
       out << CanonicalTranscript(result);
     } else {
       out << "# " << cli::EscapeControl(path) << " on " << Label(o.backend) << "\n";
