@@ -199,6 +199,13 @@ RoceCounters ModelRoceCounters(Backend* backend) {
   return m && m->roce() ? m->roce()->counters() : RoceCounters{};
 }
 
+bool FlushRoce(Backend* backend, uint64_t max_ns) {
+  auto* m = dynamic_cast<ModelBackend*>(backend);
+  if (!m) return true;
+  engine::World& w = m->world();
+  return w.events().RunUntil([&w] { return w.outgoing() == 0; }, w.events().Now() + max_ns);
+}
+
 std::vector<std::string> ProfileNames() { return KnownProfileNames(); }
 
 int RunWithSystemC(int argc, char** argv, const std::function<int(int, char**)>& fn) {

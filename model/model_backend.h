@@ -91,6 +91,9 @@ struct RoceCounters {
   uint64_t messages_sent = 0, messages_received = 0, unroutable = 0;  // to a non-IPv4 GID
 };
 RoceCounters ModelRoceCounters(Backend* backend);
+// Runs simulated time until no message is on its way out of the backend (Send has been
+// called for everything transmitted so far), at most `max_ns`. False when some is left.
+bool FlushRoce(Backend* backend, uint64_t max_ns);
 
 int RunWithSystemC(int argc, char** argv, const std::function<int(int, char**)>& fn);
 

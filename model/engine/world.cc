@@ -59,6 +59,12 @@ int World::ExternalId(const Gid& gid) const {
   return nic_count() + static_cast<int>(externals_.size() - 1);
 }
 
+size_t World::outgoing() const {
+  size_t n = 0;
+  for (const auto& l : outgoing_) n += l->size();
+  return n;
+}
+
 bool World::Inject(Packet pkt) {
   if (pkt.dst_nic < 0 || pkt.dst_nic >= nic_count()) return false;
   inbound_.Push(events_.Now() + FabricLatencyNs(), Delivery{std::move(pkt)});

@@ -67,6 +67,8 @@ class World {
   // A message from outside for local NIC pkt.dst_nic (pkt.src_nic: its sender's external
   // id), delivered at Now() + FabricLatencyNs(). False (dropped) for a bad dst_nic.
   bool Inject(Packet pkt);
+  // Messages transmitted to external ids that have not left yet.
+  size_t outgoing() const;
   // Per local NIC: the IPv4 address of its RoCE port (host order; 0: the default GIDs).
   // Set before any GID is read.
   void SetIpv4(const std::vector<uint32_t>& ips) { ipv4_ = ips; }

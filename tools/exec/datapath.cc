@@ -43,6 +43,7 @@ uint64_t LocalAddr(ModelContext* m, uint32_t lkey, uint64_t addr, uint64_t len) 
 }
 
 uint64_t RemoteAddr(int peer, uint32_t rkey, uint64_t addr, uint64_t len) {
+  if (peer == kElsewhere) return addr;  // the other process's addresses and keys
   for (ModelContext* c : Preload::Get().contexts()) {
     if (peer >= 0 && c->index != peer) continue;
     auto it = c->by_key.find(rkey);
@@ -63,7 +64,7 @@ int PeerDevice(const ibv_ah_attr& ah) {
       if (c->dev->QueryPort(1, &p) == 0 && p.lid == ah.dlid) return c->index;
     }
   }
-  return -1;
+  return kElsewhere;
 }
 
 Sge InlineSge(ModelContext* m, const uint8_t* const* parts, const size_t* lens, size_t n,
@@ -114,7 +115,7 @@ int PollInto(ModelCq* cq, int n, ibv_wc* wc, WorkCompletion* one) {
   take();
   if (got > 0) return got;
   std::vector<WorkCompletion> more;
-  (void)m->dev->WaitForCompletions(cq->h, 1, kPollStepNs, &more);
+  (void)m->dev->WaitForCompletions(cq->h, 1, Preload::Get().TimeStep(kPollStepNs), &more);
   for (const WorkCompletion& w : more) cq->pending.push_back(w);
   Preload::Get().Harvest(m);
   take();

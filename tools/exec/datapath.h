@@ -18,7 +18,10 @@ uint64_t LocalAddr(ModelContext* m, uint32_t lkey, uint64_t addr, uint64_t len);
 // The same for a remote address named by rkey on model device `peer` (keys are per device;
 // -1: any device of this process).
 uint64_t RemoteAddr(int peer, uint32_t rkey, uint64_t addr, uint64_t len);
-// The model device (qptwin<index>) an address vector reaches, or -1 (not in this process).
+// The model device (qptwin<index>) an address vector reaches, or kElsewhere (not in this
+// process: another process's, through the RoCE bridge, bridge.h). RemoteAddr(kElsewhere)
+// translates nothing: the far process does (Bridge::TranslateRemote).
+inline constexpr int kElsewhere = -2;
 int PeerDevice(const ibv_ah_attr& ah);
 // Copies inline bytes into the context's registered scratch buffer; the SGE naming them.
 // `offset` accumulates over one post. Sge{} (length 0) when no scratch could be made.
