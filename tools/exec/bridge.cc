@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +24,8 @@ constexpr uint16_t kPort = 4791;
 constexpr size_t kMaxDatagram = 9216;
 constexpr int kBatch = 32;
 constexpr uint64_t kStepSleepNs = 20'000;
+
+std::atomic<bool> any_active{false};
 
 uint64_t WallNs() {
   timespec ts;
@@ -65,6 +68,8 @@ int Bind(uint32_t ip) {
 }
 
 }  // namespace
+
+bool BridgeActive() { return any_active.load(std::memory_order_relaxed); }
 
 std::unique_ptr<Bridge> Bridge::Make(int devices) {
   const char* mode = getenv("QPTWIN_BRIDGE");
@@ -123,6 +128,7 @@ void Bridge::Attach(Backend* backend) {
 void Bridge::Activate() {
   if (active_) return;
   active_ = true;
+  any_active.store(true, std::memory_order_relaxed);
   wall0_ns_ = WallNs();
   sim0_ns_ = backend_ ? backend_->NowNs() : 0;
 }

@@ -39,6 +39,9 @@
 
 namespace qptwin::exec {
 
+// True once a bridge of this process is active (any thread; preload_read.cc).
+bool BridgeActive();
+
 class Bridge : public model::RoceBridge {
  public:
   // nullptr when off (contract 1). `devices` sockets, one per device.
@@ -46,6 +49,7 @@ class Bridge : public model::RoceBridge {
   ~Bridge() override;
 
   const std::vector<uint32_t>& addresses() const { return ips_; }
+  const std::vector<int>& fds() const { return fds_; }  // fixed after Make: any thread
   void Attach(Backend* backend);
   bool active() const { return active_; }
   // Contract 3: drain, inject, and the simulated time that may pass now (`want` when off).
