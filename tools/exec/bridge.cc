@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -24,6 +25,8 @@ constexpr uint16_t kPort = 4791;
 constexpr size_t kMaxDatagram = 9216;
 constexpr int kBatch = 32;
 constexpr uint64_t kStepSleepNs = 20'000;
+constexpr uint64_t kMaxLagNs = 1'000'000;
+constexpr uint64_t kSliceNs = 50'000;
 
 std::atomic<bool> any_active{false};
 
@@ -129,6 +132,7 @@ void Bridge::Activate() {
   if (active_) return;
   active_ = true;
   any_active.store(true, std::memory_order_relaxed);
+  if (on_activate) on_activate();
   wall0_ns_ = WallNs();
   sim0_ns_ = backend_ ? backend_->NowNs() : 0;
 }
@@ -179,15 +183,23 @@ void Bridge::Flush() {
   if (active_ && backend_) (void)model::FlushRoce(backend_, 1'000'000);
 }
 
-uint64_t Bridge::Step(uint64_t want) {
+uint64_t Bridge::Step(uint64_t want, bool may_sleep) {
   if (!active_ || !backend_) return want;
   uint64_t allowed = 0;
   for (int look = 0; look < 2; ++look) {
     const size_t got = Drain();
-    const uint64_t target = sim0_ns_ + (WallNs() - wall0_ns_);
     const uint64_t now = backend_->NowNs();
-    allowed = target > now ? target - now : 0;
-    if (allowed > 0 || got > 0 || look == 1) break;
+    const uint64_t wall = WallNs();
+    uint64_t target = sim0_ns_ + (wall - wall0_ns_);
+    if (target > now + kMaxLagNs) {
+      // The program made no verbs call for a while: the model was stopped, as a NIC
+      // would not be. Its time does not replay that in one go (nothing could be drained
+      // meanwhile): it resumes kMaxLagNs behind wall time; timers fire late, never early.
+      wall0_ns_ += target - (now + kMaxLagNs);
+      target = now + kMaxLagNs;
+    }
+    allowed = target > now ? std::min(target - now, kSliceNs) : 0;
+    if (allowed > 0 || got > 0 || look == 1 || !may_sleep) break;
     // Caught up with wall time and nothing came: sleep until a datagram does (or a little
     // wall time passed), instead of spinning against the peer for a core (contract 3).
     WaitWall(kStepSleepNs);

@@ -63,7 +63,10 @@ Preload::Preload() {
     if (bridge_) opts.ipv4 = bridge_->addresses();
     backend_ = model::MakeModelBackend(opts, &error_);
     if (!backend_ && error_.empty()) error_ = "the model could not be made";
-    if (backend_ && bridge_) bridge_->Attach(backend_.get());
+    if (backend_ && bridge_) {
+      bridge_->on_activate = [this] { thread_->SetIdlePeriod(kBridgeIdleNs); };
+      bridge_->Attach(backend_.get());
+    }
     if (!backend_) bridge_.reset();
   });
   if (!backend_) {
@@ -125,6 +128,13 @@ void Preload::Idle() {
   bool armed = false;
   for (ModelContext* c : contexts_) {
     for (ModelChannel* ch : c->channels) armed = armed || ch->armed > 0;
+  }
+  if (backend_ && bridge_ && bridge_->active()) {
+    // The bridge (bridge.h contract 6): the peer needs answers while this program does
+    // something else (spins on memory, sleeps): drain, inject, catch up with wall time.
+    backend_->Advance(bridge_->Step(kIdleStepNs, /*may_sleep=*/false));
+    HarvestAll();
+    return;
   }
   if (!armed || !backend_) return;
   backend_->Advance(TimeStep(kIdleStepNs));

@@ -41,6 +41,9 @@ inline constexpr uint64_t kPollStepNs = 1'000;
 inline constexpr uint64_t kIdleStepNs = 100'000;
 // A blocking wait with the bridge active sleeps this long (wall) on its sockets per look.
 inline constexpr uint64_t kBridgeWaitNs = 50'000;
+// With a dedicated model thread and the bridge active, the idle pump runs after this much
+// wall time without a verbs call (instead of 1 ms).
+inline constexpr uint64_t kBridgeIdleNs = 20'000;
 inline constexpr int kMaxDevices = 16;
 
 struct ModelContext;
