@@ -171,6 +171,32 @@ TEST_F(RoceBridgeTest, LostDatagramIsRetransmitted) {
   EXPECT_GT(ModelRoceCounters(be_b_.get()).datagrams_rejected, 0u);  // MIDDLE without FIRST
 }
 
+TEST_F(RoceBridgeTest, UdDatagramCarriesTheSendersAddressInItsGrh) {
+  Make("rxe", QpType::kUd);
+  Connect(a_, b_);
+  ConnectionInfo info;
+  ASSERT_EQ(b_.dev->LocalConnectionInfo(b_.qp, &info), 0);
+  AhHandle ah;
+  ASSERT_EQ(a_.dev->CreateAh(a_.pd, AddressTo(info, 0), &ah), 0);
+  std::memcpy(a_.buf, "datagram", 8);
+  size_t bad = 0;
+  ASSERT_EQ(b_.dev->PostRecv(b_.qp, {Rwr(1, {b_.At(0, 1100)})}, &bad), 0);
+  SendWr w = Wr(1, WrOpcode::kSend, {a_.At(0, 8)});
+  w.ah = ah;
+  w.remote_qpn = b_.qpn;
+  w.remote_qkey = 0x11111111;
+  ASSERT_EQ(a_.dev->PostSend(a_.qp, {w}, &bad), 0);
+  auto r = WaitFor(b_, b_.rcq, 1);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].byte_len, 48u);
+  EXPECT_EQ(r[0].src_qp, a_.qpn);
+  EXPECT_EQ(std::memcmp(b_.buf + 40, "datagram", 8), 0);
+  // The IPv4 header in the GRH area (20 zero bytes first): source 127.10.0.1, dest .2.
+  const uint8_t src[4] = {127, 10, 0, 1}, dst[4] = {127, 10, 0, 2};
+  EXPECT_EQ(std::memcmp(b_.buf + 20 + 12, src, 4), 0);
+  EXPECT_EQ(std::memcmp(b_.buf + 20 + 16, dst, 4), 0);
+}
+
 TEST_F(RoceBridgeTest, MalformedDatagramsAreRefused) {
   Make("rxe");
   const uint8_t junk[20] = {0x04};

@@ -21,6 +21,9 @@ namespace {
 
 constexpr uint32_t kFirstIp = 0x7f0a0001;  // 127.10.0.1
 constexpr uint32_t kLastIp = 0x7f0abfff;   // 127.10.191.255: LIDs stay unicast (contract 1)
+// Addresses tried per process before giving up: a host whose kernel holds UDP 4791 on
+// every address (a kernel rxe or RoCE NIC driver) refuses them all.
+constexpr int kMaxTries = 1024;
 constexpr uint16_t kPort = 4791;
 constexpr size_t kMaxDatagram = 9216;
 constexpr int kBatch = 32;
@@ -80,9 +83,10 @@ std::unique_ptr<Bridge> Bridge::Make(int devices) {
   std::unique_ptr<Bridge> b(new Bridge());
   b->force_ = mode != nullptr && std::strcmp(mode, "on") == 0;
   uint32_t ip = kFirstIp;
+  int tries = 0;
   for (int i = 0; i < devices; ++i) {
     int fd = -1;
-    for (; ip <= kLastIp && fd < 0; ++ip) {
+    for (; ip <= kLastIp && fd < 0 && tries < kMaxTries; ++ip, ++tries) {
       if ((ip & 0xff) == 0) continue;  // x.y.z.0: skip, for readability
       fd = Bind(ip);
       if (fd < 0 && errno != EADDRINUSE) {

@@ -9,7 +9,8 @@
 //     process (or device) has it, so the next is tried: two processes never share one, and
 //     a process alone gets the same ones every run. The low 16 bits are the LID on an IB
 //     profile (unicast LIDs end at 0xbfff). When no socket can be bound (no loopback, or
-//     QPTWIN_BRIDGE=off) there is no bridge and the devices keep the model's default GIDs.
+//     QPTWIN_BRIDGE=off, or 1024 addresses in use: e.g. a kernel rxe holding 0.0.0.0:4791)
+//     there is no bridge and the devices keep the model's default GIDs.
 //  2. Off until used: nothing is read or paced until the model resolves an address that is
 //     not one of its devices (a modify to RTR or an AH towards another process: Activate),
 //     or from the start with QPTWIN_BRIDGE=on. Until then single-process behaviour (and

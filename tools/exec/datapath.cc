@@ -1,6 +1,8 @@
 #include "tools/exec/datapath.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "hw/convert.h"
@@ -63,6 +65,18 @@ int PeerDevice(const ibv_ah_attr& ah) {
       PortAttr p;
       if (c->dev->QueryPort(1, &p) == 0 && p.lid == ah.dlid) return c->index;
     }
+  }
+  // The bridge reaches other processes by IPv4-mapped GIDs (GID 0) or IB LIDs only.
+  static bool warned = false;
+  const uint8_t* g = ah.grh.dgid.raw;
+  const bool mapped = g[10] == 0xff && g[11] == 0xff &&
+                      std::all_of(g, g + 10, [](uint8_t b) { return b == 0; });
+  if (ah.is_global && !mapped && !warned && Preload::Get().bridge()) {
+    warned = true;
+    std::fprintf(stderr,
+                 "qptwin preload: an address vector names a GID that is neither a device of this "
+                 "process nor IPv4-mapped: nothing reaches it (other processes' devices are "
+                 "reached by GID index 0, e.g. -g 0 / -x 0: tools/exec/README.md)\n");
   }
   return kElsewhere;
 }
