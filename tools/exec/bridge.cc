@@ -32,6 +32,7 @@ constexpr uint64_t kMaxLagNs = 1'000'000;
 constexpr uint64_t kSliceNs = 50'000;
 
 std::atomic<bool> any_active{false};
+std::atomic<int> active_pid{0};
 
 uint64_t WallNs() {
   timespec ts;
@@ -75,7 +76,10 @@ int Bind(uint32_t ip) {
 
 }  // namespace
 
-bool BridgeActive() { return any_active.load(std::memory_order_relaxed); }
+bool BridgeActive() {
+  return any_active.load(std::memory_order_relaxed) &&
+         active_pid.load(std::memory_order_relaxed) == getpid();  // not in a forked child
+}
 
 std::unique_ptr<Bridge> Bridge::Make(int devices) {
   const char* mode = getenv("QPTWIN_BRIDGE");
@@ -135,6 +139,7 @@ void Bridge::Attach(Backend* backend) {
 void Bridge::Activate() {
   if (active_) return;
   active_ = true;
+  active_pid.store(getpid(), std::memory_order_relaxed);
   any_active.store(true, std::memory_order_relaxed);
   if (on_activate) on_activate();
   wall0_ns_ = WallNs();

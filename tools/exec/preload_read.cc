@@ -3,8 +3,9 @@
 // into their memory; ibv_*_pingpong's final exchange) makes no verbs call, so its model
 // would stop: no ACKs, no READ responses, and the peer's retransmissions run out. So such a
 // read() waits in short steps, letting the model answer what arrives between them, until
-// the socket is readable. Without an active bridge, and for anything but a blocking
-// socket, read() is the real one with one atomic load more.
+// the socket is readable. Without an active bridge, off the model's thread, in a forked
+// child and for anything but a blocking socket, read() is the real one (one atomic load
+// more while no bridge is active).
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -19,12 +20,15 @@ extern "C" ssize_t read(int fd, void* buf, size_t count) {
   using Fn = ssize_t (*)(int, void*, size_t);
   static const auto real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "read"));
   if (!qptwin::exec::BridgeActive() || count == 0) return real(fd, buf, count);
+  // Only the model's own thread pumps here: another thread's Run() could wait for the
+  // owner (model_thread.h contract 2), and a dedicated model thread pumps itself.
+  qptwin::exec::Preload& p = qptwin::exec::Preload::Get();
+  if (!p.OnModelThread()) return real(fd, buf, count);
   struct stat st;
   const int fl = fcntl(fd, F_GETFL);
   if (fl < 0 || (fl & O_NONBLOCK) || fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) {
     return real(fd, buf, count);
   }
-  qptwin::exec::Preload& p = qptwin::exec::Preload::Get();
   // The socket and the bridge's: a datagram wakes the model at once.
   pollfd pfd[17];
   nfds_t n = 1;
