@@ -13,8 +13,10 @@
 //     there is no bridge and the devices keep the model's default GIDs.
 //  2. Off until used: nothing is read or paced until the model resolves an address that is
 //     not one of its devices (a modify to RTR or an AH towards another process: Activate),
-//     or from the start with QPTWIN_BRIDGE=on. Until then single-process behaviour (and
-//     its determinism) is unchanged.
+//     or from the start with QPTWIN_BRIDGE=on, or when a verbs call that lets time pass
+//     finds a datagram waiting (looked for once per millisecond of wall time: a process
+//     that only receives). Until then single-process behaviour (and its determinism) is
+//     unchanged: nothing arrives.
 //  3. Time, once active: simulated time is paced by wall time. Step(want) first drains the
 //     sockets and gives what arrived to the model (delivered at the current simulated time
 //     plus the fabric latency), then returns how much simulated time may pass now: up to
@@ -74,6 +76,8 @@ class Bridge : public model::RoceBridge {
  private:
   Bridge() = default;
   size_t Drain();  // datagrams read
+  bool Knocked();  // inactive: a datagram is waiting (looked at once per ms)
+  uint64_t last_peek_ns_ = 0;
 
   std::vector<int> fds_;
   std::vector<uint32_t> ips_;

@@ -63,6 +63,8 @@ if [ -x /usr/bin/ib_write_bw ]; then
   pair send_bw "" -- ib_send_bw -d qptwin0 -x 0 -s 4096 -n 200
   pair read_bw "" -- ib_read_bw -d qptwin0 -x 0 -s 4096 -n 200
   pair atomic_bw "" -- ib_atomic_bw -d qptwin0 -x 0 -n 200
+  # The UD server only receives: the first datagram turns its bridge on.
+  pair send_bw_ud "" -- ib_send_bw -d qptwin0 -x 0 -c UD -s 1024 -n 200
   pair send_lat "" -- ib_send_lat -d qptwin0 -x 0 -n 200
   pair read_lat "" -- ib_read_lat -d qptwin0 -x 0 -n 200
   # ib_write_lat spins on memory between verbs calls: the model needs its own thread.
