@@ -5,9 +5,10 @@
 //     ones: "rxe", "ibta", "cx6-100g", "cx6-dc") or on a thread that may not use the
 //     model (5): nullptr, with the reason in *why when given.
 //  2. Devices are named "mdev0", "mdev1", ... (ModelOptions.devices of them), one port each,
-//     all connected by one fabric; QPs on the same or different devices talk to each other.
-//  3. Simulated time runs only inside Backend::Advance and the Device's Wait*/GetCqEvent
-//     calls (each at most 2^50 ns, about 13 simulated days; longer ones are cut there).
+//     all connected by one fabric; QPs on the same or different devices talk to each other
+//     (and, through an attached RoceBridge, to other backends' or processes' devices).
+//  3. Simulated time runs only inside Backend::Advance, FlushRoce and the Device's
+//     Wait*/GetCqEvent calls (each at most 2^50 ns, about 13 simulated days; longer ones are cut there).
 //     Same scenario + same ModelOptions (seed) -> same results and times, every run.
 //  4. Many Backends may exist in one process, one after another or side by side; each has
 //     its own clock starting at 0 (NowNs()).

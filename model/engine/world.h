@@ -9,6 +9,9 @@
 //     the far NIC's rx_latency_ns; loss is per packet (deterministic from the seed). A lost
 //     message is simply never delivered.
 //  3. Everything is single-threaded; callbacks run only inside EventQueue::AdvanceBy/RunUntil.
+//  4. Pending events do not grow with QPs or WRs in flight: each port's messages on their way
+//     to the far NIC are one EventFifo (a port sends in order, so they arrive in order), and
+//     the CQE-visible marks are one more; each holds one wake-up in the EventQueue.
 //  5. External port (issue 13, several processes): with SetExternalPort, a global address
 //     (GID) no NIC of this World has resolves to an external id (>= nic_count(), one per
 //     GID); Transmit to it hands the message to the port when its last byte leaves
@@ -16,9 +19,6 @@
 //     from outside to a local NIC at Now() + FabricLatencyNs(). Without a port nothing
 //     changes: unknown addresses resolve to -1 and their messages are dropped. On IB, an
 //     unknown LID (no GRH) is the IPv4-mapped GID of <our addresses' /16>.<LID>.
-//  4. Pending events do not grow with QPs or WRs in flight: each port's messages on their way
-//     to the far NIC are one EventFifo (a port sends in order, so they arrive in order), and
-//     the CQE-visible marks are one more; each holds one wake-up in the EventQueue.
 #pragma once
 
 #include <cstdint>
