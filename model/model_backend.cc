@@ -4,6 +4,7 @@
 #include <cerrno>
 
 #include "model/engine/nic.h"
+#include "model/engine/roce_codec.h"
 #include "model/engine/world.h"
 #include "model/model_device.h"
 #include "model/profile.h"
@@ -13,6 +14,73 @@
 namespace qptwin::model {
 namespace {
 
+// The World's external port speaking RoCE v2 through a RoceBridge (model_backend.h).
+class RocePort : public engine::World::ExternalPort {
+ public:
+  RocePort(engine::World* world, RoceBridge* bridge) : world_(world), bridge_(bridge) {}
+
+  void Activate() override { bridge_->Activate(); }
+
+  void Send(const engine::Packet& pkt, const Gid& dgid, uint32_t mtu) override {
+    engine::RoceEndpoints ep;
+    ep.src_ip = world_->ipv4(pkt.src_nic);
+    if (!engine::GidToIpv4(dgid, &ep.dst_ip) || ep.src_ip == 0) {
+      ++counters_.unroutable;  // a link-local or IPv6 GID: no route out of the process
+      return;
+    }
+    out_.clear();
+    engine::EncodeRoce(pkt, mtu, ep, &out_);
+    ++counters_.messages_sent;
+    for (const auto& d : out_) {
+      ++counters_.datagrams_sent;
+      bridge_->Send(pkt.src_nic, ep.dst_ip, d.data(), d.size());
+    }
+  }
+
+  int Inject(int device, uint32_t src_ip, uint16_t src_port, const uint8_t* data, size_t len) {
+    if (device < 0 || device >= world_->nic_count()) return ENODEV;
+    ++counters_.datagrams_received;
+    engine::RoceEndpoints ep;
+    ep.src_ip = src_ip;
+    ep.src_port = src_port;
+    ep.dst_ip = world_->ipv4(device);
+    engine::Packet pkt;
+    const engine::RoceResult r = reassembler_.Feed(data, len, ep, &pkt);
+    if (r == engine::RoceResult::kPartial) return 0;
+    if (r != engine::RoceResult::kMessage) {
+      ++counters_.datagrams_rejected;
+      return EINVAL;
+    }
+    ++counters_.messages_received;
+    pkt.dst_nic = device;
+    pkt.src_nic = world_->ExternalId(engine::Ipv4ToGid(src_ip));
+    // BTH names the target only: a connected QP's messages come from its peer.
+    if (pkt.transport != QpType::kUd) {
+      uint32_t peer = 0;
+      if (world_->nic(device)->ConnectedPeer(pkt.dst_qpn, &peer)) pkt.src_qpn = peer;
+    }
+    // The requester named the peer program's addresses; the model's buffers are elsewhere.
+    if (pkt.kind == engine::PacketKind::kWrite || pkt.kind == engine::PacketKind::kReadReq ||
+        pkt.kind == engine::PacketKind::kAtomic) {
+      const uint64_t len = pkt.kind == engine::PacketKind::kWrite    ? pkt.data.size()
+                           : pkt.kind == engine::PacketKind::kReadReq ? pkt.length
+                                                                      : 8;
+      if (len != 0) pkt.remote_addr = bridge_->TranslateRemote(device, pkt.rkey, pkt.remote_addr, len);
+    }
+    (void)world_->Inject(std::move(pkt));
+    return 0;
+  }
+
+  const RoceCounters& counters() const { return counters_; }
+
+ private:
+  engine::World* world_;
+  RoceBridge* bridge_;
+  engine::RoceReassembler reassembler_;
+  std::vector<std::vector<uint8_t>> out_;
+  RoceCounters counters_;
+};
+
 class ModelBackend : public Backend {
  public:
   ModelBackend(const Profile& profile, const ModelOptions& opts)
@@ -21,12 +89,18 @@ class ModelBackend : public Backend {
                                                opts.seed)) {
     // The engine's clock drives SystemC's: every step of simulated time is an sc_start.
     world_->events().SetStepHook([](uint64_t delta) { (void)sim::Advance(delta); });
+    world_->SetIpv4(opts.ipv4);
   }
 
   // Off the kernel's thread the world is deliberately leaked, not freed while that thread
   // may be using it (spec/backend.h, contract 5).
   ~ModelBackend() override {
-    if (!sim::OnKernelThread()) new std::shared_ptr<engine::World>(std::move(world_));
+    if (!sim::OnKernelThread()) {
+      new std::shared_ptr<engine::World>(std::move(world_));
+      (void)roce_.release();  // the leaked World may still call its port
+    } else {
+      world_->SetExternalPort(nullptr);  // devices may keep the World alive
+    }
   }
 
   std::string Kind() const override { return "model"; }
@@ -52,6 +126,14 @@ class ModelBackend : public Backend {
   }
 
   engine::World& world() { return *world_; }
+  void Attach(RoceBridge* bridge) {
+    world_->SetExternalPort(nullptr);
+    roce_.reset();
+    if (!bridge) return;
+    roce_ = std::make_unique<RocePort>(world_.get(), bridge);
+    world_->SetExternalPort(roce_.get());
+  }
+  RocePort* roce() { return roce_.get(); }
 
   uint64_t NowNs() override { return sim::OnKernelThread() ? world_->events().Now() : 0; }
   void Advance(uint64_t ns) override {
@@ -60,6 +142,7 @@ class ModelBackend : public Backend {
 
  private:
   std::shared_ptr<engine::World> world_;
+  std::unique_ptr<RocePort> roce_;
 };
 
 }  // namespace
@@ -95,6 +178,32 @@ std::vector<CacheCounter> ModelCacheCounters(Backend* backend, int device) {
                                c.stats(kind).misses});
   }
   return out;
+}
+
+bool AttachRoceBridge(Backend* backend, RoceBridge* bridge) {
+  auto* m = dynamic_cast<ModelBackend*>(backend);
+  if (!m) return false;
+  m->Attach(bridge);
+  return true;
+}
+
+int InjectRoceDatagram(Backend* backend, int device, uint32_t src_ip, uint16_t src_port,
+                       const uint8_t* data, size_t len) {
+  auto* m = dynamic_cast<ModelBackend*>(backend);
+  if (!m || !m->roce()) return ENODEV;
+  return m->roce()->Inject(device, src_ip, src_port, data, len);
+}
+
+RoceCounters ModelRoceCounters(Backend* backend) {
+  auto* m = dynamic_cast<ModelBackend*>(backend);
+  return m && m->roce() ? m->roce()->counters() : RoceCounters{};
+}
+
+bool FlushRoce(Backend* backend, uint64_t max_ns) {
+  auto* m = dynamic_cast<ModelBackend*>(backend);
+  if (!m) return true;
+  engine::World& w = m->world();
+  return w.events().RunUntil([&w] { return w.outgoing() == 0; }, w.events().Now() + max_ns);
 }
 
 std::vector<std::string> ProfileNames() { return KnownProfileNames(); }

@@ -5,9 +5,10 @@
 //     ones: "rxe", "ibta", "cx6-100g", "cx6-dc") or on a thread that may not use the
 //     model (5): nullptr, with the reason in *why when given.
 //  2. Devices are named "mdev0", "mdev1", ... (ModelOptions.devices of them), one port each,
-//     all connected by one fabric; QPs on the same or different devices talk to each other.
-//  3. Simulated time runs only inside Backend::Advance and the Device's Wait*/GetCqEvent
-//     calls (each at most 2^50 ns, about 13 simulated days; longer ones are cut there).
+//     all connected by one fabric; QPs on the same or different devices talk to each other
+//     (and, through an attached RoceBridge, to other backends' or processes' devices).
+//  3. Simulated time runs only inside Backend::Advance, FlushRoce and the Device's
+//     Wait*/GetCqEvent calls (each at most 2^50 ns, about 13 simulated days; longer ones are cut there).
 //     Same scenario + same ModelOptions (seed) -> same results and times, every run.
 //  4. Many Backends may exist in one process, one after another or side by side; each has
 //     its own clock starting at 0 (NowNs()).
@@ -40,6 +41,10 @@ struct ModelOptions {
   // false: the profile's NIC context caches are off (timing.h contract 5; `qptwin bench
   // --cache off`); true keeps what the profile says (cx6-*: on; rxe, ibta: none).
   bool context_cache = true;
+  // Per device (host byte order; empty or 0: the default GIDs): the address of its RoCE
+  // port when packets may leave the process (RoceBridge below): GID 0 becomes
+  // ::ffff:<ip>, GID 1 fe80::<ip>, and on an IB profile the LID the address's low 16 bits.
+  std::vector<uint32_t> ipv4;
 };
 
 std::unique_ptr<Backend> MakeModelBackend(const ModelOptions& opts, std::string* why = nullptr);
@@ -57,6 +62,39 @@ struct CacheCounter {
   uint64_t misses = 0;
 };
 std::vector<CacheCounter> ModelCacheCounters(Backend* backend, int device);
+
+// RoCE v2 between processes (issue 13; engine/world.h contract 5, engine/roce_codec.h).
+// Attached to a model backend, a GID (or IB LID) no device of the backend has is a port
+// outside: messages to it leave as RoCE v2 datagrams through Send (at the simulated time
+// their last byte leaves), and datagrams given to InjectRoceDatagram enter the device they
+// were addressed to. The bridge owns sockets and the pacing of time; the model owns the
+// codec and the reassembly. Everything runs on the model's thread (contract 5).
+class RoceBridge {
+ public:
+  virtual ~RoceBridge() = default;
+  // The first address outside the backend was resolved: traffic may leave from now on.
+  virtual void Activate() = 0;
+  // One datagram (UDP payload: BTH .. ICRC) from `device`'s address to dst_ip:4791.
+  virtual void Send(int device, uint32_t dst_ip, const uint8_t* data, size_t len) = 0;
+  // Where the model finds [va, va + len) of region `rkey` of `device` (a request from
+  // outside names the peer program's addresses); return va when it is not known.
+  virtual uint64_t TranslateRemote(int device, uint32_t rkey, uint64_t va, uint64_t len) = 0;
+};
+// False when `backend` is not a model backend. nullptr detaches.
+bool AttachRoceBridge(Backend* backend, RoceBridge* bridge);
+// A datagram that arrived for `device` from src_ip:src_port (host order). 0: taken (kept
+// as part of a message, or the message was delivered); EINVAL: rejected (malformed, bad
+// ICRC, out of sequence: as lost on the wire); ENODEV: no such device or no bridge.
+int InjectRoceDatagram(Backend* backend, int device, uint32_t src_ip, uint16_t src_port,
+                       const uint8_t* data, size_t len);
+struct RoceCounters {
+  uint64_t datagrams_sent = 0, datagrams_received = 0, datagrams_rejected = 0;
+  uint64_t messages_sent = 0, messages_received = 0, unroutable = 0;  // to a non-IPv4 GID
+};
+RoceCounters ModelRoceCounters(Backend* backend);
+// Runs simulated time until no message is on its way out of the backend (Send has been
+// called for everything transmitted so far), at most `max_ns`. False when some is left.
+bool FlushRoce(Backend* backend, uint64_t max_ns);
 
 int RunWithSystemC(int argc, char** argv, const std::function<int(int, char**)>& fn);
 

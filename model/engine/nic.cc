@@ -18,9 +18,11 @@ Nic::~Nic() = default;
 const Profile& Nic::profile() const { return world_->profile(); }
 
 uint16_t Nic::lid() const {
-  // RoCE has no LIDs (rxe: RXE_PORT_LID = 0); on IB each port gets lid = index + 1.
-  return profile().port.link_layer == LinkLayer::kEthernet ? 0
-                                                            : static_cast<uint16_t>(index_ + 1);
+  // RoCE has no LIDs (rxe: RXE_PORT_LID = 0); on IB each port gets lid = index + 1, or
+  // with an address of its own (World contract 5) the address's low 16 bits.
+  if (profile().port.link_layer == LinkLayer::kEthernet) return 0;
+  if (const uint32_t ip = world_->ipv4(index_); ip != 0) return static_cast<uint16_t>(ip);
+  return static_cast<uint16_t>(index_ + 1);
 }
 
 DeviceAttr Nic::device_attr() const {
@@ -38,7 +40,21 @@ PortAttr Nic::port_attr() const {
 bool Nic::GidAt(int index, Gid* out) const {
   if (index < 0 || index >= profile().port.gid_tbl_len) return false;
   Gid g;
-  if (index == 0) {  // fe80::<interface id>
+  if (const uint32_t ip = world_->ipv4(index_); ip != 0 && index < 2) {
+    // A port with an address of its own (World contract 5): 0 is ::ffff:<ip>, the RoCE v2
+    // GID other processes reach it by; 1 is fe80::<ip>, a link-local GID as rxe has.
+    if (index == 0) {
+      g.raw[10] = 0xff;
+      g.raw[11] = 0xff;
+    } else {
+      g.raw[0] = 0xfe;
+      g.raw[1] = 0x80;
+    }
+    g.raw[12] = static_cast<uint8_t>(ip >> 24);
+    g.raw[13] = static_cast<uint8_t>(ip >> 16);
+    g.raw[14] = static_cast<uint8_t>(ip >> 8);
+    g.raw[15] = static_cast<uint8_t>(ip);
+  } else if (index == 0) {  // fe80::<interface id>
     g.raw[0] = 0xfe;
     g.raw[1] = 0x80;
     g.raw[8] = 0x02;
@@ -55,7 +71,17 @@ bool Nic::GidAt(int index, Gid* out) const {
 }
 
 int Nic::default_gid_index() const {
+  if (world_->ipv4(index_) != 0) return 0;
   return profile().port.link_layer == LinkLayer::kEthernet ? 1 : 0;
+}
+
+int Nic::roce_gid_index() const { return world_->ipv4(index_) != 0 ? 0 : 1; }
+
+bool Nic::ConnectedPeer(uint32_t qpn, uint32_t* dest_qpn) const {
+  auto it = by_qpn_.find(qpn);
+  if (it == by_qpn_.end()) return false;
+  *dest_qpn = it->second->attr.dest_qp_num;
+  return true;
 }
 
 void Nic::ReleaseContext(uint32_t ctx) {

@@ -61,6 +61,11 @@ class Nic {
   PortAttr port_attr() const;
   bool GidAt(int index, Gid* out) const;
   int default_gid_index() const;
+  // The IPv4-mapped GID's index: a UD packet's source, a UD receive's destination.
+  int roce_gid_index() const;
+  // The destination QPN QP `qpn` is connected to (RC/UC/XRC; a message from outside names
+  // only its target, World contract 5), false when there is no such QP.
+  bool ConnectedPeer(uint32_t qpn, uint32_t* dest_qpn) const;
   const Profile& profile() const;
   uint32_t NewContext() { return next_ctx_++; }
   void ReleaseContext(uint32_t ctx);  // destroys everything the context created

@@ -192,7 +192,7 @@ Nic::ReqStep Nic::ReqTransmit(Qp& qp, Payload* payload) {
     }
     p.dst_nic = ah->dst_nic;
     p.dst_qpn = w.wr.remote_qpn;
-    GidAt(1, &p.sgid);
+    GidAt(roce_gid_index(), &p.sgid);
     p.hop_limit = ah->attr.grh.hop_limit;
     p.traffic_class = ah->attr.grh.traffic_class;
     // IBTA 10.2.5: a Q_Key with the high bit set means "use the QP's own Q_Key".

@@ -321,7 +321,7 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
   const bool grh = qp.type == QpType::kUd && profile().port.link_layer == LinkLayer::kEthernet;
   if (grh) {  // UD on RoCE: 40 bytes of GRH first in the receive buffer
     Gid dgid;
-    GidAt(1, &dgid);
+    GidAt(roce_gid_index(), &dgid);
     grh_and_data = NetworkHeader(pkt, dgid);
     grh_and_data.insert(grh_and_data.end(), pkt.data.begin(), pkt.data.end());
     data = grh_and_data.data();

@@ -7,12 +7,19 @@
 namespace qptwin::model::engine {
 
 World::World(const Profile& profile, int devices, double loss_rate, uint64_t seed)
-    : profile_(profile), marks_(&events_, [](char&) {}), loss_rate_(loss_rate), rng_(seed) {
+    : profile_(profile),
+      marks_(&events_, [](char&) {}),
+      inbound_(&events_, [this](Delivery& d) { nics_[d.pkt.dst_nic]->Receive(std::move(d.pkt)); }),
+      loss_rate_(loss_rate),
+      rng_(seed) {
   for (int i = 0; i < devices; ++i) {
     nics_.push_back(std::make_unique<Nic>(this, i));
     ports_.push_back(Port{});
     links_.push_back(std::make_unique<EventFifo<Delivery>>(
         &events_, [this](Delivery& d) { nics_[d.pkt.dst_nic]->Receive(std::move(d.pkt)); }));
+    outgoing_.push_back(std::make_unique<EventFifo<Outgoing>>(&events_, [this](Outgoing& o) {
+      if (external_) external_->Send(o.pkt, ExternalGid(o.pkt.dst_nic), o.mtu);
+    }));
   }
 }
 
@@ -29,7 +36,39 @@ int World::ResolveAddress(const AhAttr& ah) const {
       return n->index();
     }
   }
+  if (external_ && ah.is_global) return ExternalId(ah.grh.dgid);
+  // IB without a GRH: a LID no local port has is the port at that LID in our addresses'
+  // /16 (Nic::lid(): the low 16 bits), as an IPv4-mapped GID.
+  if (external_ && profile_.port.link_layer != LinkLayer::kEthernet && ah.dlid != 0 &&
+      ipv4(0) != 0) {
+    const uint32_t ip = (ipv4(0) & 0xffff0000u) | ah.dlid;
+    Gid g;
+    g.raw[10] = g.raw[11] = 0xff;
+    for (int i = 0; i < 4; ++i) g.raw[12 + i] = static_cast<uint8_t>(ip >> (24 - 8 * i));
+    return ExternalId(g);
+  }
   return -1;
+}
+
+int World::ExternalId(const Gid& gid) const {
+  for (size_t i = 0; i < externals_.size(); ++i) {
+    if (externals_[i] == gid) return nic_count() + static_cast<int>(i);
+  }
+  externals_.push_back(gid);
+  if (externals_.size() == 1 && external_) external_->Activate();
+  return nic_count() + static_cast<int>(externals_.size() - 1);
+}
+
+size_t World::outgoing() const {
+  size_t n = 0;
+  for (const auto& l : outgoing_) n += l->size();
+  return n;
+}
+
+bool World::Inject(Packet pkt) {
+  if (pkt.dst_nic < 0 || pkt.dst_nic >= nic_count()) return false;
+  inbound_.Push(events_.Now() + FabricLatencyNs(), Delivery{std::move(pkt)});
+  return true;
 }
 
 void World::WakeAt(uint64_t t) {
@@ -38,8 +77,9 @@ void World::WakeAt(uint64_t t) {
 }
 
 size_t World::in_flight() const {
-  size_t n = marks_.size();
+  size_t n = marks_.size() + inbound_.size();
   for (const auto& l : links_) n += l->size();
+  for (const auto& l : outgoing_) n += l->size();
   return n;
 }
 
@@ -148,6 +188,10 @@ uint64_t World::Transmit(Packet pkt, uint64_t ready_ns, uint64_t proc_ns, uint64
   if (!lost && dst >= 0 && dst < nic_count()) {
     const int src = pkt.src_nic;
     links_[src]->Push(end + FabricLatencyNs(), Delivery{std::move(pkt)});
+  } else if (!lost && external_ && IsExternal(dst) &&
+             dst - nic_count() < static_cast<int>(externals_.size())) {
+    const int src = pkt.src_nic;
+    outgoing_[src]->Push(end, Outgoing{std::move(pkt), mtu_bytes});
   }
   return end;
 }

@@ -12,6 +12,13 @@
 //  4. Pending events do not grow with QPs or WRs in flight: each port's messages on their way
 //     to the far NIC are one EventFifo (a port sends in order, so they arrive in order), and
 //     the CQE-visible marks are one more; each holds one wake-up in the EventQueue.
+//  5. External port (issue 13, several processes): with SetExternalPort, a global address
+//     (GID) no NIC of this World has resolves to an external id (>= nic_count(), one per
+//     GID); Transmit to it hands the message to the port when its last byte leaves
+//     (ExternalPort::Send, from the event loop), and Inject delivers a message that came
+//     from outside to a local NIC at Now() + FabricLatencyNs(). Without a port nothing
+//     changes: unknown addresses resolve to -1 and their messages are dropped. On IB, an
+//     unknown LID (no GRH) is the IPv4-mapped GID of <our addresses' /16>.<LID>.
 #pragma once
 
 #include <cstdint>
@@ -39,8 +46,33 @@ class World {
   Nic* nic(int i) { return nics_[i].get(); }
   uint32_t NewHandle() { return next_handle_++; }
 
-  // The device whose port has this address (GID on RoCE, LID on IB), or -1.
+  // The device whose port has this address (GID on RoCE, LID on IB), an external id
+  // (contract 5), or -1.
   int ResolveAddress(const AhAttr& ah) const;
+
+  // Contract 5. The port outlives the World (or is reset to nullptr first).
+  class ExternalPort {
+   public:
+    virtual ~ExternalPort() = default;
+    // The first address outside this World was resolved (a QP or AH reaches it).
+    virtual void Activate() = 0;
+    // `pkt` (from local NIC pkt.src_nic) leaves for `dgid` now, cut at `mtu_bytes`.
+    virtual void Send(const Packet& pkt, const Gid& dgid, uint32_t mtu_bytes) = 0;
+  };
+  void SetExternalPort(ExternalPort* port) { external_ = port; }
+  bool IsExternal(int id) const { return id >= nic_count(); }
+  // The id of an address outside the World (made on first use; Activate on the first).
+  int ExternalId(const Gid& gid) const;
+  const Gid& ExternalGid(int id) const { return externals_[id - nic_count()]; }
+  // A message from outside for local NIC pkt.dst_nic (pkt.src_nic: its sender's external
+  // id), delivered at Now() + FabricLatencyNs(). False (dropped) for a bad dst_nic.
+  bool Inject(Packet pkt);
+  // Messages transmitted to external ids that have not left yet.
+  size_t outgoing() const;
+  // Per local NIC: the IPv4 address of its RoCE port (host order; 0: the default GIDs).
+  // Set before any GID is read.
+  void SetIpv4(const std::vector<uint32_t>& ips) { ipv4_ = ips; }
+  uint32_t ipv4(int nic) const { return nic < static_cast<int>(ipv4_.size()) ? ipv4_[nic] : 0; }
 
   // Sends `pkt` from its src_nic: its WQE/request is ready at `ready_ns` (never before
   // now), `dma_bytes` of payload are then read over PCIe, and the pipeline takes
@@ -84,6 +116,15 @@ class World {
   };
   std::vector<std::unique_ptr<EventFifo<Delivery>>> links_;  // by source port
   EventFifo<char> marks_;
+  struct Outgoing {  // to the external port (contract 5)
+    Packet pkt;
+    uint32_t mtu = 0;
+  };
+  std::vector<std::unique_ptr<EventFifo<Outgoing>>> outgoing_;  // by source port
+  EventFifo<Delivery> inbound_;
+  ExternalPort* external_ = nullptr;
+  mutable std::vector<Gid> externals_;  // external id - nic_count() -> GID
+  std::vector<uint32_t> ipv4_;
   double loss_rate_;
   std::mt19937_64 rng_;
   uint32_t next_handle_ = 1;

@@ -207,7 +207,7 @@ TEST_P(Conformance, WriteImmTakesItsReceiveAtTheLastPacketWhereTheDeviceDoes) {
 
 // A UC message dropped for want of a receive leaves the expected PSN where it was, also when
 // it came after a gap: only an executed message moves it (rxe_resp.c check_psn takes the
-// first packet of a message after a gap without resynchronising; docs/differences.md row 34).
+// first packet of a message after a gap without resynchronising; docs/differences.md row 35).
 TEST_P(Conformance, DroppedUcMessagesLeaveTheExpectedPsn) {
   CqHandle ca = Cq(), cb = Cq();
   auto [qa, qb] = ConnectedPair(QpType::kUc, ca, cb);

@@ -1,6 +1,8 @@
 #include "tools/exec/datapath.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "hw/convert.h"
@@ -43,6 +45,7 @@ uint64_t LocalAddr(ModelContext* m, uint32_t lkey, uint64_t addr, uint64_t len) 
 }
 
 uint64_t RemoteAddr(int peer, uint32_t rkey, uint64_t addr, uint64_t len) {
+  if (peer == kElsewhere) return addr;  // the other process's addresses and keys
   for (ModelContext* c : Preload::Get().contexts()) {
     if (peer >= 0 && c->index != peer) continue;
     auto it = c->by_key.find(rkey);
@@ -107,7 +110,19 @@ int PeerDevice(const ibv_ah_attr& ah) {
       if (c->dev->QueryPort(1, &p) == 0 && p.lid == ah.dlid) return c->index;
     }
   }
-  return -1;
+  // The bridge reaches other processes by IPv4-mapped GIDs (GID 0) or IB LIDs only.
+  static bool warned = false;
+  const uint8_t* g = ah.grh.dgid.raw;
+  const bool mapped = g[10] == 0xff && g[11] == 0xff &&
+                      std::all_of(g, g + 10, [](uint8_t b) { return b == 0; });
+  if (ah.is_global && !mapped && !warned && Preload::Get().bridge()) {
+    warned = true;
+    std::fprintf(stderr,
+                 "qptwin preload: an address vector names a GID that is neither a device of this "
+                 "process nor IPv4-mapped: nothing reaches it (other processes' devices are "
+                 "reached by GID index 0, e.g. -g 0 / -x 0: tools/exec/README.md)\n");
+  }
+  return kElsewhere;
 }
 
 Sge InlineSge(ModelContext* m, const uint8_t* const* parts, const size_t* lens, size_t n,
@@ -158,7 +173,7 @@ int PollInto(ModelCq* cq, int n, ibv_wc* wc, WorkCompletion* one) {
   take();
   if (got > 0) return got;
   std::vector<WorkCompletion> more;
-  (void)m->dev->WaitForCompletions(cq->h, 1, kPollStepNs, &more);
+  (void)m->dev->WaitForCompletions(cq->h, 1, Preload::Get().TimeStep(kPollStepNs), &more);
   for (const WorkCompletion& w : more) cq->pending.push_back(w);
   Preload::Get().Harvest(m);
   take();

@@ -27,7 +27,10 @@ void NoteBinds(ModelContext* m, const std::vector<SendWr>& wrs, size_t posted);
 void NoteBind(ModelContext* m, uint32_t rkey, const ibv_mw_bind_info& info);
 // Forgets every rkey of the window whose rkey is `rkey` (its index), at deallocation.
 void ForgetWindow(ModelContext* m, uint32_t rkey);
-// The model device (qptwin<index>) an address vector reaches, or -1 (not in this process).
+// The model device (qptwin<index>) an address vector reaches, or kElsewhere (not in this
+// process: another process's, through the RoCE bridge, bridge.h). RemoteAddr(kElsewhere)
+// translates nothing: the far process does (Bridge::TranslateRemote).
+inline constexpr int kElsewhere = -2;
 int PeerDevice(const ibv_ah_attr& ah);
 // Copies inline bytes into the context's registered scratch buffer; the SGE naming them.
 // `offset` accumulates over one post. Sge{} (length 0) when no scratch could be made.

@@ -2,6 +2,7 @@
 
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -148,14 +149,18 @@ bool ModelThread::RunDedicated(void (*tramp)(void*), void* arg) {
 }
 
 void ModelThread::Loop() {
+  // Short idle periods (the RoCE bridge's) should not be stretched by the default 50 us
+  // timer slack; this is the model's own thread.
+  (void)prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
   uint32_t seen = 0;
   while (!stop_.load(std::memory_order_relaxed)) {
     auto arrived = [&] { return requested_.load(std::memory_order_acquire) != seen; };
     if (!SpinFor(arrived)) {
       server_sleeping_.store(true, std::memory_order_seq_cst);
       const uint64_t start = NowNs();
-      while (!arrived() && NowNs() - start < idle_period_ns_) {
-        FutexWait(&requested_, seen, idle_period_ns_);
+      const uint64_t period = idle_period_ns_.load(std::memory_order_relaxed);
+      while (!arrived() && NowNs() - start < period) {
+        FutexWait(&requested_, seen, period);
       }
       server_sleeping_.store(false, std::memory_order_relaxed);
       if (!arrived()) {

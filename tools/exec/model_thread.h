@@ -52,6 +52,8 @@ class ModelThread {
     return RunRaw([](void* f) { (*static_cast<Fn*>(f))(); }, &fn);
   }
   bool OnModelThread() const { return std::this_thread::get_id() == owner_; }
+  // kDedicated: how long no call must come before the idle function runs (any thread).
+  void SetIdlePeriod(uint64_t ns) { idle_period_ns_.store(ns, std::memory_order_relaxed); }
 
  private:
   struct Request {
@@ -76,7 +78,7 @@ class ModelThread {
   std::atomic<int> foreign_count_{0};
 
   std::function<void()> idle_;
-  uint64_t idle_period_ns_;
+  std::atomic<uint64_t> idle_period_ns_;
   int owner_pid_;
   std::mutex caller_mu_;
   void (*tramp_)(void*) = nullptr;

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "model/model_backend.h"
+#include "tools/exec/bridge.h"
 
 namespace qptwin::exec {
 namespace {
@@ -58,8 +59,15 @@ Preload::Preload() {
     model::ModelOptions opts;
     opts.profile = profile_;
     opts.devices = std::max(devices_, 1);
+    bridge_ = Bridge::Make(opts.devices);
+    if (bridge_) opts.ipv4 = bridge_->addresses();
     backend_ = model::MakeModelBackend(opts, &error_);
     if (!backend_ && error_.empty()) error_ = "the model could not be made";
+    if (backend_ && bridge_) {
+      bridge_->on_activate = [this] { thread_->SetIdlePeriod(kBridgeIdleNs); };
+      bridge_->Attach(backend_.get());
+    }
+    if (!backend_) bridge_.reset();
   });
   if (!backend_) {
     std::fprintf(stderr, "qptwin preload: %s; no model devices\n", error_.c_str());
@@ -121,9 +129,26 @@ void Preload::Idle() {
   for (ModelContext* c : contexts_) {
     for (ModelChannel* ch : c->channels) armed = armed || ch->armed > 0;
   }
+  if (backend_ && bridge_ && bridge_->active()) {
+    // The bridge (bridge.h contract 6): the peer needs answers while this program does
+    // something else (spins on memory, sleeps): drain, inject, catch up with wall time.
+    backend_->Advance(bridge_->Step(kIdleStepNs, /*may_sleep=*/false));
+    HarvestAll();
+    return;
+  }
   if (!armed || !backend_) return;
-  backend_->Advance(kIdleStepNs);
+  backend_->Advance(TimeStep(kIdleStepNs));
   HarvestAll();
+}
+
+uint64_t Preload::TimeStep(uint64_t want) { return bridge_ ? bridge_->Step(want) : want; }
+
+void Preload::FlushBridge() {
+  if (bridge_) bridge_->Flush();
+}
+
+void Preload::WaitWall(uint64_t ns) {
+  if (bridge_) bridge_->WaitWall(ns);
 }
 
 void* RealSymbol(const char* name, const char* version) {

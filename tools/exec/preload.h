@@ -17,7 +17,9 @@
 //     ibv_get_cq_event waits in simulated time; with a dedicated model thread, when no verbs
 //     call came for 1 ms of wall time and a CQ is armed, it lets kIdleStepNs pass and
 //     signals the fds; in either mode, poll() on a set holding a model fd lets simulated
-//     time pass between looks (preload_poll.cc).
+//     time pass between looks (preload_poll.cc). With the RoCE bridge active (bridge.h:
+//     another process's GID was used), each of these first asks TimeStep, which drains
+//     the bridge's sockets and paces simulated time by wall time.
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -37,9 +39,15 @@ namespace qptwin::exec {
 
 inline constexpr uint64_t kPollStepNs = 1'000;
 inline constexpr uint64_t kIdleStepNs = 100'000;
+// A blocking wait with the bridge active sleeps this long (wall) on its sockets per look.
+inline constexpr uint64_t kBridgeWaitNs = 50'000;
+// With a dedicated model thread and the bridge active, the idle pump runs after this much
+// wall time without a verbs call (instead of 1 ms).
+inline constexpr uint64_t kBridgeIdleNs = 20'000;
 inline constexpr int kMaxDevices = 16;
 
 struct ModelContext;
+class Bridge;
 
 struct ModelPd {
   ibv_pd pd{};
@@ -144,6 +152,7 @@ class Preload {
   }
 
   Backend* backend() { return backend_.get(); }
+  bool OnModelThread() const { return thread_->OnModelThread(); }
   const std::string& profile() const { return profile_; }
   int devices() const { return devices_; }
   const std::string& error() const { return error_; }
@@ -154,6 +163,15 @@ class Preload {
   // Moves events the model has for armed CQs and async events onto the fds (eventfds).
   void Harvest(ModelContext* mctx);
   void HarvestAll();
+  // The RoCE bridge (bridge.h), nullptr when off.
+  Bridge* bridge() { return bridge_.get(); }
+  // Contract 4: the simulated time a waiting call may let pass now, `want` without an
+  // active bridge (model thread).
+  uint64_t TimeStep(uint64_t want);
+  // Sleeps up to `ns` of wall time for a datagram when the bridge is active (any thread).
+  void WaitWall(uint64_t ns);
+  // Lets the messages on their way out of the process leave (bridge.h contract 5).
+  void FlushBridge();
 
  private:
   Preload();
@@ -167,6 +185,7 @@ class Preload {
   UserMemory memory_;
   std::vector<ModelContext*> contexts_;
   std::unique_ptr<ModelThread> thread_;
+  std::unique_ptr<Bridge> bridge_;
 };
 
 // True when ctx is a model context (its ops are ours).

@@ -19,6 +19,7 @@ using qptwin::exec::ModelContext;
 using qptwin::exec::ModelCq;
 using qptwin::exec::Preload;
 using qptwin::exec::Real;
+using qptwin::exec::kBridgeWaitNs;
 using qptwin::exec::kIdleStepNs;
 using qptwin::CqHandle;
 
@@ -174,7 +175,7 @@ int ibv_get_cq_event(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context) 
       if (ch->events.empty() && !nonblocking && ch->armed > 0) {
         // Both ends live in this process: let simulated time run until the event.
         CqHandle h;
-        if (ch->mctx->dev->GetCqEvent(ch->h, kIdleStepNs, &h) == 0) {
+        if (ch->mctx->dev->GetCqEvent(ch->h, p.TimeStep(kIdleStepNs), &h) == 0) {
           auto it = ch->mctx->cqs.find(h.id);
           if (it != ch->mctx->cqs.end()) {
             it->second->armed = false;
@@ -197,6 +198,7 @@ int ibv_get_cq_event(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context) 
       errno = EAGAIN;
       return -1;
     }
+    p.WaitWall(kBridgeWaitNs);  // the bridge: the peer answers in wall time
     if (ch->armed == 0) {  // nothing can arrive: wait for another thread to arm a CQ
       pollfd pfd{channel->fd, POLLIN, 0};
       poll(&pfd, 1, 1);

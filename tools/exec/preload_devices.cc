@@ -188,6 +188,7 @@ int ibv_close_device(ibv_context* context) {
   ModelContext* m = Ctx(context);
   Preload& p = Preload::Get();
   p.Run([&] {
+    p.FlushBridge();
     auto& cs = p.contexts();
     cs.erase(std::remove(cs.begin(), cs.end(), m), cs.end());
     m->dev.reset();  // releases every object still alive (spec/backend.h contract 4)

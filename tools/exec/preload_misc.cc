@@ -34,7 +34,7 @@ int ibv_resize_cq(ibv_cq* cq, int cqe) {
   int err = 0, actual = 0;
   Preload& p = Preload::Get();
   p.Run([&] {
-    p.backend()->Advance(qptwin::exec::kIdleStepNs);
+    p.backend()->Advance(p.TimeStep(qptwin::exec::kIdleStepNs));
     const int held = static_cast<int>(c->pending.size());
     if (held > 0) {
       if (cqe <= held) {

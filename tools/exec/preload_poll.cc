@@ -86,8 +86,9 @@ extern "C" int poll(pollfd* fds, nfds_t n, int timeout_ms) {
       return 0;
     }
     qptwin::exec::Preload& p = qptwin::exec::Preload::Get();
+    p.WaitWall(qptwin::exec::kBridgeWaitNs);
     p.Run([&] {
-      p.backend()->Advance(qptwin::exec::kIdleStepNs);
+      p.backend()->Advance(p.TimeStep(qptwin::exec::kIdleStepNs));
       p.HarvestAll();
     });
   }

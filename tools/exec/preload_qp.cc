@@ -56,13 +56,14 @@ ModelSrq* NewSrq(ibv_context* context, ibv_pd* pd, void* srq_context, const SrqI
 
 }  // namespace
 
-// Both ends must be in this process (tools/exec/README.md: no traffic between processes).
-// A connection to a QP number no model device here has, or to the QP itself (what two
-// processes with identical models see: the peer's numbers are this process's own), would
-// only time out; say so once, on stderr.
+// Without the RoCE bridge (bridge.h: QPTWIN_BRIDGE=off, or no loopback) both ends must be
+// in this process. A connection to a QP number no model device here has, or to the QP
+// itself (what two processes with identical models see: the peer's numbers are this
+// process's own), would only time out; say so once, on stderr.
 void WarnIfElsewhere(ModelQp* q, uint32_t dest_qpn) {
   static bool warned = false;
   if (warned) return;
+  if (q->peer == kElsewhere && Preload::Get().bridge()) return;  // the RoCE bridge carries it
   bool self = false, found = false;
   for (ModelContext* c : Preload::Get().contexts()) {
     if (q->peer >= 0 && c->index != q->peer) continue;
@@ -76,7 +77,7 @@ void WarnIfElsewhere(ModelQp* q, uint32_t dest_qpn) {
   warned = true;
   std::fprintf(stderr,
                "qptwin preload: QP %u connects to QP %u, %s; the model connects QPs of one "
-               "process only (two processes are not supported yet: tools/exec/README.md)\n",
+               "process only (the RoCE bridge to other processes is off: tools/exec/README.md)\n",
                q->qpx.qp_base.qp_num, dest_qpn,
                self ? "itself" : "which no model device of this process has");
 }
@@ -286,6 +287,7 @@ int ibv_destroy_qp(ibv_qp* qp) {
   auto* q = Model<ModelQp>(qp);
   int err = 0;
   Preload::Get().Run([&] {
+    Preload::Get().FlushBridge();  // its last ACKs leave before it goes (bridge.h)
     err = q->mctx->dev->DestroyQp(q->h);
     if (!err) q->mctx->qps.erase(q->h.id);
   });
