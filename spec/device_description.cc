@@ -45,13 +45,14 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("retry_timer_runs_during_rnr", &Behaviour::retry_timer_runs_during_rnr),
     Flag("psn_nak_uses_retry", &Behaviour::psn_nak_uses_retry),
     Flag("rnr_wait_sends_new_wqes", &Behaviour::rnr_wait_sends_new_wqes),
+    Flag("sqd_retry_unsends", &Behaviour::sqd_retry_unsends),
     Flag("write_imm_receive_at_last_packet", &Behaviour::write_imm_receive_at_last_packet),
     Flag("mw_range_checked_against_mr", &Behaviour::mw_range_checked_against_mr),
     Flag("recv_inv_flag_as_ip_csum_ok", &Behaviour::recv_inv_flag_as_ip_csum_ok),
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 34;
+constexpr size_t kFlags = 35;
 constexpr size_t kNumbers = 3;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -237,6 +238,11 @@ DeviceDescription Rxe() {
        "rxe_req.c rxe_requester: req_retry runs only when need_retry && !wait_for_rnr_timer, "
        "req_next_wqe still hands out the next unsent WQE (measured: examples/fidelity/18, "
        "sq_psn 2 right after a second post during a 491 ms RNR wait)"},
+      {"sqd_retry_unsends", 1,
+       "rxe_req.c rxe_requester: req_retry (need_retry) runs before the DRAIN check and sets "
+       "the WQEs back to wqe_state_posted, req.psn = comp.psn; in QP_STATE_DRAIN req_next_wqe "
+       "then sees wqe_index == consumer and a posted WQE: DRAINED, IB_EVENT_SQ_DRAINED "
+       "(measured: examples/fidelity/19)"},
       {"write_imm_receive_at_last_packet", 1,
        "rxe_opcode.c: only RDMA_WRITE_LAST/ONLY_WITH_IMMEDIATE carry RXE_RWR_MASK; rxe_resp.c "
        "rxe_responder runs check_resource (RNR) before check_rkey, per packet (measured: "

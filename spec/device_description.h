@@ -119,6 +119,11 @@ struct Behaviour {
   // when the timer expires. IBTA 9.7.5.2.8: the requester waits, then resends from the NAKed
   // PSN; nothing is sent meanwhile.
   bool rnr_wait_sends_new_wqes = false;
+  // A retry (RNR timer, transport timeout, sequence NAK) that comes while the QP is in SQD
+  // resends nothing: the WQEs from the retried one on go back to not started (their PSNs
+  // too), which drains the SQ (SQ_DRAINED), and they start after SQD -> RTS. IBTA 11.6.3:
+  // the drain completes the messages in flight, retries included.
+  bool sqd_retry_unsends = false;
   // A WRITE_WITH_IMM takes its receive at its last packet, checked there before the R_Key:
   // a one-packet one without a receive is RNR-NAKed (UC: dropped) even with a bad rkey; the
   // earlier packets of a longer one are executed (their data lands, rq_psn moves) and only the

@@ -262,14 +262,38 @@ void Nic::OnRnrNak(Qp& qp, size_t index, uint8_t timer) {
     auto q = weak.lock();
     if (!q || !q->rnr_wait) return;
     q->rnr_wait = false;
-    if (profile().behaviour.rnr_wait_sends_new_wqes && q->rnr_index < q->sq_next) {
-      q->sq_next = q->rnr_index;
-    }
+    const size_t from = profile().behaviour.rnr_wait_sends_new_wqes ? q->rnr_index : q->sq_next;
+    if (UnsendInSqd(*q, from)) return;
+    if (from < q->sq_next) q->sq_next = from;
     RunRequester(*q);
   });
 }
 
+bool Nic::UnsendInSqd(Qp& qp, size_t index) {
+  // Behaviour::sqd_retry_unsends: rxe_req.c req_retry puts the WQEs from the retried one
+  // back to wqe_state_posted and req.psn back to comp.psn; in DRAIN the requester then finds
+  // nothing started (req_next_wqe) and the SQ is drained (SQ_DRAINED). The completer counts
+  // no retry of a posted WQE, so they wait for SQD -> RTS and the next doorbell.
+  if (qp.state != QpState::kSqd || !profile().behaviour.sqd_retry_unsends) return false;
+  const size_t end = std::min(qp.sq.size(), std::max(qp.sq_next, index) + 1);
+  bool rewound = false;
+  for (size_t i = index; i < end; ++i) {
+    SendWqe& w = qp.sq[i];
+    if (w.done || !w.sent) continue;
+    if (!rewound) qp.next_psn = w.psn;
+    rewound = true;
+    w.sent = false;
+  }
+  qp.sq_next = std::min(qp.sq_next, index);
+  qp.rnr_wait = false;
+  ++qp.timer_gen;
+  qp.timer_armed = false;
+  CheckDrained(qp);
+  return true;
+}
+
 void Nic::GoBackTo(Qp& qp, size_t index) {
+  if (UnsendInSqd(qp, index)) return;
   if (index < qp.sq_next) qp.sq_next = index;
   Kick(qp);
 }

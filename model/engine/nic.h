@@ -215,6 +215,8 @@ class Nic {
   void StopAtNak(Qp& qp, uint32_t psn);
   void OnRnrNak(Qp& qp, size_t index, uint8_t timer);
   void GoBackTo(Qp& qp, size_t index);
+  // A retry from WQE `index` in SQD where the device does not resend then (true: handled).
+  bool UnsendInSqd(Qp& qp, size_t index);
 
   // Responder (responder.cc).
   enum class RespStep { kCheckState, kCheckPsn, kCheckXrcSrq, kCheckOp, kExecute, kDone };

@@ -392,6 +392,10 @@ void Nic::FlushRq(Qp& qp) {
 
 void Nic::CheckDrained(Qp& qp) {
   if (qp.state != QpState::kSqd || !qp.sq_draining || qp.sq_next != 0) return;
+  // A message waiting out an RNR timer went back to sq_next but is still in flight.
+  for (const SendWqe& w : qp.sq) {
+    if (w.sent && !w.done) return;
+  }
   qp.sq_draining = false;
   if (profile().behaviour.sqd_event_needs_notify && !qp.attr.en_sqd_async_notify) return;
   RaiseQpEvent(qp, EventType::kSqDrained);  // R11

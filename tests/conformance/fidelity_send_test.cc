@@ -431,5 +431,62 @@ TEST_P(Conformance, AFatalNakStopsTheMessageWhereTheDeviceRunsItInThePost) {
   EXPECT_EQ(a1.sq_psn, (a0.sq_psn + sent) & 0xffffff) << "path MTU " << mtu;
 }
 
+// examples/fidelity/19: SQD while a SEND waits out an RNR timer (no transport timer, a 491 ms
+// RNR timer). Where a retry in SQD resends nothing (Behaviour::sqd_retry_unsends) the SQ
+// drains when the RNR timer expires and the SEND starts again after SQD -> RTS; elsewhere the
+// drain waits for the SEND, which is retried until a receive comes.
+TEST_P(Conformance, ARetryInSqdUnsendsWhereTheDeviceDoes) {
+  const bool unsends = GetParam().behaviour.sqd_retry_unsends;
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, true, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+  BringUpParams p;
+  p.path_mtu = pattr_.active_mtu;
+  p.timeout = 0;
+  p.retry_cnt = 0;
+  p.rnr_retry = 7;
+  for (auto [self, peer] : {std::pair{qa, qb}, std::pair{qb, qa}}) {
+    p.min_rnr_timer = self == qb ? 31 : 17;  // b NAKs with 491 ms
+    ConnectionInfo info;
+    ASSERT_EQ(dev_->LocalConnectionInfo(peer, &info), 0);
+    QpAttr a;
+    ASSERT_EQ(BringUpAttr(*dev_, p, info, &a), 0);
+    ASSERT_EQ(BringUp(*dev_, self, a, QpState::kRts), 0);
+  }
+  Buffer buf = Reg(8192, kAll);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(0, 64)})}, &bad), 0);
+  EXPECT_TRUE(Drain(ca, kSecond / 100).empty());  // sent and RNR-NAKed: in its RNR wait
+  QpAttr sqd;
+  sqd.qp_state = QpState::kSqd;
+  sqd.en_sqd_async_notify = true;
+  ASSERT_EQ(dev_->ModifyQp(qa, sqd, attr::kState | attr::kEnSqdAsyncNotify), 0);
+  const int got = dev_->WaitForAsyncEvent(EventType::kSqDrained, qa, kSecond * 3 / 2);
+  if (unsends) {
+    EXPECT_EQ(got, 0) << "the retry drained the SQ";
+    EXPECT_TRUE(Drain(ca, kSecond / 20).empty());
+    QpAttr now;
+    QpInitAttr init;
+    ASSERT_EQ(dev_->QueryQp(qa, &now, &init), 0);
+    EXPECT_EQ(now.sq_psn, p.sq_psn) << "the SEND's PSN taken back";
+  } else {
+    EXPECT_EQ(got, ETIMEDOUT) << "the drain waits for the SEND in flight";
+  }
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(4096, 64)})}, &bad), 0);
+  if (!unsends) {  // the next retry finds the receive: the SEND completes, the SQ drains
+    auto wcs = WaitWc(ca, 1, kSecond);
+    ASSERT_EQ(wcs.size(), 1u);
+    EXPECT_EQ(wcs[0].status, WcStatus::kSuccess);
+    EXPECT_EQ(dev_->WaitForAsyncEvent(EventType::kSqDrained, qa, kSecond), 0);
+    EXPECT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kRts), attr::kState), 0);
+    return;
+  }
+  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kRts), attr::kState), 0);
+  ASSERT_EQ(dev_->PostSend(qa, {Send(2, {buf.At(64, 64)})}, &bad), 0);
+  auto wcs = WaitWc(ca, 1, kSecond);  // the doorbell starts the SEND again
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].wr_id, 1u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kSuccess);
+}
+
 }  // namespace
 }  // namespace qptwin::testing
