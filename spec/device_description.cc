@@ -24,6 +24,7 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("fence_waits_for_all", &Behaviour::fence_waits_for_all),
     Flag("queues_rounded_up", &Behaviour::queues_rounded_up),
     Flag("cq_overrun_is_sticky", &Behaviour::cq_overrun_is_sticky),
+    Flag("send_cq_overrun_keeps_qp", &Behaviour::send_cq_overrun_keeps_qp),
     Flag("qp_error_events", &Behaviour::qp_error_events),
     Flag("send_wc_with_imm", &Behaviour::send_wc_with_imm),
     Flag("atomic_wc_byte_len_is_sge_length", &Behaviour::atomic_wc_byte_len_is_sge_length),
@@ -46,13 +47,14 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("psn_nak_uses_retry", &Behaviour::psn_nak_uses_retry),
     Flag("rnr_wait_sends_new_wqes", &Behaviour::rnr_wait_sends_new_wqes),
     Flag("sqd_retry_unsends", &Behaviour::sqd_retry_unsends),
+    Flag("rnr_nak_then_seq_nak", &Behaviour::rnr_nak_then_seq_nak),
     Flag("write_imm_receive_at_last_packet", &Behaviour::write_imm_receive_at_last_packet),
     Flag("mw_range_checked_against_mr", &Behaviour::mw_range_checked_against_mr),
     Flag("recv_inv_flag_as_ip_csum_ok", &Behaviour::recv_inv_flag_as_ip_csum_ok),
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 35;
+constexpr size_t kFlags = 37;
 constexpr size_t kNumbers = 3;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -160,6 +162,10 @@ DeviceDescription Rxe() {
        "rxe_qp_init_req: max_inline_data = max_send_sge * sizeof(struct ib_sge)"},
       {"cq_overrun_is_sticky", 0,
        "rxe_cq.c rxe_cq_post: a full CQ refuses the CQE (IB_EVENT_CQ_ERR) and stays usable"},
+      {"send_cq_overrun_keeps_qp", 1,
+       "rxe_comp.c do_complete: rxe_cq_post(qp->scq, ...) unchecked (its -EBUSY raises "
+       "IB_EVENT_CQ_ERR only); rxe_resp.c do_complete -> RESPST_ERR_CQ_OVERFLOW -> rxe_qp_error "
+       "(measured: differential sequence 1342, 7 READs into a 3-entry CQ, the QP stays RTS)"},
       {"qp_error_events", 0, "rxe_qp.c rxe_qp_error raises no affiliated event"},
       {"send_wc_with_imm", 1,
        "rxe_comp.c make_send_cqe: *_WITH_IMM requester CQEs carry IB_WC_WITH_IMM"},
@@ -243,6 +249,11 @@ DeviceDescription Rxe() {
        "the WQEs back to wqe_state_posted, req.psn = comp.psn; in QP_STATE_DRAIN req_next_wqe "
        "then sees wqe_index == consumer and a posted WQE: DRAINED, IB_EVENT_SQ_DRAINED "
        "(measured: examples/fidelity/19)"},
+      {"rnr_nak_then_seq_nak", 1,
+       "rxe_resp.c check_psn per packet: the first packet's RNR NAK leaves resp.psn, the "
+       "second is out of sequence -> RESPST_ERR_PSN_OUT_OF_SEQ (sent_psn_nak once, cleared "
+       "when the expected PSN comes again); measured: a 2-packet SEND into an empty SRQ with "
+       "retry_cnt 1 is RNR-retried on (the sequence NAKs push the retransmit timer)"},
       {"write_imm_receive_at_last_packet", 1,
        "rxe_opcode.c: only RDMA_WRITE_LAST/ONLY_WITH_IMMEDIATE carry RXE_RWR_MASK; rxe_resp.c "
        "rxe_responder runs check_resource (RNR) before check_rkey, per packet (measured: "

@@ -53,6 +53,10 @@ struct Behaviour {
   // (one WQE buffer); IBTA: the device grants at least what was asked.
   bool queues_rounded_up = false;
   bool cq_overrun_is_sticky = true;  // IBTA 11.4.2.1: an overrun CQ stays in error
+  // A successful send completion that does not fit its CQ is lost and the QP carries on (the
+  // CQ error event is raised); a receive completion's overrun still moves the QP to ERR.
+  // IBTA / R14: the QP goes to ERR either way.
+  bool send_cq_overrun_keeps_qp = false;
   // IBTA 11.6.3: affiliated async errors (QP_FATAL on a CQ overrun, QP_ACCESS_ERR and
   // QP_REQ_ERR at a responder that NAKs).
   bool qp_error_events = true;
@@ -124,6 +128,10 @@ struct Behaviour {
   // too), which drains the SQ (SQ_DRAINED), and they start after SQD -> RTS. IBTA 11.6.3:
   // the drain completes the messages in flight, retries included.
   bool sqd_retry_unsends = false;
+  // A message of several packets whose first packet is RNR-NAKed also draws a NAK PSN
+  // sequence error: its second packet arrives out of sequence (once per retry round; the
+  // later ones are dropped). The default: the rest of the message is dropped silently.
+  bool rnr_nak_then_seq_nak = false;
   // A WRITE_WITH_IMM takes its receive at its last packet, checked there before the R_Key:
   // a one-packet one without a receive is RNR-NAKed (UC: dropped) even with a bad rkey; the
   // earlier packets of a longer one are executed (their data lands, rq_psn moves) and only the

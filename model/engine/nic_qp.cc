@@ -415,6 +415,12 @@ bool Nic::PushCqe(Qp& qp, Cq& cq, const WorkCompletion& wc, bool solicited, uint
       ev.cq = CqHandle{cq.handle()};
       RaiseEvent(cq.ctx(), ev);
     }
+    // rxe_comp.c do_complete ignores rxe_cq_post's -EBUSY: a requester CQE that does not fit
+    // is lost and the QP carries on (Behaviour::send_cq_overrun_keeps_qp); the responder's
+    // overrun is RESPST_ERR_CQ_OVERFLOW (ERR) there too.
+    const bool requester_cqe = wc.status == WcStatus::kSuccess &&
+                               static_cast<uint32_t>(wc.opcode) < static_cast<uint32_t>(WcOpcode::kRecv);
+    if (requester_cqe && profile().behaviour.send_cq_overrun_keeps_qp) return false;
     if (qp.state != QpState::kErr) {
       // R14; IBTA 11.6.3.2: the QP's work queue is in a catastrophic error.
       if (profile().behaviour.qp_error_events) RaiseQpEvent(qp, EventType::kQpFatal);

@@ -116,6 +116,13 @@ Nic::ReqStep Nic::ReqCheckLocal(Qp& qp, Payload* payload) {
     FailLocally(qp, WcStatus::kLocQpOpErr, "opcode not supported by this QP type");
     return ReqStep::kDone;
   }
+  // A connected QP that was never given an address vector (it reached RTS by a modify with
+  // IBV_QP_CUR_STATE, skipping RTR) has nowhere to send: rxe's route lookup for the zero GID
+  // fails and the WR completes with LOC_QP_OP_ERR (measured: differential sequence 455).
+  if (qp.type != QpType::kUd && !qp.av_set && !IsLocalOp(w.wr.opcode)) {
+    FailLocally(qp, WcStatus::kLocQpOpErr, "no address vector");
+    return ReqStep::kDone;
+  }
   // BIND_MW and LOCAL_INV run here and complete without a packet (rxe_req.c
   // rxe_do_local_ops; the completer reports them in order).
   if (IsLocalOp(w.wr.opcode)) {

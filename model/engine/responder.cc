@@ -191,6 +191,17 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
                                          access::kRemoteWrite);
       if (!empty && !dst) {  // R15: RC NAKs, UC drops silently
         if (IsReliable(qp.type)) {
+          // A one-packet WRITE_WITH_IMM took its receive before the R_Key check (rxe_resp.c
+          // check_resource first); the class C error completes that receive with
+          // REM_ACCESS_ERR (do_class_ac_error, do_complete; measured: sequence 113).
+          RecvWr r;
+          if (per_packet && pkt.has_imm && pkt.npkts == 1 && TakeRecv(qp, &r)) {
+            WorkCompletion wc;
+            wc.wr_id = r.wr_id;
+            wc.qp_num = qp.qpn;
+            wc.status = WcStatus::kRemAccessErr;
+            PushCqe(qp, RecvCq(qp), wc, false);
+          }
           RespondError(qp, pkt, NakCode::kRemoteAccess, EventType::kQpAccessErr);
         }
         return RespStep::kDone;
@@ -311,6 +322,15 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
       nak.psn = pkt.psn;
       nak.rnr_timer = qp.attr.min_rnr_timer;
       SendResponse(qp, pkt, std::move(nak));
+      // Behaviour::rnr_nak_then_seq_nak: the message's next packet arrives out of sequence
+      // (the first was not taken) and draws one NAK PSN sequence error, every retry round.
+      if (pkt.npkts > 1 && profile().behaviour.rnr_nak_then_seq_nak) {
+        Packet seq;
+        seq.kind = PacketKind::kNak;
+        seq.nak = NakCode::kPsnSeqErr;
+        seq.psn = qp.epsn;
+        SendResponse(qp, pkt, std::move(seq));
+      }
     }
     return;
   }

@@ -23,6 +23,9 @@ struct GenQp {
   bool alive = true;
   bool sig_all = false;
   int max_inline = 0;
+  // An RC message needing a receive was posted since the last bring-up: its RNR loop may end
+  // by the retransmit timer, so what follows waits for it (`slow`).
+  bool rnr_prone = false;
 };
 
 struct GenCq {

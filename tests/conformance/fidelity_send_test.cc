@@ -488,5 +488,61 @@ TEST_P(Conformance, ARetryInSqdUnsendsWhereTheDeviceDoes) {
   EXPECT_EQ(wcs[0].status, WcStatus::kSuccess);
 }
 
+// Eight signaled WRITEs into a one-entry send CQ. Where a send CQE that does not fit is lost
+// and the QP carries on (Behaviour::send_cq_overrun_keeps_qp: rxe_comp.c ignores
+// rxe_cq_post's -EBUSY) the QP stays in RTS and sends on once the CQ is drained; IBTA / R14:
+// the overrun moves it to ERR. Either way the CQ error event comes.
+TEST_P(Conformance, SendCqOverrunLeavesTheQpWhereTheDeviceDoes) {
+  const bool keeps = GetParam().behaviour.send_cq_overrun_keeps_qp;
+  CqHandle small = Cq(1), cb = Cq();
+  auto [qa, qb] = ConnectedPair(QpType::kRc, small, cb);
+  (void)qb;
+  Buffer buf = Reg(4096, kAll);
+  std::vector<SendWr> writes;
+  for (int i = 0; i < 8; ++i) {
+    writes.push_back(Rdma(i + 1, WrOpcode::kRdmaWrite, {buf.At(64 * i, 8)}, buf.Addr(2048 + 64 * i),
+                          buf.rkey));
+  }
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, writes, &bad), 0);
+  EXPECT_EQ(dev_->WaitForAsyncEvent(EventType::kCqErr, {}, kSecond / 2), 0);
+  auto wcs = Drain(small, kSecond / 10);
+  ASSERT_FALSE(wcs.empty());
+  EXPECT_LT(wcs.size(), 8u) << "the CQ could not hold them all";
+  EXPECT_EQ(wcs[0].wr_id, 1u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kSuccess);
+  EXPECT_EQ(StateOf(qa), keeps ? QpState::kRts : QpState::kErr);
+  if (!keeps) return;
+  ASSERT_EQ(dev_->PostSend(qa, {Rdma(9, WrOpcode::kRdmaWrite, {buf.At(0, 8)}, buf.Addr(4000),
+                                     buf.rkey)}, &bad), 0);
+  auto more = WaitWc(small, 1);
+  ASSERT_EQ(more.size(), 1u);
+  EXPECT_EQ(more[0].wr_id, 9u);
+  EXPECT_EQ(more[0].status, WcStatus::kSuccess);
+}
+
+// A two-packet SEND into a QP without a receive (rnr_retry 7, retry_cnt 1). Where the second
+// packet draws a sequence NAK each round (Behaviour::rnr_nak_then_seq_nak) that NAK pushes
+// the retransmit timer that rxe leaves running through RNR waits, so the RNR loop goes on as
+// under IBTA (a one-packet SEND there ends with RETRY_EXC_ERR: RnrWaitCounts... above).
+TEST_P(Conformance, ATwoPacketSendKeepsItsRnrLoopGoing) {
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, true, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+  ASSERT_EQ(ConnectShortTimeouts(*dev_, pattr_.active_mtu, qa, qb, 1, 7), 0);
+  QpAttr a0;
+  QpInitAttr init;
+  ASSERT_EQ(dev_->QueryQp(qa, &a0, &init), 0);
+  const uint32_t mtu = MtuBytes(a0.path_mtu);
+  Buffer buf = Reg(4 * mtu, kAll);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(0, mtu + 64)})}, &bad), 0);
+  EXPECT_TRUE(Drain(ca, kSecond / 5).empty()) << "still retrying the RNR";
+  EXPECT_EQ(StateOf(qa), QpState::kRts);
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(2 * mtu, mtu + 64)})}, &bad), 0);
+  auto wcs = WaitWc(ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kSuccess);
+}
+
 }  // namespace
 }  // namespace qptwin::testing
