@@ -238,6 +238,7 @@ void Nic::OnRnrNak(Qp& qp, size_t index, uint8_t timer) {
   // R18: rnr_retry 7 retries forever; otherwise each RNR NAK uses one retry.
   if (qp.attr.rnr_retry != 7) {
     if (qp.rnr_left <= 0) {
+      StopAtNak(qp, qp.sq[index].psn);  // the NAK of its first packet ends the message
       FailWqe(qp, index, WcStatus::kRnrRetryExcErr, "RNR retry exceeded");
       return;
     }

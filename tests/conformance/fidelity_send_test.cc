@@ -431,6 +431,26 @@ TEST_P(Conformance, AFatalNakStopsTheMessageWhereTheDeviceRunsItInThePost) {
   EXPECT_EQ(a1.sq_psn, (a0.sq_psn + sent) & 0xffffff) << "path MTU " << mtu;
 }
 
+// The same for an RNR NAK that ends the message (rnr_retry 0: RNR_RETRY_EXC_ERR).
+TEST_P(Conformance, AFatalRnrNakStopsTheMessageWhereTheDeviceRunsItInThePost) {
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, true, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+  ASSERT_EQ(ConnectShortTimeouts(*dev_, pattr_.active_mtu, qa, qb, 1, 0), 0);
+  QpAttr a0, a1;
+  QpInitAttr init;
+  ASSERT_EQ(dev_->QueryQp(qa, &a0, &init), 0);
+  const uint32_t mtu = MtuBytes(a0.path_mtu);
+  Buffer buf = Reg(4 * mtu, kAll);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(0, 2 * mtu + 100)})}, &bad), 0);
+  auto wcs = WaitWc(ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kRnrRetryExcErr);
+  ASSERT_EQ(dev_->QueryQp(qa, &a1, &init), 0);
+  const uint32_t sent = GetParam().behaviour.post_send_runs_to_completion ? 1 : 3;
+  EXPECT_EQ(a1.sq_psn, (a0.sq_psn + sent) & 0xffffff) << "path MTU " << mtu;
+}
+
 // examples/fidelity/19: SQD while a SEND waits out an RNR timer (no transport timer, a 491 ms
 // RNR timer). Where a retry in SQD resends nothing (Behaviour::sqd_retry_unsends) the SQ
 // drains when the RNR timer expires and the SEND starts again after SQD -> RTS; elsewhere the
@@ -542,6 +562,39 @@ TEST_P(Conformance, ATwoPacketSendKeepsItsRnrLoopGoing) {
   auto wcs = WaitWc(ca, 1);
   ASSERT_EQ(wcs.size(), 1u);
   EXPECT_EQ(wcs[0].status, WcStatus::kSuccess);
+}
+
+// A post that fills the send queue with WRITEs to a bad rkey and is refused (ENOMEM) at the
+// WR that does not fit. Where the post runs its exchange inside the call (rxe's loopback;
+// the refused post rings the doorbell too) the first WRITE's NAK has moved the QP to ERR and
+// the queue is flushed by the time it returns, so the next post finds room; elsewhere the
+// queue is still full.
+TEST_P(Conformance, ARefusedPostRunsWhatItQueuedWhereTheDeviceRunsItInThePost) {
+  const bool inline_run = GetParam().behaviour.post_send_runs_to_completion;
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 8, 16, 2, true, ca), qb = Qp(QpType::kRc, 8, 16, 2, false, cb);
+  Drive(QpType::kRc, qa, QpState::kRts, qb);
+  Drive(QpType::kRc, qb, QpState::kRts, qa);
+  QpAttr attr;
+  QpInitAttr init;
+  ASSERT_EQ(dev_->QueryQp(qa, &attr, &init), 0);
+  const uint32_t depth = attr.cap.max_send_wr;
+  Buffer buf = Reg(4096, kAll);
+  std::vector<SendWr> writes;
+  for (uint32_t i = 0; i <= depth; ++i) {
+    writes.push_back(Rdma(i + 1, WrOpcode::kRdmaWrite, {buf.At(0, 8)}, buf.Addr(64),
+                          buf.rkey ^ 0x80u));
+  }
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, writes, &bad), ENOMEM);
+  EXPECT_EQ(bad, depth);
+  EXPECT_EQ(dev_->PostSend(qa, {Rdma(99, WrOpcode::kRdmaWrite, {buf.At(0, 8)}, buf.Addr(64),
+                                     buf.rkey)}, &bad),
+            inline_run ? 0 : ENOMEM);
+  auto wcs = WaitWc(ca, static_cast<int>(depth) + (inline_run ? 1 : 0));
+  ASSERT_FALSE(wcs.empty());
+  EXPECT_EQ(wcs[0].status, WcStatus::kRemAccessErr);
+  EXPECT_EQ(StateOf(qa), QpState::kErr);
 }
 
 }  // namespace
