@@ -327,6 +327,7 @@ void Nic::ResetQueues(Qp& qp) {
   qp.sq_next = 0;
   ++qp.timer_gen;
   qp.timer_armed = qp.rnr_wait = qp.sq_draining = qp.started_retry = false;
+  qp.uc_mid_message = false;
   qp.comm_est_raised = qp.last_wqe_raised = false;
   qp.atomic_replay.clear();
 }

@@ -193,6 +193,10 @@ struct Qp : std::enable_shared_from_this<Qp> {
   // A retry is under way that a sequence NAK or a timeout started, not yet answered by
   // progress (Behaviour::psn_nak_uses_retry; rxe_comp.c comp.started_retry).
   bool started_retry = false;
+  // UC responder: the last packet of a message was dropped after its earlier ones were
+  // executed (Behaviour::write_imm_receive_at_last_packet), so it is still "inside" that
+  // message: rxe_resp.c check_op_seq drops every message that starts with a FIRST or ONLY.
+  bool uc_mid_message = false;
   bool rnr_wait = false;
   size_t rnr_index = 0;  // the RNR-NAKed WQE the retry starts from (rnr_wait_sends_new_wqes)
   bool kick_pending = false;

@@ -205,6 +205,45 @@ TEST_P(Conformance, WriteImmTakesItsReceiveAtTheLastPacketWhereTheDeviceDoes) {
   EXPECT_EQ(dst.buf[2 * mtu - 1], 0x5e);
 }
 
+// UC: a two-packet WRITE_WITH_IMM without a receive. Where the receive is taken at the last
+// packet (Behaviour::write_imm_receive_at_last_packet) the first packet is executed and the
+// last dropped, which leaves the responder inside that message: rxe_resp.c check_op_seq then
+// drops every new message (FIRST, ONLY), so a later WRITE_WITH_IMM finds the receive posted
+// meanwhile untouched. IBTA's model drops the first message whole, and takes the second.
+TEST_P(Conformance, AUcMessageCutBeforeItsLastPacketBlocksTheNextOnes) {
+  const bool last = GetParam().behaviour.write_imm_receive_at_last_packet;
+  CqHandle ca = Cq(16), cb = Cq(16);
+  auto [qa, qb] = ConnectedPair(QpType::kUc, ca, cb);
+  const uint32_t mtu = MtuBytes(pattr_.active_mtu);
+  Buffer src = Reg(2 * mtu, kAll), dst = Reg(2 * mtu + 64, kAll);
+  SendWr wr;
+  wr.wr_id = 1;
+  wr.opcode = WrOpcode::kRdmaWriteWithImm;
+  wr.sg_list = {src.At(0, 2 * mtu)};
+  wr.send_flags = send_flag::kSignaled;
+  wr.remote_addr = dst.Addr(0);
+  wr.rkey = dst.rkey;
+  wr.imm_data = 7;
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, {wr}, &bad), 0);
+  ASSERT_EQ(WaitWc(ca, 1).size(), 1u);  // UC: sent is done
+  EXPECT_TRUE(Drain(cb, kSecond / 20).empty());
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {dst.At(2 * mtu, 16)})}, &bad), 0);
+  wr.wr_id = 2;
+  wr.sg_list = {src.At(0, 8)};
+  wr.imm_data = 8;
+  ASSERT_EQ(dev_->PostSend(qa, {wr}, &bad), 0);
+  ASSERT_EQ(WaitWc(ca, 1).size(), 1u);
+  auto recv = Drain(cb, kSecond / 20);
+  if (last) {
+    EXPECT_TRUE(recv.empty()) << "the new message was dropped";
+    return;
+  }
+  ASSERT_EQ(recv.size(), 1u);
+  EXPECT_EQ(recv[0].status, WcStatus::kSuccess);
+  EXPECT_EQ(recv[0].imm_data, 8u);
+}
+
 // A UC message dropped for want of a receive leaves the expected PSN where it was, also when
 // it came after a gap: only an executed message moves it (rxe_resp.c check_psn takes the
 // first packet of a message after a gap without resynchronising; docs/differences.md row 35).
