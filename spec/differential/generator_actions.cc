@@ -66,8 +66,11 @@ void Settle(Writer& w) {
 void BringUp(Writer& w, GenQp& q) {
   if (!q.alive) return;
   Settle(w);
-  if (q.state != Believed::kReset) w.Line("modify " + q.name + " state=RESET");
-  q.rnr_prone = false;  // RESET discards the send queue
+  if (q.state != Believed::kReset) {
+    w.Line("modify " + q.name + " state=RESET");
+    q.rnr_prone = false;  // RESET discards the send queue (not so a first bring-up: rxe
+                          // keeps what a refused post queued in RESET)
+  }
   const std::string m = "modify " + q.name;
   if (q.type == "UD") {
     w.Line(m + " state=INIT pkey_index=0 port=1 qkey=0x11111111");
