@@ -42,9 +42,10 @@ Runner::~Runner() {
   devices_.clear();
 }
 
-RunResult Runner::Run(const Scenario& scenario) {
+RunResult Runner::Run(const Scenario& scenario, RunOptions options) {
   RunResult result;
-  Start();
+  result.steps.reserve(scenario.commands.size());
+  Start(options);
   for (const Command& c : scenario.commands) result.steps.push_back(Next(c));
   result.trace = Finish();
   return result;
@@ -64,9 +65,9 @@ void Runner::Start(RunOptions options) {
 Step Runner::Next(const Command& c) {
   Step step;
   step.line = c.line;
-  step.text = c.text;
+  if (options_.narrate) step.text = c.text;
   step.start_ns = backend_->NowNs() - start_ns_;
-  if (!options_.keep_trace) {
+  if (!options_.keep_trace && options_.narrate) {
     // Streaming views leave out quiet QPs: the command's QP is put back before the step.
     auto it = qps_.find(c.name);
     if (it != qps_.end() && it->second->handle && !it->second->destroyed) {
@@ -86,6 +87,11 @@ Step Runner::Next(const Command& c) {
   step.end_ns = backend_->NowNs() - start_ns_;
   const size_t states_before = run_trace_.states.size();
   ObserveStates(c, ret, &step);
+  if (!options_.narrate) {
+    if (!options_.keep_trace) run_trace_.states.clear();
+    step.note.clear();
+    return step;
+  }
   step.qps = Views(c.name);
   std::vector<StateEvent> changes(run_trace_.states.begin() + states_before,
                                   run_trace_.states.end());
@@ -181,7 +187,7 @@ int Runner::OpenDevice(const Command& c, Step* step) {
   o.kind = ObjectKind::kDevice;
   o.device = static_cast<int>(devices_.size());
   devices_.push_back(ret == 0 ? std::move(dev) : nullptr);
-  if (ret == 0) step->note = "opened " + devices_.back()->Name();
+  if (ret == 0 && options_.narrate) step->note = "opened " + devices_.back()->Name();
   return ret;
 }
 
@@ -223,7 +229,7 @@ int Runner::Create(const Command& c, Step* step) {
       const ChannelHandle ch{c.channel.empty() ? 0 : Obj(c.channel).handle};
       ret = dev->CreateCq(c.cqe, ch, &h, &actual);
       o.handle = h.id;
-      if (ret == 0) step->note = "granted cqe=" + std::to_string(actual);
+      if (ret == 0 && options_.narrate) step->note = "granted cqe=" + std::to_string(actual);
       break;
     }
     case Verb::kSrq: {
@@ -265,7 +271,7 @@ int Runner::CreateQp(const Command& c, Step* step) {
   o.send_cq = c.send_cq;
   o.recv_cq = c.recv_cq;
   o.srq = c.srq;
-  step->note = CapsText(actual);
+  if (options_.narrate) step->note = CapsText(actual);
   return 0;
 }
 

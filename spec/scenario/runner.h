@@ -69,6 +69,10 @@ struct RunOptions {
   // false: the run keeps no trace (RunTrace stays empty and WR slots are reused), so memory
   // is bounded by the WRs outstanding and the objects, not by the scenario's length.
   bool keep_trace = true;
+  // false: no narration (Step::text, note, why and qps stay empty): what a caller that
+  // only compares outcomes (the differential fuzzer) needs. The outcomes, failures, trace
+  // and the calls made to the backend are the same either way.
+  bool narrate = true;
 };
 
 class Runner {
@@ -78,7 +82,7 @@ class Runner {
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
 
-  RunResult Run(const Scenario& scenario);
+  RunResult Run(const Scenario& scenario, RunOptions options = {});
   // The same one command at a time (a streamed scenario): Start, Next per command, Finish.
   void Start(RunOptions options = {});
   Step Next(const Command& c);
