@@ -49,8 +49,8 @@ void LineParser::Fail(std::string message) {
 std::string LineParser::Usage() const { return "expected: " + std::string(spec_->usage); }
 
 std::string_view LineParser::Value(std::string_view key) const {
-  auto it = kv_.find(key);
-  return it == kv_.end() ? std::string_view() : it->second;
+  const std::string_view* v = Find(key);
+  return v == nullptr ? std::string_view() : *v;
 }
 
 void LineParser::Bind(const VerbSpec& spec, const std::vector<std::string_view>& words) {
@@ -73,9 +73,9 @@ void LineParser::Bind(const VerbSpec& spec, const std::vector<std::string_view>&
       return Fail("unknown key '" + std::string(key) + "' for " + std::string(spec.name) +
                   "; expected one of: " + Join(keys));
     }
-    if (kv_.count(key)) return Fail("key '" + std::string(key) + "' given twice");
+    if (Has(key)) return Fail("key '" + std::string(key) + "' given twice");
     if (eq + 1 == w.size()) return Fail("key '" + std::string(key) + "' has no value");
-    kv_[key] = w.substr(eq + 1);
+    kv_.emplace_back(key, w.substr(eq + 1));
   }
   if (static_cast<int>(positionals_.size()) != spec.positionals) {
     return Fail("expected " + std::to_string(spec.positionals) + " word(s) after '" +
@@ -83,7 +83,7 @@ void LineParser::Bind(const VerbSpec& spec, const std::vector<std::string_view>&
                 Usage());
   }
   for (auto key : spec.required) {
-    if (!kv_.count(key)) return Fail("missing " + std::string(key) + "=; " + Usage());
+    if (!Has(key)) return Fail("missing " + std::string(key) + "=; " + Usage());
   }
 }
 
@@ -102,16 +102,19 @@ void LineParser::Declare(std::string_view name, ObjectKind kind) {
 
 void LineParser::Ref(std::string_view name, std::initializer_list<ObjectKind> kinds,
                      std::string* out) {
-  std::string want;
-  for (ObjectKind k : kinds) want += (want.empty() ? "" : " or ") + std::string(ToName(k));
+  auto wanted = [&kinds] {
+    std::string want;
+    for (ObjectKind k : kinds) want += (want.empty() ? "" : " or ") + std::string(ToName(k));
+    return want;
+  };
   auto it = names_->find(name);
   if (it == names_->end()) {
-    return Fail("unknown name '" + std::string(name) + "': expected a " + want +
+    return Fail("unknown name '" + std::string(name) + "': expected a " + wanted() +
                 " declared before this line");
   }
   if (std::find(kinds.begin(), kinds.end(), it->second.kind) == kinds.end()) {
     return Fail("'" + std::string(name) + "' is a " + std::string(ToName(it->second.kind)) +
-                " (line " + std::to_string(it->second.line) + "), expected a " + want);
+                " (line " + std::to_string(it->second.line) + "), expected a " + wanted());
   }
   *out = std::string(name);
 }

@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "spec/scenario/command.h"
@@ -40,7 +41,7 @@ class LineParser {
 
   std::string Usage() const;
   std::string_view Positional(size_t i) const { return positionals_.at(i); }
-  bool Has(std::string_view key) const { return kv_.count(key) != 0; }
+  bool Has(std::string_view key) const { return Find(key) != nullptr; }
   std::string_view Value(std::string_view key) const;
 
   // key=N into *out when given (0..max).
@@ -71,8 +72,16 @@ class LineParser {
   NameTable* names_;
   const VerbSpec* spec_ = nullptr;
   std::string error_;
+  // The value of `key`, or null. A line has a handful of keys: a linear search beats a map.
+  const std::string_view* Find(std::string_view key) const {
+    for (const auto& [k, v] : kv_) {
+      if (k == key) return &v;
+    }
+    return nullptr;
+  }
+
   std::vector<std::string_view> positionals_;
-  std::map<std::string_view, std::string_view> kv_;
+  std::vector<std::pair<std::string_view, std::string_view>> kv_;  // in line order
 };
 
 }  // namespace qptwin::scenario

@@ -1,5 +1,6 @@
 #include "spec/scenario/parser.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <vector>
 
@@ -374,6 +375,14 @@ ScenarioParser::ScenarioParser() = default;
 ScenarioParser::~ScenarioParser() = default;
 
 bool ScenarioParser::Line(std::string_view raw, Command* out, bool* got, ParseError* error) {
+  Command c;
+  if (!LineInto(raw, &c, got, error)) return false;
+  if (*got) *out = std::move(c);
+  return true;
+}
+
+bool ScenarioParser::LineInto(std::string_view raw, Command* fresh, bool* got,
+                              ParseError* error) {
   *got = false;
   const int line_no = ++line_;
   std::string_view body = Trim(raw.substr(0, raw.find('#')));
@@ -385,7 +394,7 @@ bool ScenarioParser::Line(std::string_view raw, Command* out, bool* got, ParseEr
   };
   auto verb = ParseVerb(words[0]);
   if (!verb) return fail("unknown command '" + std::string(words[0]) + "': expected one of " + VerbChoices());
-  Command c;
+  Command& c = *fresh;
   c.line = line_no;
   c.verb = *verb;
   c.text = std::string(body);
@@ -408,7 +417,6 @@ bool ScenarioParser::Line(std::string_view raw, Command* out, bool* got, ParseEr
     return fail("more than " + std::to_string(kMaxObjects) + " objects declared (the limit of "
                 "one scenario)");
   }
-  *out = std::move(c);
   *got = true;
   return true;
 }
@@ -416,14 +424,18 @@ bool ScenarioParser::Line(std::string_view raw, Command* out, bool* got, ParseEr
 bool ParseScenario(std::string_view text, Scenario* out, ParseError* error) {
   *out = Scenario{};
   ScenarioParser parser;
+  // At most one command a line: reserved, so no command is moved while the vector grows.
+  out->commands.reserve(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
   for (std::string_view rest = text; !rest.empty();) {
     size_t nl = rest.find('\n');
     std::string_view raw = rest.substr(0, nl);
     rest = nl == rest.npos ? std::string_view() : rest.substr(nl + 1);
-    Command c;
     bool got = false;
-    if (!parser.Line(raw, &c, &got, error)) return false;
-    if (got) out->commands.push_back(std::move(c));
+    // Parsed in place (a Command is large: moving it costs more than parsing a short line).
+    Command* c = &out->commands.emplace_back();
+    const bool ok = parser.LineInto(raw, c, &got, error);
+    if (!got) out->commands.pop_back();
+    if (!ok) return false;
   }
   out->device_lines = parser.header().device_lines;
   out->first_profile = parser.header().first_profile;

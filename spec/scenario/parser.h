@@ -39,6 +39,10 @@ class ScenarioParser {
   ~ScenarioParser();
   // Parses the next line (without its '\n'). *got: it held a command (else blank/comment).
   [[nodiscard]] bool Line(std::string_view raw, Command* out, bool* got, ParseError* error);
+  // The same into *fresh, a default-constructed Command, without a move: on failure or a
+  // line without a command (*got false) it is left partly filled.
+  [[nodiscard]] bool LineInto(std::string_view raw, Command* fresh, bool* got,
+                              ParseError* error);
   // device_lines and first_profile of the lines so far (commands stay empty).
   const Scenario& header() const { return header_; }
   int lines() const { return line_; }
