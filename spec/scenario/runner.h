@@ -177,8 +177,13 @@ class Runner {
   // RESET or INIT, nothing queued, no SRQ: nothing but a command naming the QP can change
   // its state or its queues (a QP below RTR neither sends nor takes requests).
   bool Quiet(const Object& o) const;
-  // The names to look at after a step: busy_ and `named` (when a QP), in name order.
-  std::vector<std::string> Watched(const std::string& named) const;
+  // A QP's entry in qps_ (entries are never erased, so their addresses are stable).
+  using QpEntry = std::pair<const std::string, Object*>;
+  struct ByName {
+    bool operator()(const QpEntry* a, const QpEntry* b) const { return a->first < b->first; }
+  };
+  // The QPs to look at after a step: busy_ and `named` (when a QP), in name order.
+  std::vector<QpEntry*> Watched(const std::string& named);
 
   Device* DeviceOf(const Object& o);
   Object& Obj(const std::string& name) { return objects_[name]; }
@@ -199,7 +204,7 @@ class Runner {
   std::vector<std::unique_ptr<Device>> devices_;
   std::map<std::string, Object> objects_;
   std::map<std::string, Object*> qps_;  // the QPs of objects_ (per-step work is per QP)
-  std::set<std::string> busy_;  // live QPs that are not Quiet(): a step looks only at these
+  std::set<QpEntry*, ByName> busy_;  // live QPs that are not Quiet(): a step looks only at these
   // UD address handles, by (sender's PD name, target QP name).
   std::map<std::pair<std::string, std::string>, uint32_t> ahs_;
   // query_port: bad_pkey_cntr and qkey_viol_cntr at the first query, by (device, port).

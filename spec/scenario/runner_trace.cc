@@ -86,10 +86,11 @@ void Runner::ObserveStates(const Command& c, int ret, Step* step) {
   }
   // Only the busy QPs and the command's: a quiet one has nothing new (Quiet()), so a step
   // costs O(busy QPs), not O(QPs) (issue 15: 100,000 QPs moved to INIT one by one).
-  for (const std::string& name : Watched(c.name)) {
-    Object& o = *qps_[name];
+  for (QpEntry* entry : Watched(c.name)) {
+    const std::string& name = entry->first;
+    Object& o = *entry->second;
     if (!o.handle || o.destroyed) {
-      busy_.erase(name);
+      busy_.erase(entry);
       continue;
     }
     Device* dev = DeviceOf(o);
@@ -120,11 +121,12 @@ void Runner::ObserveStates(const Command& c, int ret, Step* step) {
       EndQueues(&o, Wqe::End::kDiscarded, *step);
     }
     if (Quiet(o)) {
-      busy_.erase(name);
+      busy_.erase(entry);
     } else {
-      busy_.insert(name);
+      busy_.insert(entry);
     }
   }
+  if (trace_->states.size() - first_new < 2) return;  // nothing to order
   std::stable_sort(trace_->states.begin() + first_new, trace_->states.end(),
                    [](const StateEvent& a, const StateEvent& b) { return a.time_ns < b.time_ns; });
 }
@@ -134,12 +136,13 @@ bool Runner::Quiet(const Object& o) const {
          o.rq.Live() == 0 && o.srq.empty();
 }
 
-std::vector<std::string> Runner::Watched(const std::string& named) const {
-  std::vector<std::string> names(busy_.begin(), busy_.end());
-  if (qps_.count(named) && !busy_.count(named)) {
-    names.insert(std::lower_bound(names.begin(), names.end(), named), named);
+std::vector<Runner::QpEntry*> Runner::Watched(const std::string& named) {
+  std::vector<QpEntry*> entries(busy_.begin(), busy_.end());
+  auto it = qps_.find(named);
+  if (it != qps_.end() && !busy_.count(&*it)) {
+    entries.insert(std::lower_bound(entries.begin(), entries.end(), &*it, ByName()), &*it);
   }
-  return names;
+  return entries;
 }
 
 QpView Runner::ViewOf(const std::string& name, const Object& o) const {
@@ -162,9 +165,9 @@ QpView Runner::ViewOf(const std::string& name, const Object& o) const {
 std::vector<QpView> Runner::Views(const std::string& named) {
   std::vector<QpView> views;
   if (!options_.keep_trace) {
-    for (const std::string& name : Watched(named)) {
-      const Object& o = *qps_.at(name);
-      if (o.handle && !o.destroyed) views.push_back(ViewOf(name, o));
+    for (const QpEntry* entry : Watched(named)) {
+      const Object& o = *entry->second;
+      if (o.handle && !o.destroyed) views.push_back(ViewOf(entry->first, o));
     }
     return views;
   }
