@@ -32,14 +32,19 @@ bool Contains(const std::vector<std::string_view>& v, std::string_view s) {
 
 std::vector<std::string_view> Words(std::string_view s) {
   std::vector<std::string_view> out;
+  WordsInto(s, &out);
+  return out;
+}
+
+void WordsInto(std::string_view s, std::vector<std::string_view>* out) {
+  out->clear();
   size_t i = 0;
   while (i < s.size()) {
     while (i < s.size() && IsSpace(s[i])) ++i;
     size_t start = i;
     while (i < s.size() && !IsSpace(s[i])) ++i;
-    if (i > start) out.push_back(s.substr(start, i - start));
+    if (i > start) out->push_back(s.substr(start, i - start));
   }
-  return out;
 }
 
 void LineParser::Fail(std::string message) {

@@ -26,10 +26,20 @@ using NameTable = std::map<std::string, Declared, std::less<>>;
 
 // Whitespace-separated words of `s`.
 std::vector<std::string_view> Words(std::string_view s);
+// The same into *out (replaced; its capacity is kept for the next line).
+void WordsInto(std::string_view s, std::vector<std::string_view>* out);
 
 class LineParser {
  public:
   LineParser(int line, NameTable* names) : line_(line), names_(names) {}
+  // As if constructed anew for `line` (the vectors keep their capacity).
+  void Reset(int line) {
+    line_ = line;
+    spec_ = nullptr;
+    error_.clear();
+    positionals_.clear();
+    kv_.clear();
+  }
 
   bool failed() const { return !error_.empty(); }
   const std::string& error() const { return error_; }

@@ -386,7 +386,8 @@ bool ScenarioParser::LineInto(std::string_view raw, Command* fresh, bool* got,
   *got = false;
   const int line_no = ++line_;
   std::string_view body = Trim(raw.substr(0, raw.find('#')));
-  std::vector<std::string_view> words = Words(body);
+  std::vector<std::string_view>& words = words_;
+  WordsInto(body, &words);
   if (words.empty()) return true;
   auto fail = [&](std::string message) {
     *error = ParseError{line_no, std::move(message)};
@@ -398,7 +399,8 @@ bool ScenarioParser::LineInto(std::string_view raw, Command* fresh, bool* got,
   c.line = line_no;
   c.verb = *verb;
   c.text = std::string(body);
-  LineParser p(line_no, &names_);
+  LineParser& p = line_parser_;
+  p.Reset(line_no);
   const VerbSpec& spec = SpecOf(*verb);
   p.Bind(spec, words);
   if (p.failed()) return fail(p.error());

@@ -37,6 +37,8 @@ class ScenarioParser {
  public:
   ScenarioParser();
   ~ScenarioParser();
+  ScenarioParser(const ScenarioParser&) = delete;  // line_parser_ points at names_
+  ScenarioParser& operator=(const ScenarioParser&) = delete;
   // Parses the next line (without its '\n'). *got: it held a command (else blank/comment).
   [[nodiscard]] bool Line(std::string_view raw, Command* out, bool* got, ParseError* error);
   // The same into *fresh, a default-constructed Command, without a move: on failure or a
@@ -49,6 +51,9 @@ class ScenarioParser {
 
  private:
   NameTable names_;
+  // Scratch reused from line to line (a line's words, its argument checker).
+  std::vector<std::string_view> words_;
+  LineParser line_parser_{0, &names_};
   std::string current_device_;
   Scenario header_;
   int line_ = 0;

@@ -81,7 +81,7 @@ Step Runner::Next(const Command& c) {
     Outcome o;
     o.kind = ret == 0 ? Outcome::Kind::kOk : Outcome::Kind::kError;
     o.err = ret;
-    step.outcomes.push_back(o);
+    step.outcomes.push_back(std::move(o));
   }
   CheckExpectation(c, ret, &step);
   step.end_ns = backend_->NowNs() - start_ns_;

@@ -182,8 +182,9 @@ class Runner {
   struct ByName {
     bool operator()(const QpEntry* a, const QpEntry* b) const { return a->first < b->first; }
   };
-  // The QPs to look at after a step: busy_ and `named` (when a QP), in name order.
-  std::vector<QpEntry*> Watched(const std::string& named);
+  // The QPs to look at after a step: busy_ and `named` (when a QP), in name order (in
+  // watched_, reused from step to step).
+  const std::vector<QpEntry*>& Watched(const std::string& named);
 
   Device* DeviceOf(const Object& o);
   Object& Obj(const std::string& name) { return objects_[name]; }
@@ -205,6 +206,7 @@ class Runner {
   std::map<std::string, Object> objects_;
   std::map<std::string, Object*> qps_;  // the QPs of objects_ (per-step work is per QP)
   std::set<QpEntry*, ByName> busy_;  // live QPs that are not Quiet(): a step looks only at these
+  std::vector<QpEntry*> watched_;
   // UD address handles, by (sender's PD name, target QP name).
   std::map<std::pair<std::string, std::string>, uint32_t> ahs_;
   // query_port: bad_pkey_cntr and qkey_viol_cntr at the first query, by (device, port).

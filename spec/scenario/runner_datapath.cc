@@ -111,6 +111,7 @@ int Runner::Poll(const Command& c, Step* step) {
   std::vector<WorkCompletion> wcs;
   int ret = dev->WaitForCompletions(CqHandle{cq.handle}, c.n, c.timeout_ms * 1000000, &wcs);
   if (ret != 0 && ret != ETIMEDOUT) return ret;
+  step->outcomes.reserve(wcs.size() + 1);
   for (const WorkCompletion& wc : wcs) {
     Outcome o;
     o.kind = Outcome::Kind::kWc;
@@ -123,13 +124,13 @@ int Runner::Poll(const Command& c, Step* step) {
     } else {
       o.src_qp = wc.src_qp ? "qpn:" + std::to_string(wc.src_qp) : "0";
     }
-    step->outcomes.push_back(o);
+    step->outcomes.push_back(std::move(o));
   }
   for (Outcome& o : step->outcomes) RecordCompletion(c.name, &o, *step);
   Outcome polled;
   polled.kind = Outcome::Kind::kPolled;
   polled.count = static_cast<int>(wcs.size());
-  step->outcomes.push_back(polled);
+  step->outcomes.push_back(std::move(polled));
   if (ret == ETIMEDOUT) {
     step->note = "timed out after " + std::to_string(c.timeout_ms) + " ms with " +
                  std::to_string(wcs.size()) + " of " + std::to_string(c.n);
@@ -180,7 +181,7 @@ int Runner::Events(const Command& c, Step* step) {
     o.kind = Outcome::Kind::kEvent;
     o.event = t.ev.type;
     o.object = EventObject(t.device, t.ev);
-    step->outcomes.push_back(o);
+    step->outcomes.push_back(std::move(o));
   }
   return ret;
 }

@@ -114,7 +114,7 @@ int Runner::Query(const Command& c, Step* step) {
   Outcome state;
   state.kind = Outcome::Kind::kState;
   state.state = a.qp_state;
-  step->outcomes.push_back(state);
+  step->outcomes.push_back(std::move(state));
   AddAttrs("qp_attr" + Kv("cur_state", ToName(a.cur_qp_state)) +
                Kv("path_mtu", MtuBytes(a.path_mtu)) + Kv("qkey", a.qkey) +
                Kv("rq_psn", a.rq_psn) + Kv("sq_psn", a.sq_psn) +

@@ -136,8 +136,9 @@ bool Runner::Quiet(const Object& o) const {
          o.rq.Live() == 0 && o.srq.empty();
 }
 
-std::vector<Runner::QpEntry*> Runner::Watched(const std::string& named) {
-  std::vector<QpEntry*> entries(busy_.begin(), busy_.end());
+const std::vector<Runner::QpEntry*>& Runner::Watched(const std::string& named) {
+  std::vector<QpEntry*>& entries = watched_;
+  entries.assign(busy_.begin(), busy_.end());
   auto it = qps_.find(named);
   if (it != qps_.end() && !busy_.count(&*it)) {
     entries.insert(std::lower_bound(entries.begin(), entries.end(), &*it, ByName()), &*it);
