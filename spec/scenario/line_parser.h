@@ -22,7 +22,7 @@ struct Declared {
   ObjectKind kind;
   int line;
 };
-using NameTable = std::map<std::string, Declared, std::less<>>;
+using NameTable = std::map<std::string, Declared, NameLess>;
 
 // Whitespace-separated words of `s`.
 std::vector<std::string_view> Words(std::string_view s);

@@ -56,6 +56,7 @@ void Runner::Start(RunOptions options) {
   run_trace_ = RunTrace{};
   free_wqes_.clear();
   before_.clear();
+  for (QpEntry* e : busy_) e->second->busy = false;
   busy_.clear();
   ledger_ = WrLedger(&run_trace_.wqes);
   if (!options_.keep_trace) ledger_.ReleaseTo(&free_wqes_);

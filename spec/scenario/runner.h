@@ -118,6 +118,7 @@ class Runner {
     WrQueue sq, rq;
     size_t history_seen = 0;
     QpState state = QpState::kReset;
+    bool busy = false;  // in busy_
   };
 
   // Control path (runner.cc). Each returns 0 or the errno of the verb it called.
@@ -180,7 +181,9 @@ class Runner {
   // A QP's entry in qps_ (entries are never erased, so their addresses are stable).
   using QpEntry = std::pair<const std::string, Object*>;
   struct ByName {
-    bool operator()(const QpEntry* a, const QpEntry* b) const { return a->first < b->first; }
+    bool operator()(const QpEntry* a, const QpEntry* b) const {
+      return NameLess::Less(a->first, b->first);
+    }
   };
   // The QPs to look at after a step: busy_ and `named` (when a QP), in name order (in
   // watched_, reused from step to step).
@@ -203,10 +206,11 @@ class Runner {
   uint64_t start_ns_ = 0;
   int devices_opened_ = 0;
   std::vector<std::unique_ptr<Device>> devices_;
-  std::map<std::string, Object> objects_;
-  std::map<std::string, Object*> qps_;  // the QPs of objects_ (per-step work is per QP)
+  std::map<std::string, Object, NameLess> objects_;
+  std::map<std::string, Object*, NameLess> qps_;  // the QPs of objects_ (per-step work is per QP)
   std::set<QpEntry*, ByName> busy_;  // live QPs that are not Quiet(): a step looks only at these
   std::vector<QpEntry*> watched_;
+  void SetBusy(QpEntry* qp, bool busy);
   // UD address handles, by (sender's PD name, target QP name).
   std::map<std::pair<std::string, std::string>, uint32_t> ahs_;
   // query_port: bad_pkey_cntr and qkey_viol_cntr at the first query, by (device, port).

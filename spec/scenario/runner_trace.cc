@@ -90,7 +90,7 @@ void Runner::ObserveStates(const Command& c, int ret, Step* step) {
     const std::string& name = entry->first;
     Object& o = *entry->second;
     if (!o.handle || o.destroyed) {
-      busy_.erase(entry);
+      SetBusy(entry, false);
       continue;
     }
     Device* dev = DeviceOf(o);
@@ -120,15 +120,21 @@ void Runner::ObserveStates(const Command& c, int ret, Step* step) {
     if (o.state == QpState::kReset && (o.sq.Live() > 0 || o.rq.Live() > 0)) {
       EndQueues(&o, Wqe::End::kDiscarded, *step);
     }
-    if (Quiet(o)) {
-      busy_.erase(entry);
-    } else {
-      busy_.insert(entry);
-    }
+    SetBusy(entry, !Quiet(o));
   }
   if (trace_->states.size() - first_new < 2) return;  // nothing to order
   std::stable_sort(trace_->states.begin() + first_new, trace_->states.end(),
                    [](const StateEvent& a, const StateEvent& b) { return a.time_ns < b.time_ns; });
+}
+
+void Runner::SetBusy(QpEntry* qp, bool busy) {
+  if (qp->second->busy == busy) return;
+  qp->second->busy = busy;
+  if (busy) {
+    busy_.insert(qp);
+  } else {
+    busy_.erase(qp);
+  }
 }
 
 bool Runner::Quiet(const Object& o) const {
@@ -140,7 +146,7 @@ const std::vector<Runner::QpEntry*>& Runner::Watched(const std::string& named) {
   std::vector<QpEntry*>& entries = watched_;
   entries.assign(busy_.begin(), busy_.end());
   auto it = qps_.find(named);
-  if (it != qps_.end() && !busy_.count(&*it)) {
+  if (it != qps_.end() && !it->second->busy) {
     entries.insert(std::lower_bound(entries.begin(), entries.end(), &*it, ByName()), &*it);
   }
   return entries;
