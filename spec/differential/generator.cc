@@ -140,7 +140,7 @@ std::string GenerateScenario(uint64_t seed, const GeneratorOptions& options) {
   const int actions = 1 + static_cast<int>(w.Below(options.actions));
   for (int i = 0; i < actions; ++i) internal::RandomAction(w);
   Epilogue(w);
-  return w.text();
+  return w.TakeText();
 }
 
 }  // namespace qptwin::differential

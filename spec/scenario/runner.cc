@@ -46,7 +46,7 @@ RunResult Runner::Run(const Scenario& scenario, RunOptions options) {
   RunResult result;
   result.steps.reserve(scenario.commands.size());
   Start(options);
-  for (const Command& c : scenario.commands) result.steps.push_back(Next(c));
+  for (const Command& c : scenario.commands) NextInto(c, &result.steps.emplace_back());
   result.trace = Finish();
   return result;
 }
@@ -65,6 +65,12 @@ void Runner::Start(RunOptions options) {
 
 Step Runner::Next(const Command& c) {
   Step step;
+  NextInto(c, &step);
+  return step;
+}
+
+void Runner::NextInto(const Command& c, Step* out) {
+  Step& step = *out;
   step.line = c.line;
   if (options_.narrate) step.text = c.text;
   step.start_ns = backend_->NowNs() - start_ns_;
@@ -79,10 +85,9 @@ Step Runner::Next(const Command& c) {
   }
   int ret = Execute(c, &step);
   if (step.outcomes.empty()) {
-    Outcome o;
+    Outcome& o = step.outcomes.emplace_back();
     o.kind = ret == 0 ? Outcome::Kind::kOk : Outcome::Kind::kError;
     o.err = ret;
-    step.outcomes.push_back(std::move(o));
   }
   CheckExpectation(c, ret, &step);
   step.end_ns = backend_->NowNs() - start_ns_;
@@ -91,7 +96,7 @@ Step Runner::Next(const Command& c) {
   if (!options_.narrate) {
     if (!options_.keep_trace) run_trace_.states.clear();
     step.note.clear();
-    return step;
+    return;
   }
   step.qps = Views(c.name);
   std::vector<StateEvent> changes(run_trace_.states.begin() + states_before,
@@ -99,7 +104,6 @@ Step Runner::Next(const Command& c) {
   step.why = ExplainStep(c, ret, step, before_, changes);
   if (!options_.keep_trace) run_trace_.states.clear();
   before_ = step.qps;
-  return step;
 }
 
 RunTrace Runner::Finish() {

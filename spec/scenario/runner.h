@@ -121,6 +121,7 @@ class Runner {
     bool busy = false;  // in busy_
   };
 
+  void NextInto(const Command& c, Step* fresh);  // Next into a default-constructed Step
   // Control path (runner.cc). Each returns 0 or the errno of the verb it called.
   int Execute(const Command& c, Step* step);
   int OpenDevice(const Command& c, Step* step);
