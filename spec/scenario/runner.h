@@ -211,6 +211,7 @@ class Runner {
   std::map<std::string, Object*, NameLess> qps_;  // the QPs of objects_ (per-step work is per QP)
   std::set<QpEntry*, ByName> busy_;  // live QPs that are not Quiet(): a step looks only at these
   std::vector<QpEntry*> watched_;
+  std::vector<StateChange> history_;  // ObserveStates' scratch
   void SetBusy(QpEntry* qp, bool busy);
   // UD address handles, by (sender's PD name, target QP name).
   std::map<std::pair<std::string, std::string>, uint32_t> ahs_;

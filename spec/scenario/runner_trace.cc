@@ -96,7 +96,7 @@ void Runner::ObserveStates(const Command& c, int ret, Step* step) {
     Device* dev = DeviceOf(o);
     if (!dev) continue;
     // Only what is new since the last look (QpHistorySince): a long scenario stays linear.
-    std::vector<StateChange> history;
+    std::vector<StateChange>& history = history_;  // replaced by the call
     if (dev->QpHistorySince(QpHandle{o.handle}, o.history_seen, &history) == 0) {
       for (const StateChange& h : history) {
         if (h.cause == "create" || h.cause == "created") continue;  // recorded above
@@ -109,12 +109,13 @@ void Runner::ObserveStates(const Command& c, int ret, Step* step) {
     }
     // The device's word wins over the history (hw may not record what the device did); a
     // device whose history is complete (the model) needs no query.
-    QpAttr attr;
-    QpInitAttr init;
-    if (!dev->HistoryIsComplete() && dev->QueryQp(QpHandle{o.handle}, &attr, &init) == 0 &&
-        attr.qp_state != o.state) {
-      trace_->states.push_back({name, now, c.line, o.state, attr.qp_state, "seen by query"});
-      o.state = attr.qp_state;
+    if (!dev->HistoryIsComplete()) {
+      QpAttr attr;
+      QpInitAttr init;
+      if (dev->QueryQp(QpHandle{o.handle}, &attr, &init) == 0 && attr.qp_state != o.state) {
+        trace_->states.push_back({name, now, c.line, o.state, attr.qp_state, "seen by query"});
+        o.state = attr.qp_state;
+      }
     }
     // R9: to RESET, the queues are discarded without completions.
     if (o.state == QpState::kReset && (o.sq.Live() > 0 || o.rq.Live() > 0)) {
