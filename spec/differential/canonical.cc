@@ -88,6 +88,8 @@ bool NextLine(std::string_view* text, std::string_view* line) {
 
 }  // namespace
 
+void AppendComparableStep(const scenario::Step& step, std::string* out) { AppendStep(step, out); }
+
 std::string ComparableTranscript(const scenario::RunResult& result) {
   std::string out;
   out.reserve(result.steps.size() * 32);

@@ -69,6 +69,18 @@ Step Runner::Next(const Command& c) {
   return step;
 }
 
+void Runner::Next(const Command& c, Step* step) {
+  step->line = 0;
+  step->text.clear();
+  step->start_ns = step->end_ns = 0;
+  step->outcomes.clear();
+  step->note.clear();
+  step->failures.clear();
+  step->why.clear();
+  step->qps.clear();
+  NextInto(c, step);
+}
+
 void Runner::NextInto(const Command& c, Step* out) {
   Step& step = *out;
   step.line = c.line;

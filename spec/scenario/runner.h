@@ -86,6 +86,9 @@ class Runner {
   // The same one command at a time (a streamed scenario): Start, Next per command, Finish.
   void Start(RunOptions options = {});
   Step Next(const Command& c);
+  // The same into *step, reset first (its vectors keep their capacity): a caller that
+  // consumes each step at once (the differential fuzzer) allocates no Step per command.
+  void Next(const Command& c, Step* step);
   RunTrace Finish();
 
  private:

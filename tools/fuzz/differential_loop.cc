@@ -36,9 +36,19 @@ std::string RunOn(const SideMaker& make, const scenario::Scenario& sc, std::stri
     *why = "the backend could not be created";
     return {};
   }
+  // ComparableTranscript(Runner::Run(sc)) one step at a time: no RunResult is kept.
   scenario::RunOptions options;
   options.narrate = false;  // only the outcomes are compared
-  return differential::ComparableTranscript(scenario::Runner(backend.get()).Run(sc, options));
+  scenario::Runner runner(backend.get());
+  runner.Start(options);
+  std::string transcript;
+  transcript.reserve(sc.commands.size() * 48);
+  scenario::Step step;
+  for (const scenario::Command& c : sc.commands) {
+    runner.Next(c, &step);
+    differential::AppendComparableStep(step, &transcript);
+  }
+  return transcript;
 }
 
 std::string Commented(const std::string& text) {
