@@ -85,7 +85,8 @@ class LineParser {
   // The value of `key`, or null. A line has a handful of keys: a linear search beats a map.
   const std::string_view* Find(std::string_view key) const {
     for (const auto& [k, v] : kv_) {
-      if (k == key) return &v;
+      // Most keys differ in length or first letter: no memcmp call for them.
+      if (k.size() == key.size() && (key.empty() || (k[0] == key[0] && k == key))) return &v;
     }
     return nullptr;
   }

@@ -1,6 +1,5 @@
 #include "spec/scenario/parser.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <vector>
 
@@ -427,7 +426,9 @@ bool ParseScenario(std::string_view text, Scenario* out, ParseError* error) {
   *out = Scenario{};
   ScenarioParser parser;
   // At most one command a line: reserved, so no command is moved while the vector grows.
-  out->commands.reserve(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
+  size_t lines = 1;
+  for (size_t at = text.find('\n'); at != text.npos; at = text.find('\n', at + 1)) ++lines;
+  out->commands.reserve(lines);
   for (std::string_view rest = text; !rest.empty();) {
     size_t nl = rest.find('\n');
     std::string_view raw = rest.substr(0, nl);
