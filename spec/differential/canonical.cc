@@ -37,15 +37,19 @@ void AppendStep(const Step& s, std::string* out) {
         ++i;
         continue;
       }
-      size_t j = i;
+      size_t j = i + 1;
+      while (j < n && (outcomes.empty() ? s.outcomes[j] : *outcomes[j]).kind == kind) ++j;
+      if (j - i < 2) {  // one outcome: nothing to order
+        i = j;
+        continue;
+      }
       std::vector<std::string> keys;  // the run's keys, in order
+      keys.reserve(j - i);
       size_t distinct = 0;
-      for (; j < n; ++j) {
-        const Outcome& o = outcomes.empty() ? s.outcomes[j] : *outcomes[j];
-        if (o.kind != kind) break;
-        keys.push_back(key(o));
+      for (size_t k = i; k < j; ++k) {
+        keys.push_back(key(outcomes.empty() ? s.outcomes[k] : *outcomes[k]));
         bool seen = false;
-        for (size_t k = 0; k + 1 < keys.size() && !seen; ++k) seen = keys[k] == keys.back();
+        for (size_t m = 0; m + 1 < keys.size() && !seen; ++m) seen = keys[m] == keys.back();
         distinct += !seen;
       }
       if (distinct > 1) {
