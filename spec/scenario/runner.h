@@ -212,7 +212,9 @@ class Runner {
   std::vector<std::unique_ptr<Device>> devices_;
   std::map<std::string, Object, NameLess> objects_;
   std::map<std::string, Object*, NameLess> qps_;  // the QPs of objects_ (per-step work is per QP)
-  std::set<QpEntry*, ByName> busy_;  // live QPs that are not Quiet(): a step looks only at these
+  // Live QPs that are not Quiet(), in name order: a step looks only at these. A sorted
+  // vector: a step already costs O(busy QPs), and it copies into watched_ without a walk.
+  std::vector<QpEntry*> busy_;
   std::vector<QpEntry*> watched_;
   std::vector<StateChange> history_;  // ObserveStates' scratch
   void SetBusy(QpEntry* qp, bool busy);

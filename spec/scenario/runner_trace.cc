@@ -131,10 +131,11 @@ void Runner::ObserveStates(const Command& c, int ret, Step* step) {
 void Runner::SetBusy(QpEntry* qp, bool busy) {
   if (qp->second->busy == busy) return;
   qp->second->busy = busy;
+  auto at = std::lower_bound(busy_.begin(), busy_.end(), qp, ByName());
   if (busy) {
-    busy_.insert(qp);
+    busy_.insert(at, qp);
   } else {
-    busy_.erase(qp);
+    busy_.erase(at);  // it is there: its flag was set
   }
 }
 
@@ -145,7 +146,7 @@ bool Runner::Quiet(const Object& o) const {
 
 const std::vector<Runner::QpEntry*>& Runner::Watched(const std::string& named) {
   std::vector<QpEntry*>& entries = watched_;
-  entries.assign(busy_.begin(), busy_.end());
+  entries = busy_;
   auto it = qps_.find(named);
   if (it != qps_.end() && !it->second->busy) {
     entries.insert(std::lower_bound(entries.begin(), entries.end(), &*it, ByName()), &*it);
