@@ -397,7 +397,7 @@ bool ScenarioParser::LineInto(std::string_view raw, Command* fresh, bool* got,
   Command& c = *fresh;
   c.line = line_no;
   c.verb = *verb;
-  c.text = std::string(body);
+  if (keep_text_) c.text = std::string(body);
   LineParser& p = line_parser_;
   p.Reset(line_no);
   const VerbSpec& spec = SpecOf(*verb);
@@ -423,8 +423,14 @@ bool ScenarioParser::LineInto(std::string_view raw, Command* fresh, bool* got,
 }
 
 bool ParseScenario(std::string_view text, Scenario* out, ParseError* error) {
+  return ParseScenario(text, out, error, ParseOptions{});
+}
+
+bool ParseScenario(std::string_view text, Scenario* out, ParseError* error,
+                   const ParseOptions& options) {
   *out = Scenario{};
   ScenarioParser parser;
+  parser.set_keep_text(options.keep_text);
   // At most one command a line: reserved, so no command is moved while the vector grows.
   size_t lines = 1;
   for (size_t at = text.find('\n'); at != text.npos; at = text.find('\n', at + 1)) ++lines;

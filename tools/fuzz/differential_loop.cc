@@ -176,7 +176,9 @@ DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const
     scenario::Scenario sc;
     scenario::ParseError pe;
     std::string ta, tb, why;
-    if (!scenario::ParseScenario(text, &sc, &pe)) {
+    scenario::ParseOptions parse;
+    parse.keep_text = false;  // the runner does not narrate (RunOn)
+    if (!scenario::ParseScenario(text, &sc, &pe, parse)) {
       why = "the generated scenario does not parse: " + pe.ToString();
     } else {
       watch.Arm(n, opts.label_a);
