@@ -48,8 +48,12 @@ class Writer {
   template <typename T>
   const T& Pick(const std::vector<T>& v) { return v[Below(v.size())]; }
 
-  void Line(std::string_view s) {
-    text_ += s;
+  // A line of these parts (no temporary string for the whole line). Its arguments are
+  // evaluated in an unspecified order: none may draw a random number.
+  template <typename... Parts>
+  void Line(std::string_view first, const Parts&... rest) {
+    text_ += first;
+    ((text_ += std::string_view(rest)), ...);
     text_ += '\n';
   }
   const std::string& text() const { return text_; }
