@@ -20,7 +20,13 @@ constexpr std::array<NamedValue<WrOpcode>, 10> kSendOps{{
     {WrOpcode::kSendWithInv, "SEND_WITH_INV"},
 }};
 
-bool IsName(std::string_view s) { return !s.empty() && s.find_first_of(":,=") == s.npos; }
+bool IsName(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {  // no ':', ',' or '=' (find_first_of calls memchr per character)
+    if (c == ':' || c == ',' || c == '=') return false;
+  }
+  return true;
+}
 
 }  // namespace
 
