@@ -9,6 +9,7 @@ namespace qptwin::scenario {
 
 std::vector<Sge> Runner::ResolveSges(const std::vector<SgeRef>& refs) {
   std::vector<Sge> sges;
+  sges.reserve(refs.size());
   for (const SgeRef& ref : refs) {
     const Object& mr = Obj(ref.mr);
     // A destroyed or failed MR resolves to address 0 / lkey 0: the backend judges it.

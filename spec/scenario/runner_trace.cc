@@ -147,6 +147,7 @@ bool Runner::Quiet(const Object& o) const {
 const std::vector<Runner::QpEntry*>& Runner::Watched(const std::string& named) {
   std::vector<QpEntry*>& entries = watched_;
   entries = busy_;
+  if (named.empty()) return entries;
   auto it = qps_.find(named);
   if (it != qps_.end() && !it->second->busy) {
     entries.insert(std::lower_bound(entries.begin(), entries.end(), &*it, ByName()), &*it);

@@ -190,7 +190,8 @@ DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const
     ++stats.sequences;
     for (char c : ta) stats.lines += c == '\n';
     std::optional<differential::Difference> d;
-    if (why.empty()) d = differential::FirstDifference(ta, tb);
+    // Equal texts have no differing line (the usual case, the model against itself).
+    if (why.empty() && ta != tb) d = differential::FirstDifference(ta, tb);
     if (opts.replay) {
       stats.replay_text = "# sequence " + std::to_string(n) + " of seed " +
                           std::to_string(opts.seed) + "\n" + text + "# ---- on " + opts.label_a +
