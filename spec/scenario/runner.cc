@@ -358,6 +358,14 @@ int Runner::Destroy(const Command& c, Step* step) {
   if (o.kind == ObjectKind::kDevice) {
     if (!DeviceOf(o)) return ENODEV;
     devices_[o.device].reset();
+    // Its regions went with it (backend.h contract 4): as after a dereg, fill/check of them
+    // is out of range, not a write into memory the backend freed or reuses.
+    for (auto& [name, mr] : objects_) {
+      if (mr.kind == ObjectKind::kMr && mr.device == o.device) {
+        mr.buf = nullptr;
+        mr.len = 0;
+      }
+    }
     return 0;
   }
   Device* dev = DeviceOf(o);
