@@ -3,6 +3,8 @@
 // Contract:
 //  1. A region's buffer is allocated here (zeroed, page aligned) and lives as long as the
 //     region; nothing outside [buf, buf + length) of a registered region is ever touched.
+//     Small buffers (up to 256 KiB) of regions gone are kept and handed out again, zeroed
+//     (memory.cc): a fuzzer that makes thousands of backends a second pays no mmap for them.
 //  2. lkey == rkey == index << 8 | variant (rxe_mr.c rxe_mr_init: elem.index << 8 | an 8-bit
 //     key). The 24-bit index is allocated cyclically in [1, max_index] and skips indices in
 //     use (rxe_pool.c: xa_alloc_cyclic over [RXE_MIN_MR_INDEX, RXE_MAX_MR_INDEX]), so a key

@@ -278,6 +278,7 @@ class Nic {
   std::vector<uint64_t> host_free_ns_ = std::vector<uint64_t>(1, 0);  // per host thread
   size_t host_thread_ = 0;
   ContextCache cache_;
+  std::vector<PortAttr> ports_one_;   // ModifyQp's port list, kept: no allocation per modify
   uint64_t fetch_free_ns_ = 0;        // the context-fetch unit (timing.h contract 5)
   uint64_t wqe_fetch_free_ns_ = 0;    // the WQE re-fetch unit, when it has its own
   uint64_t request_contexts_ns_ = 0;  // the request being handled: its contexts are on chip

@@ -182,8 +182,8 @@ int Nic::ModifyQp(uint32_t ctx, uint32_t h, const QpAttr& a, AttrMask mask) {
       next != QpState::kErr) {
     return EINVAL;
   }
-  std::vector<PortAttr> ports = {port_attr()};
-  if (!CheckAttrValues(a, mask, qp->type, profile().device, ports, qp->attr.port_num,
+  ports_one_.assign(1, port_attr());
+  if (!CheckAttrValues(a, mask, qp->type, profile().device, ports_one_, qp->attr.port_num,
                        profile().behaviour.lax_attr_checks).empty()) {
     return EINVAL;
   }

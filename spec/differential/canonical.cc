@@ -1,7 +1,6 @@
 #include "spec/differential/canonical.h"
 
 #include <algorithm>
-#include <set>
 #include <vector>
 
 #include "spec/scenario/transcript.h"
@@ -26,34 +25,61 @@ std::string EventKey(const Outcome& o) { return o.object; }
 
 // Appends the step's lines; runs of `kind` outcomes with several keys are sorted stably.
 void AppendStep(const Step& s, std::string* out) {
+  // Most steps have one outcome, or outcomes of one kind and one key: nothing to sort.
+  const size_t n = s.outcomes.size();
   std::vector<const Outcome*> outcomes;
-  for (const Outcome& o : s.outcomes) outcomes.push_back(&o);
   for (Outcome::Kind kind : {Outcome::Kind::kWc, Outcome::Kind::kEvent}) {
     auto key = kind == Outcome::Kind::kWc ? QueueKey : EventKey;
     size_t i = 0;
-    while (i < outcomes.size()) {
-      if (outcomes[i]->kind != kind) {
+    while (i < n) {
+      const Outcome& first = outcomes.empty() ? s.outcomes[i] : *outcomes[i];
+      if (first.kind != kind) {
         ++i;
         continue;
       }
-      size_t j = i;
-      std::set<std::string> keys;
-      while (j < outcomes.size() && outcomes[j]->kind == kind) keys.insert(key(*outcomes[j++]));
-      if (keys.size() > 1) {
-        std::stable_sort(outcomes.begin() + i, outcomes.begin() + j,
-                         [&](const Outcome* x, const Outcome* y) { return key(*x) < key(*y); });
+      size_t j = i + 1;
+      while (j < n && (outcomes.empty() ? s.outcomes[j] : *outcomes[j]).kind == kind) ++j;
+      if (j - i < 2) {  // one outcome: nothing to order
+        i = j;
+        continue;
+      }
+      std::vector<std::string> keys;  // the run's keys, in order
+      keys.reserve(j - i);
+      size_t distinct = 0;
+      for (size_t k = i; k < j; ++k) {
+        keys.push_back(key(outcomes.empty() ? s.outcomes[k] : *outcomes[k]));
+        bool seen = false;
+        for (size_t m = 0; m + 1 < keys.size() && !seen; ++m) seen = keys[m] == keys.back();
+        distinct += !seen;
+      }
+      if (distinct > 1) {
+        if (outcomes.empty()) {
+          outcomes.reserve(n);
+          for (const Outcome& o : s.outcomes) outcomes.push_back(&o);
+        }
+        // Stable by key: positions i..j-1 reordered by their precomputed keys.
+        std::vector<size_t> order(j - i);
+        for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+        std::stable_sort(order.begin(), order.end(),
+                         [&](size_t x, size_t y) { return keys[x] < keys[y]; });
+        std::vector<const Outcome*> sorted(order.size());
+        for (size_t k = 0; k < order.size(); ++k) sorted[k] = outcomes[i + order[k]];
+        std::copy(sorted.begin(), sorted.end(), outcomes.begin() + i);
         *out += "# L" + std::to_string(s.line) + " " + std::to_string(j - i) +
                 (kind == Outcome::Kind::kWc
-                     ? " completions of " + std::to_string(keys.size()) +
+                     ? " completions of " + std::to_string(distinct) +
                            " queues sorted by (qp, queue); each queue's order kept "
                            "(across queues the order is the wire's)\n"
-                     : " events of " + std::to_string(keys.size()) +
+                     : " events of " + std::to_string(distinct) +
                            " objects sorted by object; each object's order kept\n");
       }
       i = j;
     }
   }
-  for (const Outcome* o : outcomes) *out += scenario::CanonicalLine(s.line, *o) + "\n";
+  for (size_t k = 0; k < n; ++k) {
+    scenario::AppendCanonicalLine(s.line, outcomes.empty() ? s.outcomes[k] : *outcomes[k], out);
+    *out += '\n';
+  }
 }
 
 bool NextLine(std::string_view* text, std::string_view* line) {
@@ -66,8 +92,11 @@ bool NextLine(std::string_view* text, std::string_view* line) {
 
 }  // namespace
 
+void AppendComparableStep(const scenario::Step& step, std::string* out) { AppendStep(step, out); }
+
 std::string ComparableTranscript(const scenario::RunResult& result) {
   std::string out;
+  out.reserve(result.steps.size() * 32);
   for (const Step& s : result.steps) AppendStep(s, &out);
   return out;
 }

@@ -26,6 +26,8 @@ namespace qptwin::differential {
 
 // The canonical transcript of `result` in its compared form.
 std::string ComparableTranscript(const scenario::RunResult& result);
+// One step's part of it, appended to *out: ComparableTranscript is these, step by step.
+void AppendComparableStep(const scenario::Step& step, std::string* out);
 
 struct Difference {
   int line = 0;        // 1-based line of the compared transcript a (of b past a's end)

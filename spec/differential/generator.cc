@@ -19,13 +19,14 @@ std::string D(int dev) { return std::to_string(dev); }
 // f0 (in a second PD pf0: a key of another PD) and x0 (64 bytes, destroyed while in use).
 void DeclareResources(Writer& w) {
   w.devices = w.opts().two_devices && w.Chance(30) ? 2 : 1;
-  for (int d = 0; d < w.devices; ++d) w.Line("device d" + D(d) + " profile=rxe");
+  for (int d = 0; d < w.devices; ++d) w.Line("device d", D(d), " profile=rxe");
   for (int d = 0; d < w.devices; ++d) {
-    w.Line("pd p" + D(d) + " dev=d" + D(d));
-    w.Line("mr m" + D(d) + " pd=p" + D(d) +
+    const std::string dev = D(d);
+    w.Line("pd p", dev, " dev=d", dev);
+    w.Line("mr m", dev, " pd=p", dev,
            " len=65536 access=LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC");
-    w.Line("fill m" + D(d) + " 0 65536 0x5a");
-    w.Line("mr n" + D(d) + " pd=p" + D(d) + " len=256 access=LOCAL_WRITE");
+    w.Line("fill m", dev, " 0 65536 0x5a");
+    w.Line("mr n", dev, " pd=p", dev, " len=256 access=LOCAL_WRITE");
     const int cqs = 1 + static_cast<int>(w.Below(3));
     for (int k = 0; k < cqs; ++k) {
       // Mostly roomy CQs; now and then a 3-entry CQ that a burst overruns (rxe: CQ_ERR).
@@ -34,10 +35,10 @@ void DeclareResources(Writer& w) {
       GenCq cq{name, d, true, "", false};
       if (w.Chance(40)) {  // a completion channel of its own
         cq.channel = "h" + D(d) + "_" + D(k);
-        w.Line("channel " + cq.channel + " dev=d" + D(d));
+        w.Line("channel ", cq.channel, " dev=d", dev);
       }
-      w.Line("cq " + name + " cqe=" + std::to_string(cqe) + " dev=d" + D(d) +
-             (cq.channel.empty() ? "" : " channel=" + cq.channel));
+      w.Line("cq ", name, " cqe=", std::to_string(cqe), " dev=d", dev,
+             cq.channel.empty() ? "" : " channel=", cq.channel);
       w.cqs.push_back(cq);
     }
   }
@@ -46,7 +47,7 @@ void DeclareResources(Writer& w) {
   w.Line("mr x0 pd=p0 len=64 access=LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ");
   if (w.Chance(40)) {
     const std::string sge = w.Chance(50) ? "1" : "2";
-    w.Line("srq s0 pd=p0 max_wr=15 max_sge=" + sge);
+    w.Line("srq s0 pd=p0 max_wr=15 max_sge=", sge);
     w.srqs.push_back("s0");
     w.srq_alive.push_back(true);
   }
@@ -73,7 +74,7 @@ void Epilogue(Writer& w) {
   internal::Settle(w);
   for (GenQp& q : w.qps) {
     if (!q.alive) continue;
-    w.Line("modify " + q.name + " state=ERR");
+    w.Line("modify ", q.name, " state=ERR");
     q.state = Believed::kErr;
     // The move flushes into both CQs (also a receive posted in ERR that waited for it).
     for (GenCq& c : w.cqs) {
@@ -144,7 +145,7 @@ std::string GenerateScenario(uint64_t seed, const GeneratorOptions& options) {
   const int actions = 1 + static_cast<int>(w.Below(options.actions));
   for (int i = 0; i < actions; ++i) internal::RandomAction(w);
   Epilogue(w);
-  return w.text();
+  return w.TakeText();
 }
 
 }  // namespace qptwin::differential

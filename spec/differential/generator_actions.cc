@@ -67,17 +67,17 @@ void BringUp(Writer& w, GenQp& q) {
   if (!q.alive) return;
   Settle(w);
   if (q.state != Believed::kReset) {
-    w.Line("modify " + q.name + " state=RESET");
+    w.Line("modify ", q.name, " state=RESET");
     q.rnr_prone = false;  // RESET discards the send queue (not so a first bring-up: rxe
                           // keeps what a refused post queued in RESET)
   }
   const std::string m = "modify " + q.name;
   if (q.type == "UD") {
-    w.Line(m + " state=INIT pkey_index=0 port=1 qkey=0x11111111");
+    w.Line(m, " state=INIT pkey_index=0 port=1 qkey=0x11111111");
   } else {
     const std::string acc = w.Chance(80) ? "LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC"
                             : w.Chance(50) ? "REMOTE_WRITE" : "0";
-    w.Line(m + " state=INIT pkey_index=0 port=1 access=" + acc);
+    w.Line(m, " state=INIT pkey_index=0 port=1 access=", acc);
   }
   q.state = Believed::kInit;
   const GenQp* peer = Find(w, q.peer);
@@ -95,11 +95,11 @@ void BringUp(Writer& w, GenQp& q) {
     w.Line(m + " state=RTS sq_psn=0 timeout=11 retry_cnt=" + N(w.Below(2)) +
            " rnr_retry=" + (w.Chance(50) ? "0" : "7") + " max_rd_atomic=" + N(w.Pick(kRd)));
   } else if (q.type == "UC") {
-    w.Line(m + " state=RTR path_mtu=1024 dest=" + q.peer + " rq_psn=0");
-    w.Line(m + " state=RTS sq_psn=0");
+    w.Line(m, " state=RTR path_mtu=1024 dest=", q.peer, " rq_psn=0");
+    w.Line(m, " state=RTS sq_psn=0");
   } else {
-    w.Line(m + " state=RTR");
-    w.Line(m + " state=RTS sq_psn=0");
+    w.Line(m, " state=RTR");
+    w.Line(m, " state=RTS sq_psn=0");
   }
   q.state = Believed::kRts;
 }

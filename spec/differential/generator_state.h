@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "spec/differential/generator.h"
@@ -39,7 +41,9 @@ struct GenCq {
 
 class Writer {
  public:
-  Writer(uint64_t seed, const GeneratorOptions& o) : rng_(seed), opts_(o) {}
+  Writer(uint64_t seed, const GeneratorOptions& o) : rng_(seed), opts_(o) {
+    text_.reserve(8192);  // a scenario is a few KiB
+  }
 
   // Random helpers: Below(n) in [0, n); Chance(p) with probability p/100.
   uint64_t Below(uint64_t n) { return n == 0 ? 0 : rng_() % n; }
@@ -47,8 +51,16 @@ class Writer {
   template <typename T>
   const T& Pick(const std::vector<T>& v) { return v[Below(v.size())]; }
 
-  void Line(const std::string& s) { text_ += s + "\n"; }
+  // A line of these parts (no temporary string for the whole line). Its arguments are
+  // evaluated in an unspecified order: none may draw a random number.
+  template <typename... Parts>
+  void Line(std::string_view first, const Parts&... rest) {
+    text_ += first;
+    ((text_ += std::string_view(rest)), ...);
+    text_ += '\n';
+  }
   const std::string& text() const { return text_; }
+  std::string TakeText() { return std::move(text_); }
   const GeneratorOptions& opts() const { return opts_; }
 
   std::vector<GenQp> qps;

@@ -26,7 +26,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <vector>
 
@@ -35,9 +34,65 @@
 
 namespace qptwin::scenario {
 
+// A deque of indexes as a vector with a moving front: what WrQueue needs (push_back,
+// pop_front, push_front, erase of a front range, random access). std::deque allocates its
+// map and a 512-byte block even empty, and the runner has two queues per object.
+class IndexDeque {
+ public:
+  using iterator = std::vector<size_t>::iterator;
+  using const_iterator = std::vector<size_t>::const_iterator;
+
+  size_t size() const { return v_.size() - head_; }
+  bool empty() const { return v_.size() == head_; }
+  size_t& operator[](size_t i) { return v_[head_ + i]; }
+  size_t operator[](size_t i) const { return v_[head_ + i]; }
+  size_t front() const { return v_[head_]; }
+  iterator begin() { return v_.begin() + static_cast<long>(head_); }
+  iterator end() { return v_.end(); }
+  const_iterator begin() const { return v_.begin() + static_cast<long>(head_); }
+  const_iterator end() const { return v_.end(); }
+
+  void push_back(size_t x) { v_.push_back(x); }
+  void push_front(size_t x) {
+    if (head_ > 0) {
+      v_[--head_] = x;
+    } else {
+      v_.insert(v_.begin(), x);
+    }
+  }
+  void pop_front() {
+    ++head_;
+    Compact();
+  }
+  void erase(iterator first, iterator last) {
+    if (first == begin()) {
+      head_ += static_cast<size_t>(last - first);
+      Compact();
+    } else {
+      v_.erase(first, last);
+    }
+  }
+
+ private:
+  // Drops the front's slots once they are most of the vector (memory stays bounded by the
+  // WRs outstanding).
+  void Compact() {
+    if (head_ == v_.size()) {
+      v_.clear();
+      head_ = 0;
+    } else if (head_ >= 32 && head_ * 2 >= v_.size()) {
+      v_.erase(v_.begin(), v_.begin() + static_cast<long>(head_));
+      head_ = 0;
+    }
+  }
+
+  std::vector<size_t> v_;
+  size_t head_ = 0;
+};
+
 // One queue's WRs that have not ended for sure, in post order (indexes into the Wqe vector).
 struct WrQueue {
-  std::deque<size_t> wrs;
+  IndexDeque wrs;
   size_t ended_front = 0;  // the first ended_front WRs ended tentatively (RESET, destroy)
   Wqe::End ended_as = Wqe::End::kDiscarded;  // how the latest of them ended
   // Send queue: the error run in progress (rule 3).

@@ -134,6 +134,21 @@ struct Command {
   Expect expect;
 };
 
+// The order of std::less<std::string> (bytes as unsigned char, then length), inline: the
+// parser's and the runner's name tables are looked up several times per line with short
+// names, where a call to memcmp per comparison cost more than the comparison.
+struct NameLess {
+  using is_transparent = void;
+  static bool Less(std::string_view a, std::string_view b) {
+    const size_t n = a.size() < b.size() ? a.size() : b.size();
+    for (size_t i = 0; i < n; ++i) {
+      if (a[i] != b[i]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]);
+    }
+    return a.size() < b.size();
+  }
+  bool operator()(std::string_view a, std::string_view b) const { return Less(a, b); }
+};
+
 struct Scenario {
   std::vector<Command> commands;
   int device_lines = 0;       // how many `device` lines (the model needs that many devices)

@@ -25,21 +25,30 @@ std::string Join(const std::vector<std::string_view>& v) {
 }
 
 bool Contains(const std::vector<std::string_view>& v, std::string_view s) {
-  return std::find(v.begin(), v.end(), s) != v.end();
+  for (std::string_view x : v) {
+    // Most keys differ in length or first letter: no memcmp call for them.
+    if (x.size() == s.size() && (s.empty() || (x[0] == s[0] && x == s))) return true;
+  }
+  return false;
 }
 
 }  // namespace
 
 std::vector<std::string_view> Words(std::string_view s) {
   std::vector<std::string_view> out;
+  WordsInto(s, &out);
+  return out;
+}
+
+void WordsInto(std::string_view s, std::vector<std::string_view>* out) {
+  out->clear();
   size_t i = 0;
   while (i < s.size()) {
     while (i < s.size() && IsSpace(s[i])) ++i;
     size_t start = i;
     while (i < s.size() && !IsSpace(s[i])) ++i;
-    if (i > start) out.push_back(s.substr(start, i - start));
+    if (i > start) out->push_back(s.substr(start, i - start));
   }
-  return out;
 }
 
 void LineParser::Fail(std::string message) {
@@ -49,8 +58,8 @@ void LineParser::Fail(std::string message) {
 std::string LineParser::Usage() const { return "expected: " + std::string(spec_->usage); }
 
 std::string_view LineParser::Value(std::string_view key) const {
-  auto it = kv_.find(key);
-  return it == kv_.end() ? std::string_view() : it->second;
+  const std::string_view* v = Find(key);
+  return v == nullptr ? std::string_view() : *v;
 }
 
 void LineParser::Bind(const VerbSpec& spec, const std::vector<std::string_view>& words) {
@@ -73,9 +82,9 @@ void LineParser::Bind(const VerbSpec& spec, const std::vector<std::string_view>&
       return Fail("unknown key '" + std::string(key) + "' for " + std::string(spec.name) +
                   "; expected one of: " + Join(keys));
     }
-    if (kv_.count(key)) return Fail("key '" + std::string(key) + "' given twice");
+    if (Has(key)) return Fail("key '" + std::string(key) + "' given twice");
     if (eq + 1 == w.size()) return Fail("key '" + std::string(key) + "' has no value");
-    kv_[key] = w.substr(eq + 1);
+    kv_.emplace_back(key, w.substr(eq + 1));
   }
   if (static_cast<int>(positionals_.size()) != spec.positionals) {
     return Fail("expected " + std::to_string(spec.positionals) + " word(s) after '" +
@@ -83,7 +92,7 @@ void LineParser::Bind(const VerbSpec& spec, const std::vector<std::string_view>&
                 Usage());
   }
   for (auto key : spec.required) {
-    if (!kv_.count(key)) return Fail("missing " + std::string(key) + "=; " + Usage());
+    if (!Has(key)) return Fail("missing " + std::string(key) + "=; " + Usage());
   }
 }
 
@@ -102,16 +111,19 @@ void LineParser::Declare(std::string_view name, ObjectKind kind) {
 
 void LineParser::Ref(std::string_view name, std::initializer_list<ObjectKind> kinds,
                      std::string* out) {
-  std::string want;
-  for (ObjectKind k : kinds) want += (want.empty() ? "" : " or ") + std::string(ToName(k));
+  auto wanted = [&kinds] {
+    std::string want;
+    for (ObjectKind k : kinds) want += (want.empty() ? "" : " or ") + std::string(ToName(k));
+    return want;
+  };
   auto it = names_->find(name);
   if (it == names_->end()) {
-    return Fail("unknown name '" + std::string(name) + "': expected a " + want +
+    return Fail("unknown name '" + std::string(name) + "': expected a " + wanted() +
                 " declared before this line");
   }
   if (std::find(kinds.begin(), kinds.end(), it->second.kind) == kinds.end()) {
     return Fail("'" + std::string(name) + "' is a " + std::string(ToName(it->second.kind)) +
-                " (line " + std::to_string(it->second.line) + "), expected a " + want);
+                " (line " + std::to_string(it->second.line) + "), expected a " + wanted());
   }
   *out = std::string(name);
 }

@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "spec/scenario/command.h"
@@ -21,14 +22,24 @@ struct Declared {
   ObjectKind kind;
   int line;
 };
-using NameTable = std::map<std::string, Declared, std::less<>>;
+using NameTable = std::map<std::string, Declared, NameLess>;
 
 // Whitespace-separated words of `s`.
 std::vector<std::string_view> Words(std::string_view s);
+// The same into *out (replaced; its capacity is kept for the next line).
+void WordsInto(std::string_view s, std::vector<std::string_view>* out);
 
 class LineParser {
  public:
   LineParser(int line, NameTable* names) : line_(line), names_(names) {}
+  // As if constructed anew for `line` (the vectors keep their capacity).
+  void Reset(int line) {
+    line_ = line;
+    spec_ = nullptr;
+    error_.clear();
+    positionals_.clear();
+    kv_.clear();
+  }
 
   bool failed() const { return !error_.empty(); }
   const std::string& error() const { return error_; }
@@ -40,7 +51,7 @@ class LineParser {
 
   std::string Usage() const;
   std::string_view Positional(size_t i) const { return positionals_.at(i); }
-  bool Has(std::string_view key) const { return kv_.count(key) != 0; }
+  bool Has(std::string_view key) const { return Find(key) != nullptr; }
   std::string_view Value(std::string_view key) const;
 
   // key=N into *out when given (0..max).
@@ -71,8 +82,17 @@ class LineParser {
   NameTable* names_;
   const VerbSpec* spec_ = nullptr;
   std::string error_;
+  // The value of `key`, or null. A line has a handful of keys: a linear search beats a map.
+  const std::string_view* Find(std::string_view key) const {
+    for (const auto& [k, v] : kv_) {
+      // Most keys differ in length or first letter: no memcmp call for them.
+      if (k.size() == key.size() && (key.empty() || (k[0] == key[0] && k == key))) return &v;
+    }
+    return nullptr;
+  }
+
   std::vector<std::string_view> positionals_;
-  std::map<std::string_view, std::string_view> kv_;
+  std::vector<std::pair<std::string_view, std::string_view>> kv_;  // in line order
 };
 
 }  // namespace qptwin::scenario

@@ -1,5 +1,6 @@
 #include "spec/scenario/parse_values.h"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 
@@ -19,7 +20,13 @@ constexpr std::array<NamedValue<WrOpcode>, 10> kSendOps{{
     {WrOpcode::kSendWithInv, "SEND_WITH_INV"},
 }};
 
-bool IsName(std::string_view s) { return !s.empty() && s.find_first_of(":,=") == s.npos; }
+bool IsName(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {  // no ':', ',' or '=' (find_first_of calls memchr per character)
+    if (c == ':' || c == ',' || c == '=') return false;
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -39,22 +46,43 @@ std::optional<uint64_t> ParseNumberAtMost(std::string_view s, uint64_t max) {
   return v;
 }
 
+namespace {
+
+// Up to N fields of `s` split at `sep` into f[]; the number of fields (N + 1: too many).
+template <size_t N>
+size_t SplitInto(std::string_view s, char sep, std::string_view (&f)[N]) {
+  size_t n = 0;
+  for (;;) {
+    const size_t cut = s.find(sep);
+    if (n == N) return N + 1;
+    f[n++] = s.substr(0, cut);
+    if (cut == s.npos) return n;
+    s.remove_prefix(cut + 1);
+  }
+}
+
+}  // namespace
+
 std::optional<std::vector<SgeRef>> ParseSgeList(std::string_view s) {
   std::vector<SgeRef> out;
-  for (std::string_view item : Split(s, ',')) {
-    std::vector<std::string_view> f = Split(item, ':');
-    if (f.size() != 3 || !IsName(f[0])) return std::nullopt;
+  out.reserve(1 + static_cast<size_t>(std::count(s.begin(), s.end(), ',')));
+  for (std::string_view rest = s;;) {  // the items between commas, as Split(s, ',') gives
+    const size_t cut = rest.find(',');
+    std::string_view f[3];
+    if (SplitInto(rest.substr(0, cut), ':', f) != 3 || !IsName(f[0])) return std::nullopt;
     auto off = ParseNumberAtMost(f[1], UINT64_MAX);
     auto len = ParseNumberAtMost(f[2], UINT32_MAX);
     if (!off || !len) return std::nullopt;
     out.push_back(SgeRef{std::string(f[0]), *off, static_cast<uint32_t>(*len)});
+    if (cut == rest.npos) break;
+    rest.remove_prefix(cut + 1);
   }
   return out;
 }
 
 std::optional<RemoteRef> ParseRemote(std::string_view s) {
-  std::vector<std::string_view> f = Split(s, ':');
-  if (f.size() != 2 || !IsName(f[0])) return std::nullopt;
+  std::string_view f[2];
+  if (SplitInto(s, ':', f) != 2 || !IsName(f[0])) return std::nullopt;
   auto off = ParseNumberAtMost(f[1], UINT64_MAX);
   if (!off) return std::nullopt;
   return RemoteRef{std::string(f[0]), *off};

@@ -374,10 +374,19 @@ ScenarioParser::ScenarioParser() = default;
 ScenarioParser::~ScenarioParser() = default;
 
 bool ScenarioParser::Line(std::string_view raw, Command* out, bool* got, ParseError* error) {
+  Command c;
+  if (!LineInto(raw, &c, got, error)) return false;
+  if (*got) *out = std::move(c);
+  return true;
+}
+
+bool ScenarioParser::LineInto(std::string_view raw, Command* fresh, bool* got,
+                              ParseError* error) {
   *got = false;
   const int line_no = ++line_;
   std::string_view body = Trim(raw.substr(0, raw.find('#')));
-  std::vector<std::string_view> words = Words(body);
+  std::vector<std::string_view>& words = words_;
+  WordsInto(body, &words);
   if (words.empty()) return true;
   auto fail = [&](std::string message) {
     *error = ParseError{line_no, std::move(message)};
@@ -385,11 +394,12 @@ bool ScenarioParser::Line(std::string_view raw, Command* out, bool* got, ParseEr
   };
   auto verb = ParseVerb(words[0]);
   if (!verb) return fail("unknown command '" + std::string(words[0]) + "': expected one of " + VerbChoices());
-  Command c;
+  Command& c = *fresh;
   c.line = line_no;
   c.verb = *verb;
-  c.text = std::string(body);
-  LineParser p(line_no, &names_);
+  if (keep_text_) c.text = std::string(body);
+  LineParser& p = line_parser_;
+  p.Reset(line_no);
   const VerbSpec& spec = SpecOf(*verb);
   p.Bind(spec, words);
   if (p.failed()) return fail(p.error());
@@ -408,22 +418,33 @@ bool ScenarioParser::Line(std::string_view raw, Command* out, bool* got, ParseEr
     return fail("more than " + std::to_string(kMaxObjects) + " objects declared (the limit of "
                 "one scenario)");
   }
-  *out = std::move(c);
   *got = true;
   return true;
 }
 
 bool ParseScenario(std::string_view text, Scenario* out, ParseError* error) {
+  return ParseScenario(text, out, error, ParseOptions{});
+}
+
+bool ParseScenario(std::string_view text, Scenario* out, ParseError* error,
+                   const ParseOptions& options) {
   *out = Scenario{};
   ScenarioParser parser;
+  parser.set_keep_text(options.keep_text);
+  // At most one command a line: reserved, so no command is moved while the vector grows.
+  size_t lines = 1;
+  for (size_t at = text.find('\n'); at != text.npos; at = text.find('\n', at + 1)) ++lines;
+  out->commands.reserve(lines);
   for (std::string_view rest = text; !rest.empty();) {
     size_t nl = rest.find('\n');
     std::string_view raw = rest.substr(0, nl);
     rest = nl == rest.npos ? std::string_view() : rest.substr(nl + 1);
-    Command c;
     bool got = false;
-    if (!parser.Line(raw, &c, &got, error)) return false;
-    if (got) out->commands.push_back(std::move(c));
+    // Parsed in place (a Command is large: moving it costs more than parsing a short line).
+    Command* c = &out->commands.emplace_back();
+    const bool ok = parser.LineInto(raw, c, &got, error);
+    if (!got) out->commands.pop_back();
+    if (!ok) return false;
   }
   out->device_lines = parser.header().device_lines;
   out->first_profile = parser.header().first_profile;

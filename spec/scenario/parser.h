@@ -27,6 +27,14 @@ struct ParseError {
 
 [[nodiscard]] bool ParseScenario(std::string_view text, Scenario* out, ParseError* error);
 
+struct ParseOptions {
+  // false: Command::text stays empty, for a caller that never narrates (the differential
+  // fuzzer runs with RunOptions::narrate false): one allocation less per line.
+  bool keep_text = true;
+};
+[[nodiscard]] bool ParseScenario(std::string_view text, Scenario* out, ParseError* error,
+                                 const ParseOptions& options);
+
 // Limits of one scenario, so that endless input ends with an error and not bad_alloc.
 inline constexpr size_t kMaxLineBytes = 64 * 1024;
 inline constexpr size_t kMaxObjects = 1 << 18;  // 100,000 QPs or MRs fit (issue 15)
@@ -37,17 +45,28 @@ class ScenarioParser {
  public:
   ScenarioParser();
   ~ScenarioParser();
+  ScenarioParser(const ScenarioParser&) = delete;  // line_parser_ points at names_
+  ScenarioParser& operator=(const ScenarioParser&) = delete;
   // Parses the next line (without its '\n'). *got: it held a command (else blank/comment).
   [[nodiscard]] bool Line(std::string_view raw, Command* out, bool* got, ParseError* error);
+  // The same into *fresh, a default-constructed Command, without a move: on failure or a
+  // line without a command (*got false) it is left partly filled.
+  [[nodiscard]] bool LineInto(std::string_view raw, Command* fresh, bool* got,
+                              ParseError* error);
   // device_lines and first_profile of the lines so far (commands stay empty).
   const Scenario& header() const { return header_; }
   int lines() const { return line_; }
+  void set_keep_text(bool keep) { keep_text_ = keep; }
 
  private:
   NameTable names_;
+  // Scratch reused from line to line (a line's words, its argument checker).
+  std::vector<std::string_view> words_;
+  LineParser line_parser_{0, &names_};
   std::string current_device_;
   Scenario header_;
   int line_ = 0;
+  bool keep_text_ = true;
 };
 
 // Parses all of `text` keeping no command: its device_lines and first_profile (*header), or

@@ -42,10 +42,11 @@ Runner::~Runner() {
   devices_.clear();
 }
 
-RunResult Runner::Run(const Scenario& scenario) {
+RunResult Runner::Run(const Scenario& scenario, RunOptions options) {
   RunResult result;
-  Start();
-  for (const Command& c : scenario.commands) result.steps.push_back(Next(c));
+  result.steps.reserve(scenario.commands.size());
+  Start(options);
+  for (const Command& c : scenario.commands) NextInto(c, &result.steps.emplace_back());
   result.trace = Finish();
   return result;
 }
@@ -55,6 +56,7 @@ void Runner::Start(RunOptions options) {
   run_trace_ = RunTrace{};
   free_wqes_.clear();
   before_.clear();
+  for (QpEntry* e : busy_) e->second->busy = false;
   busy_.clear();
   ledger_ = WrLedger(&run_trace_.wqes);
   if (!options_.keep_trace) ledger_.ReleaseTo(&free_wqes_);
@@ -63,10 +65,28 @@ void Runner::Start(RunOptions options) {
 
 Step Runner::Next(const Command& c) {
   Step step;
+  NextInto(c, &step);
+  return step;
+}
+
+void Runner::Next(const Command& c, Step* step) {
+  step->line = 0;
+  step->text.clear();
+  step->start_ns = step->end_ns = 0;
+  step->outcomes.clear();
+  step->note.clear();
+  step->failures.clear();
+  step->why.clear();
+  step->qps.clear();
+  NextInto(c, step);
+}
+
+void Runner::NextInto(const Command& c, Step* out) {
+  Step& step = *out;
   step.line = c.line;
-  step.text = c.text;
+  if (options_.narrate) step.text = c.text;
   step.start_ns = backend_->NowNs() - start_ns_;
-  if (!options_.keep_trace) {
+  if (!options_.keep_trace && options_.narrate) {
     // Streaming views leave out quiet QPs: the command's QP is put back before the step.
     auto it = qps_.find(c.name);
     if (it != qps_.end() && it->second->handle && !it->second->destroyed) {
@@ -77,22 +97,25 @@ Step Runner::Next(const Command& c) {
   }
   int ret = Execute(c, &step);
   if (step.outcomes.empty()) {
-    Outcome o;
+    Outcome& o = step.outcomes.emplace_back();
     o.kind = ret == 0 ? Outcome::Kind::kOk : Outcome::Kind::kError;
     o.err = ret;
-    step.outcomes.push_back(o);
   }
   CheckExpectation(c, ret, &step);
   step.end_ns = backend_->NowNs() - start_ns_;
   const size_t states_before = run_trace_.states.size();
   ObserveStates(c, ret, &step);
+  if (!options_.narrate) {
+    if (!options_.keep_trace) run_trace_.states.clear();
+    step.note.clear();
+    return;
+  }
   step.qps = Views(c.name);
   std::vector<StateEvent> changes(run_trace_.states.begin() + states_before,
                                   run_trace_.states.end());
   step.why = ExplainStep(c, ret, step, before_, changes);
   if (!options_.keep_trace) run_trace_.states.clear();
   before_ = step.qps;
-  return step;
 }
 
 RunTrace Runner::Finish() {
@@ -181,7 +204,7 @@ int Runner::OpenDevice(const Command& c, Step* step) {
   o.kind = ObjectKind::kDevice;
   o.device = static_cast<int>(devices_.size());
   devices_.push_back(ret == 0 ? std::move(dev) : nullptr);
-  if (ret == 0) step->note = "opened " + devices_.back()->Name();
+  if (ret == 0 && options_.narrate) step->note = "opened " + devices_.back()->Name();
   return ret;
 }
 
@@ -223,7 +246,7 @@ int Runner::Create(const Command& c, Step* step) {
       const ChannelHandle ch{c.channel.empty() ? 0 : Obj(c.channel).handle};
       ret = dev->CreateCq(c.cqe, ch, &h, &actual);
       o.handle = h.id;
-      if (ret == 0) step->note = "granted cqe=" + std::to_string(actual);
+      if (ret == 0 && options_.narrate) step->note = "granted cqe=" + std::to_string(actual);
       break;
     }
     case Verb::kSrq: {
@@ -265,7 +288,7 @@ int Runner::CreateQp(const Command& c, Step* step) {
   o.send_cq = c.send_cq;
   o.recv_cq = c.recv_cq;
   o.srq = c.srq;
-  step->note = CapsText(actual);
+  if (options_.narrate) step->note = CapsText(actual);
   return 0;
 }
 
@@ -335,6 +358,14 @@ int Runner::Destroy(const Command& c, Step* step) {
   if (o.kind == ObjectKind::kDevice) {
     if (!DeviceOf(o)) return ENODEV;
     devices_[o.device].reset();
+    // Its regions went with it (backend.h contract 4): as after a dereg, fill/check of them
+    // is out of range, not a write into memory the backend freed or reuses.
+    for (auto& [name, mr] : objects_) {
+      if (mr.kind == ObjectKind::kMr && mr.device == o.device) {
+        mr.buf = nullptr;
+        mr.len = 0;
+      }
+    }
     return 0;
   }
   Device* dev = DeviceOf(o);

@@ -69,6 +69,10 @@ struct RunOptions {
   // false: the run keeps no trace (RunTrace stays empty and WR slots are reused), so memory
   // is bounded by the WRs outstanding and the objects, not by the scenario's length.
   bool keep_trace = true;
+  // false: no narration (Step::text, note, why and qps stay empty): what a caller that
+  // only compares outcomes (the differential fuzzer) needs. The outcomes, failures, trace
+  // and the calls made to the backend are the same either way.
+  bool narrate = true;
 };
 
 class Runner {
@@ -78,10 +82,13 @@ class Runner {
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
 
-  RunResult Run(const Scenario& scenario);
+  RunResult Run(const Scenario& scenario, RunOptions options = {});
   // The same one command at a time (a streamed scenario): Start, Next per command, Finish.
   void Start(RunOptions options = {});
   Step Next(const Command& c);
+  // The same into *step, reset first (its vectors keep their capacity): a caller that
+  // consumes each step at once (the differential fuzzer) allocates no Step per command.
+  void Next(const Command& c, Step* step);
   RunTrace Finish();
 
  private:
@@ -114,8 +121,10 @@ class Runner {
     WrQueue sq, rq;
     size_t history_seen = 0;
     QpState state = QpState::kReset;
+    bool busy = false;  // in busy_
   };
 
+  void NextInto(const Command& c, Step* fresh);  // Next into a default-constructed Step
   // Control path (runner.cc). Each returns 0 or the errno of the verb it called.
   int Execute(const Command& c, Step* step);
   int OpenDevice(const Command& c, Step* step);
@@ -173,8 +182,16 @@ class Runner {
   // RESET or INIT, nothing queued, no SRQ: nothing but a command naming the QP can change
   // its state or its queues (a QP below RTR neither sends nor takes requests).
   bool Quiet(const Object& o) const;
-  // The names to look at after a step: busy_ and `named` (when a QP), in name order.
-  std::vector<std::string> Watched(const std::string& named) const;
+  // A QP's entry in qps_ (entries are never erased, so their addresses are stable).
+  using QpEntry = std::pair<const std::string, Object*>;
+  struct ByName {
+    bool operator()(const QpEntry* a, const QpEntry* b) const {
+      return NameLess::Less(a->first, b->first);
+    }
+  };
+  // The QPs to look at after a step: busy_ and `named` (when a QP), in name order (in
+  // watched_, reused from step to step).
+  const std::vector<QpEntry*>& Watched(const std::string& named);
 
   Device* DeviceOf(const Object& o);
   Object& Obj(const std::string& name) { return objects_[name]; }
@@ -193,9 +210,14 @@ class Runner {
   uint64_t start_ns_ = 0;
   int devices_opened_ = 0;
   std::vector<std::unique_ptr<Device>> devices_;
-  std::map<std::string, Object> objects_;
-  std::map<std::string, Object*> qps_;  // the QPs of objects_ (per-step work is per QP)
-  std::set<std::string> busy_;  // live QPs that are not Quiet(): a step looks only at these
+  std::map<std::string, Object, NameLess> objects_;
+  std::map<std::string, Object*, NameLess> qps_;  // the QPs of objects_ (per-step work is per QP)
+  // Live QPs that are not Quiet(), in name order: a step looks only at these. A sorted
+  // vector: a step already costs O(busy QPs), and it copies into watched_ without a walk.
+  std::vector<QpEntry*> busy_;
+  std::vector<QpEntry*> watched_;
+  std::vector<StateChange> history_;  // ObserveStates' scratch
+  void SetBusy(QpEntry* qp, bool busy);
   // UD address handles, by (sender's PD name, target QP name).
   std::map<std::pair<std::string, std::string>, uint32_t> ahs_;
   // query_port: bad_pkey_cntr and qkey_viol_cntr at the first query, by (device, port).

@@ -9,6 +9,7 @@ namespace qptwin::scenario {
 
 std::vector<Sge> Runner::ResolveSges(const std::vector<SgeRef>& refs) {
   std::vector<Sge> sges;
+  sges.reserve(refs.size());
   for (const SgeRef& ref : refs) {
     const Object& mr = Obj(ref.mr);
     // A destroyed or failed MR resolves to address 0 / lkey 0: the backend judges it.
@@ -111,6 +112,7 @@ int Runner::Poll(const Command& c, Step* step) {
   std::vector<WorkCompletion> wcs;
   int ret = dev->WaitForCompletions(CqHandle{cq.handle}, c.n, c.timeout_ms * 1000000, &wcs);
   if (ret != 0 && ret != ETIMEDOUT) return ret;
+  step->outcomes.reserve(wcs.size() + 1);
   for (const WorkCompletion& wc : wcs) {
     Outcome o;
     o.kind = Outcome::Kind::kWc;
@@ -123,13 +125,13 @@ int Runner::Poll(const Command& c, Step* step) {
     } else {
       o.src_qp = wc.src_qp ? "qpn:" + std::to_string(wc.src_qp) : "0";
     }
-    step->outcomes.push_back(o);
+    step->outcomes.push_back(std::move(o));
   }
   for (Outcome& o : step->outcomes) RecordCompletion(c.name, &o, *step);
   Outcome polled;
   polled.kind = Outcome::Kind::kPolled;
   polled.count = static_cast<int>(wcs.size());
-  step->outcomes.push_back(polled);
+  step->outcomes.push_back(std::move(polled));
   if (ret == ETIMEDOUT) {
     step->note = "timed out after " + std::to_string(c.timeout_ms) + " ms with " +
                  std::to_string(wcs.size()) + " of " + std::to_string(c.n);
@@ -180,7 +182,7 @@ int Runner::Events(const Command& c, Step* step) {
     o.kind = Outcome::Kind::kEvent;
     o.event = t.ev.type;
     o.object = EventObject(t.device, t.ev);
-    step->outcomes.push_back(o);
+    step->outcomes.push_back(std::move(o));
   }
   return ret;
 }

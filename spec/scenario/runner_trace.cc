@@ -86,16 +86,17 @@ void Runner::ObserveStates(const Command& c, int ret, Step* step) {
   }
   // Only the busy QPs and the command's: a quiet one has nothing new (Quiet()), so a step
   // costs O(busy QPs), not O(QPs) (issue 15: 100,000 QPs moved to INIT one by one).
-  for (const std::string& name : Watched(c.name)) {
-    Object& o = *qps_[name];
+  for (QpEntry* entry : Watched(c.name)) {
+    const std::string& name = entry->first;
+    Object& o = *entry->second;
     if (!o.handle || o.destroyed) {
-      busy_.erase(name);
+      SetBusy(entry, false);
       continue;
     }
     Device* dev = DeviceOf(o);
     if (!dev) continue;
     // Only what is new since the last look (QpHistorySince): a long scenario stays linear.
-    std::vector<StateChange> history;
+    std::vector<StateChange>& history = history_;  // replaced by the call
     if (dev->QpHistorySince(QpHandle{o.handle}, o.history_seen, &history) == 0) {
       for (const StateChange& h : history) {
         if (h.cause == "create" || h.cause == "created") continue;  // recorded above
@@ -108,25 +109,34 @@ void Runner::ObserveStates(const Command& c, int ret, Step* step) {
     }
     // The device's word wins over the history (hw may not record what the device did); a
     // device whose history is complete (the model) needs no query.
-    QpAttr attr;
-    QpInitAttr init;
-    if (!dev->HistoryIsComplete() && dev->QueryQp(QpHandle{o.handle}, &attr, &init) == 0 &&
-        attr.qp_state != o.state) {
-      trace_->states.push_back({name, now, c.line, o.state, attr.qp_state, "seen by query"});
-      o.state = attr.qp_state;
+    if (!dev->HistoryIsComplete()) {
+      QpAttr attr;
+      QpInitAttr init;
+      if (dev->QueryQp(QpHandle{o.handle}, &attr, &init) == 0 && attr.qp_state != o.state) {
+        trace_->states.push_back({name, now, c.line, o.state, attr.qp_state, "seen by query"});
+        o.state = attr.qp_state;
+      }
     }
     // R9: to RESET, the queues are discarded without completions.
     if (o.state == QpState::kReset && (o.sq.Live() > 0 || o.rq.Live() > 0)) {
       EndQueues(&o, Wqe::End::kDiscarded, *step);
     }
-    if (Quiet(o)) {
-      busy_.erase(name);
-    } else {
-      busy_.insert(name);
-    }
+    SetBusy(entry, !Quiet(o));
   }
+  if (trace_->states.size() - first_new < 2) return;  // nothing to order
   std::stable_sort(trace_->states.begin() + first_new, trace_->states.end(),
                    [](const StateEvent& a, const StateEvent& b) { return a.time_ns < b.time_ns; });
+}
+
+void Runner::SetBusy(QpEntry* qp, bool busy) {
+  if (qp->second->busy == busy) return;
+  qp->second->busy = busy;
+  auto at = std::lower_bound(busy_.begin(), busy_.end(), qp, ByName());
+  if (busy) {
+    busy_.insert(at, qp);
+  } else {
+    busy_.erase(at);  // it is there: its flag was set
+  }
 }
 
 bool Runner::Quiet(const Object& o) const {
@@ -134,12 +144,15 @@ bool Runner::Quiet(const Object& o) const {
          o.rq.Live() == 0 && o.srq.empty();
 }
 
-std::vector<std::string> Runner::Watched(const std::string& named) const {
-  std::vector<std::string> names(busy_.begin(), busy_.end());
-  if (qps_.count(named) && !busy_.count(named)) {
-    names.insert(std::lower_bound(names.begin(), names.end(), named), named);
+const std::vector<Runner::QpEntry*>& Runner::Watched(const std::string& named) {
+  std::vector<QpEntry*>& entries = watched_;
+  entries = busy_;
+  if (named.empty()) return entries;
+  auto it = qps_.find(named);
+  if (it != qps_.end() && !it->second->busy) {
+    entries.insert(std::lower_bound(entries.begin(), entries.end(), &*it, ByName()), &*it);
   }
-  return names;
+  return entries;
 }
 
 QpView Runner::ViewOf(const std::string& name, const Object& o) const {
@@ -162,9 +175,9 @@ QpView Runner::ViewOf(const std::string& name, const Object& o) const {
 std::vector<QpView> Runner::Views(const std::string& named) {
   std::vector<QpView> views;
   if (!options_.keep_trace) {
-    for (const std::string& name : Watched(named)) {
-      const Object& o = *qps_.at(name);
-      if (o.handle && !o.destroyed) views.push_back(ViewOf(name, o));
+    for (const QpEntry* entry : Watched(named)) {
+      const Object& o = *entry->second;
+      if (o.handle && !o.destroyed) views.push_back(ViewOf(entry->first, o));
     }
     return views;
   }

@@ -18,47 +18,99 @@ std::string Micros(uint64_t ns) {
   return buf;
 }
 
-// The outcome without its "L<line> " prefix.
-std::string Body(const Outcome& o) {
+void AppendNumber(std::string* out, uint64_t v) {
+  char buf[24];
+  char* end = buf + sizeof buf;
+  char* p = end;
+  do {
+    *--p = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  out->append(p, end);
+}
+
+// The outcome without its "L<line> " prefix, appended to *out.
+void AppendBody(const Outcome& o, std::string* out) {
   switch (o.kind) {
     case Outcome::Kind::kOk:
-      return "ok";
+      *out += "ok";
+      return;
     case Outcome::Kind::kError:
-      return "error " + std::string(ErrnoName(o.err));
+      *out += "error ";
+      *out += ErrnoName(o.err);
+      return;
     case Outcome::Kind::kState:
-      return "state " + std::string(ToName(o.state));
+      *out += "state ";
+      *out += ToName(o.state);
+      return;
     case Outcome::Kind::kWc: {
       // ibv_poll_cq(3): only wr_id, status, qp_num and vendor_err are defined for an error
       // CQE; src_qp, pkey_index, slid, sl and dlid_path_bits for receive completions.
       const WorkCompletion& wc = o.wc;
       bool ok = wc.status == WcStatus::kSuccess;
-      std::string s = "wc wr_id=" + std::to_string(wc.wr_id) +
-                      " status=" + std::string(ToName(wc.status));
-      if (ok) s += " opcode=" + std::string(ToName(wc.opcode));
-      s += " qp=" + o.qp;
-      if (!ok) return s;
-      s += " len=" + std::to_string(wc.byte_len);
-      if (wc.wc_flags & wc_flag::kWithImm) s += " imm=" + std::to_string(wc.imm_data);
-      if (wc.wc_flags & wc_flag::kWithInv) s += " inv=" + o.invalidated;
-      s += " flags=" + FormatWcFlags(wc.wc_flags);
-      if (wc.opcode >= WcOpcode::kRecv) {
-        s += " src_qp=" + o.src_qp + " pkey_index=" + std::to_string(wc.pkey_index) +
-             " slid=" + std::to_string(wc.slid) + " sl=" + std::to_string(wc.sl) +
-             " dlid_path_bits=" + std::to_string(wc.dlid_path_bits);
+      *out += "wc wr_id=";
+      AppendNumber(out, wc.wr_id);
+      *out += " status=";
+      *out += ToName(wc.status);
+      if (ok) {
+        *out += " opcode=";
+        *out += ToName(wc.opcode);
       }
-      return s;
+      *out += " qp=";
+      *out += o.qp;
+      if (!ok) return;
+      *out += " len=";
+      AppendNumber(out, wc.byte_len);
+      if (wc.wc_flags & wc_flag::kWithImm) {
+        *out += " imm=";
+        AppendNumber(out, wc.imm_data);
+      }
+      if (wc.wc_flags & wc_flag::kWithInv) {
+        *out += " inv=";
+        *out += o.invalidated;
+      }
+      *out += " flags=";
+      *out += FormatWcFlags(wc.wc_flags);
+      if (wc.opcode >= WcOpcode::kRecv) {
+        *out += " src_qp=";
+        *out += o.src_qp;
+        *out += " pkey_index=";
+        AppendNumber(out, wc.pkey_index);
+        *out += " slid=";
+        AppendNumber(out, wc.slid);
+        *out += " sl=";
+        AppendNumber(out, wc.sl);
+        *out += " dlid_path_bits=";
+        AppendNumber(out, wc.dlid_path_bits);
+      }
+      return;
     }
     case Outcome::Kind::kPolled:
-      return "polled " + std::to_string(o.count);
+      *out += "polled ";
+      *out += std::to_string(o.count);
+      return;
     case Outcome::Kind::kEvent:
-      return "event " + std::string(ToName(o.event)) + " " + o.object;
+      *out += "event ";
+      *out += ToName(o.event);
+      *out += ' ';
+      *out += o.object;
+      return;
     case Outcome::Kind::kAttrs:
-      return o.text;
+      *out += o.text;
+      return;
     case Outcome::Kind::kMismatch:
-      return "mismatch at=" + std::to_string(o.offset) + " got=" + Hex8(o.got) +
-             " want=" + Hex8(o.want);
+      *out += "mismatch at=";
+      AppendNumber(out, o.offset);
+      *out += " got=" + Hex8(o.got) + " want=" + Hex8(o.want);
+      return;
   }
-  return "?";
+  *out += "?";
+}
+
+std::string Body(const Outcome& o) {
+  std::string out;
+  AppendBody(o, &out);
+  return out;
 }
 
 // Extra facts for people that the canonical line leaves out.
@@ -75,12 +127,24 @@ std::string WcDetail(const WorkCompletion& wc) {
 }  // namespace
 
 std::string CanonicalLine(int line, const Outcome& o) {
-  return "L" + std::to_string(line) + " " + Body(o);
+  std::string out;
+  AppendCanonicalLine(line, o, &out);
+  return out;
+}
+
+void AppendCanonicalLine(int line, const Outcome& o, std::string* out) {
+  *out += 'L';
+  *out += std::to_string(line);
+  *out += ' ';
+  AppendBody(o, out);
 }
 
 std::string CanonicalStep(const Step& s) {
   std::string out;
-  for (const Outcome& o : s.outcomes) out += CanonicalLine(s.line, o) + "\n";
+  for (const Outcome& o : s.outcomes) {
+    AppendCanonicalLine(s.line, o, &out);
+    out += '\n';
+  }
   return out;
 }
 

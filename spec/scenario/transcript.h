@@ -17,6 +17,8 @@
 namespace qptwin::scenario {
 
 std::string CanonicalLine(int line, const Outcome& o);
+// The same line (without '\n') appended to *out.
+void AppendCanonicalLine(int line, const Outcome& o, std::string* out);
 std::string CanonicalTranscript(const RunResult& result);
 // `clock` names the time base in the header ("simulated" or "real"). With `explain`, each
 // step is followed by its narration (Step::why: what changed, why, which rule).

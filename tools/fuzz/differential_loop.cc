@@ -36,7 +36,19 @@ std::string RunOn(const SideMaker& make, const scenario::Scenario& sc, std::stri
     *why = "the backend could not be created";
     return {};
   }
-  return differential::ComparableTranscript(scenario::Runner(backend.get()).Run(sc));
+  // ComparableTranscript(Runner::Run(sc)) one step at a time: no RunResult is kept.
+  scenario::RunOptions options;
+  options.narrate = false;  // only the outcomes are compared
+  scenario::Runner runner(backend.get());
+  runner.Start(options);
+  std::string transcript;
+  transcript.reserve(sc.commands.size() * 48);
+  scenario::Step step;
+  for (const scenario::Command& c : sc.commands) {
+    runner.Next(c, &step);
+    differential::AppendComparableStep(step, &transcript);
+  }
+  return transcript;
 }
 
 std::string Commented(const std::string& text) {
@@ -164,7 +176,9 @@ DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const
     scenario::Scenario sc;
     scenario::ParseError pe;
     std::string ta, tb, why;
-    if (!scenario::ParseScenario(text, &sc, &pe)) {
+    scenario::ParseOptions parse;
+    parse.keep_text = false;  // the runner does not narrate (RunOn)
+    if (!scenario::ParseScenario(text, &sc, &pe, parse)) {
       why = "the generated scenario does not parse: " + pe.ToString();
     } else {
       watch.Arm(n, opts.label_a);
@@ -176,7 +190,8 @@ DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const
     ++stats.sequences;
     for (char c : ta) stats.lines += c == '\n';
     std::optional<differential::Difference> d;
-    if (why.empty()) d = differential::FirstDifference(ta, tb);
+    // Equal texts have no differing line (the usual case, the model against itself).
+    if (why.empty() && ta != tb) d = differential::FirstDifference(ta, tb);
     if (opts.replay) {
       stats.replay_text = "# sequence " + std::to_string(n) + " of seed " +
                           std::to_string(opts.seed) + "\n" + text + "# ---- on " + opts.label_a +

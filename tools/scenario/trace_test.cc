@@ -135,6 +135,24 @@ TEST(Narration, WrongCurStateIsNamedNotCalledLegal) {
   EXPECT_TRUE(Has(s.why, "forbidden CUR_STATE")) << Why(s);
 }
 
+// A device destroyed takes its regions along: fill/check of one afterwards is out of range
+// (as after destroy of the region), never a write into memory the backend freed or reuses
+// (the model recycles region buffers; before, this wrote into an unmapped page).
+TEST(Trace, FillOfARegionOfADestroyedDeviceIsOutOfRange) {
+  RunResult r = RunText(
+      "device d0 profile=rxe\npd p dev=d0\nmr m pd=p len=4096 access=LOCAL_WRITE\n"
+      "destroy d0\nfill m 0 16 0x01\ncheck m 0 16 0x01\n");
+  ASSERT_EQ(r.steps.size(), 6u);
+  for (int line : {5, 6}) {
+    const Step& s = StepAt(r, line);
+    ASSERT_EQ(s.outcomes.size(), 1u);
+    EXPECT_EQ(s.outcomes[0].kind, Outcome::Kind::kError);
+    EXPECT_EQ(s.outcomes[0].err, EINVAL);
+    ASSERT_EQ(s.failures.size(), 1u);
+    EXPECT_NE(s.failures[0].find("outside MR m (length 0)"), std::string::npos) << s.failures[0];
+  }
+}
+
 TEST(Trace, EveryPostedWrEndsExactlyOnce) {
   // wr 1,2 unsignaled, 3 signaled: 1 and 2 retire implicitly with 3's CQE; 4 is flushed by
   // ERR; the receive on b is discarded by RESET.
