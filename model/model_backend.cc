@@ -166,6 +166,8 @@ std::unique_ptr<Backend> MakeModelBackend(const ModelOptions& opts, std::string*
   return std::make_unique<ModelBackend>(chosen, opts);
 }
 
+void KeepRegionMappings(bool on) { engine::KeepRegionMappings(on); }
+
 std::vector<CacheCounter> ModelCacheCounters(Backend* backend, int device) {
   std::vector<CacheCounter> out;
   auto* m = dynamic_cast<ModelBackend*>(backend);

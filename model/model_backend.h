@@ -63,6 +63,11 @@ struct CacheCounter {
 };
 std::vector<CacheCounter> ModelCacheCounters(Backend* backend, int device);
 
+// Whether the buffers of deregistered small regions are kept for reuse (default: yes, every
+// backend of the process; model/engine/memory.h). A program that maps pages of its own over
+// region buffers (the verbs preload) turns it off before it makes a backend.
+void KeepRegionMappings(bool on);
+
 // RoCE v2 between processes (issue 13; engine/world.h contract 5, engine/roce_codec.h).
 // Attached to a model backend, a GID (or IB LID) no device of the backend has is a port
 // outside: messages to it leave as RoCE v2 datagrams through Send (at the simulated time

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -33,7 +34,7 @@ class MappingPool {
   static constexpr size_t kPoolBytes = 8 * 1024 * 1024;
 
   uint8_t* Take(size_t rounded) {
-    if (rounded <= kPoolMax) {
+    if (rounded <= kPoolMax && on_.load(std::memory_order_relaxed)) {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = free_.find(rounded);
       if (it != free_.end() && !it->second.empty()) {
@@ -49,7 +50,7 @@ class MappingPool {
   }
 
   void Give(uint8_t* p, size_t rounded) {
-    if (rounded <= kPoolMax) {
+    if (rounded <= kPoolMax && on_.load(std::memory_order_relaxed)) {
       std::lock_guard<std::mutex> lock(mu_);
       if (bytes_ + rounded <= kPoolBytes) {
         free_[rounded].push_back(p);
@@ -60,7 +61,10 @@ class MappingPool {
     munmap(p, rounded);
   }
 
+  void Enable(bool on) { on_.store(on, std::memory_order_relaxed); }
+
  private:
+  std::atomic<bool> on_{true};
   std::mutex mu_;
   std::map<size_t, std::vector<uint8_t*>> free_;  // by length (whole pages)
   size_t bytes_ = 0;
@@ -77,6 +81,8 @@ uint8_t* MapZeroed(size_t length) { return Pool().Take(Rounded(length)); }
 void Unmap(Mr& mr) { Pool().Give(mr.buf, Rounded(mr.length)); }
 
 }  // namespace
+
+void KeepRegionMappings(bool on) { Pool().Enable(on); }
 
 MrTable::MrTable(uint32_t max_index, uint32_t first_index)
     : max_index_(std::clamp<uint32_t>(max_index, 1, kMaxIndex)),

@@ -24,6 +24,11 @@
 
 namespace qptwin::model::engine {
 
+// Contract 1's reuse of small buffers, on by default; off for a program that maps pages of
+// its own over region buffers (the verbs preload, tools/exec/user_memory.h): a kept buffer
+// would still alias that program's page and be zeroed when handed out again.
+void KeepRegionMappings(bool on);
+
 // A read-only view of SGEs: a WR's std::vector or a WQE's inline list (objects.h SgeList).
 class SgeSpan {
  public:

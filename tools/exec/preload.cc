@@ -61,6 +61,8 @@ Preload::Preload() {
     opts.devices = std::max(devices_, 1);
     bridge_ = Bridge::Make(opts.devices);
     if (bridge_) opts.ipv4 = bridge_->addresses();
+    // The preload maps memfd pages over region buffers (user_memory.h): no buffer reuse.
+    model::KeepRegionMappings(false);
     backend_ = model::MakeModelBackend(opts, &error_);
     if (!backend_ && error_.empty()) error_ = "the model could not be made";
     if (backend_ && bridge_) {
