@@ -8,7 +8,8 @@
 //
 // Contract:
 //  1. GenerateScenario(seed, options) is a pure function of its arguments (std::mt19937_64,
-//     whose output the C++ standard fixes): a seed replays its scenario exactly.
+//     whose output the C++ standard fixes): a seed replays its scenario exactly, whatever the
+//     compiler (one random draw per statement: no operand order the language leaves open).
 //  2. Every scenario parses (ParseScenario): every name is declared before use, no name is
 //     reused, no expect= (the differential compares transcripts, not expectations).
 //  3. Every scenario is bounded: at most options.actions random steps plus a fixed epilogue,

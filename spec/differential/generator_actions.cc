@@ -92,8 +92,13 @@ void BringUp(Writer& w, GenQp& q) {
     // 3 jiffies): a QP that does not answer is given up on within 2 tries (~24 ms, inside one
     // 30 ms poll window), and an
     // emulated rxe that is slow to ACK (QEMU TCG) is not mistaken for one.
-    w.Line(m + " state=RTS sq_psn=0 timeout=11 retry_cnt=" + N(w.Below(2)) +
-           " rnr_retry=" + (w.Chance(50) ? "0" : "7") + " max_rd_atomic=" + N(w.Pick(kRd)));
+    // One draw per statement (contract 1: an operand order the language leaves open would
+    // make the scenario depend on the compiler); the order is the one g++ took before.
+    const int max_rd = w.Pick(kRd);
+    const char* rnr = w.Chance(50) ? "0" : "7";
+    const uint64_t retry = w.Below(2);
+    w.Line(m + " state=RTS sq_psn=0 timeout=11 retry_cnt=" + N(retry) + " rnr_retry=" + rnr +
+           " max_rd_atomic=" + N(max_rd));
   } else if (q.type == "UC") {
     w.Line(m, " state=RTR path_mtu=1024 dest=", q.peer, " rq_psn=0");
     w.Line(m, " state=RTS sq_psn=0");
@@ -153,8 +158,11 @@ void PostSend(Writer& w, GenQp& q) {
     if (atomic && w.Chance(8)) off += 4;  // misaligned atomic
     line += " remote=" + mr + ":" + N(off);
   }
-  if (op == "CMP_SWP") line += " compare=" + N(w.Chance(50) ? 0x5a5a5a5a5a5a5a5aull : 0) +
-                               " swap=" + N(w.Below(1000));
+  if (op == "CMP_SWP") {  // one draw per statement (contract 1), in g++'s former order
+    const uint64_t swap = w.Below(1000);
+    const uint64_t compare = w.Chance(50) ? 0x5a5a5a5a5a5a5a5aull : 0;
+    line += " compare=" + N(compare) + " swap=" + N(swap);
+  }
   if (op == "FETCH_ADD") line += " add=" + N(1 + w.Below(1000));
   if (op.find("IMM") != std::string::npos) line += " imm=" + N(w.Below(1u << 31));
   if (q.type == "UD") line += " ah=" + q.peer;
@@ -413,8 +421,11 @@ void RandomAction(Writer& w) {
     const int dev = q.dev;
     Settle(w);
     const uint64_t off = Region(IndexOf(w, q)) + 8 * w.Below(512);
-    w.Line((w.Chance(50) ? "check m" : "fill m") + N(dev) + " " + N(off) + " " +
-           N(1 + w.Below(256)) + " 0x" + (w.Chance(50) ? "5a" : "00"));
+    // One draw per statement (contract 1), in the order g++ took before.
+    const char* byte = w.Chance(50) ? "5a" : "00";
+    const uint64_t n = 1 + w.Below(256);
+    const char* verb = w.Chance(50) ? "check m" : "fill m";
+    w.Line(verb + N(dev) + " " + N(off) + " " + N(n) + " 0x" + byte);
   } else if (r < 93) {
     Settle(w);
     w.Line("advance us=" + N(1000 + w.Below(4000)));
