@@ -92,7 +92,7 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
       }
       case PacketKind::kNak:
         switch (pkt.nak) {
-          case NakCode::kRnr: OnRnrNak(qp, index, pkt.rnr_timer); return;
+          case NakCode::kRnr: OnRnrNak(qp, index, pkt.psn, pkt.rnr_timer); return;
           case NakCode::kPsnSeqErr:
             if (profile().behaviour.psn_nak_uses_retry) {
               if (progress) ResetRetries(qp);
@@ -109,15 +109,15 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
             GoBackTo(qp, index);
             break;
           case NakCode::kInvalidRequest:
-            StopAtNak(qp, pkt.psn);
+            StopAtNak(qp, index, pkt.psn);
             FailWqe(qp, index, WcStatus::kRemInvReqErr, "remote invalid request");
             return;
           case NakCode::kRemoteAccess:
-            StopAtNak(qp, pkt.psn);
+            StopAtNak(qp, index, pkt.psn);
             FailWqe(qp, index, WcStatus::kRemAccessErr, "remote access error");
             return;
           default:
-            StopAtNak(qp, pkt.psn);
+            StopAtNak(qp, index, pkt.psn);
             FailWqe(qp, index, WcStatus::kRemOpErr, "remote operational error");
             return;
         }
@@ -149,13 +149,15 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
   Kick(qp);
 }
 
-void Nic::StopAtNak(Qp& qp, uint32_t psn) {
+void Nic::StopAtNak(Qp& qp, size_t index, uint32_t psn) {
   // Behaviour::post_send_runs_to_completion: rxe's loopback answers each packet inside the
   // post, so a fatal NAK reaches the completer before the next packet leaves, and the
   // requester, finding the QP in ERR, sends nothing more: its PSN stops after the NAKed
   // packet (measured: sq_psn 1 after a 3-packet SEND into a 16-byte receive).
   if (!profile().behaviour.post_send_runs_to_completion) return;
-  const uint32_t next = PsnAdd(psn, 1);
+  // A READ request is one packet that takes the PSNs of all its response packets.
+  const SendWqe& w = qp.sq[index];
+  const uint32_t next = w.wr.opcode == WrOpcode::kRdmaRead ? PsnAdd(w.psn, w.npkts) : PsnAdd(psn, 1);
   if (PsnDiff(qp.next_psn, next) > 0) qp.next_psn = next;
 }
 
@@ -234,11 +236,11 @@ void Nic::FailLocally(Qp& qp, WcStatus status, const std::string& cause) {
   w.status = status;
 }
 
-void Nic::OnRnrNak(Qp& qp, size_t index, uint8_t timer) {
+void Nic::OnRnrNak(Qp& qp, size_t index, uint32_t psn, uint8_t timer) {
   // R18: rnr_retry 7 retries forever; otherwise each RNR NAK uses one retry.
   if (qp.attr.rnr_retry != 7) {
     if (qp.rnr_left <= 0) {
-      StopAtNak(qp, qp.sq[index].psn);  // the NAK of its first packet ends the message
+      StopAtNak(qp, index, psn);  // the NAKed packet ends the message
       FailWqe(qp, index, WcStatus::kRnrRetryExcErr, "RNR retry exceeded");
       return;
     }

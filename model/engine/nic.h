@@ -212,8 +212,8 @@ class Nic {
   // Acknowledged progress: retry_cnt and rnr_retry count again (rxe_comp.c reset_retry_counters).
   void ResetRetries(Qp& qp);
   // A fatal NAK of packet `psn` ends what the requester sends (post_send_runs_to_completion).
-  void StopAtNak(Qp& qp, uint32_t psn);
-  void OnRnrNak(Qp& qp, size_t index, uint8_t timer);
+  void StopAtNak(Qp& qp, size_t index, uint32_t psn);
+  void OnRnrNak(Qp& qp, size_t index, uint32_t psn, uint8_t timer);
   void GoBackTo(Qp& qp, size_t index);
   // A retry from WQE `index` in SQD where the device does not resend then (true: handled).
   bool UnsendInSqd(Qp& qp, size_t index);
