@@ -19,10 +19,9 @@
 //     retry_cnt 0 or 1, rnr_retry 0 (no retry) or 7 (until a receive arrives),
 //     min_rnr_timer=17 (3.84 ms) — no outcome depends on how many retries fit into a poll.
 //     Before a command whose outcome depends on how far posted work got (query, modify,
-//     destroy, fill/check, events), the scenario lets it finish (`advance us=2000`; 60000
-//     once an RC QP has posted since its last RESET, as any RC message may end by rxe's
-//     retransmit timer, also before the next poll): the model runs only inside waits, rxe
-//     runs the requester inside ibv_post_send and the rest right after.
+//     destroy, fill/check, events), the scenario lets it finish (`advance us=2000`, 60000
+//     after an RC send to a peer that may not answer, also before the next poll): the model runs only inside waits,
+//     rxe runs the requester inside ibv_post_send and the rest right after.
 //  4. XRC is not generated (rxe has no XRC; the differential's device is rxe).
 //  5. The epilogue moves every live QP to ERR and drains every CQ, so every WR posted ends
 //     in the transcript (flushed if nothing else).

@@ -188,13 +188,12 @@ void PostSend(Writer& w, GenQp& q) {
   const bool answers = peer && peer->alive &&
                        (peer->state == Believed::kRtr || peer->state == Believed::kRts ||
                         peer->state == Believed::kSqd);
-  // Any RC message may end by rxe's retransmit timer: one that needs a receive may meet RNR
-  // NAKs (the timer keeps running through them), and a peer the generator believes in RTS
-  // may have gone to ERR by a retry of its own and drop everything. rxe gives up after
-  // (retry_cnt + 1) timeouts, 24 ms on paper but up to ~55 ms in the emulated VM
-  // (docs/differences.md rows 26, 32). Until the QP is brought up again a later post to it
-  // may be what starts such a WR (rts_waits_for_doorbell), so the mark stays.
-  if (q.type == "RC") q.rnr_prone = true;
+  // An RC message that needs a receive may meet an RNR NAK; rxe's retransmit timer keeps
+  // running meanwhile and ends it with RETRY_EXC_ERR after (retry_cnt + 1) timeouts, 24 ms on
+  // paper but up to ~55 ms in the emulated VM (docs/differences.md rows 26, 32). Until the
+  // QP is brought up again, a later post to it may be what starts it (rts_waits_for_doorbell).
+  const bool needs_receive = op == "SEND" || op == "SEND_IMM" || op == "WRITE_IMM";
+  if (q.type == "RC" && needs_receive) q.rnr_prone = true;
   if (q.type == "RC" && (!answers || q.rnr_prone)) w.slow = true;
   // Receives of an SRQ shared by QPs go to whichever message arrives first: let this one
   // land before anything else is posted (the race would be the wire's, not the device's).

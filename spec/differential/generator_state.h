@@ -25,8 +25,8 @@ struct GenQp {
   bool alive = true;
   bool sig_all = false;
   int max_inline = 0;
-  // An RC message was posted since the last RESET: it may end by the retransmit timer (an RNR
-  // loop, a peer silently in ERR), so what follows waits for it (`slow`).
+  // An RC message needing a receive was posted since the last bring-up: its RNR loop may end
+  // by the retransmit timer, so what follows waits for it (`slow`).
   bool rnr_prone = false;
 };
 
