@@ -13,6 +13,25 @@ namespace {
 
 using access::kAll;
 
+// Sends one UD datagram of `sge` from qa to qb through a new AH (*ah, for the caller to
+// destroy): 0 or the first errno.
+int SendDatagram(Device& dev, PdHandle pd, QpHandle qa, QpHandle qb, const AhAttr& av, Sge sge,
+                 AhHandle* ah) {
+  ConnectionInfo info;
+  if (int e = dev.CreateAh(pd, av, ah)) return e;
+  if (int e = dev.LocalConnectionInfo(qb, &info)) return e;
+  SendWr wr;
+  wr.wr_id = 1;
+  wr.opcode = WrOpcode::kSend;
+  wr.sg_list = {sge};
+  wr.send_flags = send_flag::kSignaled;
+  wr.ah = *ah;
+  wr.remote_qpn = info.qp_num;
+  wr.remote_qkey = kQkey;
+  size_t bad = 99;
+  return dev.PostSend(qa, {wr}, &bad);
+}
+
 // examples/fidelity/03, 04: a 32-byte SEND into an 8-byte receive (UD: 40 + 8 bytes).
 TEST_P(Conformance, ReceiveTooSmallGivesTheDevicesStatusesPerType) {
   const Behaviour& b = GetParam().behaviour;
@@ -111,14 +130,7 @@ TEST_P(Conformance, UdGrhAreaHoldsTheNetworkHeader) {
   size_t bad = 99;
   ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(0, 140)})}, &bad), 0);
   AhHandle ah;
-  ASSERT_EQ(dev_->CreateAh(pd_, FullAttr(qb, {}).ah_attr, &ah), 0);
-  ConnectionInfo info;
-  ASSERT_EQ(dev_->LocalConnectionInfo(qb, &info), 0);
-  SendWr wr = Send(1, {buf.At(1024, 64)});
-  wr.ah = ah;
-  wr.remote_qpn = info.qp_num;
-  wr.remote_qkey = kQkey;
-  ASSERT_EQ(dev_->PostSend(qa, {wr}, &bad), 0);
+  ASSERT_EQ(SendDatagram(*dev_, pd_, qa, qb, FullAttr(qb, {}).ah_attr, buf.At(1024, 64), &ah), 0);
   ASSERT_EQ(WaitWc(cq_, 2).size(), 2u);
   const uint8_t* g = buf.buf;
   bool first_20_zero = true;
@@ -282,14 +294,7 @@ TEST_P(Conformance, UdRqPsnIsTheLastReceivedPsnWhereTheDeviceShowsIt) {
   size_t bad = 99;
   ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(0, 140)})}, &bad), 0);
   AhHandle ah;
-  ASSERT_EQ(dev_->CreateAh(pd_, FullAttr(qb, {}).ah_attr, &ah), 0);
-  ConnectionInfo info;
-  ASSERT_EQ(dev_->LocalConnectionInfo(qb, &info), 0);
-  SendWr wr = Send(1, {buf.At(1024, 64)});
-  wr.ah = ah;
-  wr.remote_qpn = info.qp_num;
-  wr.remote_qkey = kQkey;
-  ASSERT_EQ(dev_->PostSend(qa, {wr}, &bad), 0);
+  ASSERT_EQ(SendDatagram(*dev_, pd_, qa, qb, FullAttr(qb, {}).ah_attr, buf.At(1024, 64), &ah), 0);
   ASSERT_EQ(WaitWc(cq_, 2).size(), 2u);
   ASSERT_EQ(dev_->QueryQp(qb, &b1, &init), 0);
   EXPECT_EQ(b1.rq_psn, (a0.sq_psn + 1) & 0xffffff);

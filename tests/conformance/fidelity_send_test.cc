@@ -380,13 +380,8 @@ TEST_P(Conformance, RequestToAQpInErrFlushesNoWaitingReceive) {
 // device (IBTA: they started at RTS already).
 TEST_P(Conformance, ARefusedPostStillStartsTheQueuedWrs) {
   CqHandle ca = Cq(), cb = Cq();
-  QpHandle qa = Qp(QpType::kRc, 8, 16, 2, true, ca), qb = Qp(QpType::kRc, 8, 16, 2, false, cb);
-  Drive(QpType::kRc, qa, QpState::kRts, qb);
-  Drive(QpType::kRc, qb, QpState::kRts, qa);
-  QpAttr attr;
-  QpInitAttr init;
-  ASSERT_EQ(dev_->QueryQp(qa, &attr, &init), 0);
-  const uint32_t depth = attr.cap.max_send_wr;
+  auto [qa, qb] = ConnectedPair(QpType::kRc, ca, cb, 8, true);
+  const uint32_t depth = SendDepth(qa);
   ASSERT_LE(depth, 16u);
   Buffer buf = Reg(4096, kAll);
   size_t bad = 99;
@@ -572,13 +567,8 @@ TEST_P(Conformance, ATwoPacketSendKeepsItsRnrLoopGoing) {
 TEST_P(Conformance, ARefusedPostRunsWhatItQueuedWhereTheDeviceRunsItInThePost) {
   const bool inline_run = GetParam().behaviour.post_send_runs_to_completion;
   CqHandle ca = Cq(), cb = Cq();
-  QpHandle qa = Qp(QpType::kRc, 8, 16, 2, true, ca), qb = Qp(QpType::kRc, 8, 16, 2, false, cb);
-  Drive(QpType::kRc, qa, QpState::kRts, qb);
-  Drive(QpType::kRc, qb, QpState::kRts, qa);
-  QpAttr attr;
-  QpInitAttr init;
-  ASSERT_EQ(dev_->QueryQp(qa, &attr, &init), 0);
-  const uint32_t depth = attr.cap.max_send_wr;
+  auto [qa, qb] = ConnectedPair(QpType::kRc, ca, cb, 8, true);
+  const uint32_t depth = SendDepth(qa);
   Buffer buf = Reg(4096, kAll);
   std::vector<SendWr> writes;
   for (uint32_t i = 0; i <= depth; ++i) {

@@ -92,12 +92,20 @@ QpState Conformance::StateOf(QpHandle qp) {
 }
 
 std::pair<QpHandle, QpHandle> Conformance::ConnectedPair(QpType type, CqHandle cq_a,
-                                                         CqHandle cq_b) {
-  QpHandle a = Qp(type, 16, 16, 2, false, cq_a);
-  QpHandle b = Qp(type, 16, 16, 2, false, cq_b);
+                                                         CqHandle cq_b, uint32_t max_send_wr,
+                                                         bool sig_all_a) {
+  QpHandle a = Qp(type, max_send_wr, 16, 2, sig_all_a, cq_a);
+  QpHandle b = Qp(type, max_send_wr, 16, 2, false, cq_b);
   Drive(type, a, QpState::kRts, b);
   Drive(type, b, QpState::kRts, a);
   return {a, b};
+}
+
+uint32_t Conformance::SendDepth(QpHandle qp) {
+  QpAttr attr;
+  QpInitAttr init;
+  EXPECT_EQ(dev_->QueryQp(qp, &attr, &init), 0);
+  return attr.cap.max_send_wr;
 }
 
 std::vector<WorkCompletion> Conformance::WaitWc(CqHandle cq, int n, uint64_t timeout_ns) {

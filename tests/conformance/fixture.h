@@ -42,8 +42,12 @@ class Conformance : public ::testing::TestWithParam<BackendCase> {
   // with the minimum masks (spec/bring_up.h); connects to `peer` (itself when none).
   void Drive(QpType type, QpHandle qp, QpState target, QpHandle peer = {});
   QpState StateOf(QpHandle qp);
-  // Two QPs of `type` connected to each other in RTS.
-  std::pair<QpHandle, QpHandle> ConnectedPair(QpType type, CqHandle cq_a = {}, CqHandle cq_b = {});
+  // Two QPs of `type` connected to each other in RTS (send queues of max_send_wr; the first
+  // QP signals every WR with sig_all_a).
+  std::pair<QpHandle, QpHandle> ConnectedPair(QpType type, CqHandle cq_a = {}, CqHandle cq_b = {},
+                                              uint32_t max_send_wr = 16, bool sig_all_a = false);
+  // The send queue depth the device granted `qp`.
+  uint32_t SendDepth(QpHandle qp);
 
   std::vector<WorkCompletion> WaitWc(CqHandle cq, int n, uint64_t timeout_ns = 2 * kSecond);
   // Polls what is there without waiting further than `settle_ns` of quiet time.
