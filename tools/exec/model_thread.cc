@@ -206,28 +206,27 @@ void ModelThread::StopProgress() {
 void ModelThread::ProgressLoop() {
   (void)prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);  // periods of 20 us: no 50 us slack
   const std::thread::id me = std::this_thread::get_id();
-  uint64_t period = progress_.period_ns;
-  uint32_t seen = progress_notes_.load(std::memory_order_relaxed);
+  uint64_t idle_period = progress_.period_ns;  // between looks while the owner is away
+  uint64_t busy_period = progress_.period_ns;  // while the owner keeps the model going
   bool busy = false;
   while (!progress_stop_.load(std::memory_order_relaxed)) {
     if (busy || !progress_.wait) {
-      // The program is running the model itself: look again later. (Input waiting for
-      // it would wake `wait` at once, again and again.)
-      const timespec ts{0, static_cast<long>(progress_.period_ns)};
+      // The owner runs the model itself: look again later, not on input (which it
+      // drains; `wait` would return at once, again and again).
+      const timespec ts{static_cast<time_t>(busy_period / 1'000'000'000),
+                        static_cast<long>(busy_period % 1'000'000'000)};
       nanosleep(&ts, nullptr);
     } else {
-      progress_.wait(period);
+      progress_.wait(idle_period);
     }
-    const uint32_t notes = progress_notes_.load(std::memory_order_relaxed);
-    busy = notes != seen;
-    seen = notes;
+    // Busy: the owner let the model progress less than period_ns ago, or is inside a
+    // call. Then look less and less often (up to busy_max_ns): each wake-up of this
+    // thread is a chance for the scheduler to take the core from the program.
+    const uint64_t quiet = NowNs() - last_note_ns_.load(std::memory_order_relaxed);
+    std::unique_lock<std::mutex> lock(model_mu_, std::defer_lock);
+    busy = quiet < progress_.period_ns || !lock.try_lock();
     if (busy) {
-      period = progress_.period_ns;
-      continue;
-    }
-    std::unique_lock<std::mutex> lock(model_mu_, std::try_to_lock);
-    if (!lock.owns_lock()) {  // the owner is inside a call
-      busy = true;
+      busy_period = std::min(busy_period * 2, progress_.busy_max_ns);
       continue;
     }
     holder_.store(me, std::memory_order_relaxed);
@@ -237,10 +236,12 @@ void ModelThread::ProgressLoop() {
     if (progress_.move) progress_.move(me, owner_);
     holder_.store(std::thread::id(), std::memory_order_relaxed);
     lock.unlock();
-    period = active ? progress_.period_ns : std::min(period * 2, progress_.max_period_ns);
-    seen = progress_notes_.load(std::memory_order_relaxed);
+    busy_period = progress_.period_ns;
+    idle_period = active ? progress_.period_ns : std::min(idle_period * 2, progress_.max_period_ns);
   }
 }
+
+void ModelThread::NoteProgress() { last_note_ns_.store(NowNs(), std::memory_order_relaxed); }
 
 void ModelThread::Loop() {
   // Short idle periods (the RoCE bridge's) should not be stretched by the default 50 us

@@ -30,12 +30,16 @@
 //  5. Progress (kCaller, StartProgress): a NIC works while its program does something else
 //     (spins on memory, sleeps in read()). A progress thread sleeps in Progress::wait
 //     (which returns early when input arrives) and, when the owner has not called
-//     NoteProgress since its last look and is not inside Run(), takes the model's lock,
-//     hands the model's thread-bound state to itself (Progress::move: the SystemC kernel,
+//     NoteProgress for period_ns and is not inside Run(), takes the model's lock, hands
+//     the model's thread-bound state to itself (Progress::move: the SystemC kernel,
 //     model/sim/kernel.h contract 5), runs the other threads' waiting calls and
 //     Progress::pump, and hands it back. While pump reports activity it looks every
-//     period_ns, otherwise the period doubles up to max_period_ns. The owner's calls stay
-//     direct (one uncontended lock more). It stops at exit() (atexit) or destruction.
+//     period_ns, else the period doubles up to max_period_ns; while the owner runs the
+//     model itself it sleeps (not on input, which the owner drains) for a period that
+//     doubles up to busy_max_ns: each wake-up is a chance for the scheduler to take the
+//     core from the program (measured on this loaded 2-core host: looking every 20 us
+//     doubled ib_write_lat's typical latency, tools/exec/README.md). The owner's calls
+//     stay direct (one uncontended lock more). It stops at exit() (atexit) or destruction.
 #pragma once
 
 #include <atomic>
@@ -74,14 +78,15 @@ class ModelThread {
     std::function<void(uint64_t ns)> wait;  // sleeps up to ns, less when input arrives
     std::function<void(std::thread::id from, std::thread::id to)> move;  // may be empty
     uint64_t period_ns = 20'000;
-    uint64_t max_period_ns = 1'000'000;
+    uint64_t max_period_ns = 1'000'000;  // while nothing comes or goes
+    uint64_t busy_max_ns = 200'000;      // while the owner runs the model itself
   };
   // Contract 5 (kCaller; at most once, from inside Run() or from the owner). False, and
   // nothing started, in kDedicated mode or when already started.
   bool StartProgress(Progress progress);
   bool progress_running() const { return progress_running_.load(std::memory_order_acquire); }
   // The model progressed in a call of the program: the progress thread need not pump now.
-  void NoteProgress() { progress_notes_.fetch_add(1, std::memory_order_relaxed); }
+  void NoteProgress();
 
  private:
   struct Request {
@@ -130,7 +135,7 @@ class ModelThread {
   Progress progress_;
   std::atomic<bool> progress_running_{false};
   std::atomic<bool> progress_stop_{false};
-  std::atomic<uint32_t> progress_notes_{0};
+  std::atomic<uint64_t> last_note_ns_{0};  // CLOCK_MONOTONIC of the last NoteProgress
   int progress_pid_ = 0;
   std::thread progress_thread_;
 };

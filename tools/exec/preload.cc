@@ -151,6 +151,7 @@ void Preload::StartProgress() {
   };
   p.period_ns = kBridgeIdleNs;
   p.max_period_ns = kProgressMaxPeriodNs;
+  p.busy_max_ns = kProgressBusyPeriodNs;
   (void)thread_->StartProgress(std::move(p));
 }
 
@@ -184,7 +185,7 @@ void Preload::Idle() {
 
 uint64_t Preload::TimeStep(uint64_t want) {
   if (!bridge_) return want;
-  thread_->NoteProgress();
+  if (bridge_->active()) thread_->NoteProgress();
   return bridge_->Step(want);
 }
 

@@ -54,6 +54,8 @@ inline constexpr uint64_t kBridgeIdleNs = 20'000;
 // The progress thread (contract 2) looks every kBridgeIdleNs while datagrams come and go,
 // backing off to this when nothing happens (a datagram wakes it at once).
 inline constexpr uint64_t kProgressMaxPeriodNs = 1'000'000;
+// ... and, while the program's own calls keep the model going, to this.
+inline constexpr uint64_t kProgressBusyPeriodNs = 200'000;
 inline constexpr int kMaxDevices = 16;
 
 struct ModelContext;
