@@ -164,7 +164,6 @@ class Preload {
   }
 
   Backend* backend() { return backend_.get(); }
-  bool OnModelThread() const { return thread_->OnModelThread(); }
   const std::string& profile() const { return profile_; }
   int devices() const { return devices_; }
   const std::string& error() const { return error_; }
