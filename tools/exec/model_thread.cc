@@ -18,6 +18,10 @@ namespace {
 // short enough that an idle program costs no CPU.
 constexpr uint64_t kSpinNs = 50'000;
 
+// The progress thread counts as needed while one of its pumps moved something this
+// recently (ProgressLoop).
+constexpr uint64_t kUsefulNs = 10'000'000;
+
 uint64_t NowNs() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -208,6 +212,7 @@ void ModelThread::ProgressLoop() {
   const std::thread::id me = std::this_thread::get_id();
   uint64_t idle_period = progress_.period_ns;  // between looks while the owner is away
   uint64_t busy_period = progress_.period_ns;  // while the owner keeps the model going
+  uint64_t last_useful_ns = 0;                 // when a pump last moved anything
   bool busy = false;
   while (!progress_stop_.load(std::memory_order_relaxed)) {
     if (busy || !progress_.wait) {
@@ -220,13 +225,17 @@ void ModelThread::ProgressLoop() {
       progress_.wait(idle_period);
     }
     // Busy: the owner let the model progress less than period_ns ago, or is inside a
-    // call. Then look less and less often (up to busy_max_ns): each wake-up of this
-    // thread is a chance for the scheduler to take the core from the program.
-    const uint64_t quiet = NowNs() - last_note_ns_.load(std::memory_order_relaxed);
+    // call. Then look less and less often (contract 5): up to busy_max_ns while the
+    // program alternates (its pauses needed this thread in the last kUsefulNs), else up
+    // to max_period_ns (a program that polls all the time needs it only when it stops).
+    const uint64_t now = NowNs();
+    const uint64_t quiet = now - last_note_ns_.load(std::memory_order_relaxed);
     std::unique_lock<std::mutex> lock(model_mu_, std::defer_lock);
     busy = quiet < progress_.period_ns || !lock.try_lock();
     if (busy) {
-      busy_period = std::min(busy_period * 2, progress_.busy_max_ns);
+      const bool needed = now - last_useful_ns < kUsefulNs;
+      busy_period = std::min(busy_period * 2,
+                             needed ? progress_.busy_max_ns : progress_.max_period_ns);
       continue;
     }
     holder_.store(me, std::memory_order_relaxed);
@@ -238,6 +247,7 @@ void ModelThread::ProgressLoop() {
     lock.unlock();
     busy_period = progress_.period_ns;
     idle_period = active ? progress_.period_ns : std::min(idle_period * 2, progress_.max_period_ns);
+    if (active) last_useful_ns = NowNs();
   }
 }
 

@@ -36,9 +36,11 @@
 //     Progress::pump, and hands it back. While pump reports activity it looks every
 //     period_ns, else the period doubles up to max_period_ns; while the owner runs the
 //     model itself it sleeps (not on input, which the owner drains) for a period that
-//     doubles up to busy_max_ns: each wake-up is a chance for the scheduler to take the
-//     core from the program (measured on this loaded 2-core host: looking every 20 us
-//     doubled ib_write_lat's typical latency, tools/exec/README.md). The owner's calls
+//     doubles up to busy_max_ns, or up to max_period_ns when no pump of the last 10 ms
+//     moved anything (a program that polls all the time): each wake-up is a chance for
+//     the scheduler to take the core from the program (measured on this loaded 2-core
+//     host: looking every 20 us doubled ib_write_lat's typical latency,
+//     tools/exec/README.md). The owner's calls
 //     stay direct (one uncontended lock more). It stops at exit() (atexit) or destruction.
 #pragma once
 
@@ -79,7 +81,7 @@ class ModelThread {
     std::function<void(std::thread::id from, std::thread::id to)> move;  // may be empty
     uint64_t period_ns = 20'000;
     uint64_t max_period_ns = 1'000'000;  // while nothing comes or goes
-    uint64_t busy_max_ns = 200'000;      // while the owner runs the model itself
+    uint64_t busy_max_ns = 200'000;      // while the owner runs the model itself (5)
   };
   // Contract 5 (kCaller; at most once, from inside Run() or from the owner). False, and
   // nothing started, in kDedicated mode or when already started.

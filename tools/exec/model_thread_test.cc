@@ -166,6 +166,19 @@ TEST(ModelThread, ProgressRunsAnotherThreadsCallWhileTheOwnerIsAway) {
   EXPECT_EQ(nested, 1);
 }
 
+TEST(ModelThread, ProgressStaysAwayWhileTheOwnerRunsTheModelItself) {
+  ModelThread t(ModelThread::Mode::kCaller, nullptr, 0);
+  ProgressProbe probe;
+  ModelThread::Progress p = probe.Make();
+  p.period_ns = 20'000'000;  // quiet for 20 ms before a pump: far above the notes' 1 ms
+  ASSERT_TRUE(t.StartProgress(std::move(p)));
+  for (int i = 0; i < 60; ++i) {
+    t.NoteProgress();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_LE(probe.pumps.load(), 1);  // (one, should this thread be preempted for 20 ms)
+}
+
 TEST(ModelThread, DedicatedModeHasNoProgressThread) {
   ModelThread t(ModelThread::Mode::kDedicated, nullptr, 1'000'000);
   ProgressProbe probe;
