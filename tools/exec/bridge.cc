@@ -28,7 +28,7 @@ constexpr size_t kMaxDatagram = 9216;
 constexpr int kBatch = 32;
 constexpr uint64_t kStepSleepNs = 20'000;
 constexpr uint64_t kMaxLagNs = 1'000'000;
-constexpr uint64_t kSliceNs = 50'000;
+constexpr uint64_t kSliceNs = kBridgeSliceNs;
 constexpr uint64_t kPeekPeriodNs = 1'000'000;
 // How far simulated time may run ahead of wall time to answer what just arrived: the rxe
 // profile's fabric latency and responder work are ~1-3 us (model/profile.cc).

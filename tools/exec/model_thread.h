@@ -39,9 +39,9 @@
 //     doubles up to busy_max_ns, or up to max_period_ns when no pump of the last 10 ms
 //     moved anything (a program that polls all the time): each wake-up is a chance for
 //     the scheduler to take the core from the program (measured on this loaded 2-core
-//     host: looking every 20 us doubled ib_write_lat's typical latency,
-//     tools/exec/README.md). The owner's calls
-//     stay direct (one uncontended lock more). It stops at exit() (atexit) or destruction.
+//     host: looking every 20 us doubled ib_write_lat's typical latency and made
+//     ibv_rc_pingpong 5x slower, tools/exec/README.md). The owner's calls stay direct (one
+//     uncontended lock more). It stops at exit() (atexit) or destruction.
 #pragma once
 
 #include <atomic>

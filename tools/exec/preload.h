@@ -56,6 +56,10 @@ inline constexpr uint64_t kBridgeIdleNs = 20'000;
 inline constexpr uint64_t kProgressMaxPeriodNs = 1'000'000;
 // ... and, while the program's own calls keep the model going, to this.
 inline constexpr uint64_t kProgressBusyPeriodNs = 200'000;
+// A pump of the progress thread steps at most this many bridge slices (bridge.h contract
+// 3: kBridgeSliceNs each), enough to catch up with 1 ms of wall time.
+inline constexpr uint64_t kBridgeSliceNs = 50'000;
+inline constexpr int kPumpSteps = 20;
 inline constexpr int kMaxDevices = 16;
 
 struct ModelContext;
