@@ -217,6 +217,18 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
             PushCqe(qp, RecvCq(qp), wc, false);
           }
           RespondError(qp, pkt, NakCode::kRemoteAccess, EventType::kQpAccessErr);
+        } else if (per_packet && pkt.npkts == 1 && qp.srq) {
+          // UC on an SRQ (rxe_resp.c RESPST_ERR_RKEY_VIOLATION, "UC/SRQ Class D"): the receive
+          // taken by check_resource completes with REM_ACCESS_ERR; the message is dropped and
+          // the QP carries on (measured: differential sequence 723). Without an SRQ: dropped.
+          RecvWr r;
+          if (TakeRecv(qp, &r)) {
+            WorkCompletion wc;
+            wc.wr_id = r.wr_id;
+            wc.qp_num = qp.qpn;
+            wc.status = WcStatus::kRemAccessErr;
+            PushCqe(qp, RecvCq(qp), wc, false);
+          }
         }
         return RespStep::kDone;
       }

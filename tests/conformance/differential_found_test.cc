@@ -1,6 +1,6 @@
-// Rules found by the whole-surface differential against rxe (docs/differences.md rows 47-49):
+// Rules found by the whole-surface differential against rxe (docs/differences.md rows 47-50):
 // the ACK of a duplicate request, a requester that stops after a local error, a UD WR whose
-// address handle went away while it waited.
+// address handle went away while it waited, a UC WRITE_WITH_IMM with a bad R_Key into an SRQ.
 #include "spec/bring_up.h"
 #include "tests/conformance/fixture.h"
 
@@ -151,6 +151,52 @@ TEST_P(Conformance, UdWrWhoseAhWasDestroyedWhileItWaitedFailsWhereTheDeviceLooks
   EXPECT_EQ(wcs[1].status, at_send ? WcStatus::kWrFlushErr : WcStatus::kSuccess);
   EXPECT_EQ(Drain(cb).size(), at_send ? 0u : 2u);
   EXPECT_EQ(dev_->DestroyAh(second), 0);
+}
+
+// Differential sequence 723: a one-packet UC WRITE_WITH_IMM past the end of the remote region,
+// to a QP on an SRQ. rxe takes the receive before the R_Key check (Behaviour::
+// write_imm_receive_at_last_packet) and, for UC on an SRQ, completes it with REM_ACCESS_ERR
+// (rxe_resp.c RESPST_ERR_RKEY_VIOLATION, "UC/SRQ Class D"); the QP carries on. IBTA / R15:
+// UC drops the message silently and the receive waits.
+TEST_P(Conformance, UcWriteImmWithABadRkeyCompletesAnSrqReceiveWhereTheDeviceTakesItFirst) {
+  const Behaviour& b = GetParam().behaviour;
+  if (!b.supports_uc) GTEST_SKIP() << "no UC";
+  CqHandle ca = Cq(), cb = Cq();
+  SrqHandle srq;
+  ASSERT_EQ(dev_->CreateSrq(pd_, 15, 1, &srq), 0);
+  QpInitAttr init;
+  init.qp_type = QpType::kUc;
+  init.pd = pd_;
+  init.send_cq = init.recv_cq = cb;
+  init.srq = srq;
+  init.cap = {16, 0, 1, 1, 0};
+  QpHandle qb;
+  QpCap granted;
+  ASSERT_EQ(dev_->CreateQp(init, &qb, &granted), 0);
+  QpHandle qa = Qp(QpType::kUc, 16, 16, 2, false, ca);
+  Drive(QpType::kUc, qa, QpState::kRts, qb);
+  Drive(QpType::kUc, qb, QpState::kRts, qa);
+  Buffer buf = Reg(4096, kAll), dst = Reg(4096, kAll);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSrqRecv(srq, {Recv(10, {buf.At(0, 64)})}, &bad), 0);
+  SendWr w = Send(1, {buf.At(1024, 8)});
+  w.opcode = WrOpcode::kRdmaWriteWithImm;
+  w.imm_data = 7;
+  w.remote_addr = dst.Addr(8192);  // past the region's end
+  w.rkey = dst.rkey;
+  ASSERT_EQ(dev_->PostSend(qa, {w}, &bad), 0);
+  auto swc = WaitWc(ca, 1);
+  ASSERT_EQ(swc.size(), 1u);
+  EXPECT_EQ(swc[0].status, WcStatus::kSuccess);  // UC: complete once sent
+  auto rwc = Drain(cb);
+  if (b.write_imm_receive_at_last_packet) {
+    ASSERT_EQ(rwc.size(), 1u);
+    EXPECT_EQ(rwc[0].wr_id, 10u);
+    EXPECT_EQ(rwc[0].status, WcStatus::kRemAccessErr);
+  } else {
+    EXPECT_TRUE(rwc.empty()) << "the receive was completed";
+  }
+  EXPECT_EQ(StateOf(qb), QpState::kRts);
 }
 
 }  // namespace
