@@ -49,13 +49,17 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("sqd_retry_unsends", &Behaviour::sqd_retry_unsends),
     Flag("rnr_nak_then_seq_nak", &Behaviour::rnr_nak_then_seq_nak),
     Flag("write_imm_receive_at_last_packet", &Behaviour::write_imm_receive_at_last_packet),
+    Flag("duplicate_ack_psn_is_last_executed",
+         &Behaviour::duplicate_ack_psn_is_last_executed),
+    Flag("requester_error_stops_retries", &Behaviour::requester_error_stops_retries),
+    Flag("ud_ah_resolved_at_send", &Behaviour::ud_ah_resolved_at_send),
     Flag("mw_range_checked_against_mr", &Behaviour::mw_range_checked_against_mr),
     Flag("recv_inv_flag_as_ip_csum_ok", &Behaviour::recv_inv_flag_as_ip_csum_ok),
     Flag("recv_full_checked_first", &Behaviour::recv_full_checked_first),
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 38;
+constexpr size_t kFlags = 41;
 constexpr size_t kNumbers = 3;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -259,6 +263,25 @@ DeviceDescription Rxe() {
        "rxe_opcode.c: only RDMA_WRITE_LAST/ONLY_WITH_IMMEDIATE carry RXE_RWR_MASK; rxe_resp.c "
        "rxe_responder runs check_resource (RNR) before check_rkey, per packet (measured: "
        "examples/fidelity/16)"},
+      {"duplicate_ack_psn_is_last_executed", 1,
+       "rxe_resp.c duplicate_request: send_ack(qp, AETH_ACK_UNLIMITED, resp.ack_psn - 1); "
+       "execute() sets ack_psn = resp.psn after a SEND/WRITE/atomic packet, read_reply does "
+       "not, rxe_qp_reset leaves it; rxe_comp.c check_psn drops an ACK older than the WQE "
+       "(measured: differential seed 748177376976 sequence 168, a SEND resent from PSN 0 "
+       "after a RESET to a peer whose last request was a READ ends RETRY_EXC_ERR)"},
+      {"requester_error_stops_retries", 1,
+       "rxe_req.c rxe_requester: the err label sets req.state = QP_STATE_ERROR, and in that "
+       "state it only marks the next WQE in error (no req_retry, nothing sent, so update_state "
+       "never re-arms retrans_timer); rxe_comp.c COMPST_ERROR_RETRY counts retry_cnt and sets "
+       "need_retry only, and rearms nothing as req.state != READY; rxe_qp_error -> "
+       "rxe_drain_resp_pkts flushes every WQE left, the failed one too (measured: "
+       "differential seed 748177376976 sequence 1355, a WRITE_WITH_IMM in an RNR wait and a "
+       "WRITE with a bad SGE behind it: both WR_FLUSH_ERR at the next modify to ERR)"},
+      {"ud_ah_resolved_at_send", 1,
+       "providers/rxe init_send_wqe copies only ah_num; rxe_av.c rxe_get_av looks it up in "
+       "the AH pool when rxe_req.c sends (NULL -> 'Failed no address vector', "
+       "IB_WC_LOC_QP_OP_ERR) (measured: differential seed 748177376976 sequence 1035, a UD "
+       "SEND queued in RESET whose AH was destroyed before RTS)"},
       {"dereg_mr_bound_mw_errno", EINVAL,
        "rxe_verbs.c rxe_dereg_mr: atomic_read(&mr->num_mw) > 0 -> -EINVAL (measured: "
        "memory_window_test DeallocOfABoundWindowClosesIt)"},

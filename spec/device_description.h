@@ -138,6 +138,24 @@ struct Behaviour {
   // last waits, so the retry resumes there. IBTA's model here: the message is taken whole,
   // R_Key first, then the receive.
   bool write_imm_receive_at_last_packet = false;
+  // A duplicate SEND/WRITE (its PSN behind the expected one) is acknowledged with the PSN of
+  // the last SEND/WRITE/atomic packet the responder executed, kept across RESET; a READ does
+  // not move it. So after a READ, or a requester reset to an older PSN, the ACK can be older
+  // than the WQE it answers: the requester ignores it and retries. IBTA 9.7.5.1.2 (C9-105):
+  // the duplicate is acknowledged (its own PSN).
+  bool duplicate_ack_psn_is_last_executed = false;
+  // Once the requester has failed a WQE locally while earlier ones are outstanding (their
+  // CQEs come first: local_error_completes_in_order), it resends nothing: an RNR timer or a
+  // transport timeout (which still counts retry_cnt down, RETRY_EXC_ERR at 0) starts no
+  // retry and the transport timer is not re-armed, so an earlier WQE waiting for a retry
+  // stays outstanding until the QP goes to ERR, whose flush gives the failed WQE
+  // WR_FLUSH_ERR too. IBTA: the retries go on; the failed WQE reports its own status.
+  bool requester_error_stops_retries = false;
+  // A UD WQE names its address handle, looked up when the requester sends it: an AH destroyed
+  // after the post (while the WR waited, e.g. queued below RTS) fails the WR with
+  // IBV_WC_LOC_QP_OP_ERR and the QP goes to ERR. Default: the AV is copied at the post (the
+  // consumer must keep the AH while WRs use it; IBTA 11.2.2 leaves a violation undefined).
+  bool ud_ah_resolved_at_send = false;
 
   // CQE and query fields (issue 11 part 1; measured in tools/rxe-vm, examples/*.qps):
   // A successful receive CQE has IBV_WC_GRH for every QP type. IBTA 11.4.2.1: GRH only when

@@ -265,6 +265,7 @@ void Nic::OnRnrNak(Qp& qp, size_t index, uint32_t psn, uint8_t timer) {
     auto q = weak.lock();
     if (!q || !q->rnr_wait) return;
     q->rnr_wait = false;
+    if (RequesterStopped(*q)) return;  // no retry from a requester in error
     const size_t from = profile().behaviour.rnr_wait_sends_new_wqes ? q->rnr_index : q->sq_next;
     if (UnsendInSqd(*q, from)) return;
     if (from < q->sq_next) q->sq_next = from;
@@ -295,7 +296,17 @@ bool Nic::UnsendInSqd(Qp& qp, size_t index) {
   return true;
 }
 
+bool Nic::RequesterStopped(const Qp& qp) const {
+  if (!profile().behaviour.requester_error_stops_retries) return false;
+  for (const SendWqe& w : qp.sq) {
+    if (w.failed_locally) return true;
+  }
+  return false;
+}
+
 void Nic::GoBackTo(Qp& qp, size_t index) {
+  // rxe_req.c: a requester in QP_STATE_ERROR runs no req_retry and sends nothing.
+  if (RequesterStopped(qp)) return;
   if (UnsendInSqd(qp, index)) return;
   if (index < qp.sq_next) qp.sq_next = index;
   Kick(qp);

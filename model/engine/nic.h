@@ -206,6 +206,9 @@ class Nic {
   void FailWqe(Qp& qp, size_t index, WcStatus status, const std::string& cause);
   // The requester's WQE at sq_next failed a local check (Behaviour::local_error_completes_in_order).
   void FailLocally(Qp& qp, WcStatus status, const std::string& cause);
+  // A WQE failed locally waits behind outstanding ones and the device's requester stops
+  // there: no retry is sent (Behaviour::requester_error_stops_retries).
+  bool RequesterStopped(const Qp& qp) const;
   // ERR, or SQE for UC/UD where the device has it (R8, IBTA C10-38), after a send error.
   void EnterSendError(Qp& qp, const std::string& cause);
   void DrainSq(Qp& qp);

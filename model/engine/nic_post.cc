@@ -83,6 +83,9 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     }
     w.serial = qp->next_serial++;
     w.wr = wr;
+    if (qp->type == QpType::kUd) {
+      if (const Ah* ah = FindAh(ctx, wr.ah.id)) w.ah_at_post = *ah;
+    }
     if (wr.opcode == WrOpcode::kBindMw) NoteBindPosted(ctx, wr, &w);
     w.is_inline = is_inline;
     w.length = len;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "model/engine/cq.h"
@@ -145,6 +146,9 @@ struct SendWqe {
   WqeWr wr;
   // Inline data, copied at the post: `length` bytes when is_inline.
   std::unique_ptr<uint8_t[]> inline_data;
+  // UD: the address handle as it was at the post (a device that copies the AV into the WQE;
+  // Behaviour::ud_ah_resolved_at_send looks the AH up when sending instead).
+  std::optional<Ah> ah_at_post;
   uint64_t length = 0;
   uint64_t ready_ns = 0;  // the NIC has the WQE (doorbell + WQE fetch, timing.h)
   uint32_t psn = 0;
@@ -212,6 +216,9 @@ struct Qp : std::enable_shared_from_this<Qp> {
 
   // Responder.
   uint32_t epsn = 0;
+  // The PSN after the last SEND/WRITE/atomic packet executed (rxe's resp.ack_psn; READs do
+  // not move it, nor does RESET): Behaviour::duplicate_ack_psn_is_last_executed.
+  uint32_t ack_psn = 0;
   bool comm_est_raised = false;
   bool last_wqe_raised = false;
   Ring<std::pair<uint32_t, uint64_t>> atomic_replay;  // psn -> original value

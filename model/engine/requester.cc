@@ -139,6 +139,13 @@ Nic::ReqStep Nic::ReqCheckLocal(Qp& qp, Payload* payload) {
   // C10-93.1.1 (rxe_req.c rxe_requester): a UD message longer than the path MTU sends nothing
   // and completes successfully, before any check of its SGEs (R22; ReqTransmit completes it).
   if (qp.type == QpType::kUd && w.length > PathMtuBytes(qp)) return ReqStep::kTransmit;
+  // rxe_req.c rxe_get_av (after that check): the WQE names its AH by number, looked up now;
+  // one destroyed since the post fails the WR (Behaviour::ud_ah_resolved_at_send).
+  if (qp.type == QpType::kUd && profile().behaviour.ud_ah_resolved_at_send &&
+      !FindAh(qp.ctx, w.wr.ah.id)) {
+    FailLocally(qp, WcStatus::kLocQpOpErr, "address handle destroyed since the post");
+    return ReqStep::kDone;
+  }
   if (w.length > profile().port.max_msg_sz) {
     FailLocally(qp, WcStatus::kLocLenErr, "message longer than max_msg_sz");
     return ReqStep::kDone;
@@ -184,7 +191,11 @@ Nic::ReqStep Nic::ReqTransmit(Qp& qp, Payload* payload) {
   p.swap = w.wr.swap;
   p.length = static_cast<uint32_t>(w.length);
   if (qp.type == QpType::kUd) {
-    Ah* ah = FindAh(qp.ctx, w.wr.ah.id);
+    // The AH as the post found it, or (ud_ah_resolved_at_send) as it is now: ReqCheckLocal
+    // failed the WR if it is gone.
+    const Ah* ah = profile().behaviour.ud_ah_resolved_at_send
+                       ? FindAh(qp.ctx, w.wr.ah.id)
+                       : (w.ah_at_post ? &*w.ah_at_post : nullptr);
     // R22: a UD message longer than the MTU is not sent but completes successfully.
     if (!ah || w.length > mtu) {
       // rxe_req.c fakes the send: the WQE takes one PSN (ibv_query_qp's sq_psn moves on).

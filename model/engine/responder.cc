@@ -101,7 +101,17 @@ Nic::RespStep Nic::RespCheckPsn(Qp& qp, const Packet& pkt) {
       }
       return RespStep::kDone;
     }
-    SendAck(qp, pkt);
+    if (profile().behaviour.duplicate_ack_psn_is_last_executed) {
+      // rxe_resp.c duplicate_request: send_ack(..., resp.ack_psn - 1), the last SEND/WRITE/
+      // atomic packet executed, which may be older than this duplicate (after a READ, or a
+      // requester reset to an older PSN); rxe_comp.c check_psn then ignores it.
+      Packet ack;
+      ack.kind = PacketKind::kAck;
+      ack.psn = PsnAdd(qp.ack_psn, 0xffffff);
+      SendResponse(qp, pkt, std::move(ack));
+      return RespStep::kDone;
+    }
+    SendAck(qp, pkt);  // IBTA C9-105: acknowledge the duplicate
     return RespStep::kDone;
   }
   return RespStep::kCheckXrcSrq;
@@ -207,6 +217,18 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
             PushCqe(qp, RecvCq(qp), wc, false);
           }
           RespondError(qp, pkt, NakCode::kRemoteAccess, EventType::kQpAccessErr);
+        } else if (per_packet && pkt.npkts == 1 && qp.srq) {
+          // UC on an SRQ (rxe_resp.c RESPST_ERR_RKEY_VIOLATION, "UC/SRQ Class D"): the receive
+          // taken by check_resource completes with REM_ACCESS_ERR; the message is dropped and
+          // the QP carries on (measured: differential sequence 723). Without an SRQ: dropped.
+          RecvWr r;
+          if (TakeRecv(qp, &r)) {
+            WorkCompletion wc;
+            wc.wr_id = r.wr_id;
+            wc.qp_num = qp.qpn;
+            wc.status = WcStatus::kRemAccessErr;
+            PushCqe(qp, RecvCq(qp), wc, false);
+          }
         }
         return RespStep::kDone;
       }
@@ -217,7 +239,7 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
           const uint32_t mtu = MtuBytes(qp.attr.path_mtu);
           const size_t head = std::min<size_t>(pkt.data.size(), size_t{pkt.npkts - 1} * mtu);
           std::memcpy(dst, pkt.data.data(), head);
-          qp.epsn = PsnAdd(pkt.psn, pkt.npkts - 1);
+          qp.epsn = qp.ack_psn = PsnAdd(pkt.psn, pkt.npkts - 1);
           if (qp.type == QpType::kUc) qp.uc_mid_message = true;
           Packet last = LastPacketOf(pkt);
           ReceiveSendLike(qp, last);
@@ -230,7 +252,7 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
       if (pkt.has_imm) {
         ReceiveSendLike(qp, pkt);
       } else {
-        qp.epsn = PsnAdd(pkt.psn, pkt.npkts);
+        qp.epsn = qp.ack_psn = PsnAdd(pkt.psn, pkt.npkts);
         if (IsReliable(qp.type)) SendAck(qp, pkt);
       }
       return RespStep::kDone;
@@ -267,7 +289,7 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
       std::memcpy(p, &next, 8);
       qp.atomic_replay.emplace_back(pkt.psn, orig);
       if (qp.atomic_replay.size() > kAtomicReplayDepth) qp.atomic_replay.pop_front();
-      qp.epsn = PsnAdd(pkt.psn, 1);
+      qp.epsn = qp.ack_psn = PsnAdd(pkt.psn, 1);
       Packet r;
       r.kind = PacketKind::kAtomicResp;
       r.psn = pkt.psn;
@@ -387,7 +409,7 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
   }
   // UD too: rxe_resp.c execute sets resp.psn = psn + 1 for every type, and a query shows it
   // (Behaviour::query_qp_stored_view).
-  qp.epsn = PsnAdd(pkt.psn, pkt.npkts);
+  qp.epsn = qp.ack_psn = PsnAdd(pkt.psn, pkt.npkts);
   if (pkt.has_inv && !InvalidateForSend(qp, pkt, &wc)) return;
   wc.status = WcStatus::kSuccess;
   wc.opcode = write_imm ? WcOpcode::kRecvRdmaWithImm : WcOpcode::kRecv;

@@ -1,0 +1,203 @@
+// Rules found by the whole-surface differential against rxe (docs/differences.md rows 47-50):
+// the ACK of a duplicate request, a requester that stops after a local error, a UD WR whose
+// address handle went away while it waited, a UC WRITE_WITH_IMM with a bad R_Key into an SRQ.
+#include "spec/bring_up.h"
+#include "tests/conformance/fixture.h"
+
+namespace qptwin::testing {
+namespace {
+
+using access::kAll;
+
+// Brings `self` from RESET to RTS connected to `peer`: timeout 11 (8.4 ms), retry_cnt 1, PSNs
+// as BringUpParams gives them (the same on every call).
+int ToRtsShortTimeout(Device& dev, Mtu mtu, QpHandle self, QpHandle peer) {
+  BringUpParams p;
+  p.path_mtu = mtu;
+  p.timeout = 11;
+  p.retry_cnt = 1;
+  p.rnr_retry = 0;
+  p.min_rnr_timer = 17;
+  ConnectionInfo info;
+  QpAttr attr;
+  if (int e = dev.LocalConnectionInfo(peer, &info)) return e;
+  if (int e = BringUpAttr(dev, p, info, &attr)) return e;
+  return BringUp(dev, self, attr, QpState::kRts);
+}
+
+// A requester that went through RESET resends a SEND at a PSN its peer has passed with a READ.
+// IBTA C9-105: the duplicate SEND is acknowledged and completes. rxe (Behaviour::
+// duplicate_ack_psn_is_last_executed) ACKs it with the PSN of the last SEND/WRITE/atomic it
+// executed (none here: PSN 0 - 1), older than the SEND, so the requester ignores the ACK and
+// retries until RETRY_EXC_ERR. The peer executes nothing either way.
+TEST_P(Conformance, DuplicateSendBehindAReadIsAcknowledgedWhereTheDeviceDoes) {
+  const bool stale_ack = GetParam().behaviour.duplicate_ack_psn_is_last_executed;
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+  ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qa, qb), 0);
+  ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qb, qa), 0);
+  Buffer buf = Reg(4096, kAll);
+  SendWr read = Send(1, {buf.At(0, 64)});
+  read.opcode = WrOpcode::kRdmaRead;
+  read.remote_addr = buf.Addr(1024);
+  read.rkey = buf.rkey;
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, {read}, &bad), 0);
+  auto first = WaitWc(ca, 1);
+  ASSERT_EQ(first.size(), 1u);
+  ASSERT_EQ(first[0].status, WcStatus::kSuccess);
+  // qa starts again at the READ's PSN: its SEND is a duplicate for qb.
+  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kReset), attr::kState), 0);
+  ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qa, qb), 0);
+  ASSERT_EQ(dev_->PostSend(qa, {Send(2, {buf.At(64, 8)})}, &bad), 0);
+  auto wcs = WaitWc(ca, 1, kSecond / 2);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].wr_id, 2u);
+  EXPECT_EQ(wcs[0].status, stale_ack ? WcStatus::kRetryExcErr : WcStatus::kSuccess);
+  EXPECT_EQ(StateOf(qa), stale_ack ? QpState::kErr : QpState::kRts);
+  EXPECT_TRUE(Drain(cb, kSecond / 20).empty()) << "the duplicate was executed";
+}
+
+// Differential sequence 1355: SEND wr 1 draws an RNR NAK (rnr_retry 7), WRITE wr 2 behind it
+// has an SGE past its region's end. rxe (Behaviour::requester_error_stops_retries) marks wr 2
+// failed and its requester then resends nothing: wr 1 waits, even once a receive is there,
+// until the QP goes to ERR, which flushes both. Where the error completes in order otherwise,
+// wr 1 is retried into the receive and wr 2 reports LOC_PROT_ERR; IBTA's model flushes wr 1 at
+// once.
+TEST_P(Conformance, LocalErrorBehindAnRnrWaitStopsTheRetryWhereTheDeviceDoes) {
+  const Behaviour& b = GetParam().behaviour;
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, true, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+  BringUpParams p;
+  p.path_mtu = pattr_.active_mtu;
+  p.timeout = 11;
+  p.retry_cnt = 1;
+  p.rnr_retry = 7;
+  p.min_rnr_timer = 17;
+  for (auto [self, peer] : {std::pair{qa, qb}, std::pair{qb, qa}}) {
+    ConnectionInfo info;
+    QpAttr a;
+    ASSERT_EQ(dev_->LocalConnectionInfo(peer, &info), 0);
+    ASSERT_EQ(BringUpAttr(*dev_, p, info, &a), 0);
+    ASSERT_EQ(BringUp(*dev_, self, a, QpState::kRts), 0);
+  }
+  Buffer buf = Reg(4096, kAll), dst = Reg(4096, kAll);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(0, 8)})}, &bad), 0);
+  SendWr write = Send(2, {buf.At(4090, 64)});  // 58 bytes past the region
+  write.opcode = WrOpcode::kRdmaWrite;
+  write.remote_addr = dst.Addr(0);
+  write.rkey = dst.rkey;
+  ASSERT_EQ(dev_->PostSend(qa, {write}, &bad), 0);
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(1024, 64)})}, &bad), 0);
+  if (b.requester_error_stops_retries) {
+    EXPECT_TRUE(Drain(ca, kSecond / 5).empty()) << "the requester retried";
+    EXPECT_EQ(StateOf(qa), QpState::kRts);
+    ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kErr), attr::kState), 0);
+    auto wcs = WaitWc(ca, 2);
+    ASSERT_EQ(wcs.size(), 2u);
+    EXPECT_EQ(wcs[0].wr_id, 1u);
+    EXPECT_EQ(wcs[0].status, WcStatus::kWrFlushErr);
+    EXPECT_EQ(wcs[1].wr_id, 2u);
+    EXPECT_EQ(wcs[1].status, WcStatus::kWrFlushErr);
+    EXPECT_TRUE(Drain(cb).empty()) << "the receive was taken";
+    return;
+  }
+  auto wcs = WaitWc(ca, 2);
+  ASSERT_EQ(wcs.size(), 2u);
+  EXPECT_EQ(wcs[0].wr_id, 1u);
+  EXPECT_EQ(wcs[0].status, b.local_error_completes_in_order ? WcStatus::kSuccess
+                                                            : WcStatus::kWrFlushErr);
+  EXPECT_EQ(wcs[1].wr_id, 2u);
+  EXPECT_EQ(wcs[1].status, WcStatus::kLocProtErr);
+  EXPECT_EQ(StateOf(qa), QpState::kErr);
+}
+
+// Differential sequence 1035: a UD SEND waits (here in SQD), its AH is destroyed, and it runs
+// after SQD -> RTS. rxe (Behaviour::ud_ah_resolved_at_send) looks the AH up only then: the WR
+// fails with LOC_QP_OP_ERR, the QP goes to ERR and the next WR is flushed. A device that
+// copied the AV at the post sends both.
+TEST_P(Conformance, UdWrWhoseAhWasDestroyedWhileItWaitedFailsWhereTheDeviceLooksItUpLate) {
+  const bool at_send = GetParam().behaviour.ud_ah_resolved_at_send;
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kUd, 16, 16, 2, true, ca), qb = Qp(QpType::kUd, 16, 16, 2, false, cb);
+  Drive(QpType::kUd, qb, QpState::kRts);
+  Drive(QpType::kUd, qa, QpState::kSqd);
+  Buffer buf = Reg(4096, kAll);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(0, 256)}), Recv(11, {buf.At(256, 256)})}, &bad),
+            0);
+  ConnectionInfo info;
+  ASSERT_EQ(dev_->LocalConnectionInfo(qb, &info), 0);
+  AhHandle first, second;
+  ASSERT_EQ(dev_->CreateAh(pd_, FullAttr(qb, {}).ah_attr, &first), 0);
+  SendWr w = Send(1, {buf.At(1024, 8)});
+  w.ah = first;
+  w.remote_qpn = info.qp_num;
+  w.remote_qkey = kQkey;
+  ASSERT_EQ(dev_->PostSend(qa, {w}, &bad), 0);  // waits: SQD starts nothing new
+  EXPECT_TRUE(Drain(ca, kSecond / 20).empty());
+  ASSERT_EQ(dev_->DestroyAh(first), 0);
+  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kRts), attr::kState), 0);
+  ASSERT_EQ(dev_->CreateAh(pd_, FullAttr(qb, {}).ah_attr, &second), 0);
+  w.wr_id = 2;
+  w.ah = second;
+  ASSERT_EQ(dev_->PostSend(qa, {w}, &bad), 0);  // also the doorbell for wr 1 (rxe)
+  auto wcs = WaitWc(ca, 2);
+  ASSERT_EQ(wcs.size(), 2u);
+  EXPECT_EQ(wcs[0].wr_id, 1u);
+  EXPECT_EQ(wcs[0].status, at_send ? WcStatus::kLocQpOpErr : WcStatus::kSuccess);
+  EXPECT_EQ(wcs[1].wr_id, 2u);
+  EXPECT_EQ(wcs[1].status, at_send ? WcStatus::kWrFlushErr : WcStatus::kSuccess);
+  EXPECT_EQ(Drain(cb).size(), at_send ? 0u : 2u);
+  EXPECT_EQ(dev_->DestroyAh(second), 0);
+}
+
+// Differential sequence 723: a one-packet UC WRITE_WITH_IMM past the end of the remote region,
+// to a QP on an SRQ. rxe takes the receive before the R_Key check (Behaviour::
+// write_imm_receive_at_last_packet) and, for UC on an SRQ, completes it with REM_ACCESS_ERR
+// (rxe_resp.c RESPST_ERR_RKEY_VIOLATION, "UC/SRQ Class D"); the QP carries on. IBTA / R15:
+// UC drops the message silently and the receive waits.
+TEST_P(Conformance, UcWriteImmWithABadRkeyCompletesAnSrqReceiveWhereTheDeviceTakesItFirst) {
+  const Behaviour& b = GetParam().behaviour;
+  if (!b.supports_uc) GTEST_SKIP() << "no UC";
+  CqHandle ca = Cq(), cb = Cq();
+  SrqHandle srq;
+  ASSERT_EQ(dev_->CreateSrq(pd_, 15, 1, &srq), 0);
+  QpInitAttr init;
+  init.qp_type = QpType::kUc;
+  init.pd = pd_;
+  init.send_cq = init.recv_cq = cb;
+  init.srq = srq;
+  init.cap = {16, 0, 1, 1, 0};
+  QpHandle qb;
+  QpCap granted;
+  ASSERT_EQ(dev_->CreateQp(init, &qb, &granted), 0);
+  QpHandle qa = Qp(QpType::kUc, 16, 16, 2, false, ca);
+  Drive(QpType::kUc, qa, QpState::kRts, qb);
+  Drive(QpType::kUc, qb, QpState::kRts, qa);
+  Buffer buf = Reg(4096, kAll), dst = Reg(4096, kAll);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSrqRecv(srq, {Recv(10, {buf.At(0, 64)})}, &bad), 0);
+  SendWr w = Send(1, {buf.At(1024, 8)});
+  w.opcode = WrOpcode::kRdmaWriteWithImm;
+  w.imm_data = 7;
+  w.remote_addr = dst.Addr(8192);  // past the region's end
+  w.rkey = dst.rkey;
+  ASSERT_EQ(dev_->PostSend(qa, {w}, &bad), 0);
+  auto swc = WaitWc(ca, 1);
+  ASSERT_EQ(swc.size(), 1u);
+  EXPECT_EQ(swc[0].status, WcStatus::kSuccess);  // UC: complete once sent
+  auto rwc = Drain(cb);
+  if (b.write_imm_receive_at_last_packet) {
+    ASSERT_EQ(rwc.size(), 1u);
+    EXPECT_EQ(rwc[0].wr_id, 10u);
+    EXPECT_EQ(rwc[0].status, WcStatus::kRemAccessErr);
+  } else {
+    EXPECT_TRUE(rwc.empty()) << "the receive was completed";
+  }
+  EXPECT_EQ(StateOf(qb), QpState::kRts);
+}
+
+}  // namespace
+}  // namespace qptwin::testing
