@@ -49,12 +49,15 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("sqd_retry_unsends", &Behaviour::sqd_retry_unsends),
     Flag("rnr_nak_then_seq_nak", &Behaviour::rnr_nak_then_seq_nak),
     Flag("write_imm_receive_at_last_packet", &Behaviour::write_imm_receive_at_last_packet),
+    Flag("fence_counts_sent_rd_atomic", &Behaviour::fence_counts_sent_rd_atomic),
+    Flag("local_error_stops_retries", &Behaviour::local_error_stops_retries),
+    Flag("partial_ack_resets_retries_only", &Behaviour::partial_ack_resets_retries_only),
     Flag("mw_range_checked_against_mr", &Behaviour::mw_range_checked_against_mr),
     Flag("recv_inv_flag_as_ip_csum_ok", &Behaviour::recv_inv_flag_as_ip_csum_ok),
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 37;
+constexpr size_t kFlags = 40;
 constexpr size_t kNumbers = 3;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -155,8 +158,6 @@ DeviceDescription Rxe() {
       {"comm_est_event", 0, "rxe_resp.c raises no IB_EVENT_COMM_EST"},
       {"sqd_event_needs_notify", 0,
        "rxe_req.c req_next_wqe: SQ_DRAINED whatever en_sqd_async_notify says"},
-      {"fence_waits_for_all", 1,
-       "rxe_req.c req_next_wqe: a fenced WQE waits until wqe_index == consumer_index"},
       {"queues_rounded_up", 1,
        "rxe_queue.c rxe_queue_init: roundup_pow_of_two(n + 1) - 1 slots; rxe_qp.c "
        "rxe_qp_init_req: max_inline_data = max_send_sge * sizeof(struct ib_sge)"},
@@ -258,6 +259,24 @@ DeviceDescription Rxe() {
        "rxe_opcode.c: only RDMA_WRITE_LAST/ONLY_WITH_IMMEDIATE carry RXE_RWR_MASK; rxe_resp.c "
        "rxe_responder runs check_resource (RNR) before check_rkey, per packet (measured: "
        "examples/fidelity/16)"},
+      {"fence_counts_sent_rd_atomic", 1,
+       "rxe_req.c rxe_wqe_is_fenced (6.1): IB_SEND_FENCE waits while atomic_read(&rd_atomic) != "
+       "attr.max_rd_atomic; check_init_depth takes a credit once (wqe->has_rd_atomic), only "
+       "rxe_comp.c complete_ack gives it back, and req_retry keeps it, so a retry reaching a "
+       "fenced WQE sets wait_fence with nothing in flight (measured: differential seed "
+       "748177376976 sequences 400, 1399, 1473, 1945, 853)"},
+      {"local_error_stops_retries", 1,
+       "rxe_req.c rxe_requester err: sets req.state = QP_STATE_ERROR; rxe_comp.c "
+       "COMPST_ERROR_RETRY then sets req.need_retry, which the requester in QP_STATE_ERROR never "
+       "clears (no req_retry), and rxe_completer exits at once while it is set; the "
+       "COMPST_EXIT re-arm needs req.state == QP_STATE_READY (measured: differential seed "
+       "748177376976 sequence 1461)"},
+      {"partial_ack_resets_retries_only", 1,
+       "rxe_comp.c check_ack: an ACK reaching COMPST_CHECK_ACK runs reset_retry_counters; the "
+       "COMPST_EXIT mod_timer needs req.psn > comp.psn, which the loopback's inline ACK of the "
+       "resent packet has already caught up with (measured: differential seed 748177376976 "
+       "sequences 224, 665: a 2- and a 3-packet WRITE_WITH_IMM without a receive, retry_cnt 0, "
+       "end with RETRY_EXC_ERR)"},
       {"dereg_mr_bound_mw_errno", EINVAL,
        "rxe_verbs.c rxe_dereg_mr: atomic_read(&mr->num_mw) > 0 -> -EINVAL (measured: "
        "memory_window_test DeallocOfABoundWindowClosesIt)"},

@@ -138,6 +138,25 @@ struct Behaviour {
   // last waits, so the retry resumes there. IBTA's model here: the message is taken whole,
   // R_Key first, then the receive.
   bool write_imm_receive_at_last_packet = false;
+  // A fenced WR waits while any READ/atomic of the send queue that was sent has not completed,
+  // also one behind it (or itself) that a retry went back past: a sent READ/atomic keeps its
+  // max_rd_atomic credit until it completes. So a retry that reaches a fenced WR stalls: it is
+  // not resent, nothing behind it is, no timer runs, and the QP waits until it is moved to
+  // ERR. IBTA 10.8.3.3: the fence waits for the READ/atomics posted before it.
+  bool fence_counts_sent_rd_atomic = false;
+  // Once the requester has failed a WR locally while earlier WRs wait for their responses
+  // (local_error_completes_in_order), it sends nothing more, retries included: a transport
+  // timeout with retry_cnt left, or the end of an RNR wait, starts a retry that never comes,
+  // and the QP waits until it is moved to ERR (the failed WR is flushed too). With no retry
+  // left the earlier WR fails (RETRY_EXC_ERR) and the failed one is flushed. IBTA: the earlier
+  // WRs are retried as usual.
+  bool local_error_stops_retries = false;
+  // An ACK of a packet inside the message at the head of the SQ (a duplicate answered while
+  // the message is retried, e.g. the earlier packets of a WRITE_WITH_IMM waiting for a
+  // receive) restores retry_cnt but does not push the transport timer on, so with retry_cnt 0
+  // the first timeout ends the message with RETRY_EXC_ERR, RNR loop or not. Default: such an
+  // ACK re-arms the timer (it shows the responder is alive).
+  bool partial_ack_resets_retries_only = false;
 
   // CQE and query fields (issue 11 part 1; measured in tools/rxe-vm, examples/*.qps):
   // A successful receive CQE has IBV_WC_GRH for every QP type. IBTA 11.4.2.1: GRH only when

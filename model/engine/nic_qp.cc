@@ -327,6 +327,7 @@ void Nic::ResetQueues(Qp& qp) {
   qp.sq_next = 0;
   ++qp.timer_gen;
   qp.timer_armed = qp.rnr_wait = qp.sq_draining = qp.started_retry = false;
+  qp.retry_stalled = false;
   qp.uc_mid_message = false;
   qp.comm_est_raised = qp.last_wqe_raised = false;
   qp.atomic_replay.clear();
@@ -334,6 +335,11 @@ void Nic::ResetQueues(Qp& qp) {
 
 void Nic::EnterError(Qp& qp, const std::string& cause) {
   SetState(qp, QpState::kErr, cause);
+  // A WR that failed locally and waited for the head is flushed like the rest (rxe_comp.c
+  // flush_send_queue: WR_FLUSH_ERR for every WQE left, wqe_state_error too).
+  for (SendWqe& w : qp.sq) {
+    if (w.failed_locally) w.done = false;
+  }
   ++qp.timer_gen;
   qp.timer_armed = qp.rnr_wait = qp.sq_draining = false;
   if (qp.type == QpType::kRc && profile().behaviour.rc_flushes_rq_first) {
