@@ -52,12 +52,13 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("fence_counts_sent_rd_atomic", &Behaviour::fence_counts_sent_rd_atomic),
     Flag("local_error_stops_retries", &Behaviour::local_error_stops_retries),
     Flag("partial_ack_resets_retries_only", &Behaviour::partial_ack_resets_retries_only),
+    Flag("dup_read_needs_its_resource", &Behaviour::dup_read_needs_its_resource),
     Flag("mw_range_checked_against_mr", &Behaviour::mw_range_checked_against_mr),
     Flag("recv_inv_flag_as_ip_csum_ok", &Behaviour::recv_inv_flag_as_ip_csum_ok),
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 40;
+constexpr size_t kFlags = 41;
 constexpr size_t kNumbers = 3;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -277,6 +278,12 @@ DeviceDescription Rxe() {
        "resent packet has already caught up with (measured: differential seed 748177376976 "
        "sequences 224, 665: a 2- and a 3-packet WRITE_WITH_IMM without a receive, retry_cnt 0, "
        "end with RETRY_EXC_ERR)"},
+      {"dup_read_needs_its_resource", 1,
+       "rxe_resp.c duplicate_request: a duplicate READ replays only from find_resource's "
+       "entry (resp.resources, max_dest_rd_atomic of them, rxe_prepare_res round robin for "
+       "READs and atomics) with the same rkey and a sub-range; otherwise RESPST_CLEANUP "
+       "(Class D, dropped); measured: a READ at PSN 0 after a FETCH_ADD at PSN 0 and a "
+       "reconnect ends with RETRY_EXC_ERR (differential seed 748177376976 sequence 231)"},
       {"dereg_mr_bound_mw_errno", EINVAL,
        "rxe_verbs.c rxe_dereg_mr: atomic_read(&mr->num_mw) > 0 -> -EINVAL (measured: "
        "memory_window_test DeallocOfABoundWindowClosesIt)"},

@@ -157,6 +157,12 @@ struct Behaviour {
   // the first timeout ends the message with RETRY_EXC_ERR, RNR loop or not. Default: such an
   // ACK re-arms the timer (it shows the responder is alive).
   bool partial_ack_resets_retries_only = false;
+  // A duplicate RDMA READ (its PSN below the expected one) is answered only if it lies inside a
+  // READ the responder still holds among its max_dest_rd_atomic resources (READs and atomics
+  // take them in turn), with the same R_Key and within that READ's range; otherwise it is
+  // dropped silently (the requester times out). Default: every duplicate READ is executed
+  // again (IBTA 9.7.5.1.1: a duplicate READ is re-executed).
+  bool dup_read_needs_its_resource = false;
 
   // CQE and query fields (issue 11 part 1; measured in tools/rxe-vm, examples/*.qps):
   // A successful receive CQE has IBV_WC_GRH for every QP type. IBTA 11.4.2.1: GRH only when

@@ -186,6 +186,7 @@ class Nic {
   void ScheduleTimer(Qp& qp, uint64_t at);
   void OnTimeout(Qp& qp);
   bool StallRetry(Qp& qp);
+  void TakeRdAtomicRes(Qp& qp, const Qp::RdAtomicRes& res);
   void SendUnreliableDone(Qp& qp, uint64_t serial, uint64_t at);
   // The engine's sources (event_source.h): one wake-up each in the World's EventQueue,
   // however many QPs have work, timers or WQEs in flight.

@@ -331,6 +331,8 @@ void Nic::ResetQueues(Qp& qp) {
   qp.uc_mid_message = false;
   qp.comm_est_raised = qp.last_wqe_raised = false;
   qp.atomic_replay.clear();
+  qp.rd_res.clear();
+  qp.rd_res_head = 0;
 }
 
 void Nic::EnterError(Qp& qp, const std::string& cause) {

@@ -664,5 +664,49 @@ TEST_P(Conformance, TwoPacketWriteImmInAnRnrLoopEndsByTheTimerWhereTheDeviceDoes
   }
 }
 
+// docs/differences.md row 64: a FETCH_ADD, then the requester is RESET and reconnected with
+// the same sq_psn, and a READ goes out at the atomic's PSN: a duplicate for the responder. rxe
+// answers a duplicate READ only from a READ resource it still holds (rxe_resp.c
+// duplicate_request, find_resource; Behaviour::dup_read_needs_its_resource): the PSN's
+// resource is the atomic's, so the READ is dropped and the requester times out
+// (retry_cnt 0). IBTA: the duplicate READ is executed again.
+TEST_P(Conformance, DuplicateReadWithoutItsResourceIsDroppedWhereTheDeviceDoes) {
+  const bool drops = GetParam().behaviour.dup_read_needs_its_resource;
+  CqHandle ca = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca), qb = Qp(QpType::kRc);
+  ASSERT_EQ(ConnectShortTimeouts(*dev_, pattr_.active_mtu, qa, qb, 0, 7), 0);
+  Buffer buf = Reg(8192, kAll);
+  SendWr f = Send(1, {buf.At(0, 8)});
+  f.opcode = WrOpcode::kAtomicFetchAndAdd;
+  f.remote_addr = buf.Addr(4096);
+  f.rkey = buf.rkey;
+  f.compare_add = 1;
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, {f}, &bad), 0);
+  auto first = WaitWc(ca, 1);
+  ASSERT_EQ(first.size(), 1u);
+  ASSERT_EQ(first[0].status, WcStatus::kSuccess);
+  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kReset), attr::kState), 0);
+  BringUpParams p;
+  p.path_mtu = pattr_.active_mtu;
+  p.timeout = 11;
+  p.retry_cnt = 0;
+  p.rnr_retry = 7;
+  p.min_rnr_timer = 17;
+  ConnectionInfo info;
+  ASSERT_EQ(dev_->LocalConnectionInfo(qb, &info), 0);
+  QpAttr a;
+  ASSERT_EQ(BringUpAttr(*dev_, p, info, &a), 0);
+  ASSERT_EQ(BringUp(*dev_, qa, a, QpState::kRts), 0);
+  SendWr r = Send(2, {buf.At(64, 8)});
+  r.opcode = WrOpcode::kRdmaRead;
+  r.remote_addr = buf.Addr(4096 + 512);
+  r.rkey = buf.rkey;
+  ASSERT_EQ(dev_->PostSend(qa, {r}, &bad), 0);
+  auto wcs = WaitWc(ca, 1, kSecond / 2);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].status, drops ? WcStatus::kRetryExcErr : WcStatus::kSuccess);
+}
+
 }  // namespace
 }  // namespace qptwin::testing
