@@ -100,6 +100,12 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
               nak_counted = true;
               if (qp.started_retry) break;  // a retry is under way: this NAK starts none
               if (qp.retry_left <= 0) {
+                // As for a fatal NAK (StopAtNak): rxe answers inside the post, so the
+                // requester stops after the packet that drew this NAK.
+                if (profile().behaviour.post_send_runs_to_completion) {
+                  const uint32_t next = PsnAdd(pkt.drawn_by_psn, 1);
+                  if (PsnDiff(qp.next_psn, next) > 0) qp.next_psn = next;
+                }
                 FailWqe(qp, index, WcStatus::kRetryExcErr,
                         "retry count exceeded (PSN sequence NAK)");
                 return;

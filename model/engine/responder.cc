@@ -84,6 +84,7 @@ Nic::RespStep Nic::RespCheckPsn(Qp& qp, const Packet& pkt) {
     nak.kind = PacketKind::kNak;
     nak.nak = NakCode::kPsnSeqErr;
     nak.psn = qp.epsn;
+    nak.drawn_by_psn = pkt.psn;
     SendResponse(qp, pkt, std::move(nak));
     return RespStep::kDone;
   }

@@ -708,5 +708,36 @@ TEST_P(Conformance, DuplicateReadWithoutItsResourceIsDroppedWhereTheDeviceDoes) 
   EXPECT_EQ(wcs[0].status, drops ? WcStatus::kRetryExcErr : WcStatus::kSuccess);
 }
 
+// docs/differences.md row 65: five one-packet SENDs into a QP without a receive (rnr_retry 7,
+// retry_cnt 0). The first is RNR-NAKed, the second draws a sequence NAK, which ends the first
+// with RETRY_EXC_ERR (row 32). rxe answers inside the post (post_send_runs_to_completion), so
+// the requester stops after the packet that drew that NAK: sq_psn reads the first PSN + 2.
+// A device that sends the whole list first reads + 5; without psn_nak_uses_retry the RNR loop
+// goes on.
+TEST_P(Conformance, SequenceNakThatEndsAWrStopsThePsnWhereTheDeviceRunsItInThePost) {
+  const Behaviour& b = GetParam().behaviour;
+  CqHandle ca = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca), qb = Qp(QpType::kRc);
+  ASSERT_EQ(ConnectShortTimeouts(*dev_, pattr_.active_mtu, qa, qb, 0, 7), 0);
+  Buffer buf = Reg(4096, kAll);
+  QpAttr a;
+  QpInitAttr init;
+  ASSERT_EQ(dev_->QueryQp(qa, &a, &init), 0);
+  const uint32_t first_psn = a.sq_psn;
+  std::vector<SendWr> wrs;
+  for (uint64_t i = 1; i <= 5; ++i) wrs.push_back(Send(i, {buf.At(64 * i, 64)}));
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, wrs, &bad), 0);
+  if (!b.psn_nak_uses_retry) {
+    EXPECT_TRUE(Drain(ca, kSecond / 10).empty()) << "the RNR loop ended";
+    return;
+  }
+  auto wcs = WaitWc(ca, 5, kSecond / 2);
+  ASSERT_EQ(wcs.size(), 5u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr);
+  ASSERT_EQ(dev_->QueryQp(qa, &a, &init), 0);
+  EXPECT_EQ(a.sq_psn, first_psn + (b.post_send_runs_to_completion ? 2u : 5u));
+}
+
 }  // namespace
 }  // namespace qptwin::testing
