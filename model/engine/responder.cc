@@ -372,6 +372,7 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
         seq.kind = PacketKind::kNak;
         seq.nak = NakCode::kPsnSeqErr;
         seq.psn = qp.epsn;
+        seq.drawn_by_psn = PsnAdd(pkt.psn, 1);  // the message's second packet
         SendResponse(qp, pkt, std::move(seq));
       }
     }
