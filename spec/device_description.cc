@@ -51,15 +51,18 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("write_imm_receive_at_last_packet", &Behaviour::write_imm_receive_at_last_packet),
     Flag("duplicate_ack_psn_is_last_executed",
          &Behaviour::duplicate_ack_psn_is_last_executed),
-    Flag("requester_error_stops_retries", &Behaviour::requester_error_stops_retries),
     Flag("ud_ah_resolved_at_send", &Behaviour::ud_ah_resolved_at_send),
+    Flag("fence_counts_sent_rd_atomic", &Behaviour::fence_counts_sent_rd_atomic),
+    Flag("local_error_stops_retries", &Behaviour::local_error_stops_retries),
+    Flag("partial_ack_resets_retries_only", &Behaviour::partial_ack_resets_retries_only),
+    Flag("dup_read_needs_its_resource", &Behaviour::dup_read_needs_its_resource),
     Flag("mw_range_checked_against_mr", &Behaviour::mw_range_checked_against_mr),
     Flag("recv_inv_flag_as_ip_csum_ok", &Behaviour::recv_inv_flag_as_ip_csum_ok),
     Flag("recv_full_checked_first", &Behaviour::recv_full_checked_first),
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 41;
+constexpr size_t kFlags = 44;
 constexpr size_t kNumbers = 3;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -160,8 +163,6 @@ DeviceDescription Rxe() {
       {"comm_est_event", 0, "rxe_resp.c raises no IB_EVENT_COMM_EST"},
       {"sqd_event_needs_notify", 0,
        "rxe_req.c req_next_wqe: SQ_DRAINED whatever en_sqd_async_notify says"},
-      {"fence_waits_for_all", 1,
-       "rxe_req.c req_next_wqe: a fenced WQE waits until wqe_index == consumer_index"},
       {"queues_rounded_up", 1,
        "rxe_queue.c rxe_queue_init: roundup_pow_of_two(n + 1) - 1 slots; rxe_qp.c "
        "rxe_qp_init_req: max_inline_data = max_send_sge * sizeof(struct ib_sge)"},
@@ -269,19 +270,35 @@ DeviceDescription Rxe() {
        "not, rxe_qp_reset leaves it; rxe_comp.c check_psn drops an ACK older than the WQE "
        "(measured: differential seed 748177376976 sequence 168, a SEND resent from PSN 0 "
        "after a RESET to a peer whose last request was a READ ends RETRY_EXC_ERR)"},
-      {"requester_error_stops_retries", 1,
-       "rxe_req.c rxe_requester: the err label sets req.state = QP_STATE_ERROR, and in that "
-       "state it only marks the next WQE in error (no req_retry, nothing sent, so update_state "
-       "never re-arms retrans_timer); rxe_comp.c COMPST_ERROR_RETRY counts retry_cnt and sets "
-       "need_retry only, and rearms nothing as req.state != READY; rxe_qp_error -> "
-       "rxe_drain_resp_pkts flushes every WQE left, the failed one too (measured: "
-       "differential seed 748177376976 sequence 1355, a WRITE_WITH_IMM in an RNR wait and a "
-       "WRITE with a bad SGE behind it: both WR_FLUSH_ERR at the next modify to ERR)"},
       {"ud_ah_resolved_at_send", 1,
        "providers/rxe init_send_wqe copies only ah_num; rxe_av.c rxe_get_av looks it up in "
        "the AH pool when rxe_req.c sends (NULL -> 'Failed no address vector', "
        "IB_WC_LOC_QP_OP_ERR) (measured: differential seed 748177376976 sequence 1035, a UD "
        "SEND queued in RESET whose AH was destroyed before RTS)"},
+      {"fence_counts_sent_rd_atomic", 1,
+       "rxe_req.c rxe_wqe_is_fenced (6.1): IB_SEND_FENCE waits while atomic_read(&rd_atomic) != "
+       "attr.max_rd_atomic; check_init_depth takes a credit once (wqe->has_rd_atomic), only "
+       "rxe_comp.c complete_ack gives it back, and req_retry keeps it, so a retry reaching a "
+       "fenced WQE sets wait_fence with nothing in flight (measured: differential seed "
+       "748177376976 sequences 400, 1399, 1473, 1945, 853)"},
+      {"local_error_stops_retries", 1,
+       "rxe_req.c rxe_requester err: sets req.state = QP_STATE_ERROR; rxe_comp.c "
+       "COMPST_ERROR_RETRY then sets req.need_retry, which the requester in QP_STATE_ERROR never "
+       "clears (no req_retry), and rxe_completer exits at once while it is set; the "
+       "COMPST_EXIT re-arm needs req.state == QP_STATE_READY (measured: differential seed "
+       "748177376976 sequence 1461)"},
+      {"partial_ack_resets_retries_only", 1,
+       "rxe_comp.c check_ack: an ACK reaching COMPST_CHECK_ACK runs reset_retry_counters; the "
+       "COMPST_EXIT mod_timer needs req.psn > comp.psn, which the loopback's inline ACK of the "
+       "resent packet has already caught up with (measured: differential seed 748177376976 "
+       "sequences 224, 665: a 2- and a 3-packet WRITE_WITH_IMM without a receive, retry_cnt 0, "
+       "end with RETRY_EXC_ERR)"},
+      {"dup_read_needs_its_resource", 1,
+       "rxe_resp.c duplicate_request: a duplicate READ replays only from find_resource's "
+       "entry (resp.resources, max_dest_rd_atomic of them, rxe_prepare_res round robin for "
+       "READs and atomics) with the same rkey and a sub-range; otherwise RESPST_CLEANUP "
+       "(Class D, dropped); measured: a READ at PSN 0 after a FETCH_ADD at PSN 0 and a "
+       "reconnect ends with RETRY_EXC_ERR (differential seed 748177376976 sequence 231)"},
       {"dereg_mr_bound_mw_errno", EINVAL,
        "rxe_verbs.c rxe_dereg_mr: atomic_read(&mr->num_mw) > 0 -> -EINVAL (measured: "
        "memory_window_test DeallocOfABoundWindowClosesIt)"},

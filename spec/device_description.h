@@ -144,18 +144,36 @@ struct Behaviour {
   // than the WQE it answers: the requester ignores it and retries. IBTA 9.7.5.1.2 (C9-105):
   // the duplicate is acknowledged (its own PSN).
   bool duplicate_ack_psn_is_last_executed = false;
-  // Once the requester has failed a WQE locally while earlier ones are outstanding (their
-  // CQEs come first: local_error_completes_in_order), it resends nothing: an RNR timer or a
-  // transport timeout (which still counts retry_cnt down, RETRY_EXC_ERR at 0) starts no
-  // retry and the transport timer is not re-armed, so an earlier WQE waiting for a retry
-  // stays outstanding until the QP goes to ERR, whose flush gives the failed WQE
-  // WR_FLUSH_ERR too. IBTA: the retries go on; the failed WQE reports its own status.
-  bool requester_error_stops_retries = false;
   // A UD WQE names its address handle, looked up when the requester sends it: an AH destroyed
   // after the post (while the WR waited, e.g. queued below RTS) fails the WR with
   // IBV_WC_LOC_QP_OP_ERR and the QP goes to ERR. Default: the AV is copied at the post (the
   // consumer must keep the AH while WRs use it; IBTA 11.2.2 leaves a violation undefined).
   bool ud_ah_resolved_at_send = false;
+  // A fenced WR waits while any READ/atomic of the send queue that was sent has not completed,
+  // also one behind it (or itself) that a retry went back past: a sent READ/atomic keeps its
+  // max_rd_atomic credit until it completes. So a retry that reaches a fenced WR stalls: it is
+  // not resent, nothing behind it is, no timer runs, and the QP waits until it is moved to
+  // ERR. IBTA 10.8.3.3: the fence waits for the READ/atomics posted before it.
+  bool fence_counts_sent_rd_atomic = false;
+  // Once the requester has failed a WR locally while earlier WRs wait for their responses
+  // (local_error_completes_in_order), it sends nothing more, retries included: a transport
+  // timeout with retry_cnt left, or the end of an RNR wait, starts a retry that never comes,
+  // and the QP waits until it is moved to ERR (the failed WR is flushed too). With no retry
+  // left the earlier WR fails (RETRY_EXC_ERR) and the failed one is flushed. IBTA: the earlier
+  // WRs are retried as usual.
+  bool local_error_stops_retries = false;
+  // An ACK of a packet inside the message at the head of the SQ (a duplicate answered while
+  // the message is retried, e.g. the earlier packets of a WRITE_WITH_IMM waiting for a
+  // receive) restores retry_cnt but does not push the transport timer on, so with retry_cnt 0
+  // the first timeout ends the message with RETRY_EXC_ERR, RNR loop or not. Default: such an
+  // ACK re-arms the timer (it shows the responder is alive).
+  bool partial_ack_resets_retries_only = false;
+  // A duplicate RDMA READ (its PSN below the expected one) is answered only if it lies inside a
+  // READ the responder still holds among its max_dest_rd_atomic resources (READs and atomics
+  // take them in turn), with the same R_Key and within that READ's range; otherwise it is
+  // dropped silently (the requester times out). Default: every duplicate READ is executed
+  // again (IBTA 9.7.5.1.1: a duplicate READ is re-executed).
+  bool dup_read_needs_its_resource = false;
 
   // CQE and query fields (issue 11 part 1; measured in tools/rxe-vm, examples/*.qps):
   // A successful receive CQE has IBV_WC_GRH for every QP type. IBTA 11.4.2.1: GRH only when

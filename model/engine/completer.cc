@@ -29,6 +29,7 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
   // R10: responses are dropped while the QP is not (or no longer) sending.
   if (qp.state != QpState::kRts && qp.state != QpState::kSqd && qp.state != QpState::kSqe) return;
   if (!IsReliable(qp.type)) return;
+  if (qp.retry_stalled) return;  // rxe_completer exits while req.need_retry is set
   // The WQE the response is about, and implicit ACKs of earlier SEND/WRITEs.
   // Waiting out an RNR timer the requester went back to the NAKed WQE (sq_next), yet the
   // WQEs after it were sent: rxe's completer matches a response against the head of the SQ
@@ -99,6 +100,12 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
               nak_counted = true;
               if (qp.started_retry) break;  // a retry is under way: this NAK starts none
               if (qp.retry_left <= 0) {
+                // As for a fatal NAK (StopAtNak): rxe answers inside the post, so the
+                // requester stops after the packet that drew this NAK.
+                if (profile().behaviour.post_send_runs_to_completion) {
+                  const uint32_t next = PsnAdd(pkt.drawn_by_psn, 1);
+                  if (PsnDiff(qp.next_psn, next) > 0) qp.next_psn = next;
+                }
                 FailWqe(qp, index, WcStatus::kRetryExcErr,
                         "retry count exceeded (PSN sequence NAK)");
                 return;
@@ -137,6 +144,17 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
     } else {
       ++qp.timer_gen;
       qp.timer_armed = false;
+    }
+  } else if (pkt.kind == PacketKind::kAck && index < sent &&
+             profile().behaviour.partial_ack_resets_retries_only) {
+    // rxe_comp.c: an ACK inside the head message that is newer than comp.psn reaches
+    // check_ack (reset_retry_counters); an older one is dropped (check_psn COMPST_DONE). The
+    // timer is not pushed: the inline ACK has caught comp.psn up with req.psn (COMPST_EXIT).
+    const SendWqe& w = qp.sq[index];
+    if (qp.partial_ack_serial != w.serial || PsnDiff(pkt.psn, qp.partial_ack_psn) > 0) {
+      qp.partial_ack_serial = w.serial;
+      qp.partial_ack_psn = pkt.psn;
+      ResetRetries(qp);
     }
   } else if (profile().behaviour.retry_timer_runs_during_rnr && qp.timer_armed) {
     // rxe_comp.c COMPST_EXIT: a completer run that handled a response other than an RNR NAK
@@ -265,7 +283,7 @@ void Nic::OnRnrNak(Qp& qp, size_t index, uint32_t psn, uint8_t timer) {
     auto q = weak.lock();
     if (!q || !q->rnr_wait) return;
     q->rnr_wait = false;
-    if (RequesterStopped(*q)) return;  // no retry from a requester in error
+    if (StallRetry(*q)) return;
     const size_t from = profile().behaviour.rnr_wait_sends_new_wqes ? q->rnr_index : q->sq_next;
     if (UnsendInSqd(*q, from)) return;
     if (from < q->sq_next) q->sq_next = from;
@@ -297,7 +315,7 @@ bool Nic::UnsendInSqd(Qp& qp, size_t index) {
 }
 
 bool Nic::RequesterStopped(const Qp& qp) const {
-  if (!profile().behaviour.requester_error_stops_retries) return false;
+  if (!profile().behaviour.local_error_stops_retries) return false;
   for (const SendWqe& w : qp.sq) {
     if (w.failed_locally) return true;
   }

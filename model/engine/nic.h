@@ -185,6 +185,8 @@ class Nic {
   void ArmTimer(Qp& qp);
   void ScheduleTimer(Qp& qp, uint64_t at);
   void OnTimeout(Qp& qp);
+  bool StallRetry(Qp& qp);
+  void TakeRdAtomicRes(Qp& qp, const Qp::RdAtomicRes& res);
   void SendUnreliableDone(Qp& qp, uint64_t serial, uint64_t at);
   // The engine's sources (event_source.h): one wake-up each in the World's EventQueue,
   // however many QPs have work, timers or WQEs in flight.
@@ -207,7 +209,7 @@ class Nic {
   // The requester's WQE at sq_next failed a local check (Behaviour::local_error_completes_in_order).
   void FailLocally(Qp& qp, WcStatus status, const std::string& cause);
   // A WQE failed locally waits behind outstanding ones and the device's requester stops
-  // there: no retry is sent (Behaviour::requester_error_stops_retries).
+  // there: no retry is sent (Behaviour::local_error_stops_retries).
   bool RequesterStopped(const Qp& qp) const;
   // ERR, or SQE for UC/UD where the device has it (R8, IBTA C10-38), after a send error.
   void EnterSendError(Qp& qp, const std::string& cause);

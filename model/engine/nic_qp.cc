@@ -327,13 +327,21 @@ void Nic::ResetQueues(Qp& qp) {
   qp.sq_next = 0;
   ++qp.timer_gen;
   qp.timer_armed = qp.rnr_wait = qp.sq_draining = qp.started_retry = false;
+  qp.retry_stalled = false;
   qp.uc_mid_message = false;
   qp.comm_est_raised = qp.last_wqe_raised = false;
   qp.atomic_replay.clear();
+  qp.rd_res.clear();
+  qp.rd_res_head = 0;
 }
 
 void Nic::EnterError(Qp& qp, const std::string& cause) {
   SetState(qp, QpState::kErr, cause);
+  // A WR that failed locally and waited for the head is flushed like the rest (rxe_comp.c
+  // flush_send_queue: WR_FLUSH_ERR for every WQE left, wqe_state_error too).
+  for (SendWqe& w : qp.sq) {
+    if (w.failed_locally) w.done = false;
+  }
   ++qp.timer_gen;
   qp.timer_armed = qp.rnr_wait = qp.sq_draining = false;
   if (qp.type == QpType::kRc && profile().behaviour.rc_flushes_rq_first) {
@@ -370,7 +378,7 @@ void Nic::FlushSq(Qp& qp) {
     wc.qp_num = qp.qpn;
     wc.status = w.done ? w.status : WcStatus::kWrFlushErr;
     // rxe_drain_resp_pkts: a WQE the requester failed that never reached the head is flushed.
-    if (w.failed_locally && profile().behaviour.requester_error_stops_retries) {
+    if (w.failed_locally && profile().behaviour.local_error_stops_retries) {
       wc.status = WcStatus::kWrFlushErr;
     }
     if (wc.status == WcStatus::kSuccess) {

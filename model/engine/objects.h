@@ -197,6 +197,24 @@ struct Qp : std::enable_shared_from_this<Qp> {
   // A retry is under way that a sequence NAK or a timeout started, not yet answered by
   // progress (Behaviour::psn_nak_uses_retry; rxe_comp.c comp.started_retry).
   bool started_retry = false;
+  // Behaviour::local_error_stops_retries: a retry is due while a WR that failed locally waits
+  // behind the WR to retry; nothing is resent or handled any more until the QP leaves RTS
+  // (rxe: req.need_retry set, the requester in QP_STATE_ERROR).
+  bool retry_stalled = false;
+  // Behaviour::partial_ack_resets_retries_only: the highest PSN an ACK inside the head WQE
+  // (serial) acknowledged (rxe_comp.c comp.psn: only a newer one reaches reset_retry_counters).
+  uint64_t partial_ack_serial = 0;
+  uint32_t partial_ack_psn = 0;
+  // Behaviour::dup_read_needs_its_resource: the READ/atomic resources the responder holds
+  // (rxe_resp.c resp.resources, max_dest_rd_atomic slots taken in turn).
+  struct RdAtomicRes {
+    bool used = false;  // rxe: type != 0
+    bool read = false;
+    uint32_t first_psn = 0, last_psn = 0, rkey = 0;
+    uint64_t va = 0, length = 0;
+  };
+  std::vector<RdAtomicRes> rd_res;
+  size_t rd_res_head = 0;
   // UC responder: the last packet of a message was dropped after its earlier ones were
   // executed (Behaviour::write_imm_receive_at_last_packet), so it is still "inside" that
   // message: rxe_resp.c check_op_seq drops every message that starts with a FIRST or ONLY.

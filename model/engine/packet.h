@@ -135,6 +135,7 @@ struct Packet {
   uint64_t swap = 0;
   // AETH / responses
   NakCode nak = NakCode::kNone;
+  uint32_t drawn_by_psn = 0;  // a sequence NAK: the PSN of the request that drew it
   uint8_t rnr_timer = 0;
   uint64_t atomic_orig = 0;
 };

@@ -93,6 +93,17 @@ Nic::ReqStep Nic::ReqCheckLimits(Qp& qp) {
   // earlier WR).
   if (w.wr.send_flags & send_flag::kFence) {
     int blocking = profile().behaviour.fence_waits_for_all ? outstanding : outstanding_rd;
+    // Behaviour::fence_counts_sent_rd_atomic: every READ/atomic sent and not completed holds
+    // a credit, also one at or behind this WR that a retry went back past (rxe_req.c
+    // rxe_wqe_is_fenced: rd_atomic != max_rd_atomic): the retry stalls here.
+    if (profile().behaviour.fence_counts_sent_rd_atomic) {
+      for (size_t i = qp.sq_next; i < qp.sq.size(); ++i) {
+        const SendWqe& o = qp.sq[i];
+        if (o.sent && !o.done && IsReadOrAtomic(o.wr.opcode)) ++blocking;
+      }
+      // req_retry had set req.psn back to comp.psn: ibv_query_qp's sq_psn reads this WR's.
+      if (blocking > 0 && w.sent) qp.next_psn = w.psn;
+    }
     if (blocking > 0) return ReqStep::kDone;
   }
   // IBTA 10.2.4 / rxe_req.c rd_atomic: at most max_rd_atomic READ/ATOMICs outstanding;
@@ -263,6 +274,16 @@ void Nic::RunSent(SentWqe& sent) {
   }
 }
 
+bool Nic::StallRetry(Qp& qp) {
+  // Behaviour::local_error_stops_retries: the requester that failed a WR locally (rxe:
+  // req.state = QP_STATE_ERROR) never runs the retry (req_retry), so none comes.
+  if (!profile().behaviour.local_error_stops_retries) return false;
+  bool failed = false;
+  for (size_t i = 0; i < qp.sq.size() && !failed; ++i) failed = qp.sq[i].failed_locally;
+  if (failed) qp.retry_stalled = true;
+  return failed;
+}
+
 void Nic::ArmTimer(Qp& qp) {
   ++qp.timer_gen;
   qp.timer_armed = false;
@@ -299,6 +320,7 @@ void Nic::RunTimer(QpTimer& t) {
 void Nic::OnTimeout(Qp& qp) {
   qp.timer_armed = false;
   if (qp.state != QpState::kRts && qp.state != QpState::kSqd) return;
+  if (qp.retry_stalled) return;  // rxe_completer exits while req.need_retry is set
   // Waiting out an RNR timer (Behaviour::retry_timer_runs_during_rnr), the NAKed WQE at
   // sq_next is outstanding too; the retry itself waits for the RNR timer (ReqGetWqe).
   const size_t sent = std::min(qp.sq.size(), qp.sq_next + (qp.rnr_wait ? 1 : 0));
@@ -316,6 +338,7 @@ void Nic::OnTimeout(Qp& qp) {
   }
   --qp.retry_left;
   qp.started_retry = true;  // rxe: sequence NAKs of the resent packets count no more
+  if (StallRetry(qp)) return;
   GoBackTo(qp, first);
 }
 

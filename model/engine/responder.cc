@@ -20,6 +20,16 @@ constexpr size_t kAtomicReplayDepth = 16;
 }  // namespace
 
 
+void Nic::TakeRdAtomicRes(Qp& qp, const Qp::RdAtomicRes& res) {
+  // rxe_resp.c rxe_prepare_res: the slot at res_head, then res_head moves on.
+  const size_t slots = qp.attr.max_dest_rd_atomic;
+  if (slots == 0) return;
+  if (qp.rd_res.size() != slots) qp.rd_res.assign(slots, Qp::RdAtomicRes{});
+  qp.rd_res[qp.rd_res_head % slots] = res;
+  qp.rd_res[qp.rd_res_head % slots].used = true;
+  qp.rd_res_head = (qp.rd_res_head + 1) % slots;
+}
+
 void Nic::HandleRequest(Qp& qp, Packet& pkt) {
   request_contexts_ns_ = RequestContextsReady(qp, pkt);  // QPC, MPT, MTT (nic_cache.cc)
   RespStep step = RespStep::kCheckState;
@@ -74,6 +84,7 @@ Nic::RespStep Nic::RespCheckPsn(Qp& qp, const Packet& pkt) {
     nak.kind = PacketKind::kNak;
     nak.nak = NakCode::kPsnSeqErr;
     nak.psn = qp.epsn;
+    nak.drawn_by_psn = pkt.psn;
     SendResponse(qp, pkt, std::move(nak));
     return RespStep::kDone;
   }
@@ -88,7 +99,21 @@ Nic::RespStep Nic::RespCheckPsn(Qp& qp, const Packet& pkt) {
     return RespStep::kCheckXrcSrq;
   }
   if (d < 0) {  // a duplicate: answer again without executing twice
-    if (pkt.kind == PacketKind::kReadReq) return RespStep::kCheckXrcSrq;  // reads are idempotent
+    if (pkt.kind == PacketKind::kReadReq) {
+      if (!profile().behaviour.dup_read_needs_its_resource) {
+        return RespStep::kCheckXrcSrq;  // reads are idempotent
+      }
+      // rxe_resp.c duplicate_request: find_resource's first entry holding the PSN answers,
+      // if it is a READ of the same R_Key covering the range; else Class D: dropped.
+      for (const Qp::RdAtomicRes& r : qp.rd_res) {
+        if (!r.used || PsnDiff(pkt.psn, r.first_psn) < 0 || PsnDiff(pkt.psn, r.last_psn) > 0) continue;
+        const bool inside = r.read && pkt.rkey == r.rkey && pkt.remote_addr >= r.va &&
+                            pkt.length <= r.length &&
+                            pkt.remote_addr + pkt.length <= r.va + r.length;
+        return inside ? RespStep::kCheckXrcSrq : RespStep::kDone;
+      }
+      return RespStep::kDone;
+    }
     if (pkt.kind == PacketKind::kAtomic) {
       for (const auto& [psn, orig] : qp.atomic_replay) {
         if (psn == pkt.psn) {
@@ -271,7 +296,17 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
       r.psn = pkt.psn;
       if (src) r.data.assign(src, src + pkt.length);
       r.npkts = PacketCount(pkt.length, MtuBytes(qp.attr.path_mtu));
-      if (!dup) qp.epsn = PsnAdd(pkt.psn, r.npkts);
+      if (!dup) {
+        qp.epsn = PsnAdd(pkt.psn, r.npkts);
+        Qp::RdAtomicRes res;
+        res.read = true;
+        res.first_psn = pkt.psn;
+        res.last_psn = PsnAdd(pkt.psn, std::max<uint32_t>(r.npkts, 1) - 1);
+        res.rkey = pkt.rkey;
+        res.va = pkt.remote_addr;
+        res.length = pkt.length;
+        TakeRdAtomicRes(qp, res);
+      }
       SendResponse(qp, pkt, std::move(r), 0, pkt.length);  // the data is read by DMA
       return RespStep::kDone;
     }
@@ -288,6 +323,9 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
                           : orig + pkt.compare_add;
       std::memcpy(p, &next, 8);
       qp.atomic_replay.emplace_back(pkt.psn, orig);
+      Qp::RdAtomicRes res;
+      res.first_psn = res.last_psn = pkt.psn;
+      TakeRdAtomicRes(qp, res);
       if (qp.atomic_replay.size() > kAtomicReplayDepth) qp.atomic_replay.pop_front();
       qp.epsn = qp.ack_psn = PsnAdd(pkt.psn, 1);
       Packet r;
@@ -356,6 +394,7 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
         seq.kind = PacketKind::kNak;
         seq.nak = NakCode::kPsnSeqErr;
         seq.psn = qp.epsn;
+        seq.drawn_by_psn = PsnAdd(pkt.psn, 1);  // the message's second packet
         SendResponse(qp, pkt, std::move(seq));
       }
     }

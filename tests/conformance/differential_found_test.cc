@@ -59,7 +59,7 @@ TEST_P(Conformance, DuplicateSendBehindAReadIsAcknowledgedWhereTheDeviceDoes) {
 }
 
 // Differential sequence 1355: SEND wr 1 draws an RNR NAK (rnr_retry 7), WRITE wr 2 behind it
-// has an SGE past its region's end. rxe (Behaviour::requester_error_stops_retries) marks wr 2
+// has an SGE past its region's end. rxe (Behaviour::local_error_stops_retries) marks wr 2
 // failed and its requester then resends nothing: wr 1 waits, even once a receive is there,
 // until the QP goes to ERR, which flushes both. Where the error completes in order otherwise,
 // wr 1 is retried into the receive and wr 2 reports LOC_PROT_ERR; IBTA's model flushes wr 1 at
@@ -90,7 +90,7 @@ TEST_P(Conformance, LocalErrorBehindAnRnrWaitStopsTheRetryWhereTheDeviceDoes) {
   write.rkey = dst.rkey;
   ASSERT_EQ(dev_->PostSend(qa, {write}, &bad), 0);
   ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(1024, 64)})}, &bad), 0);
-  if (b.requester_error_stops_retries) {
+  if (b.local_error_stops_retries) {
     EXPECT_TRUE(Drain(ca, kSecond / 5).empty()) << "the requester retried";
     EXPECT_EQ(StateOf(qa), QpState::kRts);
     ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kErr), attr::kState), 0);

@@ -587,5 +587,157 @@ TEST_P(Conformance, ARefusedPostRunsWhatItQueuedWhereTheDeviceRunsItInThePost) {
   EXPECT_EQ(StateOf(qa), QpState::kErr);
 }
 
+// docs/differences.md row 60: a READ with IBV_SEND_FENCE to a peer that does not answer
+// (left in ERR). rxe_req.c rxe_wqe_is_fenced waits while a READ/atomic holds a max_rd_atomic
+// credit, and the READ keeps its own through the retry (Behaviour::fence_counts_sent_rd_atomic):
+// the first timeout's retry stalls at it, nothing is resent, no timer runs, sq_psn reads the
+// READ's PSN again,
+// and only a move to ERR ends it (flushed). Elsewhere the retries run out: RETRY_EXC_ERR.
+TEST_P(Conformance, FencedReadStallsAtItsRetryWhereTheDeviceDoes) {
+  const bool stalls = GetParam().behaviour.fence_counts_sent_rd_atomic;
+  CqHandle ca = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca), qb = Qp(QpType::kRc);
+  ASSERT_EQ(ConnectShortTimeouts(*dev_, pattr_.active_mtu, qa, qb, 1, 7), 0);
+  ASSERT_EQ(dev_->ModifyQp(qb, StateOnly(QpState::kErr), attr::kState), 0);
+  Buffer buf = Reg(8192, kAll);
+  SendWr r = Send(1, {buf.At(0, 8)});
+  r.opcode = WrOpcode::kRdmaRead;
+  r.remote_addr = buf.Addr(4096);
+  r.rkey = buf.rkey;
+  r.send_flags |= send_flag::kFence;
+  QpAttr a;
+  QpInitAttr init;
+  ASSERT_EQ(dev_->QueryQp(qa, &a, &init), 0);
+  const uint32_t first_psn = a.sq_psn;
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, {r}, &bad), 0);
+  if (!stalls) {
+    auto wcs = WaitWc(ca, 1, kSecond / 2);
+    ASSERT_EQ(wcs.size(), 1u);
+    EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr);
+    return;
+  }
+  EXPECT_TRUE(Drain(ca, kSecond / 5).empty()) << "the READ was retried";
+  ASSERT_EQ(dev_->QueryQp(qa, &a, &init), 0);
+  EXPECT_EQ(a.qp_state, QpState::kRts);
+  EXPECT_EQ(a.sq_psn, first_psn) << "the retry set the PSN back and sent nothing";
+  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kErr), attr::kState), 0);
+  auto wcs = WaitWc(ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kWrFlushErr);
+}
+
+// docs/differences.md row 61: a 2-packet RDMA WRITE_WITH_IMM into a QP without a receive
+// (rnr_retry 7). The first packet is executed, the last is RNR-NAKed; the first retry's
+// duplicate is ACKed, which restores retry_cnt once but pushes no timer, and later retries
+// resend only the last packet (Behaviour::partial_ack_resets_retries_only with
+// retry_timer_runs_during_rnr): the transport timer ends it with RETRY_EXC_ERR, retry_cnt 0
+// or 1. Elsewhere the RNR loop goes on until a receive comes.
+TEST_P(Conformance, TwoPacketWriteImmInAnRnrLoopEndsByTheTimerWhereTheDeviceDoes) {
+  const Behaviour& b = GetParam().behaviour;
+  const bool ends = b.partial_ack_resets_retries_only && b.retry_timer_runs_during_rnr;
+  const uint32_t mtu = MtuBytes(pattr_.active_mtu);
+  Buffer buf = Reg(8 * mtu, kAll);
+  for (int retry_cnt : {0, 1}) {
+    SCOPED_TRACE("retry_cnt " + std::to_string(retry_cnt));
+    CqHandle ca = Cq();
+    QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca), qb = Qp(QpType::kRc);
+    ASSERT_EQ(ConnectShortTimeouts(*dev_, pattr_.active_mtu, qa, qb, retry_cnt, 7), 0);
+    SendWr w = Send(1, {buf.At(0, 2 * mtu)});
+    w.opcode = WrOpcode::kRdmaWriteWithImm;
+    w.remote_addr = buf.Addr(4 * mtu);
+    w.rkey = buf.rkey;
+    w.imm_data = 5;
+    size_t bad = 99;
+    ASSERT_EQ(dev_->PostSend(qa, {w}, &bad), 0);
+    if (ends) {
+      auto wcs = WaitWc(ca, 1, kSecond / 2);
+      ASSERT_EQ(wcs.size(), 1u);
+      EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr);
+      continue;
+    }
+    EXPECT_TRUE(Drain(ca, kSecond / 5).empty()) << "the RNR loop ended";
+    ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(2 * mtu, 64)})}, &bad), 0);
+    auto wcs = WaitWc(ca, 1);
+    ASSERT_EQ(wcs.size(), 1u);
+    EXPECT_EQ(wcs[0].status, WcStatus::kSuccess);
+  }
+}
+
+// docs/differences.md row 64: a FETCH_ADD, then the requester is RESET and reconnected with
+// the same sq_psn, and a READ goes out at the atomic's PSN: a duplicate for the responder. rxe
+// answers a duplicate READ only from a READ resource it still holds (rxe_resp.c
+// duplicate_request, find_resource; Behaviour::dup_read_needs_its_resource): the PSN's
+// resource is the atomic's, so the READ is dropped and the requester times out
+// (retry_cnt 0). IBTA: the duplicate READ is executed again.
+TEST_P(Conformance, DuplicateReadWithoutItsResourceIsDroppedWhereTheDeviceDoes) {
+  const bool drops = GetParam().behaviour.dup_read_needs_its_resource;
+  CqHandle ca = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca), qb = Qp(QpType::kRc);
+  ASSERT_EQ(ConnectShortTimeouts(*dev_, pattr_.active_mtu, qa, qb, 0, 7), 0);
+  Buffer buf = Reg(8192, kAll);
+  SendWr f = Send(1, {buf.At(0, 8)});
+  f.opcode = WrOpcode::kAtomicFetchAndAdd;
+  f.remote_addr = buf.Addr(4096);
+  f.rkey = buf.rkey;
+  f.compare_add = 1;
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, {f}, &bad), 0);
+  auto first = WaitWc(ca, 1);
+  ASSERT_EQ(first.size(), 1u);
+  ASSERT_EQ(first[0].status, WcStatus::kSuccess);
+  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kReset), attr::kState), 0);
+  BringUpParams p;
+  p.path_mtu = pattr_.active_mtu;
+  p.timeout = 11;
+  p.retry_cnt = 0;
+  p.rnr_retry = 7;
+  p.min_rnr_timer = 17;
+  ConnectionInfo info;
+  ASSERT_EQ(dev_->LocalConnectionInfo(qb, &info), 0);
+  QpAttr a;
+  ASSERT_EQ(BringUpAttr(*dev_, p, info, &a), 0);
+  ASSERT_EQ(BringUp(*dev_, qa, a, QpState::kRts), 0);
+  SendWr r = Send(2, {buf.At(64, 8)});
+  r.opcode = WrOpcode::kRdmaRead;
+  r.remote_addr = buf.Addr(4096 + 512);
+  r.rkey = buf.rkey;
+  ASSERT_EQ(dev_->PostSend(qa, {r}, &bad), 0);
+  auto wcs = WaitWc(ca, 1, kSecond / 2);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].status, drops ? WcStatus::kRetryExcErr : WcStatus::kSuccess);
+}
+
+// docs/differences.md row 65: five one-packet SENDs into a QP without a receive (rnr_retry 7,
+// retry_cnt 0). The first is RNR-NAKed, the second draws a sequence NAK, which ends the first
+// with RETRY_EXC_ERR (row 32). rxe answers inside the post (post_send_runs_to_completion), so
+// the requester stops after the packet that drew that NAK: sq_psn reads the first PSN + 2.
+// A device that sends the whole list first reads + 5; without psn_nak_uses_retry the RNR loop
+// goes on.
+TEST_P(Conformance, SequenceNakThatEndsAWrStopsThePsnWhereTheDeviceRunsItInThePost) {
+  const Behaviour& b = GetParam().behaviour;
+  CqHandle ca = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca), qb = Qp(QpType::kRc);
+  ASSERT_EQ(ConnectShortTimeouts(*dev_, pattr_.active_mtu, qa, qb, 0, 7), 0);
+  Buffer buf = Reg(4096, kAll);
+  QpAttr a;
+  QpInitAttr init;
+  ASSERT_EQ(dev_->QueryQp(qa, &a, &init), 0);
+  const uint32_t first_psn = a.sq_psn;
+  std::vector<SendWr> wrs;
+  for (uint64_t i = 1; i <= 5; ++i) wrs.push_back(Send(i, {buf.At(64 * i, 64)}));
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, wrs, &bad), 0);
+  if (!b.psn_nak_uses_retry) {
+    EXPECT_TRUE(Drain(ca, kSecond / 10).empty()) << "the RNR loop ended";
+    return;
+  }
+  auto wcs = WaitWc(ca, 5, kSecond / 2);
+  ASSERT_EQ(wcs.size(), 5u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr);
+  ASSERT_EQ(dev_->QueryQp(qa, &a, &init), 0);
+  EXPECT_EQ(a.sq_psn, first_psn + (b.post_send_runs_to_completion ? 2u : 5u));
+}
+
 }  // namespace
 }  // namespace qptwin::testing
