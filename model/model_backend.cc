@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 
 #include "model/engine/nic.h"
 #include "model/engine/roce_codec.h"
@@ -9,6 +10,7 @@
 #include "model/model_device.h"
 #include "model/profile.h"
 #include "model/sim/kernel.h"
+#include "model/sim/sc_clock.h"
 #include "model/thread_checked_device.h"
 
 namespace qptwin::model {
@@ -86,10 +88,16 @@ class ModelBackend : public Backend {
   ModelBackend(const Profile& profile, const ModelOptions& opts)
       : world_(std::make_shared<engine::World>(profile, std::max(1, opts.devices),
                                                std::clamp(opts.loss_rate, 0.0, 1.0),
-                                               opts.seed)) {
-    // The engine's clock drives SystemC's: every step of simulated time is an sc_start.
-    world_->events().SetStepHook([](uint64_t delta) { (void)sim::Advance(delta); });
+                                               opts.seed, MakeClock(opts.clock))) {
     world_->SetIpv4(opts.ipv4);
+  }
+
+  static std::unique_ptr<engine::EventQueue> MakeClock(ModelOptions::Clock clock) {
+    if (clock == ModelOptions::Clock::kSystemC) return std::make_unique<sim::ScClock>();
+    // The heap drives SystemC's clock: every step of simulated time is an sc_start.
+    auto heap = std::make_unique<engine::HeapQueue>();
+    heap->SetStepHook([](uint64_t delta) { (void)sim::Advance(delta); });
+    return heap;
   }
 
   // Off the kernel's thread the world is deliberately leaked, not freed while that thread
@@ -163,7 +171,13 @@ std::unique_ptr<Backend> MakeModelBackend(const ModelOptions& opts, std::string*
   }
   Profile chosen = *profile;
   chosen.timing.cache.enabled = chosen.timing.cache.enabled && opts.context_cache;
-  return std::make_unique<ModelBackend>(chosen, opts);
+  ModelOptions o = opts;
+  if (const char* clock = std::getenv("QPTWIN_MODEL_CLOCK")) {
+    const std::string c = clock;
+    if (c == "systemc") o.clock = ModelOptions::Clock::kSystemC;
+    if (c == "heap") o.clock = ModelOptions::Clock::kHeap;
+  }
+  return std::make_unique<ModelBackend>(chosen, o);
 }
 
 void KeepRegionMappings(bool on) { engine::KeepRegionMappings(on); }

@@ -45,6 +45,14 @@ struct ModelOptions {
   // port when packets may leave the process (RoceBridge below): GID 0 becomes
   // ::ffff:<ip>, GID 1 fe80::<ip>, and on an IB profile the LID the address's low 16 bits.
   std::vector<uint32_t> ipv4;
+  // Who runs simulated time (model/engine/event_queue.h; results are the same, contract 1
+  // there): kSystemC, SystemC's scheduler (model/sim/sc_clock.h: every block a SystemC
+  // process, time passes only in sc_start), or kHeap, the engine's own heap of wake-ups
+  // with SystemC's clock moved along (model/sim/kernel.h). The environment variable
+  // QPTWIN_MODEL_CLOCK=systemc|heap overrides it for every backend of a process (A/B runs
+  // of whole test suites).
+  enum class Clock { kHeap, kSystemC };
+  Clock clock = Clock::kHeap;
 };
 
 std::unique_ptr<Backend> MakeModelBackend(const ModelOptions& opts, std::string* why = nullptr);

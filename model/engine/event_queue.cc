@@ -4,22 +4,22 @@
 
 namespace qptwin::model::engine {
 
-void EventQueue::Push(Item item) {
+void HeapQueue::Push(Item item) {
   heap_.push_back(std::move(item));
   std::push_heap(heap_.begin(), heap_.end(), Later{});
 }
 
-void EventQueue::At(uint64_t time_ns, Fn fn) { Push(Item{Reserve(time_ns), nullptr, std::move(fn)}); }
+void HeapQueue::At(uint64_t time_ns, Fn fn) { Push(Item{Reserve(time_ns), nullptr, std::move(fn)}); }
 
-void EventQueue::Wake(Source* source, const Key& key) { Push(Item{key, source, nullptr}); }
+void HeapQueue::Wake(Source* source, const Key& key) { Push(Item{key, source, nullptr}); }
 
-void EventQueue::MoveTo(uint64_t t) {
+void HeapQueue::MoveTo(uint64_t t) {
   if (t <= now_) return;
   if (hook_) hook_(t - now_);
   now_ = t;
 }
 
-void EventQueue::RunOne() {
+void HeapQueue::RunOne() {
   // Take the item out before running it: the callback may push onto the heap.
   std::pop_heap(heap_.begin(), heap_.end(), Later{});
   Item item = std::move(heap_.back());
@@ -32,13 +32,13 @@ void EventQueue::RunOne() {
   }
 }
 
-void EventQueue::AdvanceBy(uint64_t delta_ns) {
+void HeapQueue::AdvanceBy(uint64_t delta_ns) {
   uint64_t end = delta_ns > ~uint64_t{0} - now_ ? ~uint64_t{0} : now_ + delta_ns;
   while (!heap_.empty() && heap_.front().key.time <= end) RunOne();
   MoveTo(end);
 }
 
-bool EventQueue::RunUntil(const std::function<bool()>& done, uint64_t deadline_ns) {
+bool HeapQueue::RunUntil(const std::function<bool()>& done, uint64_t deadline_ns) {
   for (;;) {
     if (done()) return true;
     if (heap_.empty() || heap_.front().key.time > deadline_ns) break;

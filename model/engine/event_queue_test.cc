@@ -8,7 +8,7 @@ namespace qptwin::model::engine {
 namespace {
 
 TEST(EventQueue, RunsInTimeThenSchedulingOrder) {
-  EventQueue q;
+  HeapQueue q;
   std::string log;
   q.At(20, [&] { log += "c"; });
   q.At(10, [&] { log += "a"; });
@@ -21,7 +21,7 @@ TEST(EventQueue, RunsInTimeThenSchedulingOrder) {
 }
 
 TEST(EventQueue, CallbackMaySchedulePastTimeWhichRunsNow) {
-  EventQueue q;
+  HeapQueue q;
   int runs = 0;
   q.At(10, [&] { q.At(0, [&] { ++runs; }); });
   q.AdvanceBy(10);
@@ -30,7 +30,7 @@ TEST(EventQueue, CallbackMaySchedulePastTimeWhichRunsNow) {
 }
 
 TEST(EventQueue, StepHookSeesEveryForwardMove) {
-  EventQueue q;
+  HeapQueue q;
   uint64_t total = 0;
   q.SetStepHook([&](uint64_t d) { total += d; });
   q.At(7, [] {});
@@ -39,7 +39,7 @@ TEST(EventQueue, StepHookSeesEveryForwardMove) {
 }
 
 TEST(EventQueue, RunUntilStopsAtConditionOrDeadline) {
-  EventQueue q;
+  HeapQueue q;
   bool flag = false;
   q.At(50, [&] { flag = true; });
   q.At(60, [] {});

@@ -8,7 +8,7 @@ namespace qptwin::model::engine {
 namespace {
 
 TEST(EventFifo, RunsInTheOrderAtWouldHave) {
-  EventQueue q;
+  HeapQueue q;
   std::string log;
   EventFifo<char> fifo(&q, [&](char& c) { log += c; });
   q.At(10, [&] { log += 'a'; });
@@ -22,7 +22,7 @@ TEST(EventFifo, RunsInTheOrderAtWouldHave) {
 }
 
 TEST(EventFifo, HoldsOneWakeUpHoweverManyItems) {
-  EventQueue q;
+  HeapQueue q;
   uint64_t ran = 0;
   EventFifo<int> fifo(&q, [&](int&) { ++ran; });
   for (int i = 0; i < 100000; ++i) fifo.Push(uint64_t(i) * 3, i);
@@ -37,7 +37,7 @@ TEST(EventFifo, HoldsOneWakeUpHoweverManyItems) {
 }
 
 TEST(EventFifo, AnEarlierPushBecomesAnOrdinaryEventAndKeepsItsPlace) {
-  EventQueue q;
+  HeapQueue q;
   std::string log;
   EventFifo<char> fifo(&q, [&](char& c) { log += c; });
   fifo.Push(20, 'b');
@@ -48,7 +48,7 @@ TEST(EventFifo, AnEarlierPushBecomesAnOrdinaryEventAndKeepsItsPlace) {
 }
 
 TEST(EventFifo, AHandlerMayPushOntoItsOwnFifo) {
-  EventQueue q;
+  HeapQueue q;
   int left = 5;
   EventFifo<int>* self = nullptr;
   EventFifo<int> fifo(&q, [&](int& n) {
@@ -62,7 +62,7 @@ TEST(EventFifo, AHandlerMayPushOntoItsOwnFifo) {
 }
 
 TEST(EventTimers, RunInTimeOrderWithOneOrTwoWakeUps) {
-  EventQueue q;
+  HeapQueue q;
   std::string log;
   EventTimers<char> timers(&q, [&](char& c) { log += c; });
   timers.Push(30, 'c');
@@ -77,7 +77,7 @@ TEST(EventTimers, RunInTimeOrderWithOneOrTwoWakeUps) {
 }
 
 TEST(EventTimers, ManyTimersKeepTheQueueSmall) {
-  EventQueue q;
+  HeapQueue q;
   uint64_t ran = 0;
   uint64_t last = 0;
   bool ordered = true;
