@@ -5,8 +5,10 @@
 //  1. The kernel starts lazily on the first Advance (no modules; sc_start only), with
 //     SystemC's banner silenced and, when still possible, a 1 ns time resolution.
 //  2. Advance(ns) runs sc_start(ns): the process-wide SystemC time is the sum of all
-//     simulated time of all Backends. Each Backend keeps its own clock (engine::EventQueue)
-//     that starts at 0, so its times do not depend on other Backends.
+//     simulated time of all Backends. Each Backend keeps its own clock that starts at 0
+//     (engine/event_queue.h), so its times do not depend on other Backends: with the
+//     SystemC clock (sc_clock.h) a World's time is the kernel's time minus its epoch, and
+//     Advance first suspends the ScClock that follows the kernel (sc_clock.h contract 3).
 //  3. Never calls sc_stop (it is final).
 //  4. Threading (spec/backend.h, contract 5): SystemC is not thread-safe, so the kernel
 //     belongs to one thread, the first that calls ClaimKernel() or Advance(), for the
@@ -14,12 +16,13 @@
 //     and KernelNowNs() leave SystemC alone (Advance returns false, KernelNowNs 0): a
 //     wrong thread gets an error, never a race inside SystemC or its E554 abort.
 //
-// Why the engine's callbacks run in the caller and not in an SC_THREAD: sc_start(t) stops
-// *before* the events due exactly at t (they run on the next sc_start), every callback
-// would need a coroutine stack, and nothing in the model is concurrent. So the engine's
-// EventQueue decides what runs when, and each of its steps moves SystemC's clock by the
-// same amount (EventQueue::SetStepHook -> Advance) before the step's callbacks run: the
-// SystemC time and the model's time advance together, deterministically.
+// Two ways the model's time relates to this kernel (ModelOptions::clock):
+//  - ScClock (sc_clock.h): SystemC's scheduler is the clock. Every source of the engine is
+//    a SystemC process woken by sc_event::notify(delay); Backend waits are sc_start calls
+//    that sc_pause() when what they wait for happens.
+//  - HeapQueue (engine/event_queue.h): the engine's own heap decides what runs when, and
+//    each of its steps moves SystemC's clock by the same amount (SetStepHook -> Advance)
+//    before the step's work runs.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,8 @@
 #include "model/sim/sc_clock.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 #include <systemc>
 
 #include "model/sim/kernel.h"
@@ -32,7 +35,13 @@ uint64_t TicksPerNs() {  // 1 when kernel.cc got its 1 ns resolution, 1000 at Sy
 }  // namespace
 
 ScClock::ScClock() {
-  (void)Advance(0);  // starts the kernel (its time resolution) on this, the kernel's thread
+  // Contract 5: a clock off the kernel's thread would race SystemC; callers check first
+  // (MakeModelBackend refuses), so getting here is a bug, stopped before any harm.
+  if (!ClaimKernel()) {
+    std::fprintf(stderr, "qptwin: ScClock made off the SystemC kernel's thread\n");
+    std::abort();
+  }
+  (void)Advance(0);  // starts the kernel (its time resolution)
   epoch_ticks_ = sc_core::sc_time_stamp().value();
 }
 
