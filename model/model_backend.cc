@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 
 #include "model/engine/nic.h"
 #include "model/engine/roce_codec.h"
@@ -88,16 +87,8 @@ class ModelBackend : public Backend {
   ModelBackend(const Profile& profile, const ModelOptions& opts)
       : world_(std::make_shared<engine::World>(profile, std::max(1, opts.devices),
                                                std::clamp(opts.loss_rate, 0.0, 1.0),
-                                               opts.seed, MakeClock(opts.clock))) {
+                                               opts.seed, std::make_unique<sim::ScClock>())) {
     world_->SetIpv4(opts.ipv4);
-  }
-
-  static std::unique_ptr<engine::EventQueue> MakeClock(ModelOptions::Clock clock) {
-    if (clock == ModelOptions::Clock::kSystemC) return std::make_unique<sim::ScClock>();
-    // The heap drives SystemC's clock: every step of simulated time is an sc_start.
-    auto heap = std::make_unique<engine::HeapQueue>();
-    heap->SetStepHook([](uint64_t delta) { (void)sim::Advance(delta); });
-    return heap;
   }
 
   // Off the kernel's thread the world is deliberately leaked, not freed while that thread
@@ -171,13 +162,7 @@ std::unique_ptr<Backend> MakeModelBackend(const ModelOptions& opts, std::string*
   }
   Profile chosen = *profile;
   chosen.timing.cache.enabled = chosen.timing.cache.enabled && opts.context_cache;
-  ModelOptions o = opts;
-  if (const char* clock = std::getenv("QPTWIN_MODEL_CLOCK")) {
-    const std::string c = clock;
-    if (c == "systemc") o.clock = ModelOptions::Clock::kSystemC;
-    if (c == "heap") o.clock = ModelOptions::Clock::kHeap;
-  }
-  return std::make_unique<ModelBackend>(chosen, o);
+  return std::make_unique<ModelBackend>(chosen, opts);
 }
 
 void KeepRegionMappings(bool on) { engine::KeepRegionMappings(on); }

@@ -7,8 +7,9 @@
 //  2. Devices are named "mdev0", "mdev1", ... (ModelOptions.devices of them), one port each,
 //     all connected by one fabric; QPs on the same or different devices talk to each other
 //     (and, through an attached RoceBridge, to other backends' or processes' devices).
-//  3. Simulated time runs only inside Backend::Advance, FlushRoce and the Device's
-//     Wait*/GetCqEvent calls (each at most 2^50 ns, about 13 simulated days; longer ones are cut there).
+//  3. SystemC's scheduler is the model's clock (model/sim/sc_clock.h): every block of the
+//     engine a SystemC process. Simulated time runs only inside Backend::Advance, FlushRoce
+//     and the Device's Wait*/GetCqEvent calls (each at most 2^50 ns, about 13 simulated days; longer ones are cut there).
 //     Same scenario + same ModelOptions (seed) -> same results and times, every run.
 //  4. Many Backends may exist in one process, one after another or side by side; each has
 //     its own clock starting at 0 (NowNs()).
@@ -45,14 +46,6 @@ struct ModelOptions {
   // port when packets may leave the process (RoceBridge below): GID 0 becomes
   // ::ffff:<ip>, GID 1 fe80::<ip>, and on an IB profile the LID the address's low 16 bits.
   std::vector<uint32_t> ipv4;
-  // Who runs simulated time (model/engine/event_queue.h; results are the same, contract 1
-  // there): kSystemC, SystemC's scheduler (model/sim/sc_clock.h: every block a SystemC
-  // process, time passes only in sc_start), or kHeap, the engine's own heap of wake-ups
-  // with SystemC's clock moved along (model/sim/kernel.h). The environment variable
-  // QPTWIN_MODEL_CLOCK=systemc|heap overrides it for every backend of a process (A/B runs
-  // of whole test suites).
-  enum class Clock { kHeap, kSystemC };
-  Clock clock = Clock::kHeap;
 };
 
 std::unique_ptr<Backend> MakeModelBackend(const ModelOptions& opts, std::string* why = nullptr);

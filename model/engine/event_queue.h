@@ -1,14 +1,13 @@
 // Simulated time in nanoseconds: the engine's only notion of time, and who runs the engine's
-// sources (event_source.h) when they are due. Two clocks implement it:
-//   HeapQueue (here)           a binary heap of wake-ups; plain C++ (the engine's unit tests
-//                              and ModelOptions::clock == kHeap).
-//   sim::ScClock (model/sim)   SystemC's scheduler: each source a SystemC process woken by
-//                              sc_event::notify(delay); time passes only inside sc_start.
+// sources (event_source.h) when they are due. The engine sees only this interface (no
+// SystemC here); its one implementation is SystemC's scheduler, model/sim/sc_clock.h: each
+// source a SystemC process woken by sc_event::notify(delay), time passing only in sc_start.
 //
 // Contract (every clock):
 //  1. Sources run in (time, scheduling order) = Key order: same inputs, same order, every
-//     run. A wake-up's Key comes from Reserve() at the moment the work was scheduled, so two
-//     clocks that get the same calls run the same sources in the same order.
+//     run. A wake-up's Key comes from Reserve() at the moment the work was scheduled, so the
+//     order is the one a heap of every pending Key would give (the engine's former clock,
+//     whose transcripts this one reproduces byte for byte).
 //  2. Time never goes backwards; Reserve() of a time in the past gives Now().
 //  3. A source may wake itself or others (also at Now(): they run in the same step, after
 //     the keys reserved before them).
@@ -21,8 +20,7 @@
 //     and holds one wake-up here for the earliest, as an sc_module holds one sc_event: the
 //     clock holds a few wake-ups per block, never one per QP or per WR in flight. A source
 //     calls Wake() only for a key not later than the one it has pending (or with none
-//     pending); RunDue() may get a key the source no longer holds (HeapQueue keeps replaced
-//     wake-ups): the source then runs nothing.
+//     pending); RunDue() may get a key the source no longer holds: it then runs nothing.
 //  6. A Source is Add()ed before its first Wake() and Remove()d before it dies; a clock
 //     outlives its sources (the World owns the clock and destroys it last).
 //  7. Single-threaded: one thread uses a clock and its sources (sim::ScClock: the SystemC
@@ -76,47 +74,6 @@ class EventQueue {
   static int& IndexOf(Source* s) { return s->clock_index_; }
   uint64_t now_ = 0;
   uint64_t seq_ = 0;
-};
-
-// The heap clock: wake-ups (and, for tests, plain callbacks) in a binary heap ordered by Key.
-class HeapQueue : public EventQueue {
- public:
-  using Fn = std::function<void()>;
-  using StepHook = std::function<void(uint64_t delta_ns)>;
-
-  // A plain callback at time_ns (tests; the engine schedules only through sources).
-  void At(uint64_t time_ns, Fn fn);
-  void After(uint64_t delay_ns, Fn fn) { At(now_ + delay_ns, std::move(fn)); }
-  void Wake(Source* source, const Key& key) override;
-
-  bool Empty() const { return heap_.empty(); }
-  // Entries in the heap (plain callbacks and wake-ups), not the sources' own items.
-  size_t Size() const { return heap_.size(); }
-  // Time of the earliest entry; only meaningful when !Empty().
-  uint64_t NextTime() const { return heap_.front().key.time; }
-
-  // Called before time moves forward by delta_ns > 0 (model_backend moved SystemC's clock
-  // along with it, sim::Advance).
-  void SetStepHook(StepHook hook) { hook_ = std::move(hook); }
-
-  void AdvanceBy(uint64_t delta_ns) override;
-  bool RunUntil(const std::function<bool()>& done, uint64_t deadline_ns) override;
-
- private:
-  struct Item {
-    Key key;
-    Source* source;  // null: a plain callback
-    Fn fn;
-  };
-  struct Later {
-    bool operator()(const Item& a, const Item& b) const { return b.key < a.key; }
-  };
-  void Push(Item item);
-  void MoveTo(uint64_t t);
-  void RunOne();
-
-  std::vector<Item> heap_;  // a binary heap under Later
-  StepHook hook_;
 };
 
 }  // namespace qptwin::model::engine

@@ -3,8 +3,7 @@
 //                  their way to the far NIC, the send engine's ready list of QPs): one
 //                  wake-up in the queue, for the head.
 //  EventTimers<T>  items due at any time (one transport timer per QP): their own heap,
-//                  one wake-up in the queue for the earliest (a second one only while an
-//                  earlier timer replaced the earliest; the older then runs nothing).
+//                  one wake-up in the clock for the earliest (an earlier timer replaces it).
 //
 // Contract:
 //  1. Push(time, item) runs handler(item) exactly where EventQueue::At(time, ..) called at
@@ -13,8 +12,7 @@
 //  2. EventFifo: a push earlier than the last one pushed would break the FIFO; it is put
 //     in its place by key instead (still contract 1; O(items it passes)) and counted
 //     (out_of_order()) so that tests can show it never happens on the data path.
-//  3. size() is what the source holds; the clock holds at most 1 wake-up per source
-//     (HeapQueue also keeps replaced ones, which run nothing: event_queue.h contract 5).
+//  3. size() is what the source holds; the clock holds 1 wake-up per source at most.
 //  4. Single-threaded, like the clock; a source is Add()ed to its clock when made and
 //     Remove()d when destroyed (event_queue.h contract 6).
 #pragma once

@@ -9,7 +9,7 @@ namespace qptwin::model::engine {
 World::World(const Profile& profile, int devices, double loss_rate, uint64_t seed,
              std::unique_ptr<EventQueue> clock)
     : profile_(profile),
-      clock_(clock ? std::move(clock) : std::make_unique<HeapQueue>()),
+      clock_(std::move(clock)),
       marks_(clock_.get(), [](char&) {}),
       inbound_(clock_.get(), [this](Delivery& d) { nics_[d.pkt.dst_nic]->Receive(std::move(d.pkt)); }),
       loss_rate_(loss_rate),

@@ -9,8 +9,8 @@
 //     the far NIC's rx_latency_ns; loss is per packet (deterministic from the seed). A lost
 //     message is simply never delivered.
 //  3. Everything is single-threaded; sources run only inside the clock's AdvanceBy/RunUntil
-//     (event_queue.h). The clock is given to the World (null: a HeapQueue) and outlives
-//     every source of the World.
+//     (event_queue.h). The clock is given to the World (model_backend: a sim::ScClock) and
+//     outlives every source of the World.
 //  4. Pending events do not grow with QPs or WRs in flight: each port's messages on their way
 //     to the far NIC are one EventFifo (a port sends in order, so they arrive in order), and
 //     the CQE-visible marks are one more; each holds one wake-up in the EventQueue.
@@ -40,7 +40,7 @@ class Nic;
 class World {
  public:
   World(const Profile& profile, int devices, double loss_rate, uint64_t seed,
-        std::unique_ptr<EventQueue> clock = nullptr);
+        std::unique_ptr<EventQueue> clock);
   ~World();
 
   EventQueue& events() { return *clock_; }

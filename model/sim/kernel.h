@@ -16,13 +16,9 @@
 //     and KernelNowNs() leave SystemC alone (Advance returns false, KernelNowNs 0): a
 //     wrong thread gets an error, never a race inside SystemC or its E554 abort.
 //
-// Two ways the model's time relates to this kernel (ModelOptions::clock):
-//  - ScClock (sc_clock.h): SystemC's scheduler is the clock. Every source of the engine is
-//    a SystemC process woken by sc_event::notify(delay); Backend waits are sc_start calls
-//    that sc_pause() when what they wait for happens.
-//  - HeapQueue (engine/event_queue.h): the engine's own heap decides what runs when, and
-//    each of its steps moves SystemC's clock by the same amount (SetStepHook -> Advance)
-//    before the step's work runs.
+// SystemC's scheduler is the model's clock (sc_clock.h): every source of the engine is a
+// SystemC process woken by sc_event::notify(delay), and Backend waits are sc_start calls that
+// sc_pause() when what they wait for happens.
 #pragma once
 
 #include <cstdint>

@@ -168,6 +168,12 @@ void ScClock::Suspend() {
   }
 }
 
+size_t ScClock::pending() const {
+  size_t n = 0;
+  for (const Entry& e : entries_) n += e.armed ? 1 : 0;
+  return n;
+}
+
 void ScClock::SuspendActive() {
   if (Active()) Active()->Suspend();
 }

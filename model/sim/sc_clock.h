@@ -10,7 +10,7 @@
 //     or before t one at a time, smallest Key first, re-reading the keys after each (a
 //     source may wake itself or another at t, with an older key: a FIFO's next item). The
 //     other sources' processes woken at t then find nothing due. So the order is the Keys',
-//     exactly as HeapQueue's, whatever order SystemC picks.
+//     exactly as the engine's former heap of keys gave it, whatever order SystemC picks.
 //  2. Stopping (event_queue.h contract 4). RunUntil gives Step its done(); after each wake-up
 //     that makes it hold, Step calls sc_pause() and runs nothing more (the other processes
 //     of that delta cycle return at once); what is still due is notified for the next delta
@@ -21,8 +21,8 @@
 //     time); before another clock or sim::Advance runs sc_start, the clock that follows
 //     is suspended (its notifications cancelled, its time frozen) and, when it runs again,
 //     its epoch is moved on by the time that passed meanwhile and its wake-ups notified
-//     again. So each World's time starts at 0 and passes only while it runs, as with
-//     HeapQueue (model_backend.h contract 4), and no source of one World ever runs inside
+//     again. So each World's time starts at 0 and passes only while it runs
+//     (model_backend.h contract 4), and no source of one World ever runs inside
 //     another's sc_start.
 //  4. Processes are pooled: a source takes a process (and its event) from a process-wide
 //     pool when added and gives it back when removed, so thousands of Worlds per process
@@ -55,6 +55,8 @@ class ScClock : public engine::EventQueue {
   void Wake(Source* source, const Key& key) override;
   void AdvanceBy(uint64_t delta_ns) override;
   bool RunUntil(const std::function<bool()>& done, uint64_t deadline_ns) override;
+  // Wake-ups pending: one per source at most (event_queue.h contract 5; tests).
+  size_t pending() const;
 
   // Contract 3: suspends the clock that follows the kernel, if any (kernel.cc's Advance
   // calls it before its own sc_start).

@@ -1,12 +1,16 @@
-// ScClock against HeapQueue: the same sources, pushes and waits give the same runs in the
-// same order at the same times (event_queue.h contract 1), whatever SystemC's own order.
+// ScClock: SystemC's scheduler as the engine's clock. Against a reference heap of keys (the
+// engine's former clock, kept here as the oracle) the same sources, pushes and waits give
+// the same runs in the same order at the same times (event_queue.h contract 1), whatever
+// SystemC's own order.
 #include "model/sim/sc_clock.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "model/engine/event_queue.h"
 #include "model/engine/event_source.h"
@@ -18,7 +22,39 @@ namespace {
 using engine::EventFifo;
 using engine::EventQueue;
 using engine::EventTimers;
-using engine::HeapQueue;
+
+// The reference: every wake-up in a binary heap by Key, stale ones kept (they run nothing).
+class HeapQueue : public EventQueue {
+ public:
+  void Wake(Source* source, const Key& key) override {
+    heap_.push_back({key, source});
+    std::push_heap(heap_.begin(), heap_.end(), Later{});
+  }
+  void AdvanceBy(uint64_t delta_ns) override { (void)RunUntil([] { return false; }, now_ + delta_ns); }
+  bool RunUntil(const std::function<bool()>& done, uint64_t deadline_ns) override {
+    for (;;) {
+      if (done()) return true;
+      if (heap_.empty() || heap_.front().key.time > deadline_ns) break;
+      std::pop_heap(heap_.begin(), heap_.end(), Later{});
+      const Item item = heap_.back();
+      heap_.pop_back();
+      now_ = std::max(now_, item.key.time);
+      item.source->RunDue(item.key);
+    }
+    now_ = std::max(now_, deadline_ns);
+    return done();
+  }
+
+ private:
+  struct Item {
+    Key key;
+    Source* source;
+  };
+  struct Later {
+    bool operator()(const Item& a, const Item& b) const { return b.key < a.key; }
+  };
+  std::vector<Item> heap_;
+};
 
 TEST(ScClock, SameTimeRunsInSchedulingOrderAcrossSources) {
   ScClock c;

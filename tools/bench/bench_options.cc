@@ -155,7 +155,6 @@ bool ParseBenchArgs(const std::vector<std::string>& args, BenchOptions* o, std::
   r.backend = spec.kind;
   r.profile = spec.profile;
   r.device = spec.device;
-  r.clock = spec.clock;
   r.json = flags->Has("--json");
   r.csv = flags->Has("--csv");
   r.plot = flags->Get("--plot");

@@ -51,7 +51,6 @@ struct BenchOptions {
   std::string backend = "model";
   std::string profile = "cx6-100g";
   std::string device;         // -d/--device: the client's device ("" = the default)
-  std::string clock;          // --clock: the model's clock (cli::BackendSpec::clock)
   bool json = false;
   bool csv = false;
   std::string plot;           // --plot FILE.svg

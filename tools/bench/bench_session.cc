@@ -54,7 +54,6 @@ std::unique_ptr<Backend> MakeBenchBackend(const BenchOptions& o, std::string* er
   // Two model devices: the client on mdev0, the server on mdev1.
   cli::BackendSpec spec{o.backend, o.profile, o.device, 2};
   spec.context_cache = o.cache;
-  spec.clock = o.clock;
   return cli::MakeBackend(spec, error);
 }
 

@@ -18,14 +18,7 @@ std::string Join(const std::vector<std::string>& names) {
 
 }  // namespace
 
-std::vector<FlagSpec> BackendFlags() {
-  return {{"--backend"}, {"--profile"}, {"--device"}, {"--clock"}};
-}
-
-std::string CheckClock(const std::string& clock) {
-  if (clock.empty() || clock == "heap" || clock == "systemc") return {};
-  return "unknown clock '" + EscapeControl(clock) + "' (valid: heap, systemc)";
-}
+std::vector<FlagSpec> BackendFlags() { return {{"--backend"}, {"--profile"}, {"--device"}}; }
 
 std::string CheckBackendKind(const std::string& kind) {
   if (kind == "model" || kind == "hw") return {};
@@ -47,15 +40,6 @@ bool BackendSpecFromFlags(const Flags& flags, BackendSpec* spec, std::string* er
     spec->profile = flags.Get("--profile");
   }
   spec->device = flags.Get("--device", spec->device);
-  if (flags.Has("--clock")) {
-    spec->clock = flags.Get("--clock");
-    std::string why = CheckClock(spec->clock);
-    if (why.empty() && spec->kind == "hw") why = "--clock is for --backend model";
-    if (!why.empty()) {
-      *error = why;
-      return false;
-    }
-  }
   return true;
 }
 
@@ -70,12 +54,6 @@ std::unique_ptr<Backend> MakeBackend(const BackendSpec& spec, std::string* error
     opts.profile = spec.profile.empty() ? "rxe" : spec.profile;
     opts.devices = std::max(1, spec.devices);
     opts.context_cache = spec.context_cache;
-    if (std::string why = CheckClock(spec.clock); !why.empty()) {
-      *error = why;
-      return nullptr;
-    }
-    if (spec.clock == "systemc") opts.clock = model::ModelOptions::Clock::kSystemC;
-    if (spec.clock == "heap") opts.clock = model::ModelOptions::Clock::kHeap;
     backend = model::MakeModelBackend(opts);
     if (!backend) {
       *error = "unknown model profile '" + EscapeControl(opts.profile) +

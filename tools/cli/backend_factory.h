@@ -25,20 +25,17 @@ struct BackendSpec {
   std::string device;          // a device name ListDevices() reports; "" = the default
   int devices = 1;             // how many model devices
   bool context_cache = true;   // model: false turns the profile's context caches off
-  std::string clock;           // model: "heap" or "systemc" (ModelOptions::clock); "" = default
 };
 
 // The flags of BackendSpecFromFlags, to append to a subcommand's FlagSpec list.
 std::vector<FlagSpec> BackendFlags();
 
-// --backend, --profile, --device and --clock of `flags` over the defaults in *spec; false with
+// --backend, --profile and --device of `flags` over the defaults in *spec; false with
 // *error set (one line, naming the valid choices) when they cannot be combined.
 bool BackendSpecFromFlags(const Flags& flags, BackendSpec* spec, std::string* error);
 
 // "unknown backend 'X' (valid: model, hw)" unless kind is model or hw; "" when it is.
 std::string CheckBackendKind(const std::string& kind);
-// "unknown clock 'X' (valid: heap, systemc)" unless clock is "", heap or systemc.
-std::string CheckClock(const std::string& clock);
 
 std::unique_ptr<Backend> MakeBackend(const BackendSpec& spec, std::string* error);
 

@@ -40,9 +40,7 @@ bool ParseShard(const std::string& s, uint64_t* index, uint64_t* count) {
 }
 
 std::string Label(const cli::BackendSpec& s) {
-  if (s.kind == "hw") return "hw";
-  return "model/" + (s.profile.empty() ? std::string("rxe") : s.profile) +
-         (s.clock.empty() ? "" : "(" + s.clock + " clock)");
+  return s.kind == "hw" ? "hw" : "model/" + (s.profile.empty() ? std::string("rxe") : s.profile);
 }
 
 }  // namespace
@@ -50,7 +48,7 @@ std::string Label(const cli::BackendSpec& s) {
 const char kDifferentialUsage[] =
     "       qptwin fuzz --differential [--profile P] [--against hw|model[:P]] [--device D]\n"
     "                   [--seed S] [--sequences K] [--seconds N] [--shard I/N] [--max-len A]\n"
-    "                   [--poll-ms T] [--out DIR] [--replay n] [--clock C] [--against-clock C]\n"
+    "                   [--poll-ms T] [--out DIR] [--replay n]\n"
     "  runs whole-surface .qps sequences (several QPs of every type, SRQs, every opcode,\n"
     "  bad keys, odd modifies, destroys, SQD, RESET; spec/differential/generator.h) of up to\n"
     "  A random steps (default 24) on the model (profile P, default rxe) and on --against\n"
@@ -58,13 +56,10 @@ const char kDifferentialUsage[] =
     "  compares their canonical transcripts (spec/differential/canonical.h). Each difference\n"
     "  is saved as DIR/S-n.qps (replayable with qptwin diff) and the exit code is 1.\n"
     "  --shard I/N runs the sequences n with n % N == I (default: Bazel's TEST_SHARD_INDEX/\n"
-    "  TEST_TOTAL_SHARDS); --poll-ms: every poll's timeout (default 30). --clock and\n"
-    "  --against-clock (heap, systemc) choose the model's clock on each side: the two\n"
-    "  clocks must give the same transcripts (model/engine/event_queue.h contract 1).\n";
+    "  TEST_TOTAL_SHARDS); --poll-ms: every poll's timeout (default 30).\n";
 
 std::vector<cli::FlagSpec> DifferentialFlags() {
-  return {{"--differential", false}, {"--against"}, {"--shard"}, {"--poll-ms"},
-          {"--against-clock"}};
+  return {{"--differential", false}, {"--against"}, {"--shard"}, {"--poll-ms"}};
 }
 
 int RunDifferentialFuzz(const cli::Flags& flags, std::ostream& out, std::ostream& err,
@@ -90,14 +85,6 @@ int RunDifferentialFuzz(const cli::Flags& flags, std::ostream& out, std::ostream
       b.profile = s.substr(colon + 1);
     } else if (b.kind == "hw") {
       b.profile.clear();
-    }
-  }
-  if (b.kind != "model") b.clock.clear();
-  if (flags.Has("--against-clock")) {
-    if (b.kind != "model") return BadInput(err, "fuzz: --against-clock is for --against model");
-    b.clock = flags.Get("--against-clock");
-    if (std::string why = cli::CheckClock(b.clock); !why.empty()) {
-      return BadInput(err, "fuzz: --against-clock: " + why);
     }
   }
   DiffOptions o;
@@ -168,8 +155,6 @@ int RunDifferentialFuzz(const cli::Flags& flags, std::ostream& out, std::ostream
   o.replay_flags = "--backend model --profile " + a.profile + " --against " +
                    (b.kind == "hw" ? std::string("hw") : "model:" + b.profile);
   if (!a.device.empty()) o.replay_flags += " --device " + a.device;
-  if (!a.clock.empty()) o.replay_flags += " --clock " + a.clock;
-  if (!b.clock.empty()) o.replay_flags += " --against-clock " + b.clock;
 
   // Both backends up front: a bad profile or a missing device is bad input.
   if (!make(a, &error)) return BadInput(err, "fuzz: " + error);

@@ -47,20 +47,6 @@ TEST(Differential, ModelAgainstItselfIsDeterministic) {
   EXPECT_FALSE(std::filesystem::exists(dir)) << "nothing saved without a difference";
 }
 
-// The two clocks of the model (model/engine/event_queue.h contract 1): SystemC's scheduler
-// against the heap, every profile's kind of device, the same transcripts.
-TEST(Differential, SystemCClockAgainstHeapClockHasNoDifference) {
-  for (const char* profile : {"rxe", "ibta", "cx6-100g"}) {
-    const std::string dir = TempDir(std::string("clocks_") + profile);
-    const Result r = Fuzz({"--differential", "--profile", profile, "--clock", "systemc",
-                           "--against-clock", "heap", "--seed", "11", "--sequences", "300",
-                           "--shard", "0/1", "--out", dir});
-    EXPECT_EQ(r.code, 0) << profile << ": " << r.out << r.err;
-    EXPECT_NE(r.out.find(" 0 differences"), std::string::npos) << r.out;
-    EXPECT_NE(r.err.find("(systemc clock) against model/"), std::string::npos) << r.err;
-  }
-}
-
 // Without --shard, Bazel's variables choose the shard, and the status file says it shards.
 TEST(Differential, BazelShardVariablesChooseTheShard) {
   const std::string status = ::testing::TempDir() + "/differential_test_shard_status";
@@ -163,8 +149,6 @@ TEST(Differential, BadInputIsOneLineAndExitTwo) {
            {"--differential", "--poll-ms", "0"},
            {"--differential", "--replay", "1"},
            {"--differential", "--backend", "hw"},
-           {"--differential", "--clock", "sundial"},
-           {"--differential", "--against-clock", "heap", "--against", "hw"},
            {"--shard", "0/2"},
        }) {
     const Result r = Fuzz(args);

@@ -68,7 +68,7 @@ int RunReport(const std::vector<std::string>& args, std::istream& in, std::ostre
   }
   const std::string file = flags->positional()[0];
   const std::string output = flags->Get("-o");
-  const scenario::BackendChoice choice{spec.kind, spec.profile, 1, spec.device, spec.clock};
+  const scenario::BackendChoice choice{spec.kind, spec.profile, 1, spec.device};
   scenario::ScenarioRun run;
   if (int rc = scenario::LoadAndRun(file, in, choice, make, err, &run)) return rc;
   std::string html = RenderReportHtml(file, run, RenderDiagrams(run.result));

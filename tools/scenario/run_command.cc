@@ -10,7 +10,6 @@ std::unique_ptr<Backend> MakeScenarioBackend(const BackendChoice& choice, std::s
   spec.profile = choice.profile;
   spec.device = choice.device;
   spec.devices = choice.devices;
-  spec.clock = choice.clock;
   return cli::MakeBackend(spec, error);
 }
 

@@ -51,7 +51,6 @@ void ToChoice(const cli::BackendSpec& spec, BackendChoice* out) {
   out->kind = spec.kind;
   out->profile = spec.profile;
   out->device = spec.device;
-  out->clock = spec.clock;
 }
 
 // --against model[:PROFILE] | hw

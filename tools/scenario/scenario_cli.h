@@ -24,7 +24,6 @@ struct BackendChoice {
   std::string profile;  // model profile ("rxe", "ibta"); none for hw
   int devices = 1;      // how many devices the scenario opens (its `device` lines)
   std::string device;   // --device: hw device name ("" = $QPTWIN_DEVICE, else the first)
-  std::string clock;    // --clock: the model's clock (cli::BackendSpec::clock)
 };
 
 // Returns null and sets *error (one line) when the backend cannot be had.
