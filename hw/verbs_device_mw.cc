@@ -40,6 +40,9 @@ int VerbsDevice::BindMw(QpHandle qp, MwHandle mw, const MwBind& bind, uint32_t* 
   b.bind_info.addr = bind.bind_info.addr;
   b.bind_info.length = bind.bind_info.length;
   b.bind_info.mw_access_flags = static_cast<unsigned int>(bind.bind_info.mw_access_flags);
+  // The program's rkey, when given, is what ibv_mw.rkey holds (the provider binds with
+  // ibv_inc_rkey of it and names the window by it).
+  if (bind.mw_rkey) m->mw->rkey = *bind.mw_rkey;
   // ibv_bind_mw(3): on success mw->rkey is the window's rkey after the bind.
   const int ret = ibv_bind_mw(q->qp, m->mw, &b);
   if (ret != 0) return ret;
@@ -61,6 +64,9 @@ int VerbsDevice::ResolveBinds(const std::vector<SendWr>& wrs, std::vector<BindTa
     }
     out->resize(wrs.size());
     (*out)[i] = BindTarget{m->mw, r->mr};
+    // The program's rkey, when given, is what the provider reads from mw->rkey at the post
+    // (one value per window: a list binding one window twice names it by the last one).
+    if (wrs[i].mw_rkey) m->mw->rkey = *wrs[i].mw_rkey;
   }
   return 0;
 }
@@ -72,7 +78,8 @@ void VerbsDevice::NoteBindsPosted(const std::vector<SendWr>& wrs, size_t posted)
   // program, so it is done here: the rkey the kernel gives the window when the bind runs,
   // index bits kept and the key byte taken from the WR (rxe_do_bind_mw).
   for (size_t i = 0; i < posted && i < wrs.size(); ++i) {
-    if (wrs[i].opcode != WrOpcode::kBindMw) continue;
+    // With the program's rkey given, mw->rkey is the program's: posting leaves it.
+    if (wrs[i].opcode != WrOpcode::kBindMw || wrs[i].mw_rkey) continue;
     MwEntry* m = mws_.Find(wrs[i].mw);
     if (m == nullptr || m->mw->type != IBV_MW_TYPE_2) continue;
     m->mw->rkey = (m->mw->rkey & ~0xffu) | (wrs[i].rkey & 0xffu);

@@ -207,6 +207,10 @@ bool FlushRoce(Backend* backend, uint64_t max_ns) {
   return w.events().RunUntil([&w] { return w.outgoing() == 0; }, w.events().Now() + max_ns);
 }
 
+bool MoveModelThread(std::thread::id from, std::thread::id to) {
+  return sim::MoveKernel(from, to);
+}
+
 std::vector<std::string> ProfileNames() { return KnownProfileNames(); }
 
 int RunWithSystemC(int argc, char** argv, const std::function<int(int, char**)>& fn) {

@@ -14,7 +14,9 @@
 //  4. Many Backends may exist in one process, one after another or side by side; each has
 //     its own clock starting at 0 (NowNs()).
 //  5. Threading: spec/backend.h, contract 5 (all model Backends of a process belong to the
-//     thread that made the first one; calls from other threads fail with EPERM).
+//     thread that made the first one; calls from other threads fail with EPERM), except
+//     that a front end serializing every call itself may hand them to another thread and
+//     back (MoveModelThread).
 //
 // main(): nothing special is needed. A binary with its own main() (the CLI) just links
 // //model:model_backend; the SystemC kernel starts lazily on first use (sc_start from any
@@ -28,6 +30,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "spec/backend.h"
@@ -101,6 +104,12 @@ RoceCounters ModelRoceCounters(Backend* backend);
 // Runs simulated time until no message is on its way out of the backend (Send has been
 // called for everything transmitted so far), at most `max_ns`. False when some is left.
 bool FlushRoce(Backend* backend, uint64_t max_ns);
+
+// Contract 5: every model Backend of the process now belongs to thread `to` when it belonged
+// to `from` (false, nothing changed, otherwise). The caller guarantees that `from` makes no
+// model call until they are handed back (e.g. it holds a lock `from` takes around each
+// call): tools/exec's progress thread runs the model between the program's calls.
+bool MoveModelThread(std::thread::id from, std::thread::id to);
 
 int RunWithSystemC(int argc, char** argv, const std::function<int(int, char**)>& fn);
 

@@ -30,6 +30,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -222,6 +223,10 @@ struct MwBind {  // ibv_mw_bind: the type 1 bind ibv_bind_mw posts
   uint64_t wr_id = 0;
   SendFlags send_flags = 0;
   MwBindInfo bind_info;
+  // The window's rkey as the program holds it (ibv_mw.rkey when it calls ibv_bind_mw:
+  // providers/rxe rxe_bind_mw binds with ibv_inc_rkey of it and names the window by it).
+  // Unset: the backend's own copy (BindMw, Memory windows 2).
+  std::optional<uint32_t> mw_rkey;
 };
 
 // ---- SRQs ---------------------------------------------------------------------------------
@@ -282,6 +287,11 @@ struct SendWr {  // ibv_send_wr
   // (ibv_send_wr's union of imm_data and invalidate_rkey, host order).
   MwHandle mw;
   MwBindInfo bind_info;
+  // BIND_MW: the window's rkey as the program names it (ibv_send_wr.bind_mw.mw->rkey at the
+  // post, ibv_wr_bind_mw's mw->rkey at that call: providers/rxe passes it as mw_rkey and the
+  // kernel's rxe_bind_mw fails the bind unless it is the window's current rkey). Unset: the
+  // backend's own copy of the program's rkey (Memory windows 2).
+  std::optional<uint32_t> mw_rkey;
 };
 
 struct RecvWr {  // ibv_recv_wr
@@ -377,13 +387,17 @@ class Device {
   //     once. EINVAL for ZERO_BASED (providers/rxe) and without an MR (rxe's provider would
   //     dereference it; length 0 with an MR unbinds). A BIND_MW WR (SendWr::mw, bind_info,
   //     rkey = the new rkey, of which the device takes only the key byte) binds type 1 or
-  //     2; for type 2 the backend's copy of the rkey follows the WR at the post, as
-  //     ibv_bind_mw's does for type 1. The checks against the region (MW_BIND access, LOCAL_
+  //     2. The WR names the window by the program's rkey for it (SendWr::mw_rkey, MwBind::
+  //     mw_rkey: what ibv_mw.rkey holds, as providers/rxe passes it), and the bind fails
+  //     unless that is the window's current rkey. A caller that leaves mw_rkey unset gets
+  //     the backend's copy of the program's rkey: moved on at each post (type 1 by BindMw
+  //     as ibv_bind_mw does; type 2 to the WR's key byte, which libibverbs leaves to the
+  //     program). The checks against the region (MW_BIND access, LOCAL_
   //     WRITE for remote write/atomic rights, bounds, type 2: free, same PD as the QP,
   //     length > 0) run when the WR executes: a failure completes it with IBV_WC_MW_BIND_ERR
   //     (the QP goes to ERR) and the window keeps its old rkey, so a later bind naming the
-  //     new one fails too (ibv_bind_mw(3) NOTES: the program must restore the rkey, which
-  //     this interface cannot; deallocate the window instead).
+  //     new one fails too (ibv_bind_mw(3) NOTES: the program must restore the rkey: with
+  //     mw_rkey given, it does so by naming the old one).
   //  3. A remote READ/WRITE/ATOMIC through a window's rkey needs the window bound, the
   //     access in the window's rights (the region's do not matter), for type 2 the QP that
   //     bound it as the responder, and the bytes inside the window (IBTA; rxe checks only

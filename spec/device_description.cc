@@ -51,10 +51,11 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("write_imm_receive_at_last_packet", &Behaviour::write_imm_receive_at_last_packet),
     Flag("mw_range_checked_against_mr", &Behaviour::mw_range_checked_against_mr),
     Flag("recv_inv_flag_as_ip_csum_ok", &Behaviour::recv_inv_flag_as_ip_csum_ok),
+    Flag("recv_full_checked_first", &Behaviour::recv_full_checked_first),
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 37;
+constexpr size_t kFlags = 38;
 constexpr size_t kNumbers = 3;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -269,6 +270,10 @@ DeviceDescription Rxe() {
        "rxe_resp.c do_complete writes IB_WC_WITH_INVALIDATE (1 << 2) into the user CQE and "
        "providers/rxe copies it as is: bit 2 is IBV_WC_IP_CSUM_OK (measured: a SEND_WITH_INV "
        "receive completes with GRH|IP_CSUM_OK, IBV_WC_WITH_INV unset)"},
+      {"recv_full_checked_first", 1,
+       "providers/rxe rxe_post_one_recv (QP and SRQ): queue_full() -> ENOMEM before "
+       "num_sge > max_sge -> EINVAL (measured: a 3-SGE receive into a full 15-entry RQ, a "
+       "2-SGE one into a full SRQ of max_sge 1: ENOMEM; differential seed 20261202, 3284)"},
   };
   return d;
 }

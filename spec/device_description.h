@@ -162,6 +162,10 @@ struct Behaviour {
   // the kernel's IB_WC_WITH_INVALIDATE (1 << 2) reaches the program unconverted, and bit 2
   // is libibverbs' IBV_WC_IP_CSUM_OK. IBTA 11.4.2.1: IBV_WC_WITH_INV and the rkey.
   bool recv_inv_flag_as_ip_csum_ok = false;
+  // ibv_post_recv / ibv_post_srq_recv: a WR that finds the queue full is refused with ENOMEM
+  // before its SGE count is looked at (EINVAL for too many). Default: the SGE count first
+  // (IBTA leaves the order of the two checks open, R5).
+  bool recv_full_checked_first = false;
 
   friend bool operator==(const Behaviour& a, const Behaviour& b);
   friend bool operator!=(const Behaviour& a, const Behaviour& b) { return !(a == b); }

@@ -133,7 +133,11 @@ PostRule CheckSendWr(const PostQueue& q, const SendWrFacts& wr, const Behaviour&
   if (wr.is_inline && (wr.opcode == WrOpcode::kRdmaRead || IsAtomicOpcode(wr.opcode))) {
     return PostRule::kInlineNotForOp;
   }
-  if (IsAtomicOpcode(wr.opcode) && (wr.length < 8 || (wr.remote_addr & 7))) {
+  // A UD WR has no remote address: ibv_send_wr's wr union holds the AH there, and
+  // providers/rxe's alignment check reads that pointer (measured on rxe: a UD CMP_SWP named
+  // with a misaligned address is posted and fails in the requester, LOC_QP_OP_ERR).
+  const bool remote_misaligned = q.type != QpType::kUd && (wr.remote_addr & 7) != 0;
+  if (IsAtomicOpcode(wr.opcode) && (wr.length < 8 || remote_misaligned)) {
     return PostRule::kAtomicNotAligned;
   }
   if (q.type == QpType::kUd && !wr.ah_valid) return PostRule::kNoAh;
@@ -142,10 +146,11 @@ PostRule CheckSendWr(const PostQueue& q, const SendWrFacts& wr, const Behaviour&
   return PostRule::kOk;
 }
 
-PostRule CheckRecvWr(const PostQueue& q, size_t num_sge) {
+PostRule CheckRecvWr(const PostQueue& q, size_t num_sge, const Behaviour& b) {
   if (q.type == QpType::kXrcSend || q.type == QpType::kXrcRecv) return PostRule::kNoRecvQueue;
   if (q.state == QpState::kReset) return PostRule::kRecvInReset;
   if (q.has_srq) return PostRule::kRecvOnSrqQp;
+  if (b.recv_full_checked_first && q.outstanding >= q.depth) return PostRule::kQueueFull;
   if (num_sge > q.max_sge) return PostRule::kTooManySges;
   if (q.outstanding >= q.depth) return PostRule::kQueueFull;
   return PostRule::kOk;
@@ -187,11 +192,12 @@ PostVerdict JudgeSendList(const PostQueue& q, const std::vector<SendWrFacts>& wr
   return v;
 }
 
-PostVerdict JudgeRecvList(const PostQueue& q, const std::vector<size_t>& num_sges) {
+PostVerdict JudgeRecvList(const PostQueue& q, const std::vector<size_t>& num_sges,
+                          const Behaviour& b) {
   PostVerdict v;
   PostQueue at = q;
   for (size_t i = 0; i < num_sges.size(); ++i, ++at.outstanding) {
-    PostRule r = CheckRecvWr(at, num_sges[i]);
+    PostRule r = CheckRecvWr(at, num_sges[i], b);
     if (r == PostRule::kOk) continue;
     v.rule = r;
     v.also = AlsoFull(r, at);

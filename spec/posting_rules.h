@@ -93,11 +93,12 @@ struct PostVerdict {
 // counting the WRs of the list before it); `below_rts_queued`: judged as in RTS (contract 3).
 PostRule CheckSendWr(const PostQueue& q, const SendWrFacts& wr, const Behaviour& b,
                      bool below_rts_queued = false);
-PostRule CheckRecvWr(const PostQueue& q, size_t num_sge);
+PostRule CheckRecvWr(const PostQueue& q, size_t num_sge, const Behaviour& b = {});
 
 PostVerdict JudgeSendList(const PostQueue& q, const std::vector<SendWrFacts>& wrs,
                           const Behaviour& b);
-PostVerdict JudgeRecvList(const PostQueue& q, const std::vector<size_t>& num_sges);
+PostVerdict JudgeRecvList(const PostQueue& q, const std::vector<size_t>& num_sges,
+                          const Behaviour& b = {});
 
 // A send queue below RTS (R2): RESET, INIT, RTR.
 bool SendBelowRts(QpState s);

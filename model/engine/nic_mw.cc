@@ -54,7 +54,9 @@ int Nic::BindMw(uint32_t ctx, uint32_t qp, uint32_t mw, const MwBind& bind, uint
   wr.opcode = WrOpcode::kBindMw;
   wr.send_flags = bind.send_flags;
   wr.mw = MwHandle{mw};
-  wr.rkey = IncRkey(m->host_rkey);
+  const uint32_t held = bind.mw_rkey.value_or(m->host_rkey);  // the program's ibv_mw.rkey
+  wr.mw_rkey = held;
+  wr.rkey = IncRkey(held);
   wr.bind_info = bind.bind_info;
   size_t bad = 0;
   if (int err = PostSend(ctx, qp, {wr}, &bad)) return err;
@@ -66,7 +68,13 @@ int Nic::BindMw(uint32_t ctx, uint32_t qp, uint32_t mw, const MwBind& bind, uint
 void Nic::NoteBindPosted(uint32_t ctx, const SendWr& wr, SendWqe* w) {
   Mw* m = mws_.ByHandle(wr.mw.id);
   if (m == nullptr || m->ctx != ctx) return;
-  w->wr.mw_rkey = m->host_rkey;  // providers/rxe convert_send_wr: mw_rkey = ibmw->rkey
+  if (wr.mw_rkey) {
+    // The program's own ibv_mw.rkey (providers/rxe convert_send_wr: mw_rkey = ibmw->rkey),
+    // which posting does not change for type 2.
+    w->wr.mw_rkey = m->host_rkey = *wr.mw_rkey;
+    return;
+  }
+  w->wr.mw_rkey = m->host_rkey;
   // hw/verbs_device_mw.cc NoteBindsPosted: the program's rkey of a type 2 window follows
   // the bind it posted (libibverbs leaves that to the program; the backend does it).
   if (m->type == MwType::kType2) m->host_rkey = (m->host_rkey & ~0xffu) | (wr.rkey & 0xffu);

@@ -123,7 +123,7 @@ int Nic::PostRecv(uint32_t ctx, uint32_t h, const std::vector<RecvWr>& wrs, size
               qp->cap.max_recv_sge, 0};
   for (size_t i = 0; i < wrs.size(); ++i) {
     q.outstanding = qp->rq.size();
-    const int err = PostRuleErrno(CheckRecvWr(q, wrs[i].sg_list.size()));
+    const int err = PostRuleErrno(CheckRecvWr(q, wrs[i].sg_list.size(), profile().behaviour));
     if (err) {
       if (bad) *bad = i;
       return err;

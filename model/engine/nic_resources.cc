@@ -226,9 +226,12 @@ int Nic::PostSrqRecv(uint32_t ctx, uint32_t srq, const std::vector<RecvWr>& wrs,
   }
   for (size_t i = 0; i < wrs.size(); ++i) {
     int err = 0;
-    if (wrs[i].sg_list.size() > s->max_sge) {
+    const bool full = s->rq.size() >= s->max_wr;
+    if (full && profile().behaviour.recv_full_checked_first) {
+      err = ENOMEM;
+    } else if (wrs[i].sg_list.size() > s->max_sge) {
       err = EINVAL;
-    } else if (s->rq.size() >= s->max_wr) {
+    } else if (full) {
       err = ENOMEM;
     }
     if (err) {

@@ -13,10 +13,12 @@
 //     invalidated. Binding replaces only the key byte of the rkey (rxe_do_bind_mw).
 //  3. Bind and Invalidate return 0 or EINVAL (the requester turns it into MW_BIND_ERR /
 //     LOC_QP_OP_ERR, the responder into REM_INV_REQ_ERR); on error nothing changes.
-//  4. `host_rkey` is the rkey the program's ibv_mw holds: a BIND_MW names its window by it
-//     (providers/rxe convert_send_wr: mw_rkey), and the bind fails unless it is the
-//     window's current rkey. It moves on when the bind is posted, not when it succeeds
-//     (rxe_bind_mw in rdma-core: "user has to undo this if he gets an error wc").
+//  4. A BIND_MW names its window by the rkey the program's ibv_mw holds (providers/rxe
+//     convert_send_wr: mw_rkey), and the bind fails unless it is the window's current
+//     rkey. The program's value comes with the WR (SendWr::mw_rkey) or, when not given,
+//     is `host_rkey`, the backend's copy of it: it moves on when the bind is posted, not
+//     when it succeeds (rxe_bind_mw in rdma-core: "user has to undo this if he gets an
+//     error wc").
 #pragma once
 
 #include <cstdint>

@@ -13,7 +13,8 @@
 namespace qptwin::model::sim {
 namespace {
 
-// The kernel's thread. std::thread::id() (no thread) until the first claim; written once.
+// The kernel's thread. std::thread::id() (no thread) until the first claim; then changed
+// only by MoveKernel.
 std::atomic<std::thread::id>& Owner() {
   static std::atomic<std::thread::id> owner{};
   return owner;
@@ -37,6 +38,11 @@ bool ClaimKernel() {
   std::thread::id none{};
   if (Owner().compare_exchange_strong(none, me, std::memory_order_acq_rel)) return true;
   return none == me;  // compare_exchange wrote the current owner into `none`
+}
+
+bool MoveKernel(std::thread::id from, std::thread::id to) {
+  return from != std::thread::id() &&
+         Owner().compare_exchange_strong(from, to, std::memory_order_acq_rel);
 }
 
 bool OnKernelThread() {

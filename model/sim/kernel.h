@@ -15,6 +15,11 @@
 //     rest of the process. On any other thread ClaimKernel() returns false and Advance()
 //     and KernelNowNs() leave SystemC alone (Advance returns false, KernelNowNs 0): a
 //     wrong thread gets an error, never a race inside SystemC or its E554 abort.
+//  5. MoveKernel hands the kernel to another thread, for a front end that serializes every
+//     model call itself (tools/exec/model_thread.h: a lock around each call, and a progress
+//     thread that runs the model between the owner's calls, as a NIC progresses by itself).
+//     Nothing else in SystemC or the model is bound to a thread: the kernel runs no
+//     SystemC processes (no coroutine stacks), only sc_start from the caller.
 //
 // SystemC's scheduler is the model's clock (sc_clock.h): every source of the engine is a
 // SystemC process woken by sc_event::notify(delay), and Backend waits are sc_start calls that
@@ -22,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <thread>
 
 namespace qptwin::model::sim {
 
@@ -32,6 +38,10 @@ void PrepareSystemC();
 [[nodiscard]] bool ClaimKernel();
 // Whether the calling thread is the kernel's thread (false before any claim).
 bool OnKernelThread();
+// Contract 5: the kernel's thread becomes `to` when it is `from`; false (nothing changed)
+// otherwise. The caller guarantees that `from` is not inside SystemC or a model call until
+// the kernel is handed back (e.g. it holds the lock `from` takes around every model call).
+[[nodiscard]] bool MoveKernel(std::thread::id from, std::thread::id to);
 // Lets `ns` of simulated time pass in the SystemC kernel (claiming it if unclaimed).
 // False, with SystemC untouched, on a thread that is not the kernel's.
 bool Advance(uint64_t ns);

@@ -412,6 +412,42 @@ TEST_P(MemoryWindow, LocalInvalidateFreesAType2WindowForARebind) {
   EXPECT_EQ(dev_->DeallocMw(mw), 0);
 }
 
+// rxe_bind_mw (kernel) finds the window by the rkey the program names (ibv_mw.rkey,
+// passed by providers/rxe as mw_rkey) and fails unless it is the window's current one:
+// measured on rxe0 (tools/exec/verbs_mw.c, "rebind naming the allocation's rkey").
+TEST_P(MemoryWindow, Type2RebindNamingAStaleRkeyCompletesWithBindError) {
+  uint32_t r0 = 0;
+  MwHandle mw = Alloc(MwType::kType2, &r0);
+  const uint32_t rkey = NextKey(r0);
+  SendWr bind = BindWr(mw, rkey, Window());
+  bind.mw_rkey = r0;  // what ibv_mw.rkey holds after ibv_alloc_mw
+  ASSERT_EQ(PostOne(a_, bind).status, WcStatus::kSuccess);
+  ASSERT_EQ(PostOne(a_, InvWr(40, rkey)).status, WcStatus::kSuccess);
+  // The program did not store `rkey` in its ibv_mw: it still names the window by r0.
+  SendWr rebind = BindWr(mw, NextKey(rkey), Window());
+  rebind.mw_rkey = r0;
+  const WorkCompletion wc = PostOne(a_, rebind);
+  EXPECT_EQ(wc.status, WcStatus::kMwBindErr) << ToName(wc.status);
+  EXPECT_EQ(StateOf(a_), QpState::kErr);
+  EXPECT_EQ(dev_->DeallocMw(mw), 0);
+}
+
+TEST_P(MemoryWindow, Type2RebindNamingTheCurrentRkeySucceeds) {
+  uint32_t r0 = 0;
+  MwHandle mw = Alloc(MwType::kType2, &r0);
+  const uint32_t rkey = NextKey(r0);
+  SendWr bind = BindWr(mw, rkey, Window());
+  bind.mw_rkey = r0;
+  ASSERT_EQ(PostOne(a_, bind).status, WcStatus::kSuccess);
+  ASSERT_EQ(PostOne(a_, InvWr(40, rkey)).status, WcStatus::kSuccess);
+  SendWr rebind = BindWr(mw, NextKey(rkey), Window());
+  rebind.mw_rkey = rkey;  // the program stored the first bind's rkey, as ibv_bind_mw(3) asks
+  EXPECT_EQ(PostOne(a_, rebind).status, WcStatus::kSuccess);
+  const WorkCompletion wc = Remote(WrOpcode::kRdmaWrite, target_.Addr(1024), NextKey(rkey));
+  EXPECT_EQ(wc.status, WcStatus::kSuccess) << ToName(wc.status);
+  EXPECT_EQ(dev_->DeallocMw(mw), 0);
+}
+
 TEST_P(MemoryWindow, LocalInvalidateThenRemoteUseIsARemoteAccessError) {
   uint32_t rkey = 0;
   MwHandle mw = BoundType2(&rkey);

@@ -244,5 +244,79 @@ TEST_P(Conformance, DestroyingResourcesInUseIsEbusy) {
   cq_ = {};
 }
 
+
+// A receive that finds its queue full: ENOMEM before its SGE count is looked at where the
+// device checks the room first (Behaviour::recv_full_checked_first: providers/rxe
+// rxe_post_one_recv), else EINVAL for the SGEs; the same for an SRQ. examples/fidelity/20.
+TEST_P(Conformance, AFullReceiveQueueAnswersBeforeTheSgeCountWhereTheDeviceDoes) {
+  Buffer b = Reg(4096, access::kLocalWrite);
+  QpHandle qp = Qp(QpType::kRc, 4, 4, 1);
+  Drive(QpType::kRc, qp, QpState::kInit);
+  const QpCap cap = CapOf(*dev_, qp);
+  std::vector<RecvWr> fill;
+  for (uint32_t i = 0; i < cap.max_recv_wr; ++i) fill.push_back(Recv(i, {b.At(0, 16)}));
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostRecv(qp, fill, &bad), 0);
+  std::vector<Sge> sges;
+  for (uint32_t i = 0; i <= cap.max_recv_sge; ++i) sges.push_back(b.At(16 * i, 16));
+  const int want = GetParam().behaviour.recv_full_checked_first ? ENOMEM : EINVAL;
+  EXPECT_EQ(dev_->PostRecv(qp, {Recv(100, sges)}, &bad), want);
+  EXPECT_EQ(bad, 0u);
+
+  SrqHandle srq;
+  ASSERT_EQ(dev_->CreateSrq(pd_, 4, 1, &srq), 0);
+  SrqAttr sa;
+  ASSERT_EQ(dev_->QuerySrq(srq, &sa), 0);
+  fill.clear();
+  for (uint32_t i = 0; i < sa.max_wr; ++i) fill.push_back(Recv(200 + i, {b.At(0, 16)}));
+  ASSERT_EQ(dev_->PostSrqRecv(srq, fill, &bad), 0);
+  EXPECT_EQ(dev_->PostSrqRecv(srq, {Recv(300, {b.At(0, 8), b.At(8, 8)})}, &bad), want);
+  EXPECT_EQ(dev_->PostSrqRecv(srq, {Recv(301, {b.At(0, 8)})}, &bad), ENOMEM);
+  QpAttr a;
+  a.qp_state = QpState::kErr;
+  ASSERT_EQ(dev_->ModifyQp(qp, a, attr::kState), 0);
+  EXPECT_EQ(WaitWc(cq_, static_cast<int>(cap.max_recv_wr)).size(), cap.max_recv_wr);
+  EXPECT_EQ(dev_->DestroyQp(qp), 0);
+  EXPECT_EQ(dev_->DestroySrq(srq), 0);
+}
+
+// A UD WR carries no remote address (ibv_send_wr's union holds the AH), so a UD atomic is
+// never refused for a misaligned one. Where the requester checks the opcode
+// (Behaviour::opcode_checked_by_requester, rxe) it is posted and fails with LOC_QP_OP_ERR;
+// elsewhere the post refuses the opcode (EINVAL). A short buffer is EINVAL everywhere.
+TEST_P(Conformance, AUdAtomicIsJudgedByItsOpcodeNotByARemoteAddress) {
+  Buffer b = Reg(4096, access::kLocalWrite);
+  auto [qa, qb] = ConnectedPair(QpType::kUd);
+  AhHandle ah;
+  ASSERT_EQ(dev_->CreateAh(pd_, FullAttr(qb, {}).ah_attr, &ah), 0);
+  ConnectionInfo info;
+  ASSERT_EQ(dev_->LocalConnectionInfo(qb, &info), 0);
+  SendWr wr;
+  wr.wr_id = 7;
+  wr.opcode = WrOpcode::kAtomicCmpAndSwp;
+  wr.sg_list = {b.At(64, 8)};
+  wr.send_flags = send_flag::kSignaled;
+  wr.remote_addr = 0x1004;  // misaligned, and no part of a UD WR
+  wr.ah = ah;
+  wr.remote_qpn = info.qp_num;
+  wr.remote_qkey = kQkey;
+  size_t bad = 99;
+  SendWr short_one = wr;
+  short_one.sg_list = {b.At(64, 4)};
+  EXPECT_EQ(dev_->PostSend(qa, {short_one}, &bad), EINVAL);
+  if (!GetParam().behaviour.opcode_checked_by_requester) {
+    EXPECT_EQ(dev_->PostSend(qa, {wr}, &bad), EINVAL) << "UD has no atomics";
+  } else {
+    ASSERT_EQ(dev_->PostSend(qa, {wr}, &bad), 0);
+    auto wcs = WaitWc(cq_, 1);
+    ASSERT_EQ(wcs.size(), 1u);
+    EXPECT_EQ(wcs[0].wr_id, 7u);
+    EXPECT_EQ(wcs[0].status, WcStatus::kLocQpOpErr);
+  }
+  EXPECT_EQ(dev_->DestroyQp(qa), 0);
+  EXPECT_EQ(dev_->DestroyQp(qb), 0);
+  EXPECT_EQ(dev_->DestroyAh(ah), 0);
+}
+
 }  // namespace
 }  // namespace qptwin::testing

@@ -20,19 +20,22 @@
 //  3. Time, once active: simulated time is paced by wall time. Step(want) first drains the
 //     sockets and gives what arrived to the model (delivered at the current simulated time
 //     plus the fabric latency), then returns how much simulated time may pass now: up to
-//     the wall time elapsed since activation (plus the simulated time of then), never
-//     more, so the model never runs ahead of its peer and its timers never fire before
-//     their wall time; `want` is not a limit. At most 50 us per call, so that arrivals are
+//     the wall time elapsed since activation (plus the simulated time of then), so the
+//     model never runs ahead of its peer and its timers never fire before their wall time
+//     (but for 5 us when datagrams arrived: they are delivered and answered in the same
+//     step, not one look later); `want` is not a limit. At most 50 us per call, so that arrivals are
 //     drained in between; a model more than 1 ms behind (a program that made no verbs call
 //     for a while) resumes 1 ms behind, the rest of that time is skipped. Every verbs call that lets time pass asks Step first. When simulated time has
 //     caught up and nothing arrived, Step sleeps on the sockets (up to 20 us, less when a
 //     datagram comes) rather than spin: on a loaded machine the peer needs the core.
 //     WaitWall sleeps on the sockets for blocking waits.
-//  4. Model thread only (preload.h contract 2); sockets are close-on-exec.
+//  4. Model thread only (preload.h contract 2), but for fds() and WaitReadable; sockets are
+//     close-on-exec.
 //  6. A program that waits without verbs calls (spins on memory as ib_*_lat do, sleeps in
-//     read() on its TCP socket) would stop its model. read() on a blocking socket pumps
-//     the model between looks (preload_read.cc); with QPTWIN_MODEL_THREAD=dedicated the
-//     model's own thread pumps it whenever no verbs call came for 20 us.
+//     read() on its TCP socket) would stop its model: at activation the preload starts a
+//     progress thread that pumps it whenever the program's calls have not for 20 us
+//     (preload.h contract 2), woken at once by a datagram (WaitReadable); with
+//     QPTWIN_MODEL_THREAD=dedicated the model's own thread pumps it.
 //  5. A process that stops calling verbs stops its model: before a QP is destroyed or a
 //     device closed, Flush lets the messages already on their way out leave (the last ACK
 //     of a program that exits right after its last completion), even ahead of wall time.
@@ -47,9 +50,6 @@
 #include "spec/backend.h"
 
 namespace qptwin::exec {
-
-// True once a bridge of this process is active (any thread; preload_read.cc).
-bool BridgeActive();
 
 class Bridge : public model::RoceBridge {
  public:
@@ -66,6 +66,8 @@ class Bridge : public model::RoceBridge {
   std::function<void()> on_activate;  // runs once, at activation (model thread)
   // Sleeps up to `ns` of wall time until a datagram is readable (at once when off).
   void WaitWall(uint64_t ns);
+  // The same, active or not, from any thread (the progress thread's sleep).
+  void WaitReadable(uint64_t ns) const;
   // Contract 5: runs the model until what is on its way out has left (at most 1 ms).
   void Flush();
 

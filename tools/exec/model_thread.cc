@@ -7,7 +7,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
 namespace qptwin::exec {
 namespace {
@@ -15,6 +17,10 @@ namespace {
 // How long each side spins before it sleeps: longer than one simulated verbs call takes,
 // short enough that an idle program costs no CPU.
 constexpr uint64_t kSpinNs = 50'000;
+
+// The progress thread counts as needed while one of its pumps moved something this
+// recently (ProgressLoop).
+constexpr uint64_t kUsefulNs = 10'000'000;
 
 uint64_t NowNs() {
   timespec ts;
@@ -54,20 +60,42 @@ std::atomic<ModelThread*> forked_instance{nullptr};
 }  // namespace
 
 void ModelThread::PrepareFork() {
-  if (ModelThread* t = forked_instance.load()) t->forking_on_owner_ = t->OnModelThread();
+  ModelThread* t = forked_instance.load();
+  if (!t) return;
+  t->forking_on_owner_ = std::this_thread::get_id() == t->owner_;
+  // The progress thread does not exist in the child: it must not hold the model's lock
+  // (and be inside the model) at the fork. Not when this thread is inside a call itself.
+  const bool inside = t->forking_on_owner_ ? t->in_call_
+                                           : t->holder_.load() == std::this_thread::get_id();
+  t->locked_for_fork_ = t->progress_running() && getpid() == t->progress_pid_ && !inside;
+  if (t->locked_for_fork_) t->model_mu_.lock();
+}
+
+void ModelThread::ParentAfterFork() {
+  ModelThread* t = forked_instance.load();
+  if (t && t->locked_for_fork_) t->model_mu_.unlock();
 }
 
 void ModelThread::ChildAfterFork() {
   ModelThread* t = forked_instance.load();
-  // The forking thread is the child's only thread: if it owned the model, it still does.
-  if (t && t->mode_ == Mode::kCaller && t->forking_on_owner_) t->owner_pid_ = getpid();
+  if (!t) return;
+  if (t->locked_for_fork_) t->model_mu_.unlock();
+  // The forking thread is the child's only thread: if it owned the model, it still does,
+  // without a progress thread (contract 4).
+  t->progress_running_.store(false);
+  if (t->mode_ == Mode::kCaller && t->forking_on_owner_) t->owner_pid_ = getpid();
+}
+
+void ModelThread::StopProgressAtExit() {
+  if (ModelThread* t = forked_instance.load()) t->StopProgress();
 }
 
 ModelThread::ModelThread(Mode mode, std::function<void()> idle, uint64_t idle_period_ns)
     : mode_(mode), idle_(std::move(idle)), idle_period_ns_(idle_period_ns), owner_pid_(getpid()) {
   static std::once_flag handlers;
   std::call_once(handlers, [] {
-    pthread_atfork(&ModelThread::PrepareFork, nullptr, &ModelThread::ChildAfterFork);
+    pthread_atfork(&ModelThread::PrepareFork, &ModelThread::ParentAfterFork,
+                   &ModelThread::ChildAfterFork);
   });
   ModelThread* none = nullptr;
   forked_instance.compare_exchange_strong(none, this);
@@ -80,6 +108,7 @@ ModelThread::ModelThread(Mode mode, std::function<void()> idle, uint64_t idle_pe
 }
 
 ModelThread::~ModelThread() {
+  StopProgress();
   ModelThread* self = this;
   forked_instance.compare_exchange_strong(self, nullptr);
   if (mode_ == Mode::kCaller) return;
@@ -111,8 +140,14 @@ bool ModelThread::RunRaw(void (*tramp)(void*), void* arg) {
     tramp(arg);
     return false;
   }
-  if (OnModelThread()) {
+  const std::thread::id me = std::this_thread::get_id();
+  if (me == holder_.load(std::memory_order_relaxed)) {  // the progress thread, in its turn
+    tramp(arg);
+    return true;
+  }
+  if (me == owner_) {
     if (mode_ == Mode::kCaller && !in_call_) {
+      std::lock_guard<std::mutex> lock(model_mu_);
       in_call_ = true;
       DrainForeign();
       tramp(arg);
@@ -147,6 +182,76 @@ bool ModelThread::RunDedicated(void (*tramp)(void*), void* arg) {
   }
   return true;
 }
+
+bool ModelThread::StartProgress(Progress progress) {
+  if (mode_ != Mode::kCaller || progress_running() || getpid() != owner_pid_) return false;
+  progress_ = std::move(progress);
+  progress_stop_.store(false);
+  progress_pid_ = getpid();
+  progress_running_.store(true, std::memory_order_release);
+  progress_thread_ = std::thread([this] { ProgressLoop(); });
+  static std::once_flag at_exit;
+  std::call_once(at_exit, [] { atexit(&ModelThread::StopProgressAtExit); });
+  return true;
+}
+
+void ModelThread::StopProgress() {
+  if (!progress_thread_.joinable()) return;
+  if (getpid() != progress_pid_) {  // a forked child: the thread does not exist here
+    progress_thread_.detach();
+    return;
+  }
+  if (std::this_thread::get_id() == progress_thread_.get_id()) return;
+  progress_stop_.store(true);
+  progress_thread_.join();
+  progress_running_.store(false);
+}
+
+void ModelThread::ProgressLoop() {
+  (void)prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);  // periods of 20 us: no 50 us slack
+  const std::thread::id me = std::this_thread::get_id();
+  uint64_t idle_period = progress_.period_ns;  // between looks while the owner is away
+  uint64_t busy_period = progress_.period_ns;  // while the owner keeps the model going
+  uint64_t last_useful_ns = 0;                 // when a pump last moved anything
+  bool busy = false;
+  while (!progress_stop_.load(std::memory_order_relaxed)) {
+    if (busy || !progress_.wait) {
+      // The owner runs the model itself: look again later, not on input (which it
+      // drains; `wait` would return at once, again and again).
+      const timespec ts{static_cast<time_t>(busy_period / 1'000'000'000),
+                        static_cast<long>(busy_period % 1'000'000'000)};
+      nanosleep(&ts, nullptr);
+    } else {
+      progress_.wait(idle_period);
+    }
+    // Busy: the owner let the model progress less than period_ns ago, or is inside a
+    // call. Then look less and less often (contract 5): up to busy_max_ns while the
+    // program alternates (its pauses needed this thread in the last kUsefulNs), else up
+    // to max_period_ns (a program that polls all the time needs it only when it stops).
+    const uint64_t now = NowNs();
+    const uint64_t quiet = now - last_note_ns_.load(std::memory_order_relaxed);
+    std::unique_lock<std::mutex> lock(model_mu_, std::defer_lock);
+    busy = quiet < progress_.period_ns || !lock.try_lock();
+    if (busy) {
+      const bool needed = now - last_useful_ns < kUsefulNs;
+      busy_period = std::min(busy_period * 2,
+                             needed ? progress_.busy_max_ns : progress_.max_period_ns);
+      continue;
+    }
+    holder_.store(me, std::memory_order_relaxed);
+    if (progress_.move) progress_.move(owner_, me);
+    DrainForeign();
+    const bool active = progress_.pump && progress_.pump();
+    if (progress_.move) progress_.move(me, owner_);
+    holder_.store(std::thread::id(), std::memory_order_relaxed);
+    lock.unlock();
+    busy_period = progress_.period_ns;
+    idle_period = active ? progress_.period_ns : std::min(idle_period * 2, progress_.max_period_ns);
+    if (active) last_useful_ns = NowNs();
+  }
+}
+
+void ModelThread::NoteProgress() { last_note_ns_.store(NowNs(), std::memory_order_relaxed); }
 
 void ModelThread::Loop() {
   // Short idle periods (the RoCE bridge's) should not be stretched by the default 50 us

@@ -1,6 +1,7 @@
 #include "tools/exec/model_thread.h"
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -97,6 +98,109 @@ TEST(ModelThread, ChildForkedByTheOwnerKeepsRunningInPlace) {
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+// A progress thread's pump counts its turns and notes whether it ever overlapped a call.
+struct ProgressProbe {
+  std::atomic<int> pumps{0};
+  std::atomic<bool> in_call{false};
+  std::atomic<bool> overlapped{false};
+  std::atomic<int> moves{0};
+  ModelThread::Progress Make() {
+    ModelThread::Progress p;
+    p.pump = [this] {
+      if (in_call.load()) overlapped = true;
+      ++pumps;
+      return true;  // busy: keep the shortest period
+    };
+    p.wait = [](uint64_t ns) { std::this_thread::sleep_for(std::chrono::nanoseconds(ns)); };
+    p.move = [this](std::thread::id, std::thread::id) { ++moves; };
+    p.period_ns = 100'000;
+    return p;
+  }
+};
+
+TEST(ModelThread, ProgressPumpsWhileTheOwnerMakesNoCall) {
+  ModelThread t(ModelThread::Mode::kCaller, nullptr, 0);
+  ProgressProbe probe;
+  ASSERT_TRUE(t.Run([] {}));
+  ASSERT_TRUE(t.StartProgress(probe.Make()));
+  EXPECT_FALSE(t.StartProgress(probe.Make()));  // once
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  EXPECT_GE(probe.pumps.load(), 3);
+  EXPECT_EQ(probe.moves.load() % 2, 0);  // handed over and back each turn
+}
+
+TEST(ModelThread, ProgressNeverRunsInsideTheOwnersCall) {
+  ModelThread t(ModelThread::Mode::kCaller, nullptr, 0);
+  ProgressProbe probe;
+  ASSERT_TRUE(t.StartProgress(probe.Make()));
+  for (int i = 0; i < 20; ++i) {
+    t.Run([&] {
+      probe.in_call = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      probe.in_call = false;
+    });
+    std::this_thread::sleep_for(std::chrono::microseconds(300));
+  }
+  EXPECT_FALSE(probe.overlapped.load());
+  EXPECT_GE(probe.pumps.load(), 1);
+}
+
+TEST(ModelThread, ProgressRunsAnotherThreadsCallWhileTheOwnerIsAway) {
+  ModelThread t(ModelThread::Mode::kCaller, nullptr, 0);
+  ProgressProbe probe;
+  ASSERT_TRUE(t.StartProgress(probe.Make()));
+  std::thread::id ran, caller;
+  int nested = 0;
+  std::thread other([&] {
+    caller = std::this_thread::get_id();
+    t.Run([&] {
+      ran = std::this_thread::get_id();
+      t.Run([&] { nested = 1; });  // a nested call runs at once
+    });
+  });
+  other.join();  // the owner makes no call: the progress thread ran it
+  EXPECT_NE(ran, std::this_thread::get_id());
+  EXPECT_NE(ran, caller);
+  EXPECT_EQ(nested, 1);
+}
+
+TEST(ModelThread, ProgressStaysAwayWhileTheOwnerRunsTheModelItself) {
+  ModelThread t(ModelThread::Mode::kCaller, nullptr, 0);
+  ProgressProbe probe;
+  ModelThread::Progress p = probe.Make();
+  p.period_ns = 20'000'000;  // quiet for 20 ms before a pump: far above the notes' 1 ms
+  ASSERT_TRUE(t.StartProgress(std::move(p)));
+  for (int i = 0; i < 60; ++i) {
+    t.NoteProgress();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_LE(probe.pumps.load(), 1);  // (one, should this thread be preempted for 20 ms)
+}
+
+TEST(ModelThread, DedicatedModeHasNoProgressThread) {
+  ModelThread t(ModelThread::Mode::kDedicated, nullptr, 1'000'000);
+  ProgressProbe probe;
+  EXPECT_FALSE(t.StartProgress(probe.Make()));
+}
+
+TEST(ModelThread, ChildForkedByTheOwnerRunsInPlaceWithoutProgress) {
+  ModelThread t(ModelThread::Mode::kCaller, nullptr, 0);
+  ProgressProbe probe;
+  ASSERT_TRUE(t.StartProgress(probe.Make()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::thread::id ran;
+    const bool ok = t.Run([&] { ran = std::this_thread::get_id(); });
+    _exit(ok && ran == std::this_thread::get_id() && !t.progress_running() ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_TRUE(t.progress_running());
 }
 
 }  // namespace

@@ -30,6 +30,21 @@ void Signal(int fd) {
   }
 }
 
+enum class ThreadMode { kAuto, kCaller, kDedicated };
+
+// QPTWIN_MODEL_THREAD (preload.h contract 2): unset or "auto", "caller", "dedicated".
+ThreadMode ModelThreadFromEnv() {
+  const char* v = getenv("QPTWIN_MODEL_THREAD");
+  if (v == nullptr || *v == '\0' || std::strcmp(v, "auto") == 0) return ThreadMode::kAuto;
+  if (std::strcmp(v, "caller") == 0) return ThreadMode::kCaller;
+  if (std::strcmp(v, "dedicated") == 0) return ThreadMode::kDedicated;
+  std::fprintf(stderr,
+               "qptwin preload: QPTWIN_MODEL_THREAD=%s: expected auto, caller or dedicated; "
+               "using auto\n",
+               v);
+  return ThreadMode::kAuto;
+}
+
 }  // namespace
 
 Preload& Preload::Get() {
@@ -50,12 +65,12 @@ Preload::Preload() {
     std::snprintf(d.dev_path, sizeof(d.dev_path), "/sys/class/infiniband_verbs/qptwin_uverbs%d", i);
     std::snprintf(d.ibdev_path, sizeof(d.ibdev_path), "/sys/class/infiniband/qptwin%d", i);
   }
-  const char* mode = getenv("QPTWIN_MODEL_THREAD");
-  const bool dedicated = mode != nullptr && std::strcmp(mode, "dedicated") == 0;
-  thread_ = std::make_unique<ModelThread>(
-      dedicated ? ModelThread::Mode::kDedicated : ModelThread::Mode::kCaller, [this] { Idle(); },
-      1'000'000);
-  thread_->Run([this] {
+  const ThreadMode mode = ModelThreadFromEnv();
+  thread_ = std::make_unique<ModelThread>(mode == ThreadMode::kDedicated
+                                              ? ModelThread::Mode::kDedicated
+                                              : ModelThread::Mode::kCaller,
+                                          [this] { Idle(); }, 1'000'000);
+  thread_->Run([this, mode] {
     model::ModelOptions opts;
     opts.profile = profile_;
     opts.devices = std::max(devices_, 1);
@@ -66,7 +81,10 @@ Preload::Preload() {
     backend_ = model::MakeModelBackend(opts, &error_);
     if (!backend_ && error_.empty()) error_ = "the model could not be made";
     if (backend_ && bridge_) {
-      bridge_->on_activate = [this] { thread_->SetIdlePeriod(kBridgeIdleNs); };
+      bridge_->on_activate = [this, mode] {
+        if (mode == ThreadMode::kDedicated) thread_->SetIdlePeriod(kBridgeIdleNs);
+        if (mode == ThreadMode::kAuto) StartProgress();
+      };
       bridge_->Attach(backend_.get());
     }
     if (!backend_) bridge_.reset();
@@ -124,6 +142,34 @@ void Preload::HarvestAll() {
   for (ModelContext* c : contexts_) Harvest(c);
 }
 
+void Preload::StartProgress() {
+  ModelThread::Progress p;
+  p.pump = [this] { return Pump(); };
+  p.wait = [this](uint64_t ns) { bridge_->WaitReadable(ns); };
+  p.move = [](std::thread::id from, std::thread::id to) {
+    (void)model::MoveModelThread(from, to);
+  };
+  p.period_ns = kBridgeIdleNs;
+  p.max_period_ns = kProgressMaxPeriodNs;
+  p.busy_max_ns = kProgressBusyPeriodNs;
+  (void)thread_->StartProgress(std::move(p));
+}
+
+bool Preload::Pump() {
+  const model::RoceCounters before = model::ModelRoceCounters(backend_.get());
+  // Catch up with wall time (the bridge gives at most a 50 us slice per step, draining
+  // the sockets before each), as far as it may run.
+  for (int i = 0; i < kPumpSteps; ++i) {
+    const uint64_t allowed = bridge_->Step(kIdleStepNs, /*may_sleep=*/false);
+    backend_->Advance(allowed);
+    if (allowed < kBridgeSliceNs) break;
+  }
+  HarvestAll();
+  const model::RoceCounters after = model::ModelRoceCounters(backend_.get());
+  return after.datagrams_sent != before.datagrams_sent ||
+         after.datagrams_received != before.datagrams_received;
+}
+
 void Preload::Idle() {
   // Programs that sleep in poll()/select() on a channel fd: let simulated time pass so the
   // completions they wait for can happen (contract 4).
@@ -143,7 +189,11 @@ void Preload::Idle() {
   HarvestAll();
 }
 
-uint64_t Preload::TimeStep(uint64_t want) { return bridge_ ? bridge_->Step(want) : want; }
+uint64_t Preload::TimeStep(uint64_t want) {
+  if (!bridge_) return want;
+  if (bridge_->active()) thread_->NoteProgress();
+  return bridge_->Step(want);
+}
 
 void Preload::FlushBridge() {
   if (bridge_) bridge_->Flush();

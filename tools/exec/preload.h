@@ -9,7 +9,14 @@
 //  2. Every model call and every table below is used on the model thread only (Run(),
 //     model_thread.h): entry points convert their arguments there and back. The model
 //     thread is the program's first thread to call libibverbs (ModelThread::kCaller), or a
-//     thread of its own with QPTWIN_MODEL_THREAD=dedicated.
+//     thread of its own with QPTWIN_MODEL_THREAD=dedicated. Once the RoCE bridge is active
+//     (another process's GID or LID was used: bridge.h), a progress thread runs the model
+//     between the program's calls whenever they do not let time pass for 20 us, as a NIC
+//     progresses by itself (ModelThread::StartProgress; the SystemC kernel is handed to it
+//     and back under the model's lock): programs that spin on memory (ib_write_lat) or
+//     sleep in read() are answered. QPTWIN_MODEL_THREAD=caller: never (the model runs only
+//     inside verbs calls); one process alone never starts it, so its runs stay
+//     deterministic.
 //  3. An object is the model's when its context is (IsModel(): its ops.poll_cq is ours);
 //     everything else goes to the real libibverbs unchanged (Real(), dlvsym RTLD_NEXT).
 //  4. Simulated time passes when the program waits: a poll_cq that finds nothing lets
@@ -44,6 +51,15 @@ inline constexpr uint64_t kBridgeWaitNs = 50'000;
 // With a dedicated model thread and the bridge active, the idle pump runs after this much
 // wall time without a verbs call (instead of 1 ms).
 inline constexpr uint64_t kBridgeIdleNs = 20'000;
+// The progress thread (contract 2) looks every kBridgeIdleNs while datagrams come and go,
+// backing off to this when nothing happens (a datagram wakes it at once).
+inline constexpr uint64_t kProgressMaxPeriodNs = 1'000'000;
+// ... and, while the program's own calls keep the model going, to this.
+inline constexpr uint64_t kProgressBusyPeriodNs = 200'000;
+// A pump of the progress thread steps at most this many bridge slices (bridge.h contract
+// 3: kBridgeSliceNs each), enough to catch up with 1 ms of wall time.
+inline constexpr uint64_t kBridgeSliceNs = 50'000;
+inline constexpr int kPumpSteps = 20;
 inline constexpr int kMaxDevices = 16;
 
 struct ModelContext;
@@ -152,7 +168,6 @@ class Preload {
   }
 
   Backend* backend() { return backend_.get(); }
-  bool OnModelThread() const { return thread_->OnModelThread(); }
   const std::string& profile() const { return profile_; }
   int devices() const { return devices_; }
   const std::string& error() const { return error_; }
@@ -176,6 +191,8 @@ class Preload {
  private:
   Preload();
   void Idle();
+  void StartProgress();  // contract 2, at the bridge's activation
+  bool Pump();           // the progress thread's turn: true when datagrams came or went
 
   std::string profile_;
   int devices_ = 2;

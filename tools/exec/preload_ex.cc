@@ -151,6 +151,7 @@ void WrSetInlineData(ibv_qp_ex* q, void* addr, size_t length) {
 void WrBindMw(ibv_qp_ex* q, ibv_mw* mw, uint32_t rkey, const ibv_mw_bind_info* info) {
   SendWr* w = Add(q, WrOpcode::kBindMw);
   w->mw = mw ? Model<ModelMw>(mw)->h : MwHandle{};
+  if (mw) w->mw_rkey = mw->rkey;  // providers/rxe wr_bind_mw reads it here, not at wr_complete
   w->rkey = rkey;
   if (info) w->bind_info = BindInfo(*info);
 }

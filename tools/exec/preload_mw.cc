@@ -5,7 +5,10 @@
 // the PDs before the op runs (verbs.h); the op then does what providers/rxe rxe_bind_mw
 // does: it posts a BIND_MW with ibv_inc_rkey of mw->rkey and moves mw->rkey on once posted.
 // A type 2 window is bound by a BIND_MW the program posts (preload_ops.cc, preload_ex.cc);
-// then, as with rxe, nothing writes mw->rkey: the program keeps the key it chose.
+// then, as with rxe, nothing writes mw->rkey: the program keeps the key it chose. Every bind
+// names its window by mw->rkey as the program holds it then (SendWr/MwBind::mw_rkey), as
+// providers/rxe does, so a rebind without the previous bind's rkey stored there fails
+// with MW_BIND_ERR as on rxe.
 #include <cerrno>
 
 #include "tools/exec/datapath.h"
@@ -54,6 +57,7 @@ int BindMwOp(ibv_qp* qp, ibv_mw* mw, ibv_mw_bind* bind) {
   b.wr_id = bind->wr_id;
   b.send_flags = bind->send_flags;
   b.bind_info = BindInfo(bind->bind_info);
+  b.mw_rkey = mw->rkey;  // rxe_bind_mw: ibv_inc_rkey(ibmw->rkey), the window named by it
   uint32_t rkey = 0;
   int err = 0;
   Preload::Get().Run([&] {

@@ -54,6 +54,8 @@ void ConvertSend(ModelContext* m, ibv_qp_type type, int peer, const ibv_send_wr*
     case IBV_WR_BIND_MW:
       // bind_mw: the window, the rkey it gets (the program's choice for type 2), the region.
       s->mw = w->bind_mw.mw ? Model<ModelMw>(w->bind_mw.mw)->h : MwHandle{};
+      // providers/rxe convert_send_wr: the window is named by mw->rkey as it is now.
+      if (w->bind_mw.mw) s->mw_rkey = w->bind_mw.mw->rkey;
       s->rkey = w->bind_mw.rkey;
       s->bind_info = BindInfo(w->bind_mw.bind_info);
       break;

@@ -27,14 +27,15 @@ fi
 # The pairs of programs_outcomes on qptwin0 (profile rxe), compared program by program with
 # rxe0's recorded outcomes; each difference must be listed, with its reason, in
 # programs_expected_diffs.txt.
-# 30 s per end: a pair takes 1-4 s here; write_lat (listed) waits for the timeout.
+# 30 s per end: a pair takes 1-4 s here.
 export PROGRAMS_TIMEOUT=30
 "$dir/programs_outcomes" run qptwin0 0 "$lib" >"$tmp/run.txt"
 cat "$tmp/run.txt"
 failed=0
 "$dir/programs_outcomes" compare "$dir/programs_rxe_outcomes.txt" "$tmp/run.txt" \
   "$dir/programs_expected_diffs.txt" || failed=1
-# ib_write_lat spins on memory between verbs calls: with a model thread of its own it works.
+# The explicit override: a model thread of its own on both sides (every call a hand-off)
+# serves ib_write_lat, which spins on memory between verbs calls, as well.
 QPTWIN_MODEL_THREAD=dedicated PROGRAMS_ONLY=write_lat PROGRAMS_VERBOSE=1 \
   "$dir/programs_outcomes" run qptwin0 0 "$lib" >"$tmp/dedicated.txt"
 sed 's/^write_lat /write_lat (QPTWIN_MODEL_THREAD=dedicated) /' "$tmp/dedicated.txt"

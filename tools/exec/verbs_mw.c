@@ -12,6 +12,10 @@
  *   4. What is refused: ibv_dereg_mr of a region with a bound window (rxe: EINVAL),
  *      ibv_dealloc_pd with windows (EBUSY), a WRITE through an invalidated rkey (remote access
  *      error); then ibv_dealloc_mw of a bound window and the region's deregistration.
+ *   5. A type 2 rebind that names the window by a stale rkey: bind, LOCAL_INV, bind again
+ *      with mw->rkey left at the allocation's rkey. rxe names the window by mw->rkey
+ *      (providers/rxe convert_send_wr: mw_rkey) and the kernel refuses a key that is not
+ *      the window's current one (rxe_bind_mw): MW_BIND_ERR, the QP in ERR.
  * One line per completion; exit 0 only when every check held. `verbs_mw rxe0 rxe0` runs the
  * same checks on a real device (tools/rxe-vm/run). */
 #include <arpa/inet.h>
@@ -255,6 +259,28 @@ int main(int argc, char** argv) {
   CHECK(ibv_dealloc_mw(mw1) == 0);  /* bound: unbound with it */
   CHECK(ibv_dealloc_mw(mw2) == 0 && ibv_dealloc_mw(mw3) == 0);
   CHECK(ibv_dereg_mr(wmr) == 0);
+
+  /* 5. A rebind naming a stale rkey (d goes to ERR: last use of the c/d pair). */
+  struct ibv_mr* wmr2 = ibv_reg_mr(b.pd, w, kWinLen,
+                                   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                                       IBV_ACCESS_MW_BIND);
+  REQUIRE(wmr2 != NULL);
+  struct ibv_mw* mw4 = ibv_alloc_mw(b.pd, IBV_MW_TYPE_2);
+  REQUIRE(mw4 != NULL);
+  const uint32_t r4 = mw4->rkey, k6 = ibv_inc_rkey(r4);
+  REQUIRE(post_bind(d.qp, 50, mw4, k6, wmr2, w + 512, 256, IBV_ACCESS_REMOTE_WRITE) == 0);
+  wc = poll_one(b.cq);
+  CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_BIND_MW && wc.wr_id == 50);
+  REQUIRE(post_local_inv(d.qp, 51, k6) == 0);
+  wc = poll_one(b.cq);
+  CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_LOCAL_INV && wc.wr_id == 51);
+  CHECK(mw4->rkey == r4);  /* not stored: the next bind names the window by r4 */
+  REQUIRE(post_bind(d.qp, 52, mw4, ibv_inc_rkey(k6), wmr2, w + 512, 256,
+                    IBV_ACCESS_REMOTE_WRITE) == 0);
+  wc = poll_one(b.cq);
+  CHECK(wc.status == IBV_WC_MW_BIND_ERR && wc.wr_id == 52);
+  CHECK(ibv_dealloc_mw(mw4) == 0);
+  CHECK(ibv_dereg_mr(wmr2) == 0);
 
   CHECK(ibv_destroy_qp(c.qp) == 0 && ibv_destroy_qp(d.qp) == 0);
   CHECK(ibv_destroy_qp(a.qp) == 0 && ibv_destroy_qp(b.qp) == 0);

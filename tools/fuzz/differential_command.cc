@@ -48,7 +48,7 @@ std::string Label(const cli::BackendSpec& s) {
 const char kDifferentialUsage[] =
     "       qptwin fuzz --differential [--profile P] [--against hw|model[:P]] [--device D]\n"
     "                   [--seed S] [--sequences K] [--seconds N] [--shard I/N] [--max-len A]\n"
-    "                   [--poll-ms T] [--out DIR] [--replay n]\n"
+    "                   [--poll-ms T] [--reruns R] [--out DIR] [--replay n]\n"
     "  runs whole-surface .qps sequences (several QPs of every type, SRQs, every opcode,\n"
     "  bad keys, odd modifies, destroys, SQD, RESET; spec/differential/generator.h) of up to\n"
     "  A random steps (default 24) on the model (profile P, default rxe) and on --against\n"
@@ -56,10 +56,13 @@ const char kDifferentialUsage[] =
     "  compares their canonical transcripts (spec/differential/canonical.h). Each difference\n"
     "  is saved as DIR/S-n.qps (replayable with qptwin diff) and the exit code is 1.\n"
     "  --shard I/N runs the sequences n with n % N == I (default: Bazel's TEST_SHARD_INDEX/\n"
-    "  TEST_TOTAL_SHARDS); --poll-ms: every poll's timeout (default 30).\n";
+    "  TEST_TOTAL_SHARDS); --poll-ms: every poll's timeout (default 30). --reruns R: a\n"
+    "  sequence that differs runs again on --against up to R times (default 0); when one\n"
+    "  run gives the model's transcript, the device is nondeterministic there and it is\n"
+    "  counted and saved (S-n-rerun.qps) apart from the differences.\n";
 
 std::vector<cli::FlagSpec> DifferentialFlags() {
-  return {{"--differential", false}, {"--against"}, {"--shard"}, {"--poll-ms"}};
+  return {{"--differential", false}, {"--against"}, {"--shard"}, {"--poll-ms"}, {"--reruns"}};
 }
 
 int RunDifferentialFuzz(const cli::Flags& flags, std::ostream& out, std::ostream& err,
@@ -129,6 +132,12 @@ int RunDifferentialFuzz(const cli::Flags& flags, std::ostream& out, std::ostream
                                                              "' is not a timeout (valid: 1..10000 ms)");
     o.generator.poll_ms = *t;
   }
+  if (flags.Has("--reruns")) {
+    auto r = Uint(flags.Get("--reruns"));
+    if (!r || *r > 10) return BadInput(err, "fuzz: --reruns '" + flags.Get("--reruns") +
+                                                "' is not a number of re-runs (valid: 0..10)");
+    o.reruns = static_cast<int>(*r);
+  }
   const char* env_index = std::getenv("TEST_SHARD_INDEX");
   const char* env_total = std::getenv("TEST_TOTAL_SHARDS");
   if (flags.Has("--shard")) {
@@ -178,7 +187,16 @@ int RunDifferentialFuzz(const cli::Flags& flags, std::ostream& out, std::ostream
       << o.shard_index << "/" << o.shard_count << "), " << s.lines
       << " transcript lines compared in " << s.seconds << " s ("
       << static_cast<uint64_t>(s.sequences / std::max(s.seconds, 1e-9))
-      << " sequences/s); " << s.differences << " differences\n";
+      << " sequences/s); " << s.differences << " differences";
+  if (o.reruns > 0) {
+    out << "; " << s.rerun_matched << " more gave the model's transcript on a re-run of "
+        << o.label_b << " (" << s.reruns << " re-runs)";
+  }
+  out << "\n";
+  if (s.rerun_matched > 0) {
+    out << "fuzz --differential: the re-run matches saved as " << o.out_dir << "/" << o.seed
+        << "-*-rerun.qps\n";
+  }
   if (s.differences == 0) return cli::kExitOk;
   std::vector<std::pair<uint64_t, std::string>> clusters;
   for (const auto& [k, v] : s.clusters) clusters.emplace_back(v, k);

@@ -86,7 +86,7 @@ void PrintProgress(std::ostream& os, const DiffStats& s) {
   os << "fuzz --differential: " << std::fixed << std::setprecision(1) << s.seconds << " s  "
      << s.sequences << " sequences  " << std::setprecision(0)
      << (s.seconds > 0 ? s.sequences / s.seconds : 0) << " sequences/s  " << s.differences
-     << " differences\n"
+     << " differences" << (s.reruns ? "  " + std::to_string(s.rerun_matched) + " matched on a re-run" : "") << "\n"
      << std::defaultfloat << std::flush;
 }
 
@@ -156,9 +156,9 @@ class HangWatch {
 
 }  // namespace
 
-std::string DifferencePath(const DiffOptions& opts, uint64_t n) {
+std::string DifferencePath(const DiffOptions& opts, uint64_t n, const std::string& suffix) {
   return (std::filesystem::path(opts.out_dir) /
-          (std::to_string(opts.seed) + "-" + std::to_string(n) + ".qps"))
+          (std::to_string(opts.seed) + "-" + std::to_string(n) + suffix + ".qps"))
       .string();
 }
 
@@ -192,6 +192,51 @@ DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const
     std::optional<differential::Difference> d;
     // Equal texts have no differing line (the usual case, the model against itself).
     if (why.empty() && ta != tb) d = differential::FirstDifference(ta, tb);
+    // Contract 6: side b again, until it gives side a's transcript or the re-runs run out.
+    std::vector<std::string> reruns;
+    bool rerun_matched = false;
+    if (d && !opts.replay) {
+      for (int r = 0; r < opts.reruns && !rerun_matched; ++r) {
+        std::string rwhy;
+        watch.Arm(n, opts.label_b + " (re-run " + std::to_string(r + 1) + ")");
+        reruns.push_back(RunOn(b, sc, &rwhy));
+        watch.Disarm();
+        ++stats.reruns;
+        if (!rwhy.empty()) break;
+        rerun_matched = reruns.back() == ta;
+      }
+    }
+    if (rerun_matched) {
+      ++stats.rerun_matched;
+      if (stats.saved < kMaxSaved) {
+        std::ostringstream f;
+        f << text << "# ---- qptwin fuzz --differential: sequence " << n << " of seed "
+          << opts.seed << ": " << opts.label_b << " gave " << reruns.size() + 1
+          << " transcripts; its last is " << opts.label_a << "'s (contract 6)\n"
+          << "# first run's first difference: line " << d->line << ": " << opts.label_a
+          << " '" << d->a << "' vs " << opts.label_b << " '" << d->b << "'\n"
+          << "# ---- compared transcript on " << opts.label_a << "\n"
+          << Commented(ta) << "# ---- compared transcript on " << opts.label_b
+          << " (first run)\n" << Commented(tb);
+        for (size_t r = 0; r + 1 < reruns.size(); ++r) {
+          f << "# ---- compared transcript on " << opts.label_b << " (re-run " << r + 1
+            << ")\n" << Commented(reruns[r]);
+        }
+        std::error_code ec;
+        std::filesystem::create_directories(opts.out_dir, ec);
+        std::string error;
+        if (!cli::WriteOutputFile(DifferencePath(opts, n, "-rerun"), f.str(), std::cout,
+                                  &error)) {
+          stats.io_error = error;
+          break;
+        }
+        ++stats.saved;
+        progress << "fuzz --differential: sequence " << n << ": " << opts.label_b
+                 << " gave " << opts.label_a << "'s transcript on re-run " << reruns.size()
+                 << " -> " << DifferencePath(opts, n, "-rerun") << "\n";
+      }
+      d.reset();
+    }
     if (opts.replay) {
       stats.replay_text = "# sequence " + std::to_string(n) + " of seed " +
                           std::to_string(opts.seed) + "\n" + text + "# ---- on " + opts.label_a +
@@ -216,6 +261,10 @@ DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const
           << "# ---- compared transcript on " << opts.label_a << "\n"
           << Commented(ta) << "# ---- compared transcript on " << opts.label_b << "\n"
           << Commented(tb);
+        for (size_t r = 0; r < reruns.size(); ++r) {
+          f << "# ---- compared transcript on " << opts.label_b << " (re-run " << r + 1
+            << ")\n" << Commented(reruns[r]);
+        }
         std::error_code ec;
         std::filesystem::create_directories(opts.out_dir, ec);
         std::string error;

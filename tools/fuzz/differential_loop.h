@@ -14,6 +14,13 @@
 //     replay), the scenario, and both compared transcripts as `#` comments. The file replays
 //     with `qptwin diff --backend model --profile rxe --against hw FILE`.
 //  4. Progress goes to `progress` about once a second, with the saved files' names.
+//  6. A device may itself be nondeterministic (rxe's timers and tasks race the scenario's
+//     waits in an emulated VM). With `reruns` R > 0, a sequence whose transcripts differ runs
+//     again on side b, up to R times; if one of those runs gives side a's transcript line
+//     for line, side a is one of b's own outcomes: the sequence counts as `rerun_matched`
+//     (reported, saved as <S>-<n>-rerun.qps with every transcript b gave), not as a
+//     difference. Nothing is sorted away or dropped: a difference is a transcript of a that
+//     b never gave. Side a (the model) is deterministic and never runs again.
 //  5. A sequence that runs longer than sequence_seconds (a call into a backend that never
 //     returns) ends the process with exit code 3 and one stderr line naming the sequence,
 //     the side it was on and its replay command: a hang is reported, never waited out.
@@ -46,6 +53,8 @@ struct DiffOptions {
   std::string replay_flags;            // "--backend model --profile rxe --against hw"
   // Contract 5: wall seconds one sequence (both sides) may take before it counts as a hang.
   double sequence_seconds = 120;
+  // Contract 6: side b's runs again after a difference (0: none).
+  int reruns = 0;
 };
 
 struct DiffStats {
@@ -53,6 +62,8 @@ struct DiffStats {
   uint64_t lines = 0;        // compared transcript lines (side a)
   uint64_t differences = 0;
   uint64_t saved = 0;
+  uint64_t rerun_matched = 0;  // contract 6: a re-run of side b gave side a's transcript
+  uint64_t reruns = 0;         // side b's extra runs
   double seconds = 0;
   std::string first;         // the first difference's summary
   std::string io_error;      // a file that could not be written
@@ -66,7 +77,7 @@ using SideMaker = std::function<std::unique_ptr<Backend>(int devices)>;
 DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const SideMaker& b,
                               std::ostream& progress);
 
-// The file sequence `n` is saved to.
-std::string DifferencePath(const DiffOptions& opts, uint64_t n);
+// The file sequence `n` is saved to (`suffix` "-rerun": matched on a re-run, contract 6).
+std::string DifferencePath(const DiffOptions& opts, uint64_t n, const std::string& suffix = "");
 
 }  // namespace qptwin::fuzz

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "spec/scenario/parser.h"
+#include "model/model_backend.h"
 #include "tools/fuzz/differential_loop.h"
 #include "tools/fuzz/fuzz_command.h"
 
@@ -104,6 +105,63 @@ TEST(Differential, AnotherProfileDiffersAndIsSaved) {
   }
   EXPECT_GE(files, 1u);
   EXPECT_LE(files, kMaxSaved);
+}
+
+// Contract 6: a side b that gives side a's transcript on a re-run is nondeterministic
+// there, not different. Side b here is the ibta profile on its first run of each sequence
+// and rxe (side a's profile) on every re-run.
+TEST(Differential, AReRunThatGivesSideAsTranscriptIsNotADifference) {
+  auto make = [](const std::string& profile, int devices) {
+    model::ModelOptions o;
+    o.profile = profile;
+    o.devices = devices;
+    return model::MakeModelBackend(o);
+  };
+  const SideMaker a = [&make](int devices) { return make("rxe", devices); };
+  int calls = 0;
+  uint64_t last_sequence_calls = 0;
+  const SideMaker flip = [&](int devices) {
+    return make(calls++ == 0 ? "ibta" : "rxe", devices);
+  };
+  DiffOptions opts;
+  opts.seed = 9;
+  opts.sequences = 60;
+  opts.out_dir = TempDir("rerun_none");
+  opts.label_b = "model/flip";
+  std::ostringstream progress;
+  // Without re-runs: the sequences where ibta differs are differences.
+  uint64_t differing = 0;
+  for (uint64_t n = 0; n < 60; ++n) {
+    calls = 0;
+    opts.replay = n;
+    differing += RunDifferentialLoop(opts, a, flip, progress).differences;
+  }
+  ASSERT_GT(differing, 0u) << "seed 9 must have sequences where ibta and rxe differ";
+  // With one re-run each becomes a re-run match, saved apart from the differences.
+  opts.replay.reset();
+  opts.reruns = 1;
+  opts.out_dir = TempDir("rerun");
+  uint64_t matched = 0, differences = 0;
+  for (uint64_t n = 0; n < 60; ++n) {
+    calls = 0;
+    DiffOptions one = opts;
+    one.sequences = n + 1;
+    one.shard_index = n;
+    one.shard_count = 1000;  // exactly sequence n
+    const DiffStats s = RunDifferentialLoop(one, a, flip, progress);
+    matched += s.rerun_matched;
+    differences += s.differences;
+    last_sequence_calls = calls;
+  }
+  EXPECT_EQ(differences, 0u) << progress.str();
+  EXPECT_EQ(matched, differing);
+  EXPECT_LE(last_sequence_calls, 2u) << "one run and at most one re-run";
+  size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(opts.out_dir)) {
+    ++files;
+    EXPECT_NE(e.path().string().find("-rerun.qps"), std::string::npos) << e.path();
+  }
+  EXPECT_EQ(files, matched);
 }
 
 // Contract 5: a side that never returns ends the run with exit code 3 and a line naming the
