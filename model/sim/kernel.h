@@ -18,8 +18,9 @@
 //  5. MoveKernel hands the kernel to another thread, for a front end that serializes every
 //     model call itself (tools/exec/model_thread.h: a lock around each call, and a progress
 //     thread that runs the model between the owner's calls, as a NIC progresses by itself).
-//     Nothing else in SystemC or the model is bound to a thread: the kernel runs no
-//     SystemC processes (no coroutine stacks), only sc_start from the caller.
+//     Nothing else in SystemC or the model is bound to a thread: the kernel's processes
+//     are the engine's SC_METHODs (sc_clock.h), which run on the stack of whoever calls
+//     sc_start and have no coroutine stack of their own (no SC_THREAD anywhere).
 //
 // SystemC's scheduler is the model's clock (sc_clock.h): every source of the engine is a
 // SystemC process woken by sc_event::notify(delay), and Backend waits are sc_start calls that

@@ -28,9 +28,10 @@
 //     pool when added and gives it back when removed, so thousands of Worlds per process
 //     spawn only as many SystemC processes as the most sources alive at once (sc_spawn
 //     after the first sc_start is SystemC's rule for processes made during simulation).
-//  5. Threading: SystemC's (model/sim/kernel.h contract 4). Make, use and destroy a clock
-//     on the kernel's thread only; the constructor claims the kernel (kernel.h) and a
-//     clock must not be made on another thread (model_backend refuses before).
+//  5. Threading: SystemC's (model/sim/kernel.h contracts 4 and 5). Make, use and destroy
+//     a clock on the kernel's thread only (whichever thread holds it after a MoveKernel:
+//     the processes are SC_METHODs, bound to no thread); the constructor claims the
+//     kernel and a clock must not be made on another thread (model_backend refuses before).
 //  6. Wait lengths: one RunUntil/AdvanceBy runs at most what the kernel's time can still
 //     hold (sc_max_time(); callers cut waits at 2^50 ns, model_backend.h contract 3).
 #pragma once
