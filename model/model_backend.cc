@@ -9,6 +9,7 @@
 #include "model/model_device.h"
 #include "model/profile.h"
 #include "model/sim/kernel.h"
+#include "model/sim/sc_clock.h"
 #include "model/thread_checked_device.h"
 
 namespace qptwin::model {
@@ -86,9 +87,7 @@ class ModelBackend : public Backend {
   ModelBackend(const Profile& profile, const ModelOptions& opts)
       : world_(std::make_shared<engine::World>(profile, std::max(1, opts.devices),
                                                std::clamp(opts.loss_rate, 0.0, 1.0),
-                                               opts.seed)) {
-    // The engine's clock drives SystemC's: every step of simulated time is an sc_start.
-    world_->events().SetStepHook([](uint64_t delta) { (void)sim::Advance(delta); });
+                                               opts.seed, std::make_unique<sim::ScClock>())) {
     world_->SetIpv4(opts.ipv4);
   }
 

@@ -7,8 +7,9 @@
 //  2. Devices are named "mdev0", "mdev1", ... (ModelOptions.devices of them), one port each,
 //     all connected by one fabric; QPs on the same or different devices talk to each other
 //     (and, through an attached RoceBridge, to other backends' or processes' devices).
-//  3. Simulated time runs only inside Backend::Advance, FlushRoce and the Device's
-//     Wait*/GetCqEvent calls (each at most 2^50 ns, about 13 simulated days; longer ones are cut there).
+//  3. SystemC's scheduler is the model's clock (model/sim/sc_clock.h): every block of the
+//     engine a SystemC process. Simulated time runs only inside Backend::Advance, FlushRoce
+//     and the Device's Wait*/GetCqEvent calls (each at most 2^50 ns, about 13 simulated days; longer ones are cut there).
 //     Same scenario + same ModelOptions (seed) -> same results and times, every run.
 //  4. Many Backends may exist in one process, one after another or side by side; each has
 //     its own clock starting at 0 (NowNs()).

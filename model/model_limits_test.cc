@@ -4,12 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <memory>
 #include <set>
 #include <vector>
 
 #include "model/engine/nic.h"
 #include "model/engine/world.h"
 #include "model/profile.h"
+#include "model/sim/sc_clock.h"
 
 namespace qptwin::model::engine {
 namespace {
@@ -26,7 +28,7 @@ Profile Small(const char* base) {
 }
 
 struct Fixture {
-  explicit Fixture(const Profile& p) : profile(p), world(profile, 2, 0, 1), nic(world.nic(0)) {
+  explicit Fixture(const Profile& p) : profile(p), world(profile, 2, 0, 1, std::make_unique<sim::ScClock>()), nic(world.nic(0)) {
     ctx = nic->NewContext();
   }
   Profile profile;

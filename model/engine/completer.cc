@@ -278,17 +278,18 @@ void Nic::OnRnrNak(Qp& qp, size_t index, uint32_t psn, uint8_t timer) {
     qp.sq_next = index;
   }
   qp.rnr_wait = true;
-  std::weak_ptr<Qp> weak = qps_[qp.handle];
-  world_->events().After(RnrDelayNs(timer), [this, weak] {
-    auto q = weak.lock();
-    if (!q || !q->rnr_wait) return;
-    q->rnr_wait = false;
-    if (StallRetry(*q)) return;
-    const size_t from = profile().behaviour.rnr_wait_sends_new_wqes ? q->rnr_index : q->sq_next;
-    if (UnsendInSqd(*q, from)) return;
-    if (from < q->sq_next) q->sq_next = from;
-    RunRequester(*q);
-  });
+  rnr_waits_.Push(world_->events().Now() + RnrDelayNs(timer), qps_[qp.handle]);
+}
+
+void Nic::RunRnrWait(std::weak_ptr<Qp>& weak) {
+  auto q = weak.lock();
+  if (!q || !q->rnr_wait) return;
+  q->rnr_wait = false;
+  if (StallRetry(*q)) return;
+  const size_t from = profile().behaviour.rnr_wait_sends_new_wqes ? q->rnr_index : q->sq_next;
+  if (UnsendInSqd(*q, from)) return;
+  if (from < q->sq_next) q->sq_next = from;
+  RunRequester(*q);
 }
 
 bool Nic::UnsendInSqd(Qp& qp, size_t index) {

@@ -3,18 +3,18 @@
 //                  their way to the far NIC, the send engine's ready list of QPs): one
 //                  wake-up in the queue, for the head.
 //  EventTimers<T>  items due at any time (one transport timer per QP): their own heap,
-//                  one wake-up in the queue for the earliest (a second one only while an
-//                  earlier timer replaced the earliest; the older then runs nothing).
+//                  one wake-up in the clock for the earliest (an earlier timer replaces it).
 //
 // Contract:
 //  1. Push(time, item) runs handler(item) exactly where EventQueue::At(time, ..) called at
 //     the same moment would have run it: same time, same order against every other
 //     callback (the item takes its key from EventQueue::Reserve()).
-//  2. EventFifo: a push earlier than the last one pushed would break the FIFO; it becomes
-//     an ordinary EventQueue::At callback instead (still contract 1), and is counted
+//  2. EventFifo: a push earlier than the last one pushed would break the FIFO; it is put
+//     in its place by key instead (still contract 1; O(items it passes)) and counted
 //     (out_of_order()) so that tests can show it never happens on the data path.
-//  3. size() is what the source holds; the queue holds at most 1 (FIFO) or a few (timers).
-//  4. Single-threaded, like the queue; the source outlives its pending wake-ups.
+//  3. size() is what the source holds; the clock holds 1 wake-up per source at most.
+//  4. Single-threaded, like the clock; a source is Add()ed to its clock when made and
+//     Remove()d when destroyed (event_queue.h contract 6).
 #pragma once
 
 #include <cstdint>
@@ -32,19 +32,22 @@ template <typename T>
 class EventFifo : public EventQueue::Source {
  public:
   using Handler = std::function<void(T&)>;
-  EventFifo(EventQueue* queue, Handler handler) : queue_(queue), handler_(std::move(handler)) {}
+  EventFifo(EventQueue* queue, Handler handler) : queue_(queue), handler_(std::move(handler)) {
+    queue_->Add(this);
+  }
+  ~EventFifo() override { queue_->Remove(this); }
   EventFifo(const EventFifo&) = delete;
   EventFifo& operator=(const EventFifo&) = delete;
 
   void Push(uint64_t time_ns, T item) {
     const uint64_t t = time_ns < queue_->Now() ? queue_->Now() : time_ns;
-    if (!entries_.empty() && t < entries_.back().key.time) {
-      ++out_of_order_;  // contract 2
-      queue_->At(t, [this, it = std::move(item)]() mutable { handler_(it); });
-      return;
-    }
     entries_.push_back(Entry{queue_->Reserve(t), std::move(item)});
-    if (entries_.size() == 1) queue_->Wake(this, entries_.front().key);
+    size_t i = entries_.size() - 1;
+    if (i > 0 && t < entries_[i - 1].key.time) {
+      ++out_of_order_;  // contract 2: back to its place by key (its seq is the largest)
+      for (; i > 0 && t < entries_[i - 1].key.time; --i) std::swap(entries_[i], entries_[i - 1]);
+    }
+    if (i == 0) queue_->Wake(this, entries_.front().key);
   }
 
   size_t size() const { return entries_.size(); }
@@ -53,7 +56,8 @@ class EventFifo : public EventQueue::Source {
   uint64_t back_time() const { return entries_.empty() ? 0 : entries_.back().key.time; }
   uint64_t out_of_order() const { return out_of_order_; }
 
-  void RunDue(const EventQueue::Key&) override {
+  void RunDue(const EventQueue::Key& key) override {
+    if (entries_.empty() || !(entries_.front().key == key)) return;  // a replaced wake-up
     T item = std::move(entries_.take_front().item);
     if (!entries_.empty()) queue_->Wake(this, entries_.front().key);
     handler_(item);
@@ -75,7 +79,10 @@ class EventTimers : public EventQueue::Source {
  public:
   using Handler = std::function<void(T&)>;
   EventTimers(EventQueue* queue, Handler handler)
-      : queue_(queue), handler_(std::move(handler)) {}
+      : queue_(queue), handler_(std::move(handler)) {
+    queue_->Add(this);
+  }
+  ~EventTimers() override { queue_->Remove(this); }
   EventTimers(const EventTimers&) = delete;
   EventTimers& operator=(const EventTimers&) = delete;
 

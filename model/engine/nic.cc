@@ -12,6 +12,7 @@ Nic::Nic(World* world, int index)
       ready_(&world->events(), [this](std::weak_ptr<Qp>& qp) { RunReady(qp); }),
       sent_(&world->events(), [this](SentWqe& s) { RunSent(s); }),
       timers_(&world->events(), [this](QpTimer& t) { RunTimer(t); }),
+      rnr_waits_(&world->events(), [this](std::weak_ptr<Qp>& qp) { RunRnrWait(qp); }),
       cache_(world->profile().timing.cache) {}
 Nic::~Nic() = default;
 

@@ -201,6 +201,7 @@ class Nic {
   void RunReady(std::weak_ptr<Qp>& qp);
   void RunSent(SentWqe& sent);
   void RunTimer(QpTimer& timer);
+  void RunRnrWait(std::weak_ptr<Qp>& qp);  // the RNR timer of a QP has expired
 
   // Completer (completer.cc).
   void HandleResponse(Qp& qp, Packet& pkt);
@@ -277,6 +278,7 @@ class Nic {
   EventFifo<std::weak_ptr<Qp>> ready_;  // the send engine's ready list, in kick order
   EventFifo<SentWqe> sent_;             // in the order their last bytes leave
   EventTimers<QpTimer> timers_;
+  EventTimers<std::weak_ptr<Qp>> rnr_waits_;  // RNR NAK timers (completer.cc)
   uint32_t next_ctx_ = 1;
   uint32_t next_qpn_ = 17;  // rxe: RXE_MIN_QP_INDEX = 16; QP0/QP1 are reserved
   uint32_t next_srqn_ = 1;  // SRQ numbers (ibv_get_srq_num), a namespace of their own

@@ -1,11 +1,13 @@
-// The engine without SystemC: two NICs in a World, driven by the EventQueue alone.
+// The engine on its own: two NICs in a World on SystemC's clock, no Backend.
 #include "model/engine/nic.h"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
 
 #include "model/engine/world.h"
+#include "model/sim/sc_clock.h"
 #include "spec/vocabulary.h"
 
 namespace qptwin::model::engine {
@@ -63,8 +65,8 @@ void Bring(World& w, End& e, const End& peer) {
             0);
 }
 
-TEST(Nic, RcWriteThroughTheFabricWithoutSystemC) {
-  World w(*FindProfile("rxe"), 2, 0, 1);
+TEST(Nic, RcWriteThroughTheFabricWithoutABackend) {
+  World w(*FindProfile("rxe"), 2, 0, 1, std::make_unique<sim::ScClock>());
   End a = MakeEnd(w, 0, QpType::kRc);
   End b = MakeEnd(w, 1, QpType::kRc);
   Bring(w, a, b);
@@ -88,7 +90,7 @@ TEST(Nic, RcWriteThroughTheFabricWithoutSystemC) {
 }
 
 TEST(Nic, ContextsDoNotSeeEachOthersObjects) {
-  World w(*FindProfile("rxe"), 1, 0, 1);
+  World w(*FindProfile("rxe"), 1, 0, 1, std::make_unique<sim::ScClock>());
   Nic* n = w.nic(0);
   uint32_t c1 = n->NewContext(), c2 = n->NewContext(), pd = 0;
   ASSERT_EQ(n->AllocPd(c1, &pd), 0);

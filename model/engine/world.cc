@@ -6,18 +6,20 @@
 
 namespace qptwin::model::engine {
 
-World::World(const Profile& profile, int devices, double loss_rate, uint64_t seed)
+World::World(const Profile& profile, int devices, double loss_rate, uint64_t seed,
+             std::unique_ptr<EventQueue> clock)
     : profile_(profile),
-      marks_(&events_, [](char&) {}),
-      inbound_(&events_, [this](Delivery& d) { nics_[d.pkt.dst_nic]->Receive(std::move(d.pkt)); }),
+      clock_(std::move(clock)),
+      marks_(clock_.get(), [](char&) {}),
+      inbound_(clock_.get(), [this](Delivery& d) { nics_[d.pkt.dst_nic]->Receive(std::move(d.pkt)); }),
       loss_rate_(loss_rate),
       rng_(seed) {
   for (int i = 0; i < devices; ++i) {
     nics_.push_back(std::make_unique<Nic>(this, i));
     ports_.push_back(Port{});
     links_.push_back(std::make_unique<EventFifo<Delivery>>(
-        &events_, [this](Delivery& d) { nics_[d.pkt.dst_nic]->Receive(std::move(d.pkt)); }));
-    outgoing_.push_back(std::make_unique<EventFifo<Outgoing>>(&events_, [this](Outgoing& o) {
+        clock_.get(), [this](Delivery& d) { nics_[d.pkt.dst_nic]->Receive(std::move(d.pkt)); }));
+    outgoing_.push_back(std::make_unique<EventFifo<Outgoing>>(clock_.get(), [this](Outgoing& o) {
       if (external_) external_->Send(o.pkt, ExternalGid(o.pkt.dst_nic), o.mtu);
     }));
   }
@@ -67,7 +69,7 @@ size_t World::outgoing() const {
 
 bool World::Inject(Packet pkt) {
   if (pkt.dst_nic < 0 || pkt.dst_nic >= nic_count()) return false;
-  inbound_.Push(events_.Now() + FabricLatencyNs(), Delivery{std::move(pkt)});
+  inbound_.Push(clock_->Now() + FabricLatencyNs(), Delivery{std::move(pkt)});
   return true;
 }
 
@@ -137,7 +139,7 @@ uint64_t World::Transmit(Packet pkt, uint64_t ready_ns, uint64_t proc_ns, uint64
   const NicTiming& nic = profile_.timing.nic;
   const LinkTiming& link = profile_.timing.link;
   Port& port = ports_[pkt.src_nic];
-  const uint64_t ready = std::max(events_.Now(), ready_ns);
+  const uint64_t ready = std::max(clock_->Now(), ready_ns);
 
   // Payload DMA read: latency, then the bytes at the PCIe rate (the channel is shared).
   uint64_t first_ps = ready * kPsPerNs;

@@ -8,7 +8,9 @@
 //     a time, every packet with its own headers, wire.h, exact in ps), cables, switches and
 //     the far NIC's rx_latency_ns; loss is per packet (deterministic from the seed). A lost
 //     message is simply never delivered.
-//  3. Everything is single-threaded; callbacks run only inside EventQueue::AdvanceBy/RunUntil.
+//  3. Everything is single-threaded; sources run only inside the clock's AdvanceBy/RunUntil
+//     (event_queue.h). The clock is given to the World (model_backend: a sim::ScClock) and
+//     outlives every source of the World.
 //  4. Pending events do not grow with QPs or WRs in flight: each port's messages on their way
 //     to the far NIC are one EventFifo (a port sends in order, so they arrive in order), and
 //     the CQE-visible marks are one more; each holds one wake-up in the EventQueue.
@@ -37,10 +39,11 @@ class Nic;
 
 class World {
  public:
-  World(const Profile& profile, int devices, double loss_rate, uint64_t seed);
+  World(const Profile& profile, int devices, double loss_rate, uint64_t seed,
+        std::unique_ptr<EventQueue> clock);
   ~World();
 
-  EventQueue& events() { return events_; }
+  EventQueue& events() { return *clock_; }
   const Profile& profile() const { return profile_; }
   int nic_count() const { return static_cast<int>(nics_.size()); }
   Nic* nic(int i) { return nics_[i].get(); }
@@ -103,7 +106,7 @@ class World {
   bool Lose();
 
   const Profile profile_;  // a copy: a backend may change its cache setting (ModelOptions)
-  EventQueue events_;
+  std::unique_ptr<EventQueue> clock_;  // first: destroyed after every source
   std::vector<std::unique_ptr<Nic>> nics_;
   struct Port {
     uint64_t tx_free_ps = 0;      // the port's last byte so far

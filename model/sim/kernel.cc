@@ -8,6 +8,8 @@
 
 #include <systemc>
 
+#include "model/sim/sc_clock.h"
+
 namespace qptwin::model::sim {
 namespace {
 
@@ -59,6 +61,7 @@ bool Advance(uint64_t ns) {
     Started() = true;
   }
   if (ns == 0) return true;
+  ScClock::SuspendActive();  // sc_clock.h contract 3: no World's source runs in this sc_start
   sc_core::sc_start(sc_core::sc_time(static_cast<double>(ns), sc_core::SC_NS));
   return true;
 }

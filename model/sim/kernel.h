@@ -5,8 +5,10 @@
 //  1. The kernel starts lazily on the first Advance (no modules; sc_start only), with
 //     SystemC's banner silenced and, when still possible, a 1 ns time resolution.
 //  2. Advance(ns) runs sc_start(ns): the process-wide SystemC time is the sum of all
-//     simulated time of all Backends. Each Backend keeps its own clock (engine::EventQueue)
-//     that starts at 0, so its times do not depend on other Backends.
+//     simulated time of all Backends. Each Backend keeps its own clock that starts at 0
+//     (engine/event_queue.h), so its times do not depend on other Backends: with the
+//     SystemC clock (sc_clock.h) a World's time is the kernel's time minus its epoch, and
+//     Advance first suspends the ScClock that follows the kernel (sc_clock.h contract 3).
 //  3. Never calls sc_stop (it is final).
 //  4. Threading (spec/backend.h, contract 5): SystemC is not thread-safe, so the kernel
 //     belongs to one thread, the first that calls ClaimKernel() or Advance(), for the
@@ -16,15 +18,13 @@
 //  5. MoveKernel hands the kernel to another thread, for a front end that serializes every
 //     model call itself (tools/exec/model_thread.h: a lock around each call, and a progress
 //     thread that runs the model between the owner's calls, as a NIC progresses by itself).
-//     Nothing else in SystemC or the model is bound to a thread: the kernel runs no
-//     SystemC processes (no coroutine stacks), only sc_start from the caller.
+//     Nothing else in SystemC or the model is bound to a thread: the kernel's processes
+//     are the engine's SC_METHODs (sc_clock.h), which run on the stack of whoever calls
+//     sc_start and have no coroutine stack of their own (no SC_THREAD anywhere).
 //
-// Why the engine's callbacks run in the caller and not in an SC_THREAD: sc_start(t) stops
-// *before* the events due exactly at t (they run on the next sc_start), every callback
-// would need a coroutine stack, and nothing in the model is concurrent. So the engine's
-// EventQueue decides what runs when, and each of its steps moves SystemC's clock by the
-// same amount (EventQueue::SetStepHook -> Advance) before the step's callbacks run: the
-// SystemC time and the model's time advance together, deterministically.
+// SystemC's scheduler is the model's clock (sc_clock.h): every source of the engine is a
+// SystemC process woken by sc_event::notify(delay), and Backend waits are sc_start calls that
+// sc_pause() when what they wait for happens.
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,92 @@
+// SystemC's scheduler as the engine's clock (model/engine/event_queue.h): every source of a
+// World is a SystemC process, its wake-up an sc_event notified with the delay to its time,
+// and time passes only inside sc_start. The World's time is the kernel's time minus its
+// epoch.
+//
+// Contract:
+//  1. Order (event_queue.h contract 1). SystemC runs the processes of one delta cycle in an
+//     order the standard leaves open, so no source runs its own item: the process of any
+//     source that wakes at time t runs Step(), which runs every wake-up of the clock due at
+//     or before t one at a time, smallest Key first, re-reading the keys after each (a
+//     source may wake itself or another at t, with an older key: a FIFO's next item). The
+//     other sources' processes woken at t then find nothing due. So the order is the Keys',
+//     exactly as the engine's former heap of keys gave it, whatever order SystemC picks.
+//  2. Stopping (event_queue.h contract 4). RunUntil gives Step its done(); after each wake-up
+//     that makes it hold, Step calls sc_pause() and runs nothing more (the other processes
+//     of that delta cycle return at once); what is still due is notified for the next delta
+//     cycle, so it runs first at the next sc_start. sc_start(d) leaves the processes due at
+//     exactly now + d runnable but unrun: RunUntil then runs sc_start(SC_ZERO_TIME) while
+//     SystemC has activity at the current time.
+//  3. Many clocks, one kernel. One clock at a time follows the kernel (the last that ran
+//     time); before another clock or sim::Advance runs sc_start, the clock that follows
+//     is suspended (its notifications cancelled, its time frozen) and, when it runs again,
+//     its epoch is moved on by the time that passed meanwhile and its wake-ups notified
+//     again. So each World's time starts at 0 and passes only while it runs
+//     (model_backend.h contract 4), and no source of one World ever runs inside
+//     another's sc_start.
+//  4. Processes are pooled: a source takes a process (and its event) from a process-wide
+//     pool when added and gives it back when removed, so thousands of Worlds per process
+//     spawn only as many SystemC processes as the most sources alive at once (sc_spawn
+//     after the first sc_start is SystemC's rule for processes made during simulation).
+//  5. Threading: SystemC's (model/sim/kernel.h contracts 4 and 5). Make, use and destroy
+//     a clock on the kernel's thread only (whichever thread holds it after a MoveKernel:
+//     the processes are SC_METHODs, bound to no thread); the constructor claims the
+//     kernel and a clock must not be made on another thread (model_backend refuses before).
+//  6. Wait lengths: one RunUntil/AdvanceBy runs at most what the kernel's time can still
+//     hold (sc_max_time(); callers cut waits at 2^50 ns, model_backend.h contract 3).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "model/engine/event_queue.h"
+
+namespace qptwin::model::sim {
+
+class ScClock : public engine::EventQueue {
+ public:
+  ScClock();
+  ~ScClock() override;
+  ScClock(const ScClock&) = delete;
+  ScClock& operator=(const ScClock&) = delete;
+
+  void Add(Source* source) override;
+  void Remove(Source* source) override;
+  void Wake(Source* source, const Key& key) override;
+  void AdvanceBy(uint64_t delta_ns) override;
+  bool RunUntil(const std::function<bool()>& done, uint64_t deadline_ns) override;
+  // Wake-ups pending: one per source at most (event_queue.h contract 5; tests).
+  size_t pending() const;
+
+  // Contract 3: suspends the clock that follows the kernel, if any (kernel.cc's Advance
+  // calls it before its own sc_start).
+  static void SuspendActive();
+
+  struct Slot;  // a pooled SystemC process and the sc_event it is sensitive to
+
+ private:
+  struct Entry {
+    Source* source = nullptr;  // null: a free entry
+    Slot* slot = nullptr;
+    Key wake;
+    bool armed = false;
+  };
+  friend struct Slot;
+  void Step();  // contract 1: the body of every source's process
+  void Activate();
+  void Suspend();
+  void Notify(Entry& e);
+  uint64_t KernelNs() const;  // the kernel's time in this clock's ns (minus the epoch)
+  void KickDue();
+
+  std::vector<Entry> entries_;  // by Source index
+  std::vector<int> free_;
+  bool active_ = false;   // follows the kernel (contract 3)
+  bool in_step_ = false;  // inside Step(): a wake-up due now needs no notification
+  bool stopped_ = false;  // done() held: nothing more runs until the next RunUntil
+  const std::function<bool()>* done_ = nullptr;
+  uint64_t epoch_ticks_ = 0;  // kernel ticks at this clock's time 0
+};
+
+}  // namespace qptwin::model::sim

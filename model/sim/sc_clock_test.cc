@@ -1,0 +1,176 @@
+// ScClock: SystemC's scheduler as the engine's clock. Against a reference heap of keys (the
+// engine's former clock, kept here as the oracle) the same sources, pushes and waits give
+// the same runs in the same order at the same times (event_queue.h contract 1), whatever
+// SystemC's own order.
+#include "model/sim/sc_clock.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "model/engine/event_queue.h"
+#include "model/engine/event_source.h"
+#include "model/sim/kernel.h"
+
+namespace qptwin::model::sim {
+namespace {
+
+using engine::EventFifo;
+using engine::EventQueue;
+using engine::EventTimers;
+
+// The reference: every wake-up in a binary heap by Key, stale ones kept (they run nothing).
+class HeapQueue : public EventQueue {
+ public:
+  void Wake(Source* source, const Key& key) override {
+    heap_.push_back({key, source});
+    std::push_heap(heap_.begin(), heap_.end(), Later{});
+  }
+  void AdvanceBy(uint64_t delta_ns) override { (void)RunUntil([] { return false; }, now_ + delta_ns); }
+  bool RunUntil(const std::function<bool()>& done, uint64_t deadline_ns) override {
+    for (;;) {
+      if (done()) return true;
+      if (heap_.empty() || heap_.front().key.time > deadline_ns) break;
+      std::pop_heap(heap_.begin(), heap_.end(), Later{});
+      const Item item = heap_.back();
+      heap_.pop_back();
+      now_ = std::max(now_, item.key.time);
+      item.source->RunDue(item.key);
+    }
+    now_ = std::max(now_, deadline_ns);
+    return done();
+  }
+
+ private:
+  struct Item {
+    Key key;
+    Source* source;
+  };
+  struct Later {
+    bool operator()(const Item& a, const Item& b) const { return b.key < a.key; }
+  };
+  std::vector<Item> heap_;
+};
+
+TEST(ScClock, SameTimeRunsInSchedulingOrderAcrossSources) {
+  ScClock c;
+  std::string log;
+  EventFifo<char> a(&c, [&](char& x) { log += x; });
+  EventFifo<char> b(&c, [&](char& x) { log += x; });
+  EventTimers<char> t(&c, [&](char& x) { log += x; });
+  b.Push(10, '1');
+  a.Push(10, '2');
+  t.Push(10, '3');
+  a.Push(10, '4');  // a's second item: woken inside the step, with an older key than '5'
+  b.Push(10, '5');
+  t.Push(5, '0');
+  c.AdvanceBy(10);
+  EXPECT_EQ(log, "012345");
+  EXPECT_EQ(c.Now(), 10u);
+}
+
+TEST(ScClock, RunUntilStopsRightAfterTheSourceThatMakesItTrue) {
+  ScClock c;
+  std::string log;
+  EventFifo<char> a(&c, [&](char& x) { log += x; });
+  EventFifo<char> b(&c, [&](char& x) { log += x; });
+  a.Push(50, 'a');
+  b.Push(50, 'b');  // due at the same time, after 'a': waits for the next run
+  b.Push(60, 'c');
+  EXPECT_TRUE(c.RunUntil([&] { return !log.empty(); }, 1000));
+  EXPECT_EQ(log, "a");
+  EXPECT_EQ(c.Now(), 50u);
+  a.Push(c.Now(), 'd');  // scheduled now, after 'b'
+  EXPECT_TRUE(c.RunUntil([&] { return log.size() >= 3; }, 1000));
+  EXPECT_EQ(log, "abd");
+  EXPECT_EQ(c.Now(), 50u);
+  EXPECT_FALSE(c.RunUntil([] { return false; }, 60));  // runs what is due at the deadline
+  EXPECT_EQ(log, "abdc");
+  EXPECT_EQ(c.Now(), 60u);
+  EXPECT_FALSE(c.RunUntil([] { return false; }, 200));
+  EXPECT_EQ(c.Now(), 200u);
+}
+
+TEST(ScClock, TwoClocksSideBySideKeepTheirOwnTime) {
+  auto x = std::make_unique<ScClock>();
+  auto y = std::make_unique<ScClock>();
+  std::string log;
+  EventFifo<char> fx(x.get(), [&](char& v) { log += v; });
+  EventFifo<char> fy(y.get(), [&](char& v) { log += v; });
+  fx.Push(100, 'x');
+  fy.Push(30, 'y');
+  x->AdvanceBy(50);  // y's source is not run by x's sc_start
+  EXPECT_EQ(log, "");
+  EXPECT_EQ(x->Now(), 50u);
+  EXPECT_EQ(y->Now(), 0u);
+  y->AdvanceBy(30);
+  EXPECT_EQ(log, "y");
+  EXPECT_EQ(y->Now(), 30u);
+  x->AdvanceBy(50);
+  EXPECT_EQ(log, "yx");
+  EXPECT_EQ(x->Now(), 100u);
+  Advance(1000);  // the kernel moved by someone else: x's time does not
+  fx.Push(x->Now() + 5, 'z');
+  x->AdvanceBy(5);
+  EXPECT_EQ(log, "yxz");
+  EXPECT_EQ(x->Now(), 105u);
+}
+
+// A random mix of FIFOs and timers whose handlers push more, run on both clocks with the
+// same stops: the logs (item, time) are identical.
+std::string RandomRun(EventQueue* q, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::string log;
+  std::vector<std::unique_ptr<EventFifo<int>>> fifos;
+  std::vector<std::unique_ptr<EventTimers<int>>> timers;
+  int next = 0;
+  auto handler = [&](int& v) {
+    log += std::to_string(v) + "@" + std::to_string(q->Now()) + " ";
+    if (v % 3 == 0 && next < 4000) {
+      const uint64_t when = q->Now() + rng() % 4;  // often now: same-time chains
+      const size_t k = rng() % 3;
+      if (rng() % 2) {
+        fifos[k]->Push(std::max(when, fifos[k]->back_time()), next++);
+      } else {
+        timers[k]->Push(when, next++);
+      }
+    }
+  };
+  for (int i = 0; i < 3; ++i) {
+    fifos.push_back(std::make_unique<EventFifo<int>>(q, handler));
+    timers.push_back(std::make_unique<EventTimers<int>>(q, handler));
+  }
+  for (int i = 0; i < 200; ++i) {
+    const uint64_t when = q->Now() + rng() % 50;
+    if (rng() % 2) {
+      fifos[rng() % 3]->Push(when, next++);  // sometimes out of order (contract 2)
+    } else {
+      timers[rng() % 3]->Push(when, next++);
+    }
+    if (rng() % 5 == 0) {
+      const size_t stop_after = log.size() + 1 + rng() % 40;
+      const bool done = q->RunUntil([&] { return log.size() >= stop_after; }, q->Now() + rng() % 30);
+      log += done ? "| " : "/ ";
+    }
+  }
+  q->AdvanceBy(1'000'000);
+  return log;
+}
+
+TEST(ScClock, RandomSchedulesRunExactlyAsOnTheHeap) {
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    HeapQueue heap;
+    ScClock sc;
+    const std::string a = RandomRun(&heap, seed);
+    const std::string b = RandomRun(&sc, seed);
+    ASSERT_EQ(a, b) << "seed " << seed;
+    EXPECT_EQ(heap.Now(), sc.Now());
+  }
+}
+
+}  // namespace
+}  // namespace qptwin::model::sim
