@@ -126,7 +126,12 @@ TEST(ModelThread, ProgressPumpsWhileTheOwnerMakesNoCall) {
   ASSERT_TRUE(t.Run([] {}));
   ASSERT_TRUE(t.StartProgress(probe.Make()));
   EXPECT_FALSE(t.StartProgress(probe.Make()));  // once
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  // At a 100 us period three pumps take well under a millisecond; a loaded 2-core machine
+  // may keep the thread off a core for long, so wait for them (bounded), not for a time.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (probe.pumps.load() < 3 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   EXPECT_GE(probe.pumps.load(), 3);
   EXPECT_EQ(probe.moves.load() % 2, 0);  // handed over and back each turn
 }
