@@ -3,6 +3,11 @@
 #include <cstdio>
 #include <cstdlib>
 
+// sc_spawn and sc_spawn_options: Bazel defines this (local_defines), tools/fuzz/build.sh's
+// plain clang++ build does not.
+#ifndef SC_INCLUDE_DYNAMIC_PROCESSES
+#define SC_INCLUDE_DYNAMIC_PROCESSES
+#endif
 #include <systemc>
 
 #include "model/sim/kernel.h"
