@@ -185,6 +185,8 @@ class Nic {
   void ArmTimer(Qp& qp);
   void ScheduleTimer(Qp& qp, uint64_t at);
   void OnTimeout(Qp& qp);
+  // A retry is due: where the requester has stopped (RequesterStopped) it never comes, and
+  // the QP waits, retry_stalled, until it leaves RTS/SQD.
   bool StallRetry(Qp& qp);
   void TakeRdAtomicRes(Qp& qp, const Qp::RdAtomicRes& res);
   void SendUnreliableDone(Qp& qp, uint64_t serial, uint64_t at);

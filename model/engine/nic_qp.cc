@@ -377,10 +377,6 @@ void Nic::FlushSq(Qp& qp) {
     wc.wr_id = w.wr.wr_id;
     wc.qp_num = qp.qpn;
     wc.status = w.done ? w.status : WcStatus::kWrFlushErr;
-    // rxe_drain_resp_pkts: a WQE the requester failed that never reached the head is flushed.
-    if (w.failed_locally && profile().behaviour.local_error_stops_retries) {
-      wc.status = WcStatus::kWrFlushErr;
-    }
     if (wc.status == WcStatus::kSuccess) {
       if (!w.signaled) continue;
       wc.opcode = SendWcOpcode(w.wr.opcode);

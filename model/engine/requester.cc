@@ -277,11 +277,9 @@ void Nic::RunSent(SentWqe& sent) {
 bool Nic::StallRetry(Qp& qp) {
   // Behaviour::local_error_stops_retries: the requester that failed a WR locally (rxe:
   // req.state = QP_STATE_ERROR) never runs the retry (req_retry), so none comes.
-  if (!profile().behaviour.local_error_stops_retries) return false;
-  bool failed = false;
-  for (size_t i = 0; i < qp.sq.size() && !failed; ++i) failed = qp.sq[i].failed_locally;
-  if (failed) qp.retry_stalled = true;
-  return failed;
+  if (!RequesterStopped(qp)) return false;
+  qp.retry_stalled = true;
+  return true;
 }
 
 void Nic::ArmTimer(Qp& qp) {
