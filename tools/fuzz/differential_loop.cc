@@ -82,6 +82,31 @@ std::string Cluster(const std::string& a, const std::string& b) {
   return elide(a) + "  |  " + elide(b);
 }
 
+// Side b's re-runs (contract 6), the first `count` of them, as commented transcripts.
+std::string CommentedReruns(const std::string& label, const std::vector<std::string>& reruns,
+                            size_t count) {
+  std::string out;
+  for (size_t r = 0; r < count && r < reruns.size(); ++r) {
+    out += "# ---- compared transcript on " + label + " (re-run " + std::to_string(r + 1) +
+           ")\n" + Commented(reruns[r]);
+  }
+  return out;
+}
+
+// Writes a saved file into opts.out_dir (made if need be); false with stats->io_error.
+bool SaveFile(const DiffOptions& opts, const std::string& path, const std::string& text,
+              DiffStats* stats) {
+  std::error_code ec;
+  std::filesystem::create_directories(opts.out_dir, ec);
+  std::string error;
+  if (!cli::WriteOutputFile(path, text, std::cout, &error)) {
+    stats->io_error = error;
+    return false;
+  }
+  ++stats->saved;
+  return true;
+}
+
 void PrintProgress(std::ostream& os, const DiffStats& s) {
   os << "fuzz --differential: " << std::fixed << std::setprecision(1) << s.seconds << " s  "
      << s.sequences << " sequences  " << std::setprecision(0)
@@ -217,20 +242,9 @@ DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const
           << " '" << d->a << "' vs " << opts.label_b << " '" << d->b << "'\n"
           << "# ---- compared transcript on " << opts.label_a << "\n"
           << Commented(ta) << "# ---- compared transcript on " << opts.label_b
-          << " (first run)\n" << Commented(tb);
-        for (size_t r = 0; r + 1 < reruns.size(); ++r) {
-          f << "# ---- compared transcript on " << opts.label_b << " (re-run " << r + 1
-            << ")\n" << Commented(reruns[r]);
-        }
-        std::error_code ec;
-        std::filesystem::create_directories(opts.out_dir, ec);
-        std::string error;
-        if (!cli::WriteOutputFile(DifferencePath(opts, n, "-rerun"), f.str(), std::cout,
-                                  &error)) {
-          stats.io_error = error;
-          break;
-        }
-        ++stats.saved;
+          << " (first run)\n" << Commented(tb)
+          << CommentedReruns(opts.label_b, reruns, reruns.size() - 1);  // the last is ta
+        if (!SaveFile(opts, DifferencePath(opts, n, "-rerun"), f.str(), &stats)) break;
         progress << "fuzz --differential: sequence " << n << ": " << opts.label_b
                  << " gave " << opts.label_a << "'s transcript on re-run " << reruns.size()
                  << " -> " << DifferencePath(opts, n, "-rerun") << "\n";
@@ -260,19 +274,8 @@ DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const
           << opts.seed << " --replay " << n << "\n"
           << "# ---- compared transcript on " << opts.label_a << "\n"
           << Commented(ta) << "# ---- compared transcript on " << opts.label_b << "\n"
-          << Commented(tb);
-        for (size_t r = 0; r < reruns.size(); ++r) {
-          f << "# ---- compared transcript on " << opts.label_b << " (re-run " << r + 1
-            << ")\n" << Commented(reruns[r]);
-        }
-        std::error_code ec;
-        std::filesystem::create_directories(opts.out_dir, ec);
-        std::string error;
-        if (!cli::WriteOutputFile(DifferencePath(opts, n), f.str(), std::cout, &error)) {
-          stats.io_error = error;
-          break;
-        }
-        ++stats.saved;
+          << Commented(tb) << CommentedReruns(opts.label_b, reruns, reruns.size());
+        if (!SaveFile(opts, DifferencePath(opts, n), f.str(), &stats)) break;
         progress << "fuzz --differential: sequence " << n << ": " << summary << " -> "
                  << DifferencePath(opts, n) << "\n";
       }
