@@ -59,10 +59,11 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("mw_range_checked_against_mr", &Behaviour::mw_range_checked_against_mr),
     Flag("recv_inv_flag_as_ip_csum_ok", &Behaviour::recv_inv_flag_as_ip_csum_ok),
     Flag("recv_full_checked_first", &Behaviour::recv_full_checked_first),
+    Flag("responder_stays_in_error", &Behaviour::responder_stays_in_error),
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 44;
+constexpr size_t kFlags = 45;
 constexpr size_t kNumbers = 3;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -214,7 +215,9 @@ DeviceDescription Rxe() {
       {"recv_error_is_malformed_wqe", 1,
        "rxe_resp.c send_data_in: any copy_data failure is RESPST_ERR_MALFORMED_WQE -> "
        "do_class_d1e_error: IB_WC_LOC_QP_OP_ERR, NAK remote operational error, rxe_qp_error "
-       "(UD too; measured: examples/fidelity/03, 04)"},
+       "(UD too; measured: examples/fidelity/03, 04); execute() sets resp.psn per packet, so "
+       "the packets before the failing one count (measured: differential seed 20261203 "
+       "sequence 1095, a 3-packet UC SEND into 2,048 bytes leaves rq_psn 2)"},
       {"rc_flushes_rq_first", 1,
        "rxe_qp.c rxe_qp_error: schedules the responder task (RQ flush), then for RC schedules "
        "the completer (SQ flush) after it, for UC/UD runs it at once (measured: "
@@ -299,6 +302,13 @@ DeviceDescription Rxe() {
        "READs and atomics) with the same rkey and a sub-range; otherwise RESPST_CLEANUP "
        "(Class D, dropped); measured: a READ at PSN 0 after a FETCH_ADD at PSN 0 and a "
        "reconnect ends with RETRY_EXC_ERR (differential seed 748177376976 sequence 231)"},
+      {"responder_stays_in_error", 1,
+       "rxe_qp.c rxe_qp_from_attr: a modify to RTS sets only req.state and comp.state to "
+       "QP_STATE_READY, to RTR resp.state (INIT and RESET reset all three); rxe_qp_error left "
+       "resp.state QP_STATE_ERROR, and rxe_recv.c check_type_state drops a request unless "
+       "resp.state is READY (measured: differential seed 20261203 sequence 143: after "
+       "RETRY_EXC_ERR and ERR -> RTS with cur_state RTS, a FETCH_ADD to the QP without "
+       "REMOTE_ATOMIC ends with RETRY_EXC_ERR, not REM_INV_REQ_ERR)"},
       {"dereg_mr_bound_mw_errno", EINVAL,
        "rxe_verbs.c rxe_dereg_mr: atomic_read(&mr->num_mw) > 0 -> -EINVAL (measured: "
        "memory_window_test DeallocOfABoundWindowClosesIt)"},

@@ -88,8 +88,11 @@ struct Behaviour {
   bool unresolved_lkey_is_qp_op_err = false;
   // A receive whose data cannot be placed (too small, bad lkey, outside the MR) completes
   // with IBV_WC_LOC_QP_OP_ERR and moves the receiving QP to ERR for every type (UD too);
-  // an RC requester gets REM_OP_ERR. IBTA: LOC_LEN_ERR (RC requester REM_INV_REQ_ERR) for a
-  // too small buffer, LOC_PROT_ERR (REM_OP_ERR) for a key, and a UD QP carries on.
+  // an RC requester gets REM_OP_ERR. The data is placed packet by packet: the packets of the
+  // message before the one that fails are executed (their data lands, rq_psn moves past
+  // them) and the NAK names the failing packet. IBTA: LOC_LEN_ERR (RC requester
+  // REM_INV_REQ_ERR) for a too small buffer, LOC_PROT_ERR (REM_OP_ERR) for a key, and a UD
+  // QP carries on.
   bool recv_error_is_malformed_wqe = false;
   // An RC QP entering ERR flushes its receive queue before its send queue (after the CQE of
   // the error that moved it); UC and UD flush the send queue first, as IBTA's model does for
@@ -174,6 +177,10 @@ struct Behaviour {
   // dropped silently (the requester times out). Default: every duplicate READ is executed
   // again (IBTA 9.7.5.1.1: a duplicate READ is re-executed).
   bool dup_read_needs_its_resource = false;
+  // A modify out of ERR (legal only with IBV_QP_CUR_STATE, e.g. to RTS with cur_state RTS)
+  // revives the requester, not the responder: requests reaching the QP are dropped, as in ERR,
+  // until a modify to RESET, INIT or RTR. IBTA: the QP in its new state responds.
+  bool responder_stays_in_error = false;
 
   // CQE and query fields (issue 11 part 1; measured in tools/rxe-vm, examples/*.qps):
   // A successful receive CQE has IBV_WC_GRH for every QP type. IBTA 11.4.2.1: GRH only when

@@ -196,7 +196,11 @@ void Nic::Receive(Packet pkt) {
   // A request to a QP in ERR is dropped before the responder (rxe_recv.c check_type_state:
   // resp.state is not READY), so it flushes nothing: a receive posted in ERR waits for the
   // next move to ERR (Behaviour::recv_in_err_waits; measured: examples/fidelity/18).
-  if (qp.state == QpState::kErr && IsRequest(pkt.kind)) return;
+  if (IsRequest(pkt.kind) &&
+      (qp.state == QpState::kErr ||
+       (qp.responder_in_error && profile().behaviour.responder_stays_in_error))) {
+    return;
+  }
   if (IsRequest(pkt.kind)) {
     HandleRequest(qp, pkt);
   } else {

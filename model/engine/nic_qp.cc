@@ -233,6 +233,10 @@ int Nic::ModifyQp(uint32_t ctx, uint32_t h, const QpAttr& a, AttrMask mask) {
   if ((mask & attr::kState) && next == QpState::kReset && qp->state == QpState::kReset) {
     ResetQueues(*qp);
   }
+  if ((mask & attr::kState) &&
+      (next == QpState::kReset || next == QpState::kInit || next == QpState::kRtr)) {
+    qp->responder_in_error = false;
+  }
   if (next == qp->state && next != QpState::kErr) return 0;
   switch (next) {
     case QpState::kReset:
@@ -337,6 +341,7 @@ void Nic::ResetQueues(Qp& qp) {
 
 void Nic::EnterError(Qp& qp, const std::string& cause) {
   SetState(qp, QpState::kErr, cause);
+  qp.responder_in_error = true;
   // A WR that failed locally and waited for the head is flushed like the rest (rxe_comp.c
   // flush_send_queue: WR_FLUSH_ERR for every WQE left, wqe_state_error too).
   for (SendWqe& w : qp.sq) {

@@ -238,6 +238,9 @@ struct Qp : std::enable_shared_from_this<Qp> {
   // not move it, nor does RESET): Behaviour::duplicate_ack_psn_is_last_executed.
   uint32_t ack_psn = 0;
   bool comm_est_raised = false;
+  // Entered ERR and not since moved to RESET, INIT or RTR (Behaviour::responder_stays_in_error:
+  // rxe's resp.state is still QP_STATE_ERROR).
+  bool responder_in_error = false;
   bool last_wqe_raised = false;
   Ring<std::pair<uint32_t, uint64_t>> atomic_replay;  // psn -> original value
   // XRC_RECV: the XRC SRQ named by the request being handled (set by RespCheckXrcSrq).

@@ -426,6 +426,16 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
     // rxe_resp.c send_data_in: every copy_data failure is a malformed WQE
     // (Behaviour::recv_error_is_malformed_wqe): LOC_QP_OP_ERR, NAK remote op, ERR, UD too.
     const bool malformed = profile().behaviour.recv_error_is_malformed_wqe;
+    // rxe copies a message packet by packet: the packets before the one that fails are
+    // executed (their data lands, resp.psn and the ACK PSN move past them).
+    uint32_t executed = 0;
+    if (malformed && pkt.npkts > 1) {
+      const uint32_t mtu = MtuBytes(qp.attr.path_mtu);
+      for (uint32_t k = pkt.npkts - 1; k > 0 && executed == 0; --k) {
+        if (mrs_.Scatter(r.sg_list, pd, data, size_t{k} * mtu) == WcStatus::kSuccess) executed = k;
+      }
+      if (executed) qp.epsn = qp.ack_psn = PsnAdd(pkt.psn, executed);
+    }
     if (malformed) st = WcStatus::kLocQpOpErr;
     wc.status = st;
     PushCqe(qp, RecvCq(qp), wc, false);
@@ -436,8 +446,8 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
       nak.nak = st == WcStatus::kLocLenErr ? NakCode::kInvalidRequest : NakCode::kRemoteOp;
       // The packet that overflows the receive is NAKed (rxe_resp.c send_data_in per
       // packet): the earlier packets of the message fit.
-      nak.psn = pkt.psn;
-      if (too_small && pkt.npkts > 1) {
+      nak.psn = PsnAdd(pkt.psn, executed);
+      if (!malformed && too_small && pkt.npkts > 1) {
         const uint32_t mtu = MtuBytes(qp.attr.path_mtu);
         nak.psn = PsnAdd(pkt.psn, std::min<uint32_t>(pkt.npkts - 1, RecvCapacity(r) / mtu));
       }

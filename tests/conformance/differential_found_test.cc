@@ -1,6 +1,9 @@
-// Rules found by the whole-surface differential against rxe (docs/differences.md rows 47-50):
-// the ACK of a duplicate request, a requester that stops after a local error, a UD WR whose
-// address handle went away while it waited, a UC WRITE_WITH_IMM with a bad R_Key into an SRQ.
+// Rules found by the whole-surface differential against rxe (docs/differences.md rows 47-50,
+// 75-76): the ACK of a duplicate request, a requester that stops after a local error, a UD WR
+// whose address handle went away while it waited, a UC WRITE_WITH_IMM with a bad R_Key into
+// an SRQ, a responder that stays in error after ERR -> RTS, a receive that fails mid-message.
+#include <cstring>
+
 #include "spec/bring_up.h"
 #include "tests/conformance/fixture.h"
 
@@ -197,6 +200,74 @@ TEST_P(Conformance, UcWriteImmWithABadRkeyCompletesAnSrqReceiveWhereTheDeviceTak
     EXPECT_TRUE(rwc.empty()) << "the receive was completed";
   }
   EXPECT_EQ(StateOf(qb), QpState::kRts);
+}
+
+// Differential seed 20261203 sequence 143: a QP that went to ERR is moved back to RTS (legal
+// with IBV_QP_CUR_STATE = RTS) and its peer sends to it. rxe (Behaviour::
+// responder_stays_in_error) revives only the requester: the request is dropped and the sender
+// ends with RETRY_EXC_ERR; the receive stays posted. IBTA: the QP in RTS takes the SEND.
+TEST_P(Conformance, ResponderOfAQpMovedFromErrToRtsAnswersWhereTheDeviceRevivesIt) {
+  const bool stays = GetParam().behaviour.responder_stays_in_error;
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, true, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+  ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qa, qb), 0);
+  ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qb, qa), 0);
+  ASSERT_EQ(dev_->ModifyQp(qb, StateOnly(QpState::kErr), attr::kState), 0);
+  QpAttr back = StateOnly(QpState::kRts);
+  back.cur_qp_state = QpState::kRts;
+  ASSERT_EQ(dev_->ModifyQp(qb, back, attr::kState | attr::kCurState), 0);
+  EXPECT_EQ(StateOf(qb), QpState::kRts);
+  Buffer buf = Reg(4096, kAll);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(0, 64)})}, &bad), 0);
+  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(1024, 8)})}, &bad), 0);
+  auto wcs = WaitWc(ca, 1, kSecond / 2);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].status, stays ? WcStatus::kRetryExcErr : WcStatus::kSuccess);
+  auto rwc = Drain(cb, kSecond / 20);
+  if (stays) {
+    EXPECT_TRUE(rwc.empty()) << "the SEND reached the receive";
+  } else {
+    ASSERT_EQ(rwc.size(), 1u);
+    EXPECT_EQ(rwc[0].status, WcStatus::kSuccess);
+  }
+}
+
+// Differential seed 20261203 sequence 1095: a 3-packet UC SEND into a receive of two packets'
+// room. rxe (Behaviour::recv_error_is_malformed_wqe) places the message packet by packet: the
+// first two packets land and move rq_psn, the third fails the receive with LOC_QP_OP_ERR and
+// the QP goes to ERR. The IBTA profile reports LOC_LEN_ERR (and nothing of the message is
+// placed).
+TEST_P(Conformance, ReceiveTooSmallMidMessageKeepsThePacketsBeforeWhereTheDeviceCopiesPerPacket) {
+  const Behaviour& b = GetParam().behaviour;
+  if (!b.supports_uc) GTEST_SKIP() << "no UC";
+  CqHandle ca = Cq(), cb = Cq();
+  auto [qa, qb] = ConnectedPair(QpType::kUc, ca, cb);
+  const uint32_t mtu = MtuBytes(pattr_.active_mtu);
+  Buffer src = Reg(3 * mtu, kAll), dst = Reg(3 * mtu, kAll);
+  std::memset(src.buf, 0x5a, 3 * mtu);
+  std::memset(dst.buf, 0, 3 * mtu);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {dst.At(0, 2 * mtu)})}, &bad), 0);
+  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {src.At(0, 3 * mtu)})}, &bad), 0);
+  auto swc = WaitWc(ca, 1);
+  ASSERT_EQ(swc.size(), 1u);
+  EXPECT_EQ(swc[0].status, WcStatus::kSuccess);  // UC: complete once sent
+  auto rwc = WaitWc(cb, 1);
+  ASSERT_EQ(rwc.size(), 1u);
+  QpAttr a;
+  QpInitAttr init;
+  ASSERT_EQ(dev_->QueryQp(qb, &a, &init), 0);
+  if (b.recv_error_is_malformed_wqe) {
+    EXPECT_EQ(rwc[0].status, WcStatus::kLocQpOpErr);
+    EXPECT_EQ(a.qp_state, QpState::kErr);
+    EXPECT_EQ(a.rq_psn, BringUpParams{}.rq_psn + 2) << "the first two packets were executed";
+    EXPECT_EQ(dst.buf[0], 0x5a);
+    EXPECT_EQ(dst.buf[2 * mtu - 1], 0x5a);
+  } else {
+    EXPECT_EQ(rwc[0].status, WcStatus::kLocLenErr);
+    EXPECT_EQ(dst.buf[0], 0);
+  }
 }
 
 }  // namespace

@@ -68,7 +68,9 @@ TEST_P(Conformance, ReceiveTooSmallGivesTheDevicesStatusesPerType) {
     EXPECT_EQ(send[0].status, want_send) << ToName(type);
     const bool ud_carries_on = type == QpType::kUd && !malformed;
     EXPECT_EQ(StateOf(qb), ud_carries_on ? QpState::kRts : QpState::kErr) << ToName(type);
-    if (ah) EXPECT_EQ(dev_->DestroyAh(ah), 0);
+    if (ah) {
+      EXPECT_EQ(dev_->DestroyAh(ah), 0);
+    }
   }
 }
 
@@ -115,7 +117,9 @@ TEST_P(Conformance, ConnectedReceiveCarriesGrhAndSrcQpAsTheDeviceDoes) {
   const WorkCompletion& recv = wcs[0].wr_id == 10 ? wcs[0] : wcs[1];
   ASSERT_EQ(recv.status, WcStatus::kSuccess);
   EXPECT_EQ((recv.wc_flags & wc_flag::kGrh) != 0, GetParam().behaviour.recv_wc_grh_always);
-  if (GetParam().behaviour.connected_recv_src_qp_zero) EXPECT_EQ(recv.src_qp, 0u);
+  if (GetParam().behaviour.connected_recv_src_qp_zero) {
+    EXPECT_EQ(recv.src_qp, 0u);
+  }
   (void)qa;
 }
 

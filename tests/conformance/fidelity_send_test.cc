@@ -247,7 +247,9 @@ TEST_P(Conformance, PostSendRunsItsExchangeWhereTheDeviceDoes) {
   ASSERT_EQ(WaitWc(cq_, 1).size(), 1u);
   ASSERT_EQ(dev_->PostSend(qa, {Rdma(2, WrOpcode::kRdmaWrite, {buf.At(0, 64)}, dst.Addr(4064),
                                      dst.rkey)}, &bad), 0);
-  if (inline_run) EXPECT_EQ(StateOf(qa), QpState::kErr) << "the NAK came inside the post";
+  if (inline_run) {
+    EXPECT_EQ(StateOf(qa), QpState::kErr) << "the NAK came inside the post";
+  }
   auto wcs = WaitWc(cq_, 1);
   ASSERT_EQ(wcs.size(), 1u);
   EXPECT_EQ(wcs[0].status, WcStatus::kRemAccessErr);
