@@ -331,7 +331,7 @@ void Nic::ResetQueues(Qp& qp) {
   qp.sq_next = 0;
   ++qp.timer_gen;
   qp.timer_armed = qp.rnr_wait = qp.sq_draining = qp.started_retry = false;
-  qp.retry_stalled = false;
+  qp.retry_stalled = qp.retry_parked_at_fence = false;
   qp.uc_mid_message = false;
   qp.comm_est_raised = qp.last_wqe_raised = false;
   qp.atomic_replay.clear();
@@ -406,9 +406,10 @@ void Nic::FlushRq(Qp& qp) {
 
 void Nic::CheckDrained(Qp& qp) {
   if (qp.state != QpState::kSqd || !qp.sq_draining || qp.sq_next != 0) return;
-  // A message waiting out an RNR timer went back to sq_next but is still in flight.
+  // A message waiting out an RNR timer went back to sq_next but is still in flight; one a
+  // retry parked at a fence is not (rxe_req.c req_next_wqe: the head is wqe_state_posted).
   for (const SendWqe& w : qp.sq) {
-    if (w.sent && !w.done) return;
+    if (w.sent && !w.done && !qp.retry_parked_at_fence) return;
   }
   qp.sq_draining = false;
   if (profile().behaviour.sqd_event_needs_notify && !qp.attr.en_sqd_async_notify) return;

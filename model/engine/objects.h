@@ -201,6 +201,10 @@ struct Qp : std::enable_shared_from_this<Qp> {
   // behind the WR to retry; nothing is resent or handled any more until the QP leaves RTS
   // (rxe: req.need_retry set, the requester in QP_STATE_ERROR).
   bool retry_stalled = false;
+  // Behaviour::fence_counts_sent_rd_atomic: a retry went back to a fenced WR and stopped there
+  // (rxe: req_retry has set the WQEs back to wqe_state_posted, so an SQD drain counts them as
+  // not started although their READ/atomic credits are still held).
+  bool retry_parked_at_fence = false;
   // Behaviour::partial_ack_resets_retries_only: the highest PSN an ACK inside the head WQE
   // (serial) acknowledged (rxe_comp.c comp.psn: only a newer one reaches reset_retry_counters).
   uint64_t partial_ack_serial = 0;

@@ -102,7 +102,10 @@ Nic::ReqStep Nic::ReqCheckLimits(Qp& qp) {
         if (o.sent && !o.done && IsReadOrAtomic(o.wr.opcode)) ++blocking;
       }
       // req_retry had set req.psn back to comp.psn: ibv_query_qp's sq_psn reads this WR's.
-      if (blocking > 0 && w.sent) qp.next_psn = w.psn;
+      if (blocking > 0 && w.sent) {
+        qp.next_psn = w.psn;
+        qp.retry_parked_at_fence = true;
+      }
     }
     if (blocking > 0) return ReqStep::kDone;
   }
@@ -121,6 +124,7 @@ Nic::ReqStep Nic::ReqCheckLimits(Qp& qp) {
 Nic::ReqStep Nic::ReqCheckLocal(Qp& qp, Payload* payload) {
   SendWqe& w = qp.sq[qp.sq_next];
   payload->clear();
+  qp.retry_parked_at_fence = false;  // the requester goes on
   if (!OpcodeAllowed(qp.type, w.wr.opcode)) {
     // Only with Behaviour::opcode_checked_by_requester (rxe): the post accepted it, the
     // requester finds no packet opcode for this QP type (rxe_req.c next_opcode < 0).

@@ -593,8 +593,8 @@ TEST_P(Conformance, ARefusedPostRunsWhatItQueuedWhereTheDeviceRunsItInThePost) {
 // (left in ERR). rxe_req.c rxe_wqe_is_fenced waits while a READ/atomic holds a max_rd_atomic
 // credit, and the READ keeps its own through the retry (Behaviour::fence_counts_sent_rd_atomic):
 // the first timeout's retry stalls at it, nothing is resent, no timer runs, sq_psn reads the
-// READ's PSN again,
-// and only a move to ERR ends it (flushed). Elsewhere the retries run out: RETRY_EXC_ERR.
+// READ's PSN again, an SQD drain ends at once (row 77), and only a move to ERR ends it
+// (flushed). Elsewhere the retries run out: RETRY_EXC_ERR.
 TEST_P(Conformance, FencedReadStallsAtItsRetryWhereTheDeviceDoes) {
   const bool stalls = GetParam().behaviour.fence_counts_sent_rd_atomic;
   CqHandle ca = Cq();
@@ -623,6 +623,14 @@ TEST_P(Conformance, FencedReadStallsAtItsRetryWhereTheDeviceDoes) {
   ASSERT_EQ(dev_->QueryQp(qa, &a, &init), 0);
   EXPECT_EQ(a.qp_state, QpState::kRts);
   EXPECT_EQ(a.sq_psn, first_psn) << "the retry set the PSN back and sent nothing";
+  // Row 77: the retry set the READ back to not started, so a drain is over at once.
+  QpAttr sqd = StateOnly(QpState::kSqd);
+  sqd.en_sqd_async_notify = 1;
+  ASSERT_EQ(dev_->ModifyQp(qa, sqd, attr::kState | attr::kEnSqdAsyncNotify), 0);
+  EXPECT_EQ(dev_->WaitForAsyncEvent(EventType::kSqDrained, qa, kSecond / 10), 0);
+  ASSERT_EQ(dev_->QueryQp(qa, &a, &init), 0);
+  EXPECT_EQ(a.qp_state, QpState::kSqd);
+  EXPECT_FALSE(a.sq_draining);
   ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kErr), attr::kState), 0);
   auto wcs = WaitWc(ca, 1);
   ASSERT_EQ(wcs.size(), 1u);
