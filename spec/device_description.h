@@ -174,8 +174,11 @@ struct Behaviour {
   // A duplicate RDMA READ (its PSN below the expected one) is answered only if it lies inside a
   // READ the responder still holds among its max_dest_rd_atomic resources (READs and atomics
   // take them in turn), with the same R_Key and within that READ's range; otherwise it is
-  // dropped silently (the requester times out). Default: every duplicate READ is executed
-  // again (IBTA 9.7.5.1.1: a duplicate READ is re-executed).
+  // dropped silently (the requester times out); a replayed READ's range starts at the
+  // duplicate's address from then on. A duplicate atomic is answered from the first resource
+  // whose PSNs hold it, READ or atomic: its original value, which for a READ's resource is the
+  // READ's remote address (rxe's union). Default: every duplicate READ is executed again
+  // (IBTA 9.7.5.1.1), a duplicate atomic answered with its own saved result (C9-134).
   bool dup_read_needs_its_resource = false;
   // A modify out of ERR (legal only with IBV_QP_CUR_STATE, e.g. to RTS with cur_state RTS)
   // revives the requester, not the responder: requests reaching the QP are dropped, as in ERR,

@@ -189,6 +189,7 @@ class Nic {
   // the QP waits, retry_stalled, until it leaves RTS/SQD.
   bool StallRetry(Qp& qp);
   void TakeRdAtomicRes(Qp& qp, const Qp::RdAtomicRes& res);
+  Qp::RdAtomicRes* FindRdAtomicRes(Qp& qp, uint32_t psn);
   void SendUnreliableDone(Qp& qp, uint64_t serial, uint64_t at);
   // The engine's sources (event_source.h): one wake-up each in the World's EventQueue,
   // however many QPs have work, timers or WQEs in flight.

@@ -225,6 +225,9 @@ int Nic::ModifyQp(uint32_t ctx, uint32_t h, const QpAttr& a, AttrMask mask) {
   if (mask & attr::kSqPsn) qp->next_psn = s.sq_psn = a.sq_psn & 0xffffff;
   if (mask & attr::kMaxDestRdAtomic) {
     s.max_dest_rd_atomic = pow2 ? RoundUpPow2U8(a.max_dest_rd_atomic) : a.max_dest_rd_atomic;
+    // rxe_qp.c: free_rd_atomic_resources, then alloc_rd_atomic_resources (res_head 0).
+    qp->rd_res.clear();
+    qp->rd_res_head = 0;
   }
   if (mask & attr::kDestQpn) s.dest_qp_num = a.dest_qp_num & 0xffffff;
 

@@ -216,6 +216,7 @@ struct Qp : std::enable_shared_from_this<Qp> {
     bool read = false;
     uint32_t first_psn = 0, last_psn = 0, rkey = 0;
     uint64_t va = 0, length = 0;
+    uint64_t orig = 0;  // an atomic's original value (rxe: res->atomic.orig_val)
   };
   std::vector<RdAtomicRes> rd_res;
   size_t rd_res_head = 0;

@@ -30,6 +30,14 @@ void Nic::TakeRdAtomicRes(Qp& qp, const Qp::RdAtomicRes& res) {
   qp.rd_res_head = (qp.rd_res_head + 1) % slots;
 }
 
+Qp::RdAtomicRes* Nic::FindRdAtomicRes(Qp& qp, uint32_t psn) {
+  // rxe_resp.c find_resource: the first slot in use whose PSNs hold `psn`.
+  for (Qp::RdAtomicRes& r : qp.rd_res) {
+    if (r.used && PsnDiff(psn, r.first_psn) >= 0 && PsnDiff(psn, r.last_psn) <= 0) return &r;
+  }
+  return nullptr;
+}
+
 void Nic::HandleRequest(Qp& qp, Packet& pkt) {
   request_contexts_ns_ = RequestContextsReady(qp, pkt);  // QPC, MPT, MTT (nic_cache.cc)
   RespStep step = RespStep::kCheckState;
@@ -105,12 +113,25 @@ Nic::RespStep Nic::RespCheckPsn(Qp& qp, const Packet& pkt) {
       }
       // rxe_resp.c duplicate_request: find_resource's first entry holding the PSN answers,
       // if it is a READ of the same R_Key covering the range; else Class D: dropped.
-      for (const Qp::RdAtomicRes& r : qp.rd_res) {
-        if (!r.used || PsnDiff(pkt.psn, r.first_psn) < 0 || PsnDiff(pkt.psn, r.last_psn) > 0) continue;
-        const bool inside = r.read && pkt.rkey == r.rkey && pkt.remote_addr >= r.va &&
-                            pkt.length <= r.length &&
-                            pkt.remote_addr + pkt.length <= r.va + r.length;
-        return inside ? RespStep::kCheckXrcSrq : RespStep::kDone;
+      Qp::RdAtomicRes* r = FindRdAtomicRes(qp, pkt.psn);
+      if (!r) return RespStep::kDone;
+      const bool inside = r->read && pkt.rkey == r->rkey && pkt.remote_addr >= r->va &&
+                          pkt.length <= r->length &&
+                          pkt.remote_addr + pkt.length <= r->va + r->length;
+      if (!inside) return RespStep::kDone;
+      r->va = pkt.remote_addr;  // "Reset the resource, except length"
+      return RespStep::kCheckXrcSrq;
+    }
+    if (pkt.kind == PacketKind::kAtomic && profile().behaviour.dup_read_needs_its_resource) {
+      // rxe_resp.c duplicate_request -> atomic_reply with res->replay: the first resource
+      // holding the PSN answers with res->atomic.orig_val, for a READ's the union's va_org;
+      // nothing is executed and the PSNs stay. No resource: Class D, dropped.
+      if (const Qp::RdAtomicRes* r = FindRdAtomicRes(qp, pkt.psn)) {
+        Packet resp;
+        resp.kind = PacketKind::kAtomicResp;
+        resp.psn = pkt.psn;
+        resp.atomic_orig = r->read ? r->va : r->orig;
+        SendResponse(qp, pkt, std::move(resp));
       }
       return RespStep::kDone;
     }
@@ -325,6 +346,7 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
       qp.atomic_replay.emplace_back(pkt.psn, orig);
       Qp::RdAtomicRes res;
       res.first_psn = res.last_psn = pkt.psn;
+      res.orig = orig;
       TakeRdAtomicRes(qp, res);
       if (qp.atomic_replay.size() > kAtomicReplayDepth) qp.atomic_replay.pop_front();
       qp.epsn = qp.ack_psn = PsnAdd(pkt.psn, 1);

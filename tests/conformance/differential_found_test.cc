@@ -1,5 +1,5 @@
 // Rules found by the whole-surface differential against rxe (docs/differences.md rows 47-50,
-// 75-76): the ACK of a duplicate request, a requester that stops after a local error, a UD WR
+// 75-78): the ACK of a duplicate request (a SEND's, an atomic's), a requester that stops after a local error, a UD WR
 // whose address handle went away while it waited, a UC WRITE_WITH_IMM with a bad R_Key into
 // an SRQ, a responder that stays in error after ERR -> RTS, a receive that fails mid-message.
 #include <cstring>
@@ -59,6 +59,51 @@ TEST_P(Conformance, DuplicateSendBehindAReadIsAcknowledgedWhereTheDeviceDoes) {
   EXPECT_EQ(wcs[0].status, stale_ack ? WcStatus::kRetryExcErr : WcStatus::kSuccess);
   EXPECT_EQ(StateOf(qa), stale_ack ? QpState::kErr : QpState::kRts);
   EXPECT_TRUE(Drain(cb, kSecond / 20).empty()) << "the duplicate was executed";
+}
+
+// Differential seed 20261203 sequence 1696: as above, but the duplicate is a FETCH_ADD at the
+// PSN of the READ. rxe (Behaviour::dup_read_needs_its_resource) finds the READ's responder
+// resource by PSN and replays it as an atomic: the FETCH_ADD completes, its "original value"
+// is the READ's remote address (resp_res is a union), and nothing is added. Elsewhere no saved
+// atomic result holds the PSN: the duplicate is dropped and the requester runs out of retries.
+TEST_P(Conformance, DuplicateAtomicAtAReadsPsnIsAnsweredWhereTheDeviceKeepsOneResourceKind) {
+  const bool replays = GetParam().behaviour.dup_read_needs_its_resource;
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+  ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qa, qb), 0);
+  ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qb, qa), 0);
+  Buffer buf = Reg(8192, kAll);
+  std::memset(buf.buf, 0, 8192);
+  SendWr read = Send(1, {buf.At(0, 64)});
+  read.opcode = WrOpcode::kRdmaRead;
+  read.remote_addr = buf.Addr(4096);
+  read.rkey = buf.rkey;
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, {read}, &bad), 0);
+  auto first = WaitWc(ca, 1);
+  ASSERT_EQ(first.size(), 1u);
+  ASSERT_EQ(first[0].status, WcStatus::kSuccess);
+  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kReset), attr::kState), 0);
+  ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qa, qb), 0);
+  SendWr add = Send(2, {buf.At(128, 8)});
+  add.opcode = WrOpcode::kAtomicFetchAndAdd;
+  add.remote_addr = buf.Addr(2048);
+  add.rkey = buf.rkey;
+  add.compare_add = 5;
+  ASSERT_EQ(dev_->PostSend(qa, {add}, &bad), 0);
+  auto wcs = WaitWc(ca, 1, kSecond / 2);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].wr_id, 2u);
+  uint64_t orig = 0, target = 0;
+  std::memcpy(&orig, buf.buf + 128, 8);
+  std::memcpy(&target, buf.buf + 2048, 8);
+  EXPECT_EQ(target, 0u) << "the duplicate was executed";
+  if (replays) {
+    EXPECT_EQ(wcs[0].status, WcStatus::kSuccess);
+    EXPECT_EQ(orig, buf.Addr(4096)) << "the READ's resource answers";
+  } else {
+    EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr);
+  }
 }
 
 // Differential sequence 1355: SEND wr 1 draws an RNR NAK (rnr_retry 7), WRITE wr 2 behind it
