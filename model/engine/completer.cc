@@ -53,8 +53,10 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
       if (IsSendOrWrite(w.wr.opcode)) {
         w.done = true;  // covered by a later response: acknowledged
         progress = true;
-      } else if (pkt.kind == PacketKind::kAck) {
-        // A READ/ATOMIC whose response never came, overtaken by a later ACK: resend it.
+      } else {
+        // A READ/ATOMIC whose response never came, overtaken by a later ACK or response (an
+        // implied NAK, IBTA 9.7.5.2.1; rxe_comp.c check_psn: COMPST_ERROR_RETRY): resend it,
+        // the later response is not taken (its WQE is answered again).
         index = sent;
         GoBackTo(qp, i);
         break;
