@@ -121,6 +121,15 @@ void PostRecv(Writer& w, const std::string& target, const GenQp* owner) {
   w.Line(line + " " + SgeList(w, dev, base, len, true));
   if (owner) MarkDirty(w, *owner);
   w.unsettled = true;
+  // A peer in an RNR loop resends when rxe's RNR timer fires (a jiffy or more, at a phase the
+  // scenario does not see): whether this receive is taken before the next command is the
+  // timer's luck unless the scenario waits it out (differential seed 20261203 sequence 12).
+  for (const GenQp& q : w.qps) {
+    const bool receives_here = &q == owner || (!owner && q.srq == target);
+    if (!receives_here || !q.alive || q.type != "RC") continue;
+    const GenQp* peer = Find(w, q.peer);
+    if (peer && peer->rnr_prone) w.slow = true;
+  }
 }
 
 void PostSend(Writer& w, GenQp& q) {
