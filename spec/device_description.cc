@@ -60,10 +60,12 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("recv_inv_flag_as_ip_csum_ok", &Behaviour::recv_inv_flag_as_ip_csum_ok),
     Flag("recv_full_checked_first", &Behaviour::recv_full_checked_first),
     Flag("responder_stays_in_error", &Behaviour::responder_stays_in_error),
+    Flag("loopback_send_completes_after_receive",
+         &Behaviour::loopback_send_completes_after_receive),
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 45;
+constexpr size_t kFlags = 46;
 constexpr size_t kNumbers = 3;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -309,6 +311,12 @@ DeviceDescription Rxe() {
        "resp.state is READY (measured: differential seed 20261203 sequence 143: after "
        "RETRY_EXC_ERR and ERR -> RTS with cur_state RTS, a FETCH_ADD to the QP without "
        "REMOTE_ATOMIC ends with RETRY_EXC_ERR, not REM_INV_REQ_ERR)"},
+      {"loopback_send_completes_after_receive", 1,
+       "rxe_net.c rxe_xmit_packet: a packet with RXE_LOOPBACK_MASK goes through rxe_loopback "
+       "-> rxe_rcv -> rxe_resp_queue_pkt, which runs the responder inline (rxe_run_task) "
+       "before the UC/UD WQE is marked done and the completer scheduled (measured: "
+       "differential seed 20261203 sequences 154, 1065: with a one-entry CQ shared by both "
+       "ends the receive CQE is the one kept)"},
       {"dereg_mr_bound_mw_errno", EINVAL,
        "rxe_verbs.c rxe_dereg_mr: atomic_read(&mr->num_mw) > 0 -> -EINVAL (measured: "
        "memory_window_test DeallocOfABoundWindowClosesIt)"},

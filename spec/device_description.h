@@ -184,6 +184,10 @@ struct Behaviour {
   // revives the requester, not the responder: requests reaching the QP are dropped, as in ERR,
   // until a modify to RESET, INIT or RTR. IBTA: the QP in its new state responds.
   bool responder_stays_in_error = false;
+  // A UC/UD message to a QP of the same device completes at the sender only after the
+  // receiver has handled it (its receive CQE, if any, comes first; it matters where both
+  // share a CQ that overruns). IBTA: a UC/UD send completes once it has left.
+  bool loopback_send_completes_after_receive = false;
 
   // CQE and query fields (issue 11 part 1; measured in tools/rxe-vm, examples/*.qps):
   // A successful receive CQE has IBV_WC_GRH for every QP type. IBTA 11.4.2.1: GRH only when

@@ -187,6 +187,18 @@ bool Nic::SelectHostThread(int thread) {
 }
 
 void Nic::Receive(Packet pkt) {
+  const uint64_t sender_serial = pkt.sender_serial;
+  const uint32_t sender_qpn = pkt.src_qpn;
+  Deliver(std::move(pkt));
+  if (sender_serial == 0) return;
+  // Behaviour::loopback_send_completes_after_receive: the sending WQE (same device) now.
+  auto it = by_qpn_.find(sender_qpn);
+  if (it == by_qpn_.end()) return;
+  SentWqe sent{it->second->weak_from_this(), sender_serial};
+  RunSent(sent);
+}
+
+void Nic::Deliver(Packet pkt) {
   auto it = by_qpn_.find(pkt.dst_qpn);
   if (it == by_qpn_.end()) return;  // no such QP: silently dropped, as on the wire
   Qp& qp = *it->second;

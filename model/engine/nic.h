@@ -248,6 +248,7 @@ class Nic {
   bool ResumesWriteImm(const Qp& qp, const Packet& pkt) const;
   static Packet LastPacketOf(const Packet& pkt);
   void ReceiveSendLike(Qp& qp, Packet& pkt);
+  void Deliver(Packet pkt);  // Receive without the loopback sender's completion
   // SEND_WITH_INV at the responder (nic_mw.cc rules): false when the rkey could not be
   // invalidated (the receive's error CQE is pushed and the QP is in ERR).
   bool InvalidateForSend(Qp& qp, const Packet& pkt, WorkCompletion* wc);

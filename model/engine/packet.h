@@ -138,6 +138,9 @@ struct Packet {
   uint32_t drawn_by_psn = 0;  // a sequence NAK: the PSN of the request that drew it
   uint8_t rnr_timer = 0;
   uint64_t atomic_orig = 0;
+  // Behaviour::loopback_send_completes_after_receive: the sending UC/UD WQE (its serial),
+  // completed by the receiving side once it has handled the message; 0: none.
+  uint64_t sender_serial = 0;
 };
 
 // One line for traces: "SEND psn=100 n=3 1->0 qpn 17->18 3000B".

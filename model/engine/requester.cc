@@ -247,6 +247,12 @@ Nic::ReqStep Nic::ReqTransmit(Qp& qp, Payload* payload) {
   if (p.kind == PacketKind::kReadReq) p.npkts = 1;  // the request itself is one packet
   p.data = std::move(*payload);
   uint64_t serial = w.serial;
+  // rxe runs a loopback message's responder before it completes the UC/UD WQE: the
+  // receiving side completes it (Nic::Receive). Only where no packet can be lost.
+  const bool complete_at_receiver = !IsReliable(qp.type) && p.dst_nic == index_ &&
+                                    profile().behaviour.loopback_send_completes_after_receive &&
+                                    world_->lossless();
+  if (complete_at_receiver) p.sender_serial = serial;
   // Inline data travelled with the WQE: no payload DMA read (timing.h).
   bool has_payload = p.kind == PacketKind::kSend || p.kind == PacketKind::kWrite;
   uint64_t dma = has_payload && !w.is_inline ? p.data.size() : 0;
@@ -257,7 +263,7 @@ Nic::ReqStep Nic::ReqTransmit(Qp& qp, Payload* payload) {
   if (IsReliable(qp.type)) {
     qp.last_gone_ns = std::max(qp.last_gone_ns, gone);
     if (!qp.timer_armed) ArmTimer(qp);
-  } else {
+  } else if (!complete_at_receiver) {
     SendUnreliableDone(qp, serial, gone);  // UC/UD: done when the last byte left
   }
   return ReqStep::kGetWqe;

@@ -97,6 +97,7 @@ class World {
   // `at_ns` or when the channel is free: returns when its bytes have crossed (ns, rounded up).
   uint64_t OccupyDmaRead(int nic, uint64_t at_ns, uint64_t bytes);
 
+  bool lossless() const { return loss_rate_ <= 0; }
   uint64_t packets_sent() const { return packets_sent_; }
   uint64_t packets_lost() const { return packets_lost_; }
   uint64_t messages_sent() const { return messages_sent_; }

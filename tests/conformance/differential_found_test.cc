@@ -1,7 +1,9 @@
 // Rules found by the whole-surface differential against rxe (docs/differences.md rows 47-50,
-// 75-78): the ACK of a duplicate request (a SEND's, an atomic's), a requester that stops after a local error, a UD WR
-// whose address handle went away while it waited, a UC WRITE_WITH_IMM with a bad R_Key into
-// an SRQ, a responder that stays in error after ERR -> RTS, a receive that fails mid-message.
+// 75-79): the ACK of a duplicate request (a SEND's, an atomic's), a requester that stops
+// after a local error, a UD WR whose address handle went away while it waited, a UC
+// WRITE_WITH_IMM with a bad R_Key into an SRQ, a responder that stays in error after
+// ERR -> RTS, a receive that fails mid-message, the order of a loopback UC/UD send's two
+// completions.
 #include <cstring>
 
 #include "spec/bring_up.h"
@@ -312,6 +314,44 @@ TEST_P(Conformance, ReceiveTooSmallMidMessageKeepsThePacketsBeforeWhereTheDevice
   } else {
     EXPECT_EQ(rwc[0].status, WcStatus::kLocLenErr);
     EXPECT_EQ(dst.buf[0], 0);
+  }
+}
+
+// Differential seed 20261203 sequences 154 and 1065: a UC or UD SEND between two QPs of the
+// same device sharing one CQ. rxe (Behaviour::loopback_send_completes_after_receive) runs the
+// receiver inline inside the send (rxe_loopback -> rxe_rcv -> the responder task), then
+// completes the WQE: the receive CQE comes first. Elsewhere the send completes once it has
+// left, before the receiver has it.
+TEST_P(Conformance, LoopbackUnreliableSendCompletesAfterItsReceiveWhereTheDeviceRunsItInline) {
+  const Behaviour& b = GetParam().behaviour;
+  for (QpType type : {QpType::kUc, QpType::kUd}) {
+    if (type == QpType::kUc && !b.supports_uc) continue;
+    SCOPED_TRACE(ToName(type));
+    CqHandle cq = Cq(16);
+    auto [qa, qb] = ConnectedPair(type, cq, cq);
+    Buffer buf = Reg(4096, kAll);
+    size_t bad = 99;
+    ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(0, 256)})}, &bad), 0);
+    SendWr wr = Send(1, {buf.At(1024, 32)});
+    AhHandle ah;
+    if (type == QpType::kUd) {
+      ASSERT_EQ(dev_->CreateAh(pd_, FullAttr(qb, {}).ah_attr, &ah), 0);
+      ConnectionInfo info;
+      ASSERT_EQ(dev_->LocalConnectionInfo(qb, &info), 0);
+      wr.ah = ah;
+      wr.remote_qpn = info.qp_num;
+      wr.remote_qkey = kQkey;
+    }
+    ASSERT_EQ(dev_->PostSend(qa, {wr}, &bad), 0);
+    auto wcs = WaitWc(cq, 2);
+    ASSERT_EQ(wcs.size(), 2u);
+    EXPECT_EQ(wcs[0].status, WcStatus::kSuccess);
+    EXPECT_EQ(wcs[1].status, WcStatus::kSuccess);
+    const uint64_t first = b.loopback_send_completes_after_receive ? 10 : 1;
+    EXPECT_EQ(wcs[0].wr_id, first);
+    if (type == QpType::kUd) {
+      EXPECT_EQ(dev_->DestroyAh(ah), 0);
+    }
   }
 }
 
