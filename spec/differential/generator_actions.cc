@@ -194,7 +194,10 @@ void PostSend(Writer& w, GenQp& q) {
   MarkDirty(w, q);
   if (peer) MarkDirty(w, *peer);
   w.unsettled = true;
-  const bool answers = peer && peer->alive &&
+  // A peer with an RC message of its own in an RNR loop may have gone to ERR by itself
+  // (RNR_RETRY_EXC_ERR, RETRY_EXC_ERR), unseen here: then this message waits for rxe's
+  // timer, whose jiffies the scenario cannot time (seed 20261203 sequence 696).
+  const bool answers = peer && peer->alive && !peer->rnr_prone &&
                        (peer->state == Believed::kRtr || peer->state == Believed::kRts ||
                         peer->state == Believed::kSqd);
   // An RC message that needs a receive may meet an RNR NAK; rxe's retransmit timer keeps
