@@ -458,6 +458,9 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
       }
       if (executed) qp.epsn = qp.ack_psn = PsnAdd(pkt.psn, executed);
     }
+    // UD on RoCE: rxe copies the GRH area first, then the payload (two copy_data calls): the
+    // 40 bytes land when they fit, whatever happens to the payload.
+    if (malformed && grh) (void)mrs_.Scatter(r.sg_list, pd, data, len - pkt.data.size());
     if (malformed) st = WcStatus::kLocQpOpErr;
     wc.status = st;
     PushCqe(qp, RecvCq(qp), wc, false);
