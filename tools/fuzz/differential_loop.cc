@@ -235,22 +235,22 @@ class SequenceMaker {
   }
   // Takes are in order: k = 0, 1, 2, ...; `done` is the sequence taken before (or null).
   std::unique_ptr<Sequence> Take(uint64_t k, std::unique_ptr<Sequence> done) {
-    std::unique_ptr<Sequence> s;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (done) done_.push_back(std::move(done));
-      auto it = ready_.find(k);
-      if (it != ready_.end()) {
-        s = std::move(it->second);
-        ready_.erase(it);
-      }
       taken_ = k + 1;
       if (next_ == taken_ + kAhead / 2) room_.notify_one();
+      auto it = ready_.find(k);
+      if (it != ready_.end()) {
+        std::unique_ptr<Sequence> s = std::move(it->second);
+        ready_.erase(it);
+        if (done) done_.push_back(std::move(done));
+        return s;
+      }
     }
-    if (s) return s;
-    s = std::make_unique<Sequence>();
-    if (!MakeSequence(opts_, k, s.get())) return nullptr;
-    return s;
+    // Not made yet: made here, in the memory of the one run before when there is one.
+    if (!done) done = std::make_unique<Sequence>();
+    if (!MakeSequence(opts_, k, done.get())) return nullptr;
+    return done;
   }
 
  private:
@@ -278,7 +278,11 @@ class SequenceMaker {
       }
       if (!MakeSequence(opts_, k, s.get())) return;  // the campaign's end
       std::lock_guard<std::mutex> lock(mu_);
-      if (k >= taken_) ready_.emplace(k, std::move(s));
+      if (k >= taken_) {
+        ready_.emplace(k, std::move(s));
+      } else {
+        reusable.push_back(std::move(s));  // the loop made it itself
+      }
     }
   }
 
