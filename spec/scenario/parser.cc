@@ -428,7 +428,13 @@ bool ParseScenario(std::string_view text, Scenario* out, ParseError* error) {
 
 bool ParseScenario(std::string_view text, Scenario* out, ParseError* error,
                    const ParseOptions& options) {
+  // A fresh Scenario that keeps the old one's command buffer: a caller that parses into
+  // the same Scenario again (the differential fuzzer's helper) reuses ~100 KB, not
+  // reallocates it.
+  std::vector<Command> buffer = std::move(out->commands);
+  buffer.clear();
   *out = Scenario{};
+  out->commands = std::move(buffer);
   ScenarioParser parser;
   parser.set_keep_text(options.keep_text);
   // At most one command a line: reserved, so no command is moved while the vector grows.

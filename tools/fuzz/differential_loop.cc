@@ -179,6 +179,124 @@ class HangWatch {
   std::thread thread_;  // last: starts after the members it reads
 };
 
+// One sequence of the campaign, generated and parsed (contract 1).
+struct Sequence {
+  uint64_t n = 0;
+  std::string text;
+  scenario::Scenario sc;
+  std::string why;  // why it cannot run (the generated text does not parse), else ""
+};
+
+// The campaign's k-th sequence (k = 0, 1, ...: this shard's sequences in order) into *s,
+// whatever *s held before; false past the campaign's end.
+bool MakeSequence(const DiffOptions& opts, uint64_t k, Sequence* s) {
+  if (opts.replay && k > 0) return false;
+  const uint64_t n = opts.replay ? *opts.replay : opts.shard_index + k * opts.shard_count;
+  if (!opts.replay && opts.sequences && n >= *opts.sequences) return false;
+  s->n = n;
+  s->why.clear();
+  s->text = differential::GenerateScenario(differential::SequenceSeed(opts.seed, n),
+                                           opts.generator);
+  scenario::ParseOptions parse;
+  parse.keep_text = false;  // the runner does not narrate (RunOn)
+  scenario::ParseError pe;
+  if (!scenario::ParseScenario(s->text, &s->sc, &pe, parse)) {
+    s->why = "the generated scenario does not parse: " + pe.ToString();
+  }
+  return true;
+}
+
+// Makes the sequences ahead of the loop on a thread of its own: generating and parsing are
+// plain C++ (no SystemC, no backend), so on a second core they overlap with the runs, which
+// stay on the loop's thread (the SystemC kernel's, model/sim/kernel.h).
+//  1. Take(k) is MakeSequence(opts, k) whichever thread made it: sequences and their order
+//     are those of contract 1, only the time each is made changes.
+//  2. The loop never waits for the helper: a sequence not made yet when taken is made on
+//     the loop's thread (a busy machine that does not schedule the helper costs no more
+//     than no helper), and the helper's copy, if it was making it, is dropped.
+//  3. The helper keeps at most kAhead sequences ready, and once there sleeps until half of
+//     them are taken (a wake-up per kAhead / 2 sequences, not one each).
+//  4. Take hands back the sequence taken before, and the helper makes a later one in it:
+//     a sequence's memory (~100 commands of 1.1 KB) is reused by the thread that allocated
+//     it instead of being freed across threads.
+class SequenceMaker {
+ public:
+  static constexpr uint64_t kAhead = 64;
+
+  explicit SequenceMaker(const DiffOptions& opts)
+      : opts_(opts), thread_([this] { MakeAhead(); }) {}
+  ~SequenceMaker() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    room_.notify_one();
+    thread_.join();
+  }
+  // Takes are in order: k = 0, 1, 2, ...; `done` is the sequence taken before (or null).
+  std::unique_ptr<Sequence> Take(uint64_t k, std::unique_ptr<Sequence> done) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      taken_ = k + 1;
+      if (next_ == taken_ + kAhead / 2) room_.notify_one();
+      auto it = ready_.find(k);
+      if (it != ready_.end()) {
+        std::unique_ptr<Sequence> s = std::move(it->second);
+        ready_.erase(it);
+        if (done) done_.push_back(std::move(done));
+        return s;
+      }
+    }
+    // Not made yet: made here, in the memory of the one run before when there is one.
+    if (!done) done = std::make_unique<Sequence>();
+    if (!MakeSequence(opts_, k, done.get())) return nullptr;
+    return done;
+  }
+
+ private:
+  void MakeAhead() {
+    std::vector<std::unique_ptr<Sequence>> reusable;
+    for (;;) {
+      uint64_t k;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        for (auto& d : done_) reusable.push_back(std::move(d));
+        done_.clear();
+        if (next_ >= taken_ + kAhead) {
+          room_.wait(lock, [this] { return stop_ || next_ <= taken_ + kAhead / 2; });
+        }
+        if (stop_) return;
+        k = next_ = std::max(next_, taken_);
+        ++next_;
+      }
+      std::unique_ptr<Sequence> s;
+      if (reusable.empty()) {
+        s = std::make_unique<Sequence>();
+      } else {
+        s = std::move(reusable.back());
+        reusable.pop_back();
+      }
+      if (!MakeSequence(opts_, k, s.get())) return;  // the campaign's end
+      std::lock_guard<std::mutex> lock(mu_);
+      if (k >= taken_) {
+        ready_.emplace(k, std::move(s));
+      } else {
+        reusable.push_back(std::move(s));  // the loop made it itself
+      }
+    }
+  }
+
+  const DiffOptions& opts_;
+  std::mutex mu_;
+  std::condition_variable room_;  // the helper may make more
+  std::map<uint64_t, std::unique_ptr<Sequence>> ready_;  // made, not taken yet, by k
+  std::vector<std::unique_ptr<Sequence>> done_;          // run, for the helper to reuse
+  uint64_t taken_ = 0;  // the next k the loop takes
+  uint64_t next_ = 0;   // the next k the helper makes
+  bool stop_ = false;
+  std::thread thread_;  // last: starts after the members it reads
+};
+
 }  // namespace
 
 std::string DifferencePath(const DiffOptions& opts, uint64_t n, const std::string& suffix) {
@@ -193,19 +311,16 @@ DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const
   HangWatch watch(opts);
   const Clock::time_point start = Clock::now();
   double next_report = 1.0;
-  uint64_t n = opts.replay ? *opts.replay : opts.shard_index;
-  for (;; n += opts.shard_count) {
-    if (!opts.replay && opts.sequences && n >= *opts.sequences) break;
-    const uint64_t gen_seed = differential::SequenceSeed(opts.seed, n);
-    const std::string text = differential::GenerateScenario(gen_seed, opts.generator);
-    scenario::Scenario sc;
-    scenario::ParseError pe;
-    std::string ta, tb, why;
-    scenario::ParseOptions parse;
-    parse.keep_text = false;  // the runner does not narrate (RunOn)
-    if (!scenario::ParseScenario(text, &sc, &pe, parse)) {
-      why = "the generated scenario does not parse: " + pe.ToString();
-    } else {
+  SequenceMaker maker(opts);
+  std::unique_ptr<Sequence> next;
+  for (uint64_t k = 0;; ++k) {
+    next = maker.Take(k, std::move(next));
+    if (!next) break;
+    const uint64_t n = next->n;
+    const std::string& text = next->text;
+    const scenario::Scenario& sc = next->sc;
+    std::string ta, tb, why = next->why;
+    if (why.empty()) {
       watch.Arm(n, opts.label_a);
       ta = RunOn(a, sc, &why);
       watch.Side(opts.label_b);
@@ -213,7 +328,7 @@ DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const
       watch.Disarm();
     }
     ++stats.sequences;
-    for (char c : ta) stats.lines += c == '\n';
+    stats.lines += std::count(ta.begin(), ta.end(), '\n');
     std::optional<differential::Difference> d;
     // Equal texts have no differing line (the usual case, the model against itself).
     if (why.empty() && ta != tb) d = differential::FirstDifference(ta, tb);

@@ -7,6 +7,8 @@
 //  1. Sequence n of a campaign seeded S is GenerateScenario(SequenceSeed(S, n)); a shard
 //     I/N runs the n with n % N == I, so N shards run every sequence once, unchanged, on any
 //     machines (Bazel's TEST_SHARD_INDEX/TEST_TOTAL_SHARDS map onto --shard).
+//     A helper thread generates and parses sequences ahead; the backends are only called
+//     from the calling thread (the SystemC kernel's).
 //  2. Each sequence gets fresh backends from the makers (their clocks at 0, as many devices
 //     as the scenario has `device` lines): an outcome never depends on an earlier sequence.
 //  3. Each difference is counted; the first kMaxSaved are written to
