@@ -39,6 +39,26 @@ struct GenCq {
   bool dirty = false;  // may hold completions not polled yet
 };
 
+// A memory window the generator allocated (generator_mw.cc).
+struct GenMw {
+  std::string name;
+  int dev = 0;
+  int type = 1;
+  bool alive = true;
+  // Type 2: an invalidation of its current rkey cannot meet a FREE window holding that rkey
+  // (rxe 6.1 rxe_do_invalidate_mw dereferences a FREE window's NULL QP and region: an oops).
+  // Set by a BIND_MW posted where the post cannot fail (it moves the program's rkey on),
+  // cleared by every LOCAL_INV / SEND_WITH_INV naming it.
+  bool inv_safe = false;
+  std::string bind_qp;  // type 2: the QP of the last bind posted (it answers only there)
+  uint64_t length = 0;  // of the last bind posted (0: none)
+};
+
+// An opcode, remote address and extra fields PostSend takes instead of drawing them.
+struct SendChoice {
+  std::string op, remote, extra;
+};
+
 class Writer {
  public:
   Writer(uint64_t seed, const GeneratorOptions& o) : rng_(seed), opts_(o) {
@@ -69,6 +89,9 @@ class Writer {
   std::vector<bool> srq_alive;
   int devices = 1;
   bool x_alive = true;              // the short-lived MR x0 (destroyed while in use)
+  std::vector<GenMw> mws;
+  std::string bind_mr[2];           // per device: the live MW_BIND region ("" = none yet)
+  int bind_mrs = 0;                 // MW_BIND regions declared (names b<d>_<k>)
   uint64_t next_send_id = 1;        // send wr_ids: 1..9999
   uint64_t next_recv_id = 10000;    // receive wr_ids: 10000 and up (canonical.h relies on it)
   // Work may still be running on a real device (posted since the last poll or settle);
@@ -95,8 +118,10 @@ bool DeclarePair(Writer& w);
 void BringUp(Writer& w, GenQp& q);
 void RandomAction(Writer& w);
 void PostRecv(Writer& w, const std::string& target, const GenQp* owner);
-void PostSend(Writer& w, GenQp& q);
+void PostSend(Writer& w, GenQp& q, const SendChoice* forced = nullptr);
 void PollAll(Writer& w);
+// generator_mw.cc: one memory-window step acting on (or from) `q`.
+void MwAction(Writer& w, GenQp& q);
 // Lets posted work finish before a command whose outcome would otherwise depend on how far
 // a real device got meanwhile (a query, a modify, a destroy, a check): on the model no time
 // passes between two commands, on rxe the requester runs inside ibv_post_send and the
