@@ -7,9 +7,15 @@
 // windows) and tests/conformance/memory_window_test.cc.
 //
 // Shares of one MwAction (itself 14 of RandomAction's 114 draws, 12.3% of the steps):
-// alloc 14%, bind 26% (type 1: ibv_bind_mw 80%, else a BIND_MW WR; type 2: a BIND_MW WR 85%,
-// else ibv_bind_mw, EINVAL), RDMA through a window 26%, SEND_WITH_INV 12%, LOCAL_INV 10%,
-// dealloc 8%, dereg of the MW_BIND region 4%.
+// alloc 14% (then a bind of it 70%), bind 26% (type 1: ibv_bind_mw 80%, else a BIND_MW WR;
+// type 2: a BIND_MW WR 85%, else ibv_bind_mw, EINVAL; then the peer reaches through it 50%;
+// a type 2 window safe to invalidate is then invalidated 40%, by the peer's SEND_WITH_INV or
+// a LOCAL_INV, and reached through again 50%), RDMA through a window 26% (one that answers
+// the QP 70%; a dead one 10%; past the window 10%), SEND_WITH_INV 12%, LOCAL_INV 10% (a
+// region's or no window's rkey 20%), dealloc 8%, dereg of the MW_BIND region 4%. A bind
+// range: in the MW_BIND region 77%, past its end 8%, length 0 6%, m<d> without MW_BIND 6%,
+// f0 of another PD 3%; rights: REMOTE_WRITE 60%, REMOTE_READ 60%, REMOTE_ATOMIC 40%,
+// ZERO_BASED 6%.
 //
 // Safety on rxe 6.1 (contract 2 of GenMw::inv_safe): an invalidation never names the
 // current rkey of a type 2 window that may be FREE with that rkey -- rxe_do_invalidate_mw
@@ -95,7 +101,13 @@ std::string BindRange(Writer& w, int dev, uint64_t* length) {
   return mr + ":" + N(off) + ":" + N(len);
 }
 
-void Alloc(Writer& w, const GenQp& q) {
+void Bind(Writer& w, GenQp& q, GenMw* given);
+void Access(Writer& w, GenQp& q, GenMw* given);
+void SendWithInv(Writer& w, GenQp& q, const std::string& given);
+void LocalInv(Writer& w, GenQp& q, const std::string& given);
+
+// Allocates a window on q's device, and most of the time binds it on q at once.
+void Alloc(Writer& w, GenQp& q) {
   if (static_cast<int>(w.mws.size()) >= kMaxWindows) return;
   GenMw m;
   m.name = "w" + N(w.mws.size());
@@ -104,12 +116,15 @@ void Alloc(Writer& w, const GenQp& q) {
   const bool other_pd = q.dev == 0 && w.Chance(10);  // pf0: binds and accesses fail
   w.Line("alloc_mw ", m.name, " pd=", other_pd ? "pf0" : "p" + N(q.dev), " type=", N(m.type));
   w.mws.push_back(m);
+  if (q.alive && w.Chance(70)) Bind(w, q, &w.mws.back());
 }
 
-void Bind(Writer& w, GenQp& q) {
+// Binds a window of q's device (`given`, else a random one) on q; now and then q's peer
+// then reaches through it (after a settle: the bind has run).
+void Bind(Writer& w, GenQp& q, GenMw* given) {
   std::vector<GenMw*> cands = Windows(w, q.dev, false);
-  if (cands.empty()) return Alloc(w, q);
-  GenMw& m = *w.Pick(cands);
+  if (given == nullptr && cands.empty()) return Alloc(w, q);
+  GenMw& m = given ? *given : *w.Pick(cands);
   const bool by_wr = m.type == 2 ? w.Chance(85) : w.Chance(20);
   uint64_t length = 0;
   const std::string range = BindRange(w, q.dev, &length);
@@ -136,17 +151,37 @@ void Bind(Writer& w, GenQp& q) {
   m.length = length;
   MarkDirty(w, q);
   w.unsettled = true;
+  GenQp* peer = FindQp(w, q.peer);
+  if (peer && peer->alive && w.Chance(50)) {
+    Settle(w);
+    Access(w, *peer, &m);
+  }
+  // A type 2 window's life: bound, used, invalidated (by q, or by its peer's send), used
+  // again through the now stale rkey.
+  if (m.type == 2 && m.inv_safe && w.Chance(40)) {
+    Settle(w);
+    if (peer && peer->alive && w.Chance(50)) {
+      SendWithInv(w, *peer, m.name);
+    } else {
+      LocalInv(w, q, m.name);
+    }
+    if (peer && peer->alive && w.Chance(50)) {
+      Settle(w);
+      Access(w, *peer, &m);
+    }
+  }
 }
 
 // READ, WRITE, WRITE_IMM or an atomic from q through a window of its peer's device: mostly
 // one that answers q (type 1 bound, type 2 bound by q's peer), else any, a dead one now and
 // then (a stale rkey).
-void Access(Writer& w, GenQp& q) {
+void Access(Writer& w, GenQp& q, GenMw* given) {
   GenQp* peer = FindQp(w, q.peer);
   if (peer == nullptr) return;
-  std::vector<GenMw*> cands = Windows(w, peer->dev, w.Chance(10));
+  std::vector<GenMw*> cands = given ? std::vector<GenMw*>{given}
+                                    : Windows(w, peer->dev, w.Chance(10));
   if (cands.empty()) return;
-  if (w.Chance(70)) {
+  if (!given && w.Chance(70)) {
     std::vector<GenMw*> answering;
     for (GenMw* m : cands) {
       if (m->length > 0 && (m->type == 1 || m->bind_qp == peer->name)) answering.push_back(m);
@@ -191,10 +226,10 @@ void Invalidated(Writer& w, const std::string& name) {
   }
 }
 
-void SendWithInv(Writer& w, GenQp& q) {
+void SendWithInv(Writer& w, GenQp& q, const std::string& given) {
   GenQp* peer = FindQp(w, q.peer);
   if (peer == nullptr) return;
-  const std::string target = InvTarget(w, peer->dev);
+  const std::string target = given.empty() ? InvTarget(w, peer->dev) : given;
   if (target.empty()) return;
   SendChoice c;
   c.op = "SEND_WITH_INV";
@@ -203,8 +238,8 @@ void SendWithInv(Writer& w, GenQp& q) {
   Invalidated(w, target);
 }
 
-void LocalInv(Writer& w, GenQp& q) {
-  const std::string target = InvTarget(w, q.dev);
+void LocalInv(Writer& w, GenQp& q, const std::string& given) {
+  const std::string target = given.empty() ? InvTarget(w, q.dev) : given;
   if (target.empty()) return;
   const bool signaled = q.sig_all || w.Chance(70);
   w.Line("post_send ", q.name, " wr_id=", N(w.next_send_id++), " op=LOCAL_INV inv=", target,
@@ -244,13 +279,13 @@ void MwAction(Writer& w, GenQp& q) {
   } else if (!q.alive) {
     return;
   } else if (k < 40) {
-    Bind(w, q);
+    Bind(w, q, nullptr);
   } else if (k < 66) {
-    Access(w, q);
+    Access(w, q, nullptr);
   } else if (k < 78) {
-    SendWithInv(w, q);
+    SendWithInv(w, q, "");
   } else if (k < 88) {
-    LocalInv(w, q);
+    LocalInv(w, q, "");
   } else if (k < 96) {
     Dealloc(w, q);
   } else {
