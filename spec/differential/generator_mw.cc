@@ -46,6 +46,12 @@ void MarkDirty(Writer& w, const GenQp& q) {
   }
 }
 
+// A WR on a UD QP names an AH, as PostSend's do: without one hw's backend refuses the post
+// before the provider (which would dereference it) and rings no doorbell, where the model's
+// refused post rings one (Behaviour::rts_waits_for_doorbell; differential seed 3303
+// sequences 432, 440, 453). With it the provider refuses a UD BIND_MW after the doorbell.
+std::string UdAh(const GenQp& q) { return q.type == "UD" ? " ah=" + q.peer : ""; }
+
 // The device's MW_BIND region, declared at its first use (and again after a dereg).
 const std::string& BindMr(Writer& w, int dev) {
   std::string& name = w.bind_mr[dev];
@@ -134,7 +140,7 @@ void Bind(Writer& w, GenQp& q, GenMw* given) {
   const std::string flags = signaled ? " flags=SIGNALED" : "";
   if (by_wr) {
     w.Line("post_send ", q.name, " wr_id=", id, " op=BIND_MW mw=", m.name, " bind=", range,
-           " access=", access, flags);
+           " access=", access, UdAh(q), flags);
   } else {
     w.Line("bind_mw ", q.name, " mw=", m.name, " bind=", range, " access=", access,
            " wr_id=", id, flags);
@@ -243,14 +249,14 @@ void LocalInv(Writer& w, GenQp& q, const std::string& given) {
   if (target.empty()) return;
   const bool signaled = q.sig_all || w.Chance(70);
   w.Line("post_send ", q.name, " wr_id=", N(w.next_send_id++), " op=LOCAL_INV inv=", target,
-         signaled ? " flags=SIGNALED" : "");
+         UdAh(q), signaled ? " flags=SIGNALED" : "");
   Invalidated(w, target);
   MarkDirty(w, q);
   w.unsettled = true;
 }
 
-void Dealloc(Writer& w, const GenQp& q) {
-  std::vector<GenMw*> cands = Windows(w, q.dev, w.Chance(10));  // a dead one: EINVAL
+void Dealloc(Writer& w) {
+  std::vector<GenMw*> cands = Windows(w, 0, w.Chance(10));  // a dead one: EINVAL
   if (cands.empty()) return;
   GenMw& m = *w.Pick(cands);
   const char* verb = w.Chance(50) ? "dealloc_mw " : "destroy ";
@@ -260,11 +266,21 @@ void Dealloc(Writer& w, const GenQp& q) {
 
 // Dereg of the MW_BIND region: EINVAL while a window is bound to it (rxe). Whether one is
 // depends on binds the generator cannot see, so the region is not used again either way.
-void DeregBindMr(Writer& w, const GenQp& q) {
-  std::string& name = w.bind_mr[q.dev];
+void DeregBindMr(Writer& w) {
+  std::string& name = w.bind_mr[0];
   if (name.empty()) return;
   w.Line("destroy ", name);
   name.clear();
+}
+
+// Windows live on device 0 only: on hw every `device` line opens the same rxe, on the model
+// each its own NIC, so a region declared on d1 would take the index a d0 region's key has
+// there (f0, x0: the generator's keys of another PD / a dead region) and make the model's d1
+// resolve a key rxe refuses (differential seed 3303 sequence 163). q, or its peer on d0.
+GenQp* OnDevice0(Writer& w, GenQp& q) {
+  if (q.dev == 0) return &q;
+  GenQp* peer = FindQp(w, q.peer);
+  return peer && peer->alive && peer->dev == 0 ? peer : nullptr;
 }
 
 }  // namespace
@@ -274,12 +290,13 @@ void MwAction(Writer& w, GenQp& q) {
   // invalidated or not) must not depend on how far a real device got.
   Settle(w);
   const uint64_t k = w.Below(100);
+  GenQp* q0 = OnDevice0(w, q);
   if (k < 14 || w.mws.empty()) {
-    Alloc(w, q);
+    if (q0) Alloc(w, *q0);
   } else if (!q.alive) {
     return;
   } else if (k < 40) {
-    Bind(w, q, nullptr);
+    if (q0 && q0->alive) Bind(w, *q0, nullptr);
   } else if (k < 66) {
     Access(w, q, nullptr);
   } else if (k < 78) {
@@ -287,9 +304,9 @@ void MwAction(Writer& w, GenQp& q) {
   } else if (k < 88) {
     LocalInv(w, q, "");
   } else if (k < 96) {
-    Dealloc(w, q);
+    Dealloc(w);
   } else {
-    DeregBindMr(w, q);
+    DeregBindMr(w);
   }
 }
 

@@ -90,7 +90,8 @@ class Writer {
   int devices = 1;
   bool x_alive = true;              // the short-lived MR x0 (destroyed while in use)
   std::vector<GenMw> mws;
-  std::string bind_mr[2];           // per device: the live MW_BIND region ("" = none yet)
+  std::string bind_mr[2];           // per device: the live MW_BIND region ("" = none yet;
+                                    // windows live on d0 only, generator_mw.cc OnDevice0)
   int bind_mrs = 0;                 // MW_BIND regions declared (names b<d>_<k>)
   uint64_t next_send_id = 1;        // send wr_ids: 1..9999
   uint64_t next_recv_id = 10000;    // receive wr_ids: 10000 and up (canonical.h relies on it)
