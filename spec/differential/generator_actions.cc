@@ -70,6 +70,7 @@ void BringUp(Writer& w, GenQp& q) {
     w.Line("modify ", q.name, " state=RESET");
     q.rnr_prone = false;  // RESET discards the send queue (not so a first bring-up: rxe
                           // keeps what a refused post queued in RESET)
+    q.mw_err = false;
   }
   const std::string m = "modify " + q.name;
   if (q.type == "UD") {
@@ -204,8 +205,9 @@ void PostSend(Writer& w, GenQp& q, const SendChoice* forced) {
   w.unsettled = true;
   // A peer with an RC message of its own in an RNR loop may have gone to ERR by itself
   // (RNR_RETRY_EXC_ERR, RETRY_EXC_ERR), unseen here: then this message waits for rxe's
-  // timer, whose jiffies the scenario cannot time (seed 20261203 sequence 696).
-  const bool answers = peer && peer->alive && !peer->rnr_prone &&
+  // timer, whose jiffies the scenario cannot time (seed 20261203 sequence 696). So may one a
+  // window step may have moved to ERR (GenQp::mw_err).
+  const bool answers = peer && peer->alive && !peer->rnr_prone && !peer->mw_err &&
                        (peer->state == Believed::kRtr || peer->state == Believed::kRts ||
                         peer->state == Believed::kSqd);
   // An RC message that needs a receive may meet an RNR NAK; rxe's retransmit timer keeps

@@ -157,6 +157,7 @@ void Bind(Writer& w, GenQp& q, GenMw* given) {
   m.length = length;
   MarkDirty(w, q);
   w.unsettled = true;
+  q.mw_err = true;  // MW_BIND_ERR moves it to ERR
   GenQp* peer = FindQp(w, q.peer);
   if (peer && peer->alive && w.Chance(50)) {
     Settle(w);
@@ -206,6 +207,7 @@ void Access(Writer& w, GenQp& q, GenMw* given) {
   if (atomic && w.Chance(5)) off += 4;   // misaligned
   c.remote = m.name + ":" + N(off);
   PostSend(w, q, &c);
+  q.mw_err = peer->mw_err = true;  // REM_ACCESS_ERR: the requester and responder to ERR
 }
 
 // An rkey to invalidate on `dev`: a window's that is safe to name, else a region's or a
@@ -242,6 +244,7 @@ void SendWithInv(Writer& w, GenQp& q, const std::string& given) {
   c.extra = "inv=" + target;
   PostSend(w, q, &c);
   Invalidated(w, target);
+  q.mw_err = peer->mw_err = true;  // REM_INV_REQ_ERR (receiver); UC/UD: LOC_QP_OP_ERR
 }
 
 void LocalInv(Writer& w, GenQp& q, const std::string& given) {
@@ -253,6 +256,7 @@ void LocalInv(Writer& w, GenQp& q, const std::string& given) {
   Invalidated(w, target);
   MarkDirty(w, q);
   w.unsettled = true;
+  q.mw_err = true;  // LOC_QP_OP_ERR moves it to ERR
 }
 
 void Dealloc(Writer& w) {

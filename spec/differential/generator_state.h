@@ -28,6 +28,9 @@ struct GenQp {
   // An RC message needing a receive was posted since the last bring-up: its RNR loop may end
   // by the retransmit timer, so what follows waits for it (`slow`).
   bool rnr_prone = false;
+  // A window step may have moved it to ERR (a failed bind or LOCAL_INV, a remote access or
+  // SEND_WITH_INV refused): an RC message to it may meet silence (`slow`) until RESET.
+  bool mw_err = false;
 };
 
 struct GenCq {
