@@ -346,9 +346,12 @@ void Nic::EnterError(Qp& qp, const std::string& cause) {
   SetState(qp, QpState::kErr, cause);
   qp.responder_in_error = true;
   // A WR that failed locally and waited for the head is flushed like the rest (rxe_comp.c
-  // flush_send_queue: WR_FLUSH_ERR for every WQE left, wqe_state_error too).
+  // flush_send_queue: WR_FLUSH_ERR for every WQE left, wqe_state_error too); so is a BIND_MW
+  // or LOCAL_INV the requester ran behind a WR still unacknowledged (wqe_state_done: its
+  // completion waits for the head; differential seed 1101 sequence 52).
   for (SendWqe& w : qp.sq) {
     if (w.failed_locally) w.done = false;
+    if (w.done && w.status == WcStatus::kSuccess && IsLocalOp(w.wr.opcode)) w.done = false;
   }
   ++qp.timer_gen;
   qp.timer_armed = qp.rnr_wait = qp.sq_draining = false;

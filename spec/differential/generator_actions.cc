@@ -70,6 +70,7 @@ void BringUp(Writer& w, GenQp& q) {
     w.Line("modify ", q.name, " state=RESET");
     q.rnr_prone = false;  // RESET discards the send queue (not so a first bring-up: rxe
                           // keeps what a refused post queued in RESET)
+    q.mw_err = false;
   }
   const std::string m = "modify " + q.name;
   if (q.type == "UD") {
@@ -132,26 +133,33 @@ void PostRecv(Writer& w, const std::string& target, const GenQp* owner) {
   }
 }
 
-void PostSend(Writer& w, GenQp& q) {
+void PostSend(Writer& w, GenQp& q, const SendChoice* forced) {
   GenQp* peer = Find(w, q.peer);
   static const std::vector<std::string> kRc = {"SEND", "SEND", "SEND_IMM", "WRITE", "WRITE_IMM",
                                                "READ", "CMP_SWP", "FETCH_ADD"};
   static const std::vector<std::string> kUc = {"SEND", "SEND_IMM", "WRITE", "WRITE_IMM"};
   static const std::vector<std::string> kUd = {"SEND", "SEND_IMM"};
-  std::string op = q.type == "RC" ? w.Pick(kRc) : q.type == "UC" ? w.Pick(kUc) : w.Pick(kUd);
-  if (w.Chance(4)) op = w.Pick(kRc);  // an opcode the QP type may not have (EINVAL)
+  std::string op;
+  if (forced) {
+    op = forced->op;
+  } else {
+    op = q.type == "RC" ? w.Pick(kRc) : q.type == "UC" ? w.Pick(kUc) : w.Pick(kUd);
+    if (w.Chance(4)) op = w.Pick(kRc);  // an opcode the QP type may not have (EINVAL)
+  }
   const bool atomic = op == "CMP_SWP" || op == "FETCH_ADD";
   const bool remote = atomic || op == "READ" || op.rfind("WRITE", 0) == 0;
   const uint64_t len = atomic ? (w.Chance(90) ? 8 : 4) : Length(w);
   const uint64_t base = Region(IndexOf(w, q));
   std::string line = "post_send " + q.name + " wr_id=" + N(w.next_send_id) + " op=" + op;
-  uint64_t count = w.Chance(8) ? 2 + w.Below(17) : 1;
+  uint64_t count = !forced && w.Chance(8) ? 2 + w.Below(17) : 1;
   if (count > 1) line += " count=" + N(count);
   w.next_send_id += count;
   std::string sges;
   if (len > 0 || w.Chance(50)) sges = SgeList(w, q.dev, base, len, true);
   if (!sges.empty()) line += " " + sges;
-  if (remote) {
+  if (remote && forced && !forced->remote.empty()) {
+    line += " remote=" + forced->remote;
+  } else if (remote) {
     const int pdev = peer ? peer->dev : 0;
     const uint64_t pbase = peer ? Region(IndexOf(w, *peer)) + 4096 : 4096;
     std::string mr = Mr(pdev);
@@ -174,6 +182,7 @@ void PostSend(Writer& w, GenQp& q) {
   }
   if (op == "FETCH_ADD") line += " add=" + N(1 + w.Below(1000));
   if (op.find("IMM") != std::string::npos) line += " imm=" + N(w.Below(1u << 31));
+  if (forced && !forced->extra.empty()) line += " " + forced->extra;
   if (q.type == "UD") line += " ah=" + q.peer;
   std::string flags;
   auto add = [&flags](const char* f) { flags += (flags.empty() ? "" : "|") + std::string(f); };
@@ -196,15 +205,17 @@ void PostSend(Writer& w, GenQp& q) {
   w.unsettled = true;
   // A peer with an RC message of its own in an RNR loop may have gone to ERR by itself
   // (RNR_RETRY_EXC_ERR, RETRY_EXC_ERR), unseen here: then this message waits for rxe's
-  // timer, whose jiffies the scenario cannot time (seed 20261203 sequence 696).
-  const bool answers = peer && peer->alive && !peer->rnr_prone &&
+  // timer, whose jiffies the scenario cannot time (seed 20261203 sequence 696). So may one a
+  // window step may have moved to ERR (GenQp::mw_err).
+  const bool answers = peer && peer->alive && !peer->rnr_prone && !peer->mw_err &&
                        (peer->state == Believed::kRtr || peer->state == Believed::kRts ||
                         peer->state == Believed::kSqd);
   // An RC message that needs a receive may meet an RNR NAK; rxe's retransmit timer keeps
   // running meanwhile and ends it with RETRY_EXC_ERR after (retry_cnt + 1) timeouts, 24 ms on
   // paper but up to ~55 ms in the emulated VM (docs/differences.md rows 26, 32). Until the
   // QP is brought up again, a later post to it may be what starts it (rts_waits_for_doorbell).
-  const bool needs_receive = op == "SEND" || op == "SEND_IMM" || op == "WRITE_IMM";
+  const bool needs_receive =
+      op == "SEND" || op == "SEND_IMM" || op == "WRITE_IMM" || op == "SEND_WITH_INV";
   if (q.type == "RC" && needs_receive) q.rnr_prone = true;
   if (q.type == "RC" && (!answers || q.rnr_prone)) w.slow = true;
   // Receives of an SRQ shared by QPs go to whichever message arrives first: let this one
@@ -384,8 +395,11 @@ void CqOrSrqVerb(Writer& w) {
 
 void RandomAction(Writer& w) {
   GenQp& q = w.qps[w.Below(w.qps.size())];
-  const uint64_t r = w.Below(100);
-  if (r < 24) {
+  // 0..99 as before; 100..113 a memory-window step (14 of 114: 12.3% of the steps).
+  const uint64_t r = w.Below(114);
+  if (r >= 100) {
+    MwAction(w, q);
+  } else if (r < 24) {
     if (!q.alive) return;
     if (q.state != Believed::kRts && w.Chance(70)) BringUp(w, q);
     PostSend(w, q);

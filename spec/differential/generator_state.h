@@ -28,6 +28,9 @@ struct GenQp {
   // An RC message needing a receive was posted since the last bring-up: its RNR loop may end
   // by the retransmit timer, so what follows waits for it (`slow`).
   bool rnr_prone = false;
+  // A window step may have moved it to ERR (a failed bind or LOCAL_INV, a remote access or
+  // SEND_WITH_INV refused): an RC message to it may meet silence (`slow`) until RESET.
+  bool mw_err = false;
 };
 
 struct GenCq {
@@ -37,6 +40,26 @@ struct GenCq {
   std::string channel;  // its own completion channel ("" = none): no race between CQs
   bool armed = false;   // req_notify given since the last get_cq_event
   bool dirty = false;  // may hold completions not polled yet
+};
+
+// A memory window the generator allocated (generator_mw.cc).
+struct GenMw {
+  std::string name;
+  int dev = 0;
+  int type = 1;
+  bool alive = true;
+  // Type 2: an invalidation of its current rkey cannot meet a FREE window holding that rkey
+  // (rxe 6.1 rxe_do_invalidate_mw dereferences a FREE window's NULL QP and region: an oops).
+  // Set by a BIND_MW posted where the post cannot fail (it moves the program's rkey on),
+  // cleared by every LOCAL_INV / SEND_WITH_INV naming it.
+  bool inv_safe = false;
+  std::string bind_qp;  // type 2: the QP of the last bind posted (it answers only there)
+  uint64_t length = 0;  // of the last bind posted (0: none)
+};
+
+// An opcode, remote address and extra fields PostSend takes instead of drawing them.
+struct SendChoice {
+  std::string op, remote, extra;
 };
 
 class Writer {
@@ -69,6 +92,10 @@ class Writer {
   std::vector<bool> srq_alive;
   int devices = 1;
   bool x_alive = true;              // the short-lived MR x0 (destroyed while in use)
+  std::vector<GenMw> mws;
+  std::string bind_mr[2];           // per device: the live MW_BIND region ("" = none yet;
+                                    // windows live on d0 only, generator_mw.cc OnDevice0)
+  int bind_mrs = 0;                 // MW_BIND regions declared (names b<d>_<k>)
   uint64_t next_send_id = 1;        // send wr_ids: 1..9999
   uint64_t next_recv_id = 10000;    // receive wr_ids: 10000 and up (canonical.h relies on it)
   // Work may still be running on a real device (posted since the last poll or settle);
@@ -95,8 +122,10 @@ bool DeclarePair(Writer& w);
 void BringUp(Writer& w, GenQp& q);
 void RandomAction(Writer& w);
 void PostRecv(Writer& w, const std::string& target, const GenQp* owner);
-void PostSend(Writer& w, GenQp& q);
+void PostSend(Writer& w, GenQp& q, const SendChoice* forced = nullptr);
 void PollAll(Writer& w);
+// generator_mw.cc: one memory-window step acting on (or from) `q`.
+void MwAction(Writer& w, GenQp& q);
 // Lets posted work finish before a command whose outcome would otherwise depend on how far
 // a real device got meanwhile (a query, a modify, a destroy, a check): on the model no time
 // passes between two commands, on rxe the requester runs inside ibv_post_send and the

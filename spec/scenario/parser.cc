@@ -151,7 +151,7 @@ void ParsePostSend(LineParser& p, Command* c) {
   }
   p.RefKey("ah", {ObjectKind::kQp}, &c->ah);
   ParseWindowArgs(p, c);
-  p.RefKey("inv", {ObjectKind::kMw}, &c->inv);
+  p.RefKey("inv", {ObjectKind::kMw, ObjectKind::kMr}, &c->inv);  // a region's rkey: refused
 }
 
 void ParseSges(LineParser& p, Command* c) {

@@ -34,7 +34,7 @@ const std::array<VerbSpec, kNumVerbs>& Table() {
        "post_send QP wr_id=N op=SEND|SEND_IMM|WRITE|WRITE_IMM|READ|CMP_SWP|FETCH_ADD|BIND_MW|"
        "LOCAL_INV|SEND_WITH_INV [sge=MR:OFF:LEN[,...]] [remote=MR:OFF|MW:OFF] [imm=N] "
        "[flags=SIGNALED|FENCE|INLINE|SOLICITED] [ah=QP] [qkey=N] [compare=N] [swap=N] [add=N] "
-       "[count=N] [last_sge=MR:OFF:LEN[,...]] [mw=MW bind=MR:OFF:LEN access=FLAGS] [inv=MW]"},
+       "[count=N] [last_sge=MR:OFF:LEN[,...]] [mw=MW bind=MR:OFF:LEN access=FLAGS] [inv=MW|MR]"},
       {Verb::kPostRecv, "post_recv", 1, {"wr_id"}, {"sge", "count", "last_sge"},
        "post_recv QP|SRQ wr_id=N [sge=MR:OFF:LEN[,...]] [count=N] [last_sge=MR:OFF:LEN[,...]]"},
       {Verb::kPoll, "poll", 1, {}, {"n", "timeout_ms"},

@@ -572,6 +572,53 @@ TEST_P(MemoryWindow, DeallocOfABoundWindowClosesIt) {
   EXPECT_EQ(dev_->DeregMr(target_.mr), 0) << "no window is bound any more";
 }
 
+// A BIND_MW behind a SEND still waiting for its ACK completes in order: when the QP enters
+// ERR first, both are flushed (rxe_comp.c flush_send_queue: WR_FLUSH_ERR for every WQE left,
+// also one the requester already ran), not the bind SUCCESS. Differential seed 1101, 52.
+TEST_P(MemoryWindow, BindBehindAnUnacknowledgedSendIsFlushedWithIt) {
+  uint32_t r0 = 0;
+  MwHandle mw = Alloc(MwType::kType2, &r0);
+  size_t bad = 0;
+  // b has no receive: a's SEND meets RNR NAKs and retries (rnr_retry 7) until the modify.
+  ASSERT_EQ(dev_->PostSend(a_, {Send(70, {src_.At(0, 32)}), BindWr(mw, NextKey(r0), Window())},
+                           &bad),
+            0);
+  EXPECT_TRUE(Drain(cq_, kSecond / 20).empty()) << "the SEND is not acknowledged";
+  ASSERT_EQ(dev_->ModifyQp(a_, StateOnly(QpState::kErr), attr::kState), 0);
+  auto wcs = WaitWc(cq_, 2);
+  ASSERT_EQ(wcs.size(), 2u);
+  EXPECT_EQ(wcs[0].wr_id, 70u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kWrFlushErr) << ToName(wcs[0].status);
+  EXPECT_EQ(wcs[1].wr_id, 78u);
+  EXPECT_EQ(wcs[1].status, WcStatus::kWrFlushErr) << ToName(wcs[1].status);
+  EXPECT_EQ(dev_->DeallocMw(mw), 0);
+}
+
+// SEND_WITH_INV has packet opcodes for RC and XRC only (IBTA Table 38), none for UC: rxe
+// accepts the post and its requester completes the WR with LOC_QP_OP_ERR (rxe_req.c
+// next_opcode_uc; Behaviour::opcode_checked_by_requester), moving the QP to ERR; a device
+// that checks at the post refuses it (EINVAL). Differential seed 1101, sequences 35, 59, 372.
+TEST_P(MemoryWindow, SendWithInvalidateOnUcIsRefusedAtPostOrFailsWithLocQpOpErr) {
+  auto [qa, qb] = ConnectedPair(QpType::kUc);
+  size_t bad = 0;
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(60, {target_.At(0, 512)})}, &bad), 0);
+  SendWr send = Send(61, {src_.At(0, 32)});
+  send.opcode = WrOpcode::kSendWithInv;
+  send.imm_data = target_.rkey;
+  if (!GetParam().behaviour.opcode_checked_by_requester) {
+    EXPECT_EQ(dev_->PostSend(qa, {send}, &bad), EINVAL);
+    EXPECT_TRUE(Drain(cq_).empty());
+    return;
+  }
+  ASSERT_EQ(dev_->PostSend(qa, {send}, &bad), 0);
+  auto wcs = WaitWc(cq_, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].wr_id, 61u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kLocQpOpErr) << ToName(wcs[0].status);
+  EXPECT_EQ(StateOf(qa), QpState::kErr);
+  EXPECT_TRUE(Drain(cq_).empty()) << "nothing reached the receive";
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, MemoryWindow, ::testing::ValuesIn(BackendsUnderTest()),
                          [](const ::testing::TestParamInfo<BackendCase>& info) {
                            return info.param.name;
