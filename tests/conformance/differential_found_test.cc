@@ -5,6 +5,7 @@
 // ERR -> RTS, a receive that fails mid-message, the order of a loopback UC/UD send's two
 // completions.
 #include <cstring>
+#include <string>
 
 #include "spec/bring_up.h"
 #include "tests/conformance/fixture.h"
@@ -30,81 +31,67 @@ int ToRtsShortTimeout(Device& dev, Mtu mtu, QpHandle self, QpHandle peer) {
   return BringUp(dev, self, attr, QpState::kRts);
 }
 
-// A requester that went through RESET resends a SEND at a PSN its peer has passed with a READ.
-// IBTA C9-105: the duplicate SEND is acknowledged and completes. rxe (Behaviour::
-// duplicate_ack_psn_is_last_executed) ACKs it with the PSN of the last SEND/WRITE/atomic it
-// executed (none here: PSN 0 - 1), older than the SEND, so the requester ignores the ACK and
-// retries until RETRY_EXC_ERR. The peer executes nothing either way.
-TEST_P(Conformance, DuplicateSendBehindAReadIsAcknowledgedWhereTheDeviceDoes) {
-  const bool stale_ack = GetParam().behaviour.duplicate_ack_psn_is_last_executed;
-  CqHandle ca = Cq(), cb = Cq();
-  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
-  ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qa, qb), 0);
-  ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qb, qa), 0);
-  Buffer buf = Reg(4096, kAll);
-  SendWr read = Send(1, {buf.At(0, 64)});
-  read.opcode = WrOpcode::kRdmaRead;
-  read.remote_addr = buf.Addr(1024);
-  read.rkey = buf.rkey;
-  size_t bad = 99;
-  ASSERT_EQ(dev_->PostSend(qa, {read}, &bad), 0);
-  auto first = WaitWc(ca, 1);
-  ASSERT_EQ(first.size(), 1u);
-  ASSERT_EQ(first[0].status, WcStatus::kSuccess);
-  // qa starts again at the READ's PSN: its SEND is a duplicate for qb.
-  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kReset), attr::kState), 0);
-  ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qa, qb), 0);
-  ASSERT_EQ(dev_->PostSend(qa, {Send(2, {buf.At(64, 8)})}, &bad), 0);
-  auto wcs = WaitWc(ca, 1, kSecond / 2);
-  ASSERT_EQ(wcs.size(), 1u);
-  EXPECT_EQ(wcs[0].wr_id, 2u);
-  EXPECT_EQ(wcs[0].status, stale_ack ? WcStatus::kRetryExcErr : WcStatus::kSuccess);
-  EXPECT_EQ(StateOf(qa), stale_ack ? QpState::kErr : QpState::kRts);
-  EXPECT_TRUE(Drain(cb, kSecond / 20).empty()) << "the duplicate was executed";
-}
-
-// Differential seed 20261203 sequence 1696: as above, but the duplicate is a FETCH_ADD at the
-// PSN of the READ. rxe (Behaviour::dup_read_needs_its_resource) finds the READ's responder
-// resource by PSN and replays it as an atomic: the FETCH_ADD completes, its "original value"
-// is the READ's remote address (resp_res is a union), and nothing is added. Elsewhere no saved
-// atomic result holds the PSN: the duplicate is dropped and the requester runs out of retries.
-TEST_P(Conformance, DuplicateAtomicAtAReadsPsnIsAnsweredWhereTheDeviceKeepsOneResourceKind) {
-  const bool replays = GetParam().behaviour.dup_read_needs_its_resource;
-  CqHandle ca = Cq(), cb = Cq();
-  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
-  ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qa, qb), 0);
-  ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qb, qa), 0);
-  Buffer buf = Reg(8192, kAll);
-  std::memset(buf.buf, 0, 8192);
-  SendWr read = Send(1, {buf.At(0, 64)});
-  read.opcode = WrOpcode::kRdmaRead;
-  read.remote_addr = buf.Addr(4096);
-  read.rkey = buf.rkey;
-  size_t bad = 99;
-  ASSERT_EQ(dev_->PostSend(qa, {read}, &bad), 0);
-  auto first = WaitWc(ca, 1);
-  ASSERT_EQ(first.size(), 1u);
-  ASSERT_EQ(first[0].status, WcStatus::kSuccess);
-  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kReset), attr::kState), 0);
-  ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qa, qb), 0);
-  SendWr add = Send(2, {buf.At(128, 8)});
-  add.opcode = WrOpcode::kAtomicFetchAndAdd;
-  add.remote_addr = buf.Addr(2048);
-  add.rkey = buf.rkey;
-  add.compare_add = 5;
-  ASSERT_EQ(dev_->PostSend(qa, {add}, &bad), 0);
-  auto wcs = WaitWc(ca, 1, kSecond / 2);
-  ASSERT_EQ(wcs.size(), 1u);
-  EXPECT_EQ(wcs[0].wr_id, 2u);
-  uint64_t orig = 0, target = 0;
-  std::memcpy(&orig, buf.buf + 128, 8);
-  std::memcpy(&target, buf.buf + 2048, 8);
-  EXPECT_EQ(target, 0u) << "the duplicate was executed";
-  if (replays) {
-    EXPECT_EQ(wcs[0].status, WcStatus::kSuccess);
-    EXPECT_EQ(orig, buf.Addr(4096)) << "the READ's resource answers";
-  } else {
-    EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr);
+// A requester that went through RESET sends again at the PSN of a READ its peer executed.
+// - A SEND: IBTA C9-105: the duplicate is acknowledged and completes. rxe (Behaviour::
+//   duplicate_ack_psn_is_last_executed) ACKs it with the PSN of the last SEND/WRITE/atomic it
+//   executed (none here: PSN 0 - 1), older than the SEND, so the requester ignores the ACK and
+//   retries until RETRY_EXC_ERR. The peer executes nothing either way.
+// - A FETCH_ADD (differential seed 20261203 sequence 1696): rxe (Behaviour::
+//   dup_read_needs_its_resource) finds the READ's responder resource by PSN and replays it as an
+//   atomic: the FETCH_ADD completes, its "original value" is the READ's remote address
+//   (resp_res is a union), and nothing is added. Elsewhere no saved atomic result holds the
+//   PSN: the duplicate is dropped and the requester runs out of retries.
+TEST_P(Conformance, DuplicateRequestAtAReadsPsnIsAnsweredWhereTheDeviceDoes) {
+  const Behaviour& b = GetParam().behaviour;
+  for (WrOpcode op : {WrOpcode::kSend, WrOpcode::kAtomicFetchAndAdd}) {
+    SCOPED_TRACE(std::string(ToName(op)));
+    CqHandle ca = Cq(), cb = Cq();
+    QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca);
+    QpHandle qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+    ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qa, qb), 0);
+    ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qb, qa), 0);
+    Buffer buf = Reg(8192, kAll);
+    std::memset(buf.buf, 0, 8192);
+    SendWr read = Send(1, {buf.At(0, 64)});
+    read.opcode = WrOpcode::kRdmaRead;
+    read.remote_addr = buf.Addr(4096);
+    read.rkey = buf.rkey;
+    size_t bad = 99;
+    ASSERT_EQ(dev_->PostSend(qa, {read}, &bad), 0);
+    auto first = WaitWc(ca, 1);
+    ASSERT_EQ(first.size(), 1u);
+    ASSERT_EQ(first[0].status, WcStatus::kSuccess);
+    // qa starts again at the READ's PSN: its next request is a duplicate for qb.
+    ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kReset), attr::kState), 0);
+    ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qa, qb), 0);
+    SendWr dup = Send(2, {buf.At(128, 8)});
+    if (op == WrOpcode::kAtomicFetchAndAdd) {
+      dup.opcode = op;
+      dup.remote_addr = buf.Addr(2048);
+      dup.rkey = buf.rkey;
+      dup.compare_add = 5;
+    }
+    ASSERT_EQ(dev_->PostSend(qa, {dup}, &bad), 0);
+    auto wcs = WaitWc(ca, 1, kSecond / 2);
+    ASSERT_EQ(wcs.size(), 1u);
+    EXPECT_EQ(wcs[0].wr_id, 2u);
+    if (op == WrOpcode::kSend) {
+      const bool stale_ack = b.duplicate_ack_psn_is_last_executed;
+      EXPECT_EQ(wcs[0].status, stale_ack ? WcStatus::kRetryExcErr : WcStatus::kSuccess);
+      EXPECT_EQ(StateOf(qa), stale_ack ? QpState::kErr : QpState::kRts);
+      EXPECT_TRUE(Drain(cb, kSecond / 20).empty()) << "the duplicate was executed";
+      continue;
+    }
+    uint64_t orig = 0, target = 0;
+    std::memcpy(&orig, buf.buf + 128, 8);
+    std::memcpy(&target, buf.buf + 2048, 8);
+    EXPECT_EQ(target, 0u) << "the duplicate was executed";
+    if (b.dup_read_needs_its_resource) {
+      EXPECT_EQ(wcs[0].status, WcStatus::kSuccess);
+      EXPECT_EQ(orig, buf.Addr(4096)) << "the READ's resource answers";
+    } else {
+      EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr);
+    }
   }
 }
 
@@ -335,12 +322,7 @@ TEST_P(Conformance, LoopbackUnreliableSendCompletesAfterItsReceiveWhereTheDevice
     SendWr wr = Send(1, {buf.At(1024, 32)});
     AhHandle ah;
     if (type == QpType::kUd) {
-      ASSERT_EQ(dev_->CreateAh(pd_, FullAttr(qb, {}).ah_attr, &ah), 0);
-      ConnectionInfo info;
-      ASSERT_EQ(dev_->LocalConnectionInfo(qb, &info), 0);
-      wr.ah = ah;
-      wr.remote_qpn = info.qp_num;
-      wr.remote_qkey = kQkey;
+      ASSERT_NO_FATAL_FAILURE(AddressDatagram(qb, &wr, &ah));
     }
     ASSERT_EQ(dev_->PostSend(qa, {wr}, &bad), 0);
     auto wcs = WaitWc(cq, 2);

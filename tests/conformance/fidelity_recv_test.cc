@@ -49,12 +49,7 @@ TEST_P(Conformance, ReceiveTooSmallGivesTheDevicesStatusesPerType) {
     SendWr wr = Send(1, {buf.At(1024, 32)});
     AhHandle ah;
     if (type == QpType::kUd) {
-      ASSERT_EQ(dev_->CreateAh(pd_, FullAttr(qb, {}).ah_attr, &ah), 0);
-      ConnectionInfo info;
-      ASSERT_EQ(dev_->LocalConnectionInfo(qb, &info), 0);
-      wr.ah = ah;
-      wr.remote_qpn = info.qp_num;
-      wr.remote_qkey = kQkey;
+      ASSERT_NO_FATAL_FAILURE(AddressDatagram(qb, &wr, &ah));
     }
     ASSERT_EQ(dev_->PostSend(qa, {wr}, &bad), 0);
     auto recv = WaitWc(cqb, 1);

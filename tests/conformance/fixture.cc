@@ -53,6 +53,15 @@ QpHandle Conformance::Qp(QpType type, uint32_t max_send_wr, uint32_t max_recv_wr
   return qp;
 }
 
+void Conformance::AddressDatagram(QpHandle dst, SendWr* wr, AhHandle* ah) {
+  ASSERT_EQ(dev_->CreateAh(pd_, FullAttr(dst, {}).ah_attr, ah), 0);
+  ConnectionInfo info;
+  ASSERT_EQ(dev_->LocalConnectionInfo(dst, &info), 0);
+  wr->ah = *ah;
+  wr->remote_qpn = info.qp_num;
+  wr->remote_qkey = kQkey;
+}
+
 QpAttr Conformance::FullAttr(QpHandle self, QpHandle peer) {
   ConnectionInfo info;
   EXPECT_EQ(dev_->LocalConnectionInfo(peer ? peer : self, &info), 0);

@@ -48,6 +48,9 @@ class Conformance : public ::testing::TestWithParam<BackendCase> {
                                               uint32_t max_send_wr = 16, bool sig_all_a = false);
   // The send queue depth the device granted `qp`.
   uint32_t SendDepth(QpHandle qp);
+  // Addresses the UD send `wr` to UD QP `dst`: a new AH in pd_ (the caller destroys it), the
+  // QP number and the fixture's Q_Key.
+  void AddressDatagram(QpHandle dst, SendWr* wr, AhHandle* ah);
 
   std::vector<WorkCompletion> WaitWc(CqHandle cq, int n, uint64_t timeout_ns = 2 * kSecond);
   // Polls what is there without waiting further than `settle_ns` of quiet time.
