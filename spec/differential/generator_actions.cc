@@ -203,11 +203,8 @@ void PostSend(Writer& w, GenQp& q, const SendChoice* forced) {
   MarkDirty(w, q);
   if (peer) MarkDirty(w, *peer);
   w.unsettled = true;
-  // A peer with an RC message of its own in an RNR loop may have gone to ERR by itself
-  // (RNR_RETRY_EXC_ERR, RETRY_EXC_ERR), unseen here: then this message waits for rxe's
-  // timer, whose jiffies the scenario cannot time (seed 20261203 sequence 696). So may one a
-  // window step may have moved to ERR (GenQp::mw_err).
-  const bool answers = peer && peer->alive && !peer->rnr_prone && !peer->mw_err &&
+  // GenQp::MayHaveFailed: seed 20261203 sequence 696, seed 3303 sequence 1012.
+  const bool answers = peer && peer->alive && !peer->MayHaveFailed() &&
                        (peer->state == Believed::kRtr || peer->state == Believed::kRts ||
                         peer->state == Believed::kSqd);
   // An RC message that needs a receive may meet an RNR NAK; rxe's retransmit timer keeps
