@@ -62,10 +62,12 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("responder_stays_in_error", &Behaviour::responder_stays_in_error),
     Flag("loopback_send_completes_after_receive",
          &Behaviour::loopback_send_completes_after_receive),
+    Flag("loopback_response_before_responder_flush",
+         &Behaviour::loopback_response_before_responder_flush),
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 46;
+constexpr size_t kFlags = 47;
 constexpr size_t kNumbers = 3;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -317,6 +319,13 @@ DeviceDescription Rxe() {
        "before the UC/UD WQE is marked done and the completer scheduled (measured: "
        "differential seed 20261203 sequences 154, 1065: with a one-entry CQ shared by both "
        "ends the receive CQE is the one kept)"},
+      {"loopback_response_before_responder_flush", 1,
+       "rxe_resp.c: the responder sends its NAK (send_ack -> rxe_xmit_packet -> rxe_loopback "
+       "-> rxe_rcv) and the requester's completer runs inline: its CQE, then rxe_qp_error "
+       "schedules that QP's flush tasklets, which run at the completer's spin_unlock_bh; "
+       "only then does the responder reach RESPST_ERROR and rxe_qp_error of its own QP "
+       "(measured: differential seed 20261204 sequences 475, 1415: with a CQ shared by both "
+       "QPs that overruns, the requester's flushed receives are the CQEs kept)"},
       {"dereg_mr_bound_mw_errno", EINVAL,
        "rxe_verbs.c rxe_dereg_mr: atomic_read(&mr->num_mw) > 0 -> -EINVAL (measured: "
        "memory_window_test DeallocOfABoundWindowClosesIt)"},

@@ -188,6 +188,11 @@ struct Behaviour {
   // receiver has handled it (its receive CQE, if any, comes first; it matters where both
   // share a CQ that overruns). IBTA: a UC/UD send completes once it has left.
   bool loopback_send_completes_after_receive = false;
+  // A responder that fails a request from a QP of the same device (NAK; or the ACK of a
+  // SEND_WITH_INV whose rkey it cannot invalidate) flushes its own queues only after the
+  // requester has handled that response, completions and flush included. IBTA: no order
+  // between two QPs' completions.
+  bool loopback_response_before_responder_flush = false;
 
   // CQE and query fields (issue 11 part 1; measured in tools/rxe-vm, examples/*.qps):
   // A successful receive CQE has IBV_WC_GRH for every QP type. IBTA 11.4.2.1: GRH only when

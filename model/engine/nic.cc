@@ -189,7 +189,15 @@ bool Nic::SelectHostThread(int thread) {
 void Nic::Receive(Packet pkt) {
   const uint64_t sender_serial = pkt.sender_serial;
   const uint32_t sender_qpn = pkt.src_qpn;
+  const bool responder_flush = pkt.responder_flush_after;
   Deliver(std::move(pkt));
+  if (responder_flush) {
+    // Behaviour::loopback_response_before_responder_flush: the failing responder (this
+    // device) flushes now, unless a modify or a post has moved on since.
+    auto it = by_qpn_.find(sender_qpn);
+    if (it != by_qpn_.end() && it->second->flush_pending) FlushOnError(*it->second);
+    return;
+  }
   if (sender_serial == 0) return;
   // Behaviour::loopback_send_completes_after_receive: the sending WQE (same device) now.
   auto it = by_qpn_.find(sender_qpn);

@@ -150,7 +150,10 @@ class Nic {
 
   // State effects (nic_qp.cc).
   void SetState(Qp& qp, QpState to, const std::string& cause);
-  void EnterError(Qp& qp, const std::string& cause);
+  // `defer_flush`: the state now, the flush when Receive has handled the response that
+  // carries responder_flush_after (Behaviour::loopback_response_before_responder_flush).
+  void EnterError(Qp& qp, const std::string& cause, bool defer_flush = false);
+  void FlushOnError(Qp& qp);
   void EnterSqe(Qp& qp, const std::string& cause);
   void FlushSq(Qp& qp);
   void FlushRq(Qp& qp);
@@ -256,7 +259,10 @@ class Nic {
   // `ready_ns`: when the response can start (READ data / atomic result fetched by DMA).
   void SendResponse(const Qp& qp, const Packet& req, Packet resp, uint64_t ready_ns = 0,
                     uint64_t dma_bytes = 0);
-  void SendAck(const Qp& qp, const Packet& req);
+  void SendAck(const Qp& qp, const Packet& req, bool flush_after = false);
+  // Marks a response of a failing responder for the deferred flush where the profile says
+  // so and the requester is on this device (never with loss: the response must arrive).
+  bool DeferFlushTo(Packet& resp, const Packet& req) const;
 
   // Context caches (nic_cache.cc): when the contexts a step needs are on chip (`ready_ns`
   // if every lookup hits). The send engine: QPC, the WQE, the local keys and pages of a

@@ -336,15 +336,23 @@ void Nic::ResetQueues(Qp& qp) {
   qp.timer_armed = qp.rnr_wait = qp.sq_draining = qp.started_retry = false;
   qp.retry_stalled = qp.retry_parked_at_fence = false;
   qp.uc_mid_message = false;
-  qp.comm_est_raised = qp.last_wqe_raised = false;
+  qp.comm_est_raised = qp.last_wqe_raised = qp.flush_pending = false;
   qp.atomic_replay.clear();
   qp.rd_res.clear();
   qp.rd_res_head = 0;
 }
 
-void Nic::EnterError(Qp& qp, const std::string& cause) {
+void Nic::EnterError(Qp& qp, const std::string& cause, bool defer_flush) {
   SetState(qp, QpState::kErr, cause);
   qp.responder_in_error = true;
+  ++qp.timer_gen;
+  qp.timer_armed = qp.rnr_wait = qp.sq_draining = false;
+  qp.flush_pending = defer_flush;
+  if (!defer_flush) FlushOnError(qp);
+}
+
+void Nic::FlushOnError(Qp& qp) {
+  qp.flush_pending = false;
   // A WR that failed locally and waited for the head is flushed like the rest (rxe_comp.c
   // flush_send_queue: WR_FLUSH_ERR for every WQE left, wqe_state_error too); so is a BIND_MW
   // or LOCAL_INV the requester ran behind a WR still unacknowledged (wqe_state_done: its
@@ -353,8 +361,6 @@ void Nic::EnterError(Qp& qp, const std::string& cause) {
     if (w.failed_locally) w.done = false;
     if (w.done && w.status == WcStatus::kSuccess && IsLocalOp(w.wr.opcode)) w.done = false;
   }
-  ++qp.timer_gen;
-  qp.timer_armed = qp.rnr_wait = qp.sq_draining = false;
   if (qp.type == QpType::kRc && profile().behaviour.rc_flushes_rq_first) {
     DrainSq(qp);  // the CQE of the error that moved it comes first (rxe_comp.c do_complete)
     FlushRq(qp);

@@ -246,6 +246,9 @@ struct Qp : std::enable_shared_from_this<Qp> {
   // Entered ERR and not since moved to RESET, INIT or RTR (Behaviour::responder_stays_in_error:
   // rxe's resp.state is still QP_STATE_ERROR).
   bool responder_in_error = false;
+  // In ERR, queues not flushed yet: a response to a QP of the same device goes first
+  // (Behaviour::loopback_response_before_responder_flush; Nic::Receive flushes).
+  bool flush_pending = false;
   bool last_wqe_raised = false;
   Ring<std::pair<uint32_t, uint64_t>> atomic_replay;  // psn -> original value
   // XRC_RECV: the XRC SRQ named by the request being handled (set by RespCheckXrcSrq).

@@ -141,6 +141,9 @@ struct Packet {
   // Behaviour::loopback_send_completes_after_receive: the sending UC/UD WQE (its serial),
   // completed by the receiving side once it has handled the message; 0: none.
   uint64_t sender_serial = 0;
+  // Behaviour::loopback_response_before_responder_flush: the responder (src_qpn, same device)
+  // entered ERR when it sent this response and flushes its queues once it has been handled.
+  bool responder_flush_after = false;
 };
 
 // One line for traces: "SEND psn=100 n=3 1->0 qpn 17->18 3000B".

@@ -465,6 +465,7 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
     wc.status = st;
     PushCqe(qp, RecvCq(qp), wc, false);
     if (qp.type == QpType::kUd && !malformed) return;  // a UD QP carries on
+    bool defer = false;
     if (IsReliable(qp.type)) {
       Packet nak;
       nak.kind = PacketKind::kNak;
@@ -476,9 +477,10 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
         const uint32_t mtu = MtuBytes(qp.attr.path_mtu);
         nak.psn = PsnAdd(pkt.psn, std::min<uint32_t>(pkt.npkts - 1, RecvCapacity(r) / mtu));
       }
+      defer = qp.state != QpState::kErr && DeferFlushTo(nak, pkt);
       SendResponse(qp, pkt, std::move(nak));
     }
-    if (qp.state != QpState::kErr) EnterError(qp, "receive error");
+    if (qp.state != QpState::kErr) EnterError(qp, "receive error", defer);
     return;
   }
   // UD too: rxe_resp.c execute sets resp.psn = psn + 1 for every type, and a query shows it
@@ -517,8 +519,11 @@ bool Nic::InvalidateForSend(Qp& qp, const Packet& pkt, WorkCompletion* wc) {
   // successfully, its QP stays in RTS).
   wc->status = WcStatus::kRemInvReqErr;
   PushCqe(qp, RecvCq(qp), *wc, false);
-  if (IsReliable(qp.type)) SendAck(qp, pkt);
-  if (qp.state != QpState::kErr) EnterError(qp, "invalid rkey to invalidate");
+  const bool defer = qp.state != QpState::kErr && IsReliable(qp.type) &&
+                     profile().behaviour.loopback_response_before_responder_flush &&
+                     pkt.src_nic == index_ && world_->lossless();
+  if (IsReliable(qp.type)) SendAck(qp, pkt, defer);
+  if (qp.state != QpState::kErr) EnterError(qp, "invalid rkey to invalidate", defer);
   return false;
 }
 
@@ -527,16 +532,26 @@ void Nic::RespondError(Qp& qp, const Packet& pkt, NakCode code, EventType event)
   nak.kind = PacketKind::kNak;
   nak.nak = code;
   nak.psn = pkt.psn;
+  const bool defer = qp.state != QpState::kErr && DeferFlushTo(nak, pkt);
   SendResponse(qp, pkt, std::move(nak));
   if (profile().behaviour.qp_error_events) RaiseQpEvent(qp, event);
   // R15: both sides end in ERR.
   EnterError(qp, code == NakCode::kRemoteAccess ? "remote access violation"
-                                                : "invalid request");
+                                                : "invalid request", defer);
 }
 
-void Nic::SendAck(const Qp& qp, const Packet& req) {
+bool Nic::DeferFlushTo(Packet& resp, const Packet& req) const {
+  // rxe runs a loopback response's receiver inline (rxe_loopback -> rxe_rcv): the requester
+  // completes, and its own flush tasklets run, before the responder's rxe_qp_error.
+  resp.responder_flush_after = profile().behaviour.loopback_response_before_responder_flush &&
+                               req.src_nic == index_ && world_->lossless();
+  return resp.responder_flush_after;
+}
+
+void Nic::SendAck(const Qp& qp, const Packet& req, bool flush_after) {
   Packet ack;
   ack.kind = PacketKind::kAck;
+  ack.responder_flush_after = flush_after;
   ack.psn = PsnAdd(req.psn, req.npkts - 1);
   SendResponse(qp, req, std::move(ack));
 }

@@ -337,5 +337,35 @@ TEST_P(Conformance, LoopbackUnreliableSendCompletesAfterItsReceiveWhereTheDevice
   }
 }
 
+// Differential seed 20261204 sequences 475, 1415: an RC SEND between two QPs of one device that
+// share a CQ, into a receive too small. rxe (Behaviour::loopback_response_before_responder_flush)
+// handles the responder's NAK inline: the requester completes its SEND with the error and its
+// own flush runs before the responder's QP flushes. Elsewhere the responder flushes at once.
+TEST_P(Conformance, LoopbackNakIsHandledBeforeTheFailingResponderFlushesWhereTheDeviceRunsItInline) {
+  const Behaviour& b = GetParam().behaviour;
+  CqHandle cq = Cq(16);
+  auto [qa, qb] = ConnectedPair(QpType::kRc, cq, cq);
+  Buffer buf = Reg(4096, kAll);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(20, {buf.At(0, 4)}), Recv(21, {buf.At(64, 64)})}, &bad), 0);
+  ASSERT_EQ(dev_->PostRecv(qa, {Recv(30, {buf.At(256, 64)})}, &bad), 0);
+  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(1024, 32)})}, &bad), 0);
+  auto wcs = WaitWc(cq, 4);
+  ASSERT_EQ(wcs.size(), 4u);
+  std::vector<uint64_t> order;
+  for (const WorkCompletion& wc : wcs) order.push_back(wc.wr_id);
+  EXPECT_EQ(order[0], 20u) << "the failing receive completes before its NAK leaves";
+  EXPECT_NE(wcs[0].status, WcStatus::kSuccess);
+  if (b.loopback_response_before_responder_flush) {
+    EXPECT_EQ(order, (std::vector<uint64_t>{20, 1, 30, 21}));
+  } else {
+    EXPECT_EQ(order, (std::vector<uint64_t>{20, 21, 1, 30}));
+  }
+  for (size_t i = 1; i < wcs.size(); ++i) {
+    const bool flushed = wcs[i].wr_id != 1;
+    EXPECT_EQ(wcs[i].status == WcStatus::kWrFlushErr, flushed) << "wr_id " << wcs[i].wr_id;
+  }
+}
+
 }  // namespace
 }  // namespace qptwin::testing
