@@ -106,6 +106,24 @@ Nic::RespStep Nic::RespCheckPsn(Qp& qp, const Packet& pkt) {
     SendResponse(qp, pkt, std::move(ack));
     return RespStep::kCheckXrcSrq;
   }
+  const bool send_or_write = pkt.kind == PacketKind::kSend || pkt.kind == PacketKind::kWrite;
+  if (d < 0 && send_or_write && PsnDiff(PsnAdd(pkt.psn, pkt.npkts - 1), qp.epsn) >= 0) {
+    // epsn inside a message no packet of which was executed (its requester went back to an
+    // older PSN, e.g. reset and reconnected): the packets before epsn are duplicates, ACKed
+    // again (C9-105); the one at epsn is a MIDDLE or LAST with no message begun, an invalid
+    // request (rxe_resp.c check_op_seq: RESPST_ERR_MISSING_OPCODE_FIRST, Class C): NAK
+    // there, the QP to ERR (measured: differential seed 20261204 sequence 176).
+    Packet ack;
+    ack.kind = PacketKind::kAck;
+    ack.psn = PsnAdd(profile().behaviour.duplicate_ack_psn_is_last_executed ? qp.ack_psn
+                                                                            : qp.epsn,
+                     0xffffff);
+    SendResponse(qp, pkt, std::move(ack));
+    Packet at_epsn = LastPacketOf(pkt);
+    at_epsn.psn = qp.epsn;
+    RespondError(qp, at_epsn, NakCode::kInvalidRequest, EventType::kQpReqErr);
+    return RespStep::kDone;
+  }
   if (d < 0) {  // a duplicate: answer again without executing twice
     if (pkt.kind == PacketKind::kReadReq) {
       if (!profile().behaviour.dup_read_needs_its_resource) {

@@ -367,5 +367,41 @@ TEST_P(Conformance, LoopbackNakIsHandledBeforeTheFailingResponderFlushesWhereThe
   }
 }
 
+// Differential seed 20261204 sequences 176, 353, 983: a requester reset and reconnected at PSN 0
+// sends a 3-packet SEND to a responder that expects PSN 1. The first packet is a duplicate
+// (ACKed again, C9-105); the second, at the expected PSN, is a SEND_MIDDLE with no message
+// begun: an invalid request (rxe_resp.c check_op_seq, RESPST_ERR_MISSING_OPCODE_FIRST). The
+// SEND completes with REM_INV_REQ_ERR, the responder goes to ERR and flushes its receive.
+TEST_P(Conformance, MessageStraddlingTheExpectedPsnIsAnInvalidRequest) {
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca);
+  QpHandle qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+  ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qa, qb), 0);
+  ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qb, qa), 0);
+  const uint32_t mtu = MtuBytes(pattr_.active_mtu);
+  Buffer buf = Reg(8 * mtu, kAll);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(0, 64)}), Recv(11, {buf.At(4 * mtu, 4 * mtu)})},
+                           &bad), 0);
+  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(128, 8)})}, &bad), 0);
+  auto first = WaitWc(ca, 1);
+  ASSERT_EQ(first.size(), 1u);
+  ASSERT_EQ(first[0].status, WcStatus::kSuccess);
+  ASSERT_EQ(WaitWc(cb, 1).size(), 1u);
+  // qa starts again at PSN 0: the next message's first packet is a duplicate for qb.
+  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kReset), attr::kState), 0);
+  ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qa, qb), 0);
+  ASSERT_EQ(dev_->PostSend(qa, {Send(2, {buf.At(mtu, 3 * mtu)})}, &bad), 0);
+  auto wcs = WaitWc(ca, 1, kSecond / 2);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].wr_id, 2u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kRemInvReqErr);
+  EXPECT_EQ(StateOf(qb), QpState::kErr);
+  auto rwc = WaitWc(cb, 1);
+  ASSERT_EQ(rwc.size(), 1u);
+  EXPECT_EQ(rwc[0].wr_id, 11u);
+  EXPECT_EQ(rwc[0].status, WcStatus::kWrFlushErr) << "nothing of the message was received";
+}
+
 }  // namespace
 }  // namespace qptwin::testing
