@@ -70,7 +70,7 @@ void BringUp(Writer& w, GenQp& q) {
     w.Line("modify ", q.name, " state=RESET");
     q.rnr_prone = false;  // RESET discards the send queue (not so a first bring-up: rxe
                           // keeps what a refused post queued in RESET)
-    q.mw_err = false;
+    q.mw_err = q.unanswered = false;
   }
   const std::string m = "modify " + q.name;
   if (q.type == "UD") {
@@ -214,6 +214,7 @@ void PostSend(Writer& w, GenQp& q, const SendChoice* forced) {
   const bool needs_receive =
       op == "SEND" || op == "SEND_IMM" || op == "WRITE_IMM" || op == "SEND_WITH_INV";
   if (q.type == "RC" && needs_receive) q.rnr_prone = true;
+  if (q.type == "RC" && !answers) q.unanswered = true;
   if (q.type == "RC" && (!answers || q.rnr_prone)) w.slow = true;
   // Receives of an SRQ shared by QPs go to whichever message arrives first: let this one
   // land before anything else is posted (the race would be the wire's, not the device's).

@@ -31,10 +31,14 @@ struct GenQp {
   // A window step may have moved it to ERR (a failed bind or LOCAL_INV, a remote access or
   // SEND_WITH_INV refused): an RC message to it may meet silence (`slow`) until RESET.
   bool mw_err = false;
+  // An RC message of its own went to a peer that could not answer (not in RTR/RTS/SQD, gone,
+  // or itself possibly failed): RETRY_EXC_ERR moves it to ERR when rxe's timer says (seed
+  // 20261205 sequence 195), until RESET.
+  bool unanswered = false;
   // It may have gone to ERR on its own, unseen by the generator: its own RC message in an RNR
-  // loop (RNR_RETRY_EXC_ERR, RETRY_EXC_ERR) or a window step. A message to it may meet
-  // silence and end by rxe's timer, whose jiffies a scenario cannot time.
-  bool MayHaveFailed() const { return rnr_prone || mw_err; }
+  // loop (RNR_RETRY_EXC_ERR, RETRY_EXC_ERR), unanswered, or a window step. A message to it may
+  // meet silence and end by rxe's timer, whose jiffies a scenario cannot time.
+  bool MayHaveFailed() const { return rnr_prone || mw_err || unanswered; }
 };
 
 struct GenCq {
