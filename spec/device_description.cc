@@ -59,15 +59,16 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("mw_range_checked_against_mr", &Behaviour::mw_range_checked_against_mr),
     Flag("recv_inv_flag_as_ip_csum_ok", &Behaviour::recv_inv_flag_as_ip_csum_ok),
     Flag("recv_full_checked_first", &Behaviour::recv_full_checked_first),
-    Flag("responder_stays_in_error", &Behaviour::responder_stays_in_error),
+    Flag("responder_ready_only_from_rtr", &Behaviour::responder_ready_only_from_rtr),
     Flag("loopback_send_completes_after_receive",
          &Behaviour::loopback_send_completes_after_receive),
     Flag("loopback_response_before_responder_flush",
          &Behaviour::loopback_response_before_responder_flush),
+    Flag("post_runs_requester", &Behaviour::post_runs_requester),
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 47;
+constexpr size_t kFlags = 48;
 constexpr size_t kNumbers = 3;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -306,13 +307,14 @@ DeviceDescription Rxe() {
        "READs and atomics) with the same rkey and a sub-range; otherwise RESPST_CLEANUP "
        "(Class D, dropped); measured: a READ at PSN 0 after a FETCH_ADD at PSN 0 and a "
        "reconnect ends with RETRY_EXC_ERR (differential seed 748177376976 sequence 231)"},
-      {"responder_stays_in_error", 1,
+      {"responder_ready_only_from_rtr", 1,
        "rxe_qp.c rxe_qp_from_attr: a modify to RTS sets only req.state and comp.state to "
        "QP_STATE_READY, to RTR resp.state (INIT and RESET reset all three); rxe_qp_error left "
        "resp.state QP_STATE_ERROR, and rxe_recv.c check_type_state drops a request unless "
        "resp.state is READY (measured: differential seed 20261203 sequence 143: after "
        "RETRY_EXC_ERR and ERR -> RTS with cur_state RTS, a FETCH_ADD to the QP without "
-       "REMOTE_ATOMIC ends with RETRY_EXC_ERR, not REM_INV_REQ_ERR)"},
+       "REMOTE_ATOMIC ends with RETRY_EXC_ERR, not REM_INV_REQ_ERR; seed 20261206 sequence "
+       "664: a UD QP moved RESET -> RTS with cur_state RTS takes no message)"},
       {"loopback_send_completes_after_receive", 1,
        "rxe_net.c rxe_xmit_packet: a packet with RXE_LOOPBACK_MASK goes through rxe_loopback "
        "-> rxe_rcv -> rxe_resp_queue_pkt, which runs the responder inline (rxe_run_task) "
@@ -326,6 +328,12 @@ DeviceDescription Rxe() {
        "only then does the responder reach RESPST_ERROR and rxe_qp_error of its own QP "
        "(measured: differential seed 20261204 sequences 475, 1415: with a CQ shared by both "
        "QPs that overruns, the requester's flushed receives are the CQEs kept)"},
+      {"post_runs_requester", 1,
+       "rxe_verbs.c rxe_post_send: for a user QP the requester runs in the system call "
+       "(rxe_run_task(&qp->req.task, 0)), so rxe_req.c rxe_do_local_ops has bound the window "
+       "or failed (MW_BIND_ERR, rxe_qp_error) when ibv_post_send returns (measured: "
+       "differential seed 20261206 sequences 620, 872: a receive posted right after a failing "
+       "bind waits in ERR for the next move to ERR instead of being flushed with the rest)"},
       {"dereg_mr_bound_mw_errno", EINVAL,
        "rxe_verbs.c rxe_dereg_mr: atomic_read(&mr->num_mw) > 0 -> -EINVAL (measured: "
        "memory_window_test DeallocOfABoundWindowClosesIt)"},

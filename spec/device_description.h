@@ -180,10 +180,11 @@ struct Behaviour {
   // READ's remote address (rxe's union). Default: every duplicate READ is executed again
   // (IBTA 9.7.5.1.1), a duplicate atomic answered with its own saved result (C9-134).
   bool dup_read_needs_its_resource = false;
-  // A modify out of ERR (legal only with IBV_QP_CUR_STATE, e.g. to RTS with cur_state RTS)
-  // revives the requester, not the responder: requests reaching the QP are dropped, as in ERR,
-  // until a modify to RESET, INIT or RTR. IBTA: the QP in its new state responds.
-  bool responder_stays_in_error = false;
+  // The responder answers only after a modify to RTR (and none to RESET, INIT or ERR since):
+  // a QP moved to RTS with IBV_QP_CUR_STATE out of ERR, RESET or INIT (e.g. ERR -> RTS with
+  // cur_state RTS) revives its requester only; requests reaching it are dropped, as in ERR.
+  // IBTA: the QP in its new state responds.
+  bool responder_ready_only_from_rtr = false;
   // A UC/UD message to a QP of the same device completes at the sender only after the
   // receiver has handled it (its receive CQE, if any, comes first; it matters where both
   // share a CQ that overruns). IBTA: a UC/UD send completes once it has left.
@@ -193,6 +194,10 @@ struct Behaviour {
   // requester has handled that response, completions and flush included. IBTA: no order
   // between two QPs' completions.
   bool loopback_response_before_responder_flush = false;
+  // ibv_post_send runs the requester before it returns: a BIND_MW or LOCAL_INV the requester
+  // reaches fails (and moves the QP to ERR) before the next verb call. Default: the doorbell
+  // wakes the send engine, which runs after the call (at the same simulated time).
+  bool post_runs_requester = false;
 
   // CQE and query fields (issue 11 part 1; measured in tools/rxe-vm, examples/*.qps):
   // A successful receive CQE has IBV_WC_GRH for every QP type. IBTA 11.4.2.1: GRH only when

@@ -218,7 +218,7 @@ void Nic::Deliver(Packet pkt) {
   // next move to ERR (Behaviour::recv_in_err_waits; measured: examples/fidelity/18).
   if (IsRequest(pkt.kind) &&
       (qp.state == QpState::kErr ||
-       (qp.responder_in_error && profile().behaviour.responder_stays_in_error))) {
+       (qp.responder_not_ready && profile().behaviour.responder_ready_only_from_rtr))) {
     return;
   }
   if (IsRequest(pkt.kind)) {

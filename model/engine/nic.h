@@ -179,6 +179,8 @@ class Nic {
 
   // Requester (requester.cc).
   enum class ReqStep { kGetWqe, kCheckLimits, kCheckLocal, kTransmit, kDone };
+  // A post's doorbell: Kick, or the requester at once (Behaviour::post_runs_requester).
+  void Doorbell(Qp& qp);
   void Kick(Qp& qp);
   void RunRequester(Qp& qp);
   ReqStep ReqGetWqe(Qp& qp);

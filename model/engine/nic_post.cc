@@ -77,7 +77,7 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
       // refused: the WRs queued before (this call's or, after SQD/RTR -> RTS, earlier ones)
       // start (Behaviour::rts_waits_for_doorbell; measured: sequence 838, a refused post
       // started 15 WRs queued in SQD).
-      if (posted || b.rts_waits_for_doorbell) Kick(*qp);
+      if (posted || b.rts_waits_for_doorbell) Doorbell(*qp);
       if (flush_after) FlushSq(*qp);
       return queue_anyway ? EINVAL : err;  // rxe: the doorbell's EINVAL wins
     }
@@ -109,7 +109,7 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     if (bad) *bad = wrs.size();
     return EINVAL;
   }
-  if (posted) Kick(*qp);
+  if (posted) Doorbell(*qp);
   return 0;
 }
 

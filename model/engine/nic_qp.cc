@@ -236,10 +236,11 @@ int Nic::ModifyQp(uint32_t ctx, uint32_t h, const QpAttr& a, AttrMask mask) {
   if ((mask & attr::kState) && next == QpState::kReset && qp->state == QpState::kReset) {
     ResetQueues(*qp);
   }
-  if ((mask & attr::kState) &&
-      (next == QpState::kReset || next == QpState::kInit || next == QpState::kRtr)) {
-    qp->responder_in_error = false;
+  // rxe_qp.c rxe_qp_from_attr: RESET and INIT set resp.state to RESET/INIT, RTR to READY.
+  if ((mask & attr::kState) && (next == QpState::kReset || next == QpState::kInit)) {
+    qp->responder_not_ready = true;
   }
+  if ((mask & attr::kState) && next == QpState::kRtr) qp->responder_not_ready = false;
   if (next == qp->state && next != QpState::kErr) return 0;
   switch (next) {
     case QpState::kReset:
@@ -344,7 +345,7 @@ void Nic::ResetQueues(Qp& qp) {
 
 void Nic::EnterError(Qp& qp, const std::string& cause, bool defer_flush) {
   SetState(qp, QpState::kErr, cause);
-  qp.responder_in_error = true;
+  qp.responder_not_ready = true;
   ++qp.timer_gen;
   qp.timer_armed = qp.rnr_wait = qp.sq_draining = false;
   qp.flush_pending = defer_flush;

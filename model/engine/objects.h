@@ -243,9 +243,9 @@ struct Qp : std::enable_shared_from_this<Qp> {
   // not move it, nor does RESET): Behaviour::duplicate_ack_psn_is_last_executed.
   uint32_t ack_psn = 0;
   bool comm_est_raised = false;
-  // Entered ERR and not since moved to RESET, INIT or RTR (Behaviour::responder_stays_in_error:
-  // rxe's resp.state is still QP_STATE_ERROR).
-  bool responder_in_error = false;
+  // No modify to RTR since it was created or last moved to RESET, INIT or ERR
+  // (Behaviour::responder_ready_only_from_rtr: rxe's resp.state is not QP_STATE_READY).
+  bool responder_not_ready = true;
   // In ERR, queues not flushed yet: a response to a QP of the same device goes first
   // (Behaviour::loopback_response_before_responder_flush; Nic::Receive flushes).
   bool flush_pending = false;

@@ -35,6 +35,15 @@ void Nic::Kick(Qp& qp) {
   ready_.Push(world_->events().Now(), qp.weak_from_this());
 }
 
+void Nic::Doorbell(Qp& qp) {
+  // Behaviour::post_runs_requester: rxe runs the requester inside ibv_post_send.
+  if (profile().behaviour.post_runs_requester) {
+    RunRequester(qp);
+    return;
+  }
+  Kick(qp);
+}
+
 void Nic::RunReady(std::weak_ptr<Qp>& weak) {
   if (auto q = weak.lock()) {
     q->kick_pending = false;

@@ -238,10 +238,10 @@ TEST_P(Conformance, UcWriteImmWithABadRkeyCompletesAnSrqReceiveWhereTheDeviceTak
 
 // Differential seed 20261203 sequence 143: a QP that went to ERR is moved back to RTS (legal
 // with IBV_QP_CUR_STATE = RTS) and its peer sends to it. rxe (Behaviour::
-// responder_stays_in_error) revives only the requester: the request is dropped and the sender
+// responder_ready_only_from_rtr) revives only the requester: the request is dropped and the sender
 // ends with RETRY_EXC_ERR; the receive stays posted. IBTA: the QP in RTS takes the SEND.
 TEST_P(Conformance, ResponderOfAQpMovedFromErrToRtsAnswersWhereTheDeviceRevivesIt) {
-  const bool stays = GetParam().behaviour.responder_stays_in_error;
+  const bool stays = GetParam().behaviour.responder_ready_only_from_rtr;
   CqHandle ca = Cq(), cb = Cq();
   QpHandle qa = Qp(QpType::kRc, 16, 16, 2, true, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
   ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qa, qb), 0);
@@ -401,6 +401,41 @@ TEST_P(Conformance, MessageStraddlingTheExpectedPsnIsAnInvalidRequest) {
   ASSERT_EQ(rwc.size(), 1u);
   EXPECT_EQ(rwc[0].wr_id, 11u);
   EXPECT_EQ(rwc[0].status, WcStatus::kWrFlushErr) << "nothing of the message was received";
+}
+
+// Differential seed 20261206 sequence 664: a QP moved to RTS from RESET or INIT with
+// IBV_QP_CUR_STATE = RTS (the kernel's table allows RTS -> RTS) never went through RTR. rxe
+// (Behaviour::responder_ready_only_from_rtr) makes the responder ready only at a modify to
+// RTR, so the QP drops every request: a UD message to it finds no taker. Elsewhere it
+// receives.
+TEST_P(Conformance, QpThatSkippedRtrReceivesWhereTheDeviceReadiesItsResponder) {
+  const Behaviour& b = GetParam().behaviour;
+  CqHandle cq = Cq(16);
+  QpHandle qa = Qp(QpType::kUd, 16, 16, 2, false, cq);
+  QpHandle qb = Qp(QpType::kUd, 16, 16, 2, false, cq);
+  BringUpParams p;
+  ConnectionInfo none;
+  QpAttr attr;
+  ASSERT_EQ(BringUpAttr(*dev_, p, none, &attr), 0);
+  ASSERT_EQ(BringUp(*dev_, qa, attr, QpState::kRts), 0);
+  ASSERT_EQ(BringUp(*dev_, qb, attr, QpState::kInit), 0);
+  QpAttr skip = StateOnly(QpState::kRts);
+  skip.cur_qp_state = QpState::kRts;
+  ASSERT_EQ(dev_->ModifyQp(qb, skip, attr::kState | attr::kCurState), 0);
+  EXPECT_EQ(StateOf(qb), QpState::kRts);
+  Buffer buf = Reg(4096, kAll);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(0, 256)})}, &bad), 0);
+  SendWr wr = Send(1, {buf.At(1024, 8)});
+  AhHandle ah;
+  ASSERT_NO_FATAL_FAILURE(AddressDatagram(qb, &wr, &ah));
+  ASSERT_EQ(dev_->PostSend(qa, {wr}, &bad), 0);
+  auto wcs = Drain(cq, kSecond / 5);
+  ASSERT_GE(wcs.size(), 1u);
+  size_t received = 0;
+  for (const WorkCompletion& wc : wcs) received += wc.wr_id == 10;
+  EXPECT_EQ(received, b.responder_ready_only_from_rtr ? 0u : 1u);
+  EXPECT_EQ(dev_->DestroyAh(ah), 0);
 }
 
 }  // namespace

@@ -297,6 +297,44 @@ TEST_P(MemoryWindow, BindToARegionWithoutMwBindCompletesWithBindError) {
   EXPECT_EQ(dev_->DeallocMw(mw), 0);
 }
 
+TEST_P(MemoryWindow, FailingBindHasMovedTheQpToErrWhenThePostReturnsWhereTheDeviceRunsItThere) {
+  // Differential seed 20261206 sequences 620, 872. rxe (Behaviour::post_runs_requester) runs
+  // the requester inside ibv_post_send: the failing bind has moved the QP to ERR before the
+  // next verb, so a receive posted right after it is posted in ERR, where rxe keeps it until
+  // the next move to ERR (Behaviour::recv_in_err_waits). Elsewhere the receive is posted in
+  // RTS and flushed when the bind fails.
+  const Behaviour& b = GetParam().behaviour;
+  uint32_t r0 = 0;
+  MwHandle mw = Alloc(MwType::kType1, &r0);
+  Buffer plain = Reg(4096, kLocalWrite | kRemoteWrite);
+  MwBind bind;
+  bind.wr_id = 5;
+  bind.send_flags = send_flag::kSignaled;
+  bind.bind_info = Window();
+  bind.bind_info.mr = plain.mr;
+  bind.bind_info.addr = plain.Addr(0);
+  uint32_t rkey = 0;
+  ASSERT_EQ(dev_->BindMw(a_, mw, bind, &rkey), 0);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostRecv(a_, {Recv(10, {src_.At(0, 64)})}, &bad), 0);
+  auto wcs = Drain(cq_, kSecond / 5);
+  ASSERT_GE(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kMwBindErr) << ToName(wcs[0].status);
+  const bool waits = b.post_runs_requester && b.recv_in_err_waits;
+  if (waits) {
+    EXPECT_EQ(wcs.size(), 1u) << "the receive posted in ERR was flushed";
+    ASSERT_EQ(dev_->ModifyQp(a_, StateOnly(QpState::kErr), attr::kState), 0);
+    wcs = WaitWc(cq_, 1);
+    ASSERT_EQ(wcs.size(), 1u);
+  } else {
+    ASSERT_EQ(wcs.size(), 2u);
+    wcs.erase(wcs.begin());
+  }
+  EXPECT_EQ(wcs[0].wr_id, 10u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kWrFlushErr);
+  EXPECT_EQ(dev_->DeallocMw(mw), 0);
+}
+
 TEST_P(MemoryWindow, BindPastTheRegionCompletesWithBindError) {
   uint32_t r0 = 0;
   MwHandle mw = Alloc(MwType::kType2, &r0);
