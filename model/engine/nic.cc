@@ -190,7 +190,11 @@ void Nic::Receive(Packet pkt) {
   const uint64_t sender_serial = pkt.sender_serial;
   const uint32_t sender_qpn = pkt.src_qpn;
   const bool responder_flush = pkt.responder_flush_after;
+  // A requester this response fails flushes its send queue first unless the request left
+  // from a post (FlushOnError).
+  in_retry_response_ = responder_flush && !pkt.sent_by_post;
   Deliver(std::move(pkt));
+  in_retry_response_ = false;
   if (responder_flush) {
     // Behaviour::loopback_response_before_responder_flush: the failing responder (this
     // device) flushes now, unless a modify or a post has moved on since.

@@ -301,6 +301,8 @@ class Nic {
   uint64_t fetch_free_ns_ = 0;        // the context-fetch unit (timing.h contract 5)
   uint64_t wqe_fetch_free_ns_ = 0;    // the WQE re-fetch unit, when it has its own
   uint64_t request_contexts_ns_ = 0;  // the request being handled: its contexts are on chip
+  bool in_post_ = false;             // Doorbell's requester run (Packet::sent_by_post)
+  bool in_retry_response_ = false;   // Receive: a loopback response to a request not from a post
 
   std::map<uint32_t, Pd> pds_;
   MrTable mrs_;

@@ -362,7 +362,13 @@ void Nic::FlushOnError(Qp& qp) {
     if (w.failed_locally) w.done = false;
     if (w.done && w.status == WcStatus::kSuccess && IsLocalOp(w.wr.opcode)) w.done = false;
   }
-  if (qp.type == QpType::kRc && profile().behaviour.rc_flushes_rq_first) {
+  // rxe_qp_error schedules the responder task (receive flush) before the completer's (send
+  // flush). From a post (process context) they run at the next spin_unlock_bh, in that order.
+  // A requester failed by a loopback response to a request a timer's retry sent runs in a
+  // tasklet: its own loop goes on first (rxe_req.c: QP_STATE_ERROR -> WR_FLUSH_ERR -> the
+  // completer drains the send queue) and the scheduled receive flush follows (differential
+  // seed 20261206 sequence 1918; from a post: 20261202 sequence 2386).
+  if (qp.type == QpType::kRc && profile().behaviour.rc_flushes_rq_first && !in_retry_response_) {
     DrainSq(qp);  // the CQE of the error that moved it comes first (rxe_comp.c do_complete)
     FlushRq(qp);
     FlushSq(qp);

@@ -144,6 +144,9 @@ struct Packet {
   // Behaviour::loopback_response_before_responder_flush: the responder (src_qpn, same device)
   // entered ERR when it sent this response and flushes its queues once it has been handled.
   bool responder_flush_after = false;
+  // The request was sent by a post's own requester run (Behaviour::post_runs_requester), not
+  // by a retry or a later wake-up; a response marked responder_flush_after copies it.
+  bool sent_by_post = false;
 };
 
 // One line for traces: "SEND psn=100 n=3 1->0 qpn 17->18 3000B".

@@ -38,7 +38,9 @@ void Nic::Kick(Qp& qp) {
 void Nic::Doorbell(Qp& qp) {
   // Behaviour::post_runs_requester: rxe runs the requester inside ibv_post_send.
   if (profile().behaviour.post_runs_requester) {
+    in_post_ = true;
     RunRequester(qp);
+    in_post_ = false;
     return;
   }
   Kick(qp);
@@ -262,6 +264,7 @@ Nic::ReqStep Nic::ReqTransmit(Qp& qp, Payload* payload) {
                                     profile().behaviour.loopback_send_completes_after_receive &&
                                     world_->lossless();
   if (complete_at_receiver) p.sender_serial = serial;
+  p.sent_by_post = in_post_;
   // Inline data travelled with the WQE: no payload DMA read (timing.h).
   bool has_payload = p.kind == PacketKind::kSend || p.kind == PacketKind::kWrite;
   uint64_t dma = has_payload && !w.is_inline ? p.data.size() : 0;

@@ -563,6 +563,7 @@ bool Nic::DeferFlushTo(Packet& resp, const Packet& req) const {
   // completes, and its own flush tasklets run, before the responder's rxe_qp_error.
   resp.responder_flush_after = profile().behaviour.loopback_response_before_responder_flush &&
                                req.src_nic == index_ && world_->lossless();
+  resp.sent_by_post = req.sent_by_post;
   return resp.responder_flush_after;
 }
 
@@ -570,6 +571,7 @@ void Nic::SendAck(const Qp& qp, const Packet& req, bool flush_after) {
   Packet ack;
   ack.kind = PacketKind::kAck;
   ack.responder_flush_after = flush_after;
+  ack.sent_by_post = req.sent_by_post;
   ack.psn = PsnAdd(req.psn, req.npkts - 1);
   SendResponse(qp, req, std::move(ack));
 }

@@ -4,6 +4,7 @@
 // WRITE_WITH_IMM with a bad R_Key into an SRQ, a responder that stays in error after
 // ERR -> RTS, a receive that fails mid-message, the order of a loopback UC/UD send's two
 // completions.
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -436,6 +437,43 @@ TEST_P(Conformance, QpThatSkippedRtrReceivesWhereTheDeviceReadiesItsResponder) {
   for (const WorkCompletion& wc : wcs) received += wc.wr_id == 10;
   EXPECT_EQ(received, b.responder_ready_only_from_rtr ? 0u : 1u);
   EXPECT_EQ(dev_->DestroyAh(ah), 0);
+}
+
+// Differential seed 20261206 sequence 1918 (and 20261202 sequence 2386 for the post): which of
+// its queues a requester failed by a loopback NAK flushes first. rxe_qp_error schedules the
+// receive flush (responder task) before the send flush (completer task); from a post, in
+// process context, they run in that order. A request a timer resent runs in a tasklet, whose
+// own loop flushes the send queue before the scheduled receive flush runs. Here the SEND waits
+// in an RNR loop until the peer's receive, too small, is posted: the retry fails it.
+TEST_P(Conformance, RequesterFailedOnARetryFlushesItsSendQueueFirstWhereTheDeviceDoes) {
+  const Behaviour& b = GetParam().behaviour;
+  CqHandle cq = Cq(32);
+  auto [qa, qb] = ConnectedPair(QpType::kRc, cq, cq);
+  Buffer buf = Reg(8192, kAll);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostRecv(qa, {Recv(30, {buf.At(0, 64)})}, &bad), 0);
+  SendWr fenced = Send(2, {buf.At(2048, 8)});
+  fenced.send_flags |= send_flag::kFence;
+  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(1024, 32)}), fenced}, &bad), 0);
+  EXPECT_TRUE(Drain(cq, kSecond / 50).empty()) << "the SEND waits in its RNR loop";
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(20, {buf.At(4096, 4)}), Recv(21, {buf.At(4160, 64)})}, &bad),
+            0);
+  auto wcs = WaitWc(cq, 5);
+  ASSERT_EQ(wcs.size(), 5u);
+  std::vector<uint64_t> order;
+  for (const WorkCompletion& wc : wcs) order.push_back(wc.wr_id);
+  EXPECT_EQ(order[0], 20u);
+  EXPECT_NE(wcs[0].status, WcStatus::kSuccess);
+  for (const WorkCompletion& wc : wcs) {
+    if (wc.wr_id == 1) EXPECT_NE(wc.status, WcStatus::kSuccess);
+  }
+  if (b.loopback_response_before_responder_flush && b.rc_flushes_rq_first) {
+    EXPECT_EQ(order, (std::vector<uint64_t>{20, 1, 2, 30, 21}));
+  } else {
+    std::vector<uint64_t> sorted = order;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(sorted, (std::vector<uint64_t>{1, 2, 20, 21, 30}));
+  }
 }
 
 }  // namespace
