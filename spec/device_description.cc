@@ -65,10 +65,11 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("loopback_response_before_responder_flush",
          &Behaviour::loopback_response_before_responder_flush),
     Flag("post_runs_requester", &Behaviour::post_runs_requester),
+    Flag("solicited_arm_ignores_errors", &Behaviour::solicited_arm_ignores_errors),
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 48;
+constexpr size_t kFlags = 49;
 constexpr size_t kNumbers = 3;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -328,6 +329,11 @@ DeviceDescription Rxe() {
        "only then does the responder reach RESPST_ERROR and rxe_qp_error of its own QP "
        "(measured: differential seed 20261204 sequences 475, 1415: with a CQ shared by both "
        "QPs that overruns, the requester's flushed receives are the CQEs kept)"},
+      {"solicited_arm_ignores_errors", 1,
+       "rxe_cq.c rxe_cq_post fires a solicited-only arm when its `solicited` argument is "
+       "set: rxe_comp.c do_complete passes 0 for every send CQE, rxe_resp.c do_complete the "
+       "packet's SE bit or 1 without a packet (measured: differential seed 20261207 sequence "
+       "1710: a READ flushed by a modify to ERR raised no event on a solicited-only arm)"},
       {"post_runs_requester", 1,
        "rxe_verbs.c rxe_post_send: for a user QP the requester runs in the system call "
        "(rxe_run_task(&qp->req.task, 0)), so rxe_req.c rxe_do_local_ops has bound the window "

@@ -198,6 +198,10 @@ struct Behaviour {
   // reaches fails (and moves the QP to ERR) before the next verb call. Default: the doorbell
   // wakes the send engine, which runs after the call (at the same simulated time).
   bool post_runs_requester = false;
+  // A solicited-only CQ arm fires only for a receive CQE of a message with the SE bit or a
+  // receive completed without a message (flushed); never for a send-queue CQE, error or
+  // flush. ibv_req_notify_cq(3), IBTA: also for a completion in error.
+  bool solicited_arm_ignores_errors = false;
 
   // CQE and query fields (issue 11 part 1; measured in tools/rxe-vm, examples/*.qps):
   // A successful receive CQE has IBV_WC_GRH for every QP type. IBTA 11.4.2.1: GRH only when

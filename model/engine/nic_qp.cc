@@ -419,7 +419,7 @@ void Nic::FlushRq(Qp& qp) {
     wc.wr_id = r.wr_id;
     wc.qp_num = qp.qpn;
     wc.status = WcStatus::kWrFlushErr;
-    PushCqe(qp, *qp.recv_cq, wc, false);
+    PushCqe(qp, *qp.recv_cq, wc, true);  // rxe_resp.c do_complete: no packet, solicited 1
   }
 }
 
@@ -463,7 +463,10 @@ bool Nic::PushCqe(Qp& qp, Cq& cq, const WorkCompletion& wc, bool solicited, uint
     return false;
   }
   if (visible > now) world_->WakeAt(visible);
-  if (cq.TakeNotify(solicited, wc.status != WcStatus::kSuccess)) {
+  // Behaviour::solicited_arm_ignores_errors: only `solicited` counts for a solicited-only arm.
+  const bool error = wc.status != WcStatus::kSuccess &&
+                     !profile().behaviour.solicited_arm_ignores_errors;
+  if (cq.TakeNotify(solicited, error)) {
     if (Channel* ch = FindChannel(cq.ctx(), cq.channel())) ch->events.push_back(cq.handle());
   }
   return true;

@@ -278,7 +278,7 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
             wc.wr_id = r.wr_id;
             wc.qp_num = qp.qpn;
             wc.status = WcStatus::kRemAccessErr;
-            PushCqe(qp, RecvCq(qp), wc, false);
+            PushCqe(qp, RecvCq(qp), wc, pkt.solicited);
           }
           RespondError(qp, pkt, NakCode::kRemoteAccess, EventType::kQpAccessErr);
         } else if (per_packet && pkt.npkts == 1 && qp.srq) {
@@ -291,7 +291,7 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
             wc.wr_id = r.wr_id;
             wc.qp_num = qp.qpn;
             wc.status = WcStatus::kRemAccessErr;
-            PushCqe(qp, RecvCq(qp), wc, false);
+            PushCqe(qp, RecvCq(qp), wc, pkt.solicited);
           }
         }
         return RespStep::kDone;
@@ -481,7 +481,7 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
     if (malformed && grh) (void)mrs_.Scatter(r.sg_list, pd, data, len - pkt.data.size());
     if (malformed) st = WcStatus::kLocQpOpErr;
     wc.status = st;
-    PushCqe(qp, RecvCq(qp), wc, false);
+    PushCqe(qp, RecvCq(qp), wc, pkt.solicited);
     if (qp.type == QpType::kUd && !malformed) return;  // a UD QP carries on
     bool defer = false;
     if (IsReliable(qp.type)) {
@@ -536,7 +536,7 @@ bool Nic::InvalidateForSend(Qp& qp, const Packet& pkt, WorkCompletion* wc) {
   // the QP goes to ERR; the sender's SEND is ACKed (measured on rxe 6.1: it completes
   // successfully, its QP stays in RTS).
   wc->status = WcStatus::kRemInvReqErr;
-  PushCqe(qp, RecvCq(qp), *wc, false);
+  PushCqe(qp, RecvCq(qp), *wc, pkt.solicited);
   const bool defer = qp.state != QpState::kErr && IsReliable(qp.type) &&
                      profile().behaviour.loopback_response_before_responder_flush &&
                      pkt.src_nic == index_ && world_->lossless();

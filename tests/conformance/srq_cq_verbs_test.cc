@@ -226,6 +226,40 @@ TEST_P(SrqCq, SolicitedOnlyArmWakesForSolicitedReceivesOnly) {
   ASSERT_EQ(dev_->DestroyCompChannel(ch), 0);
 }
 
+TEST_P(SrqCq, SolicitedOnlyArmAndAFlushedSendWhereTheDeviceSaysSo) {
+  // Differential seed 20261207 sequence 1710. rxe (Behaviour::solicited_arm_ignores_errors):
+  // rxe_cq_post fires a solicited-only arm only when told the CQE is solicited, and the
+  // completer never says so: a send flushed in ERR raises no event. ibv_req_notify_cq(3) and
+  // the IBTA: a completion in error wakes a solicited-only arm too.
+  const Behaviour& b = GetParam().behaviour;
+  ChannelHandle ch;
+  ASSERT_EQ(dev_->CreateCompChannel(&ch), 0);
+  CqHandle scq;
+  int actual = 0;
+  ASSERT_EQ(dev_->CreateCq(16, ch, &scq, &actual), 0);
+  auto [qa, qb] = ConnectedPair(QpType::kRc, scq, CqHandle{});
+  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kErr), attr::kState), 0);
+  Buffer src = Reg(4096, kAll);
+  size_t bad;
+  ASSERT_EQ(dev_->ReqNotifyCq(scq, true), 0);
+  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {src.At(0, 8)})}, &bad), 0);
+  auto wcs = WaitWc(scq, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kWrFlushErr);
+  CqHandle got;
+  const int err = dev_->GetCqEvent(ch, kSecond / 5, &got);
+  if (b.solicited_arm_ignores_errors) {
+    EXPECT_EQ(err, ETIMEDOUT) << "a flushed send woke the solicited-only arm";
+  } else {
+    EXPECT_EQ(err, 0);
+    if (err == 0) dev_->AckCqEvents(scq, 1);
+  }
+  ASSERT_EQ(dev_->DestroyQp(qa), 0);
+  ASSERT_EQ(dev_->DestroyQp(qb), 0);
+  ASSERT_EQ(dev_->DestroyCq(scq), 0);
+  ASSERT_EQ(dev_->DestroyCompChannel(ch), 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, SrqCq, ::testing::ValuesIn(BackendsUnderTest()),
                          [](const ::testing::TestParamInfo<BackendCase>& info) {
                            return info.param.name;
