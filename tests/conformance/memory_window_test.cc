@@ -68,6 +68,18 @@ class MemoryWindow : public Conformance {
     return rkey;
   }
 
+  // A signaled type 1 bind (wr_id 5) of the window's range in `plain`, a region registered
+  // without MW_BIND: the bind fails when the requester runs it.
+  MwBind BindToRegionWithoutMwBind(const Buffer& plain) const {
+    MwBind bind;
+    bind.wr_id = 5;
+    bind.send_flags = send_flag::kSignaled;
+    bind.bind_info = Window();
+    bind.bind_info.mr = plain.mr;
+    bind.bind_info.addr = plain.Addr(0);
+    return bind;
+  }
+
   static SendWr BindWr(MwHandle mw, uint32_t new_rkey, const MwBindInfo& info) {
     SendWr wr = Send(78, {});
     wr.opcode = WrOpcode::kBindMw;
@@ -270,12 +282,7 @@ TEST_P(MemoryWindow, BindToARegionWithoutMwBindCompletesWithBindError) {
   uint32_t r0 = 0;
   MwHandle mw = Alloc(MwType::kType1, &r0);
   Buffer plain = Reg(4096, kLocalWrite | kRemoteWrite);
-  MwBind bind;
-  bind.wr_id = 5;
-  bind.send_flags = send_flag::kSignaled;
-  bind.bind_info = Window();
-  bind.bind_info.mr = plain.mr;
-  bind.bind_info.addr = plain.Addr(0);
+  MwBind bind = BindToRegionWithoutMwBind(plain);
   uint32_t rkey = 0;
   ASSERT_EQ(dev_->BindMw(a_, mw, bind, &rkey), 0) << "checked when the WR runs";
   auto wcs = WaitWc(cq_, 1);
@@ -307,12 +314,7 @@ TEST_P(MemoryWindow, FailingBindHasMovedTheQpToErrWhenThePostReturnsWhereTheDevi
   uint32_t r0 = 0;
   MwHandle mw = Alloc(MwType::kType1, &r0);
   Buffer plain = Reg(4096, kLocalWrite | kRemoteWrite);
-  MwBind bind;
-  bind.wr_id = 5;
-  bind.send_flags = send_flag::kSignaled;
-  bind.bind_info = Window();
-  bind.bind_info.mr = plain.mr;
-  bind.bind_info.addr = plain.Addr(0);
+  MwBind bind = BindToRegionWithoutMwBind(plain);
   uint32_t rkey = 0;
   ASSERT_EQ(dev_->BindMw(a_, mw, bind, &rkey), 0);
   size_t bad = 99;
