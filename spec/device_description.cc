@@ -66,10 +66,11 @@ const std::vector<BehaviourSetting> kSettings = {
          &Behaviour::loopback_response_before_responder_flush),
     Flag("post_runs_requester", &Behaviour::post_runs_requester),
     Flag("solicited_arm_ignores_errors", &Behaviour::solicited_arm_ignores_errors),
+    Flag("failed_invalidate_keeps_psn", &Behaviour::failed_invalidate_keeps_psn),
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 49;
+constexpr size_t kFlags = 50;
 constexpr size_t kNumbers = 3;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -329,6 +330,10 @@ DeviceDescription Rxe() {
        "only then does the responder reach RESPST_ERROR and rxe_qp_error of its own QP "
        "(measured: differential seed 20261204 sequences 475, 1415: with a CQ shared by both "
        "QPs that overruns, the requester's flushed receives are the CQEs kept)"},
+      {"failed_invalidate_keeps_psn", 1,
+       "rxe_resp.c execute: invalidate_rkey fails -> RESPST_ERR_INVALIDATE_RKEY before "
+       "qp->resp.psn = psn + 1 (measured: differential seed 20261207 sequence 1361: rq_psn 0 "
+       "after a one-packet SEND_WITH_INV of a type 1 window's rkey)"},
       {"solicited_arm_ignores_errors", 1,
        "rxe_cq.c rxe_cq_post fires a solicited-only arm when its `solicited` argument is "
        "set: rxe_comp.c do_complete passes 0 for every send CQE, rxe_resp.c do_complete the "

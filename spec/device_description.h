@@ -202,6 +202,9 @@ struct Behaviour {
   // receive completed without a message (flushed); never for a send-queue CQE, error or
   // flush. ibv_req_notify_cq(3), IBTA: also for a completion in error.
   bool solicited_arm_ignores_errors = false;
+  // A SEND_WITH_INV whose rkey cannot be invalidated leaves the expected PSN at its last
+  // packet (a query's rq_psn). Default: the message was executed, the PSN moves past it.
+  bool failed_invalidate_keeps_psn = false;
 
   // CQE and query fields (issue 11 part 1; measured in tools/rxe-vm, examples/*.qps):
   // A successful receive CQE has IBV_WC_GRH for every QP type. IBTA 11.4.2.1: GRH only when

@@ -504,7 +504,14 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
   // UD too: rxe_resp.c execute sets resp.psn = psn + 1 for every type, and a query shows it
   // (Behaviour::query_qp_stored_view).
   qp.epsn = qp.ack_psn = PsnAdd(pkt.psn, pkt.npkts);
-  if (pkt.has_inv && !InvalidateForSend(qp, pkt, &wc)) return;
+  if (pkt.has_inv && !InvalidateForSend(qp, pkt, &wc)) {
+    // rxe_resp.c execute returns RESPST_ERR_INVALIDATE_RKEY before it sets resp.psn past the
+    // last packet (Behaviour::failed_invalidate_keeps_psn; seed 20261207 sequence 1361).
+    if (profile().behaviour.failed_invalidate_keeps_psn) {
+      qp.epsn = qp.ack_psn = PsnAdd(pkt.psn, pkt.npkts - 1);
+    }
+    return;
+  }
   wc.status = WcStatus::kSuccess;
   wc.opcode = write_imm ? WcOpcode::kRecvRdmaWithImm : WcOpcode::kRecv;
   wc.byte_len = static_cast<uint32_t>(write_imm ? pkt.data.size() : len);

@@ -556,11 +556,19 @@ TEST_P(MemoryWindow, SendWithInvalidateOfAType1WindowFailsAtTheReceiver) {
   uint32_t r0 = 0;
   MwHandle mw = Alloc(MwType::kType1, &r0);
   const uint32_t rkey = Bind1(mw, Window());
+  QpAttr before, after;
+  QpInitAttr init;
+  ASSERT_EQ(dev_->QueryQp(a_, &before, &init), 0);
   WorkCompletion recv, sent;
   ASSERT_TRUE(SendWithInv(rkey, &recv, &sent));
   EXPECT_EQ(recv.status, WcStatus::kRemInvReqErr) << "o10-37.2.26 (class J)";
   EXPECT_EQ(sent.status, WcStatus::kSuccess) << "rxe ACKs the SEND";
   EXPECT_EQ(StateOf(a_), QpState::kErr);
+  // Differential seed 20261207 sequence 1361 (Behaviour::failed_invalidate_keeps_psn): rxe
+  // fails the request before it moves the expected PSN past it.
+  ASSERT_EQ(dev_->QueryQp(a_, &after, &init), 0);
+  const bool keeps = GetParam().behaviour.failed_invalidate_keeps_psn;
+  EXPECT_EQ(after.rq_psn, keeps ? before.rq_psn : (before.rq_psn + 1) & 0xffffff);
   EXPECT_EQ(StateOf(b_), QpState::kRts);
   EXPECT_EQ(dev_->DeallocMw(mw), 0);
 }
