@@ -80,7 +80,10 @@ void Runner::EndQueues(Object* o, Wqe::End end, const Step& step) {
 void Runner::ObserveStates(const Command& c, int ret, Step* step) {
   const uint64_t now = backend_->NowNs() - start_ns_;
   const size_t first_new = trace_->states.size();
-  if (c.verb == Verb::kQp && ret == 0) {
+  // Neither a trace nor a narration reads the state events (the differential fuzzer): only
+  // the QPs' states are followed, no event is recorded.
+  const bool record = options_.keep_trace || options_.narrate;
+  if (record && c.verb == Verb::kQp && ret == 0) {
     trace_->states.push_back({c.name, step->start_ns, c.line, QpState::kReset, QpState::kReset,
                               "created"});
   }
@@ -100,9 +103,11 @@ void Runner::ObserveStates(const Command& c, int ret, Step* step) {
     if (dev->QpHistorySince(QpHandle{o.handle}, o.history_seen, &history) == 0) {
       for (const StateChange& h : history) {
         if (h.cause == "create" || h.cause == "created") continue;  // recorded above
-        uint64_t t = h.time_ns >= start_ns_ ? h.time_ns - start_ns_ : 0;
-        t = std::clamp(t, step->start_ns, now);
-        trace_->states.push_back({name, t, c.line, h.from, h.to, h.cause});
+        if (record) {
+          uint64_t t = h.time_ns >= start_ns_ ? h.time_ns - start_ns_ : 0;
+          t = std::clamp(t, step->start_ns, now);
+          trace_->states.push_back({name, t, c.line, h.from, h.to, h.cause});
+        }
         o.state = h.to;
       }
       o.history_seen += history.size();
@@ -113,7 +118,9 @@ void Runner::ObserveStates(const Command& c, int ret, Step* step) {
       QpAttr attr;
       QpInitAttr init;
       if (dev->QueryQp(QpHandle{o.handle}, &attr, &init) == 0 && attr.qp_state != o.state) {
-        trace_->states.push_back({name, now, c.line, o.state, attr.qp_state, "seen by query"});
+        if (record) {
+          trace_->states.push_back({name, now, c.line, o.state, attr.qp_state, "seen by query"});
+        }
         o.state = attr.qp_state;
       }
     }
