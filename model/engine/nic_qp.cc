@@ -318,7 +318,11 @@ int Nic::QueryQp(uint32_t ctx, uint32_t h, QpAttr* attr, QpInitAttr* init) {
 int Nic::History(uint32_t ctx, uint32_t h, size_t first, std::vector<StateChange>* out) {
   Qp* qp = FindQp(ctx, h);
   if (!qp) return EINVAL;
-  out->assign(qp->history.begin() + std::min(first, qp->history.size()), qp->history.end());
+  if (first >= qp->history.size()) {  // the usual case: nothing new since the last look
+    out->clear();
+    return 0;
+  }
+  out->assign(qp->history.begin() + first, qp->history.end());
   return 0;
 }
 

@@ -174,6 +174,7 @@ class Runner {
   void RecordCompletion(const std::string& cq, Outcome* o, const Step& step);
   void EndQueues(Object* o, Wqe::End end, const Step& step);
   WrLedger ledger_{nullptr};
+  // After the step's command ran and step->end_ns was taken (its `now`).
   void ObserveStates(const Command& c, int ret, Step* step);
   // Every live QP (keep_trace) or, streaming, the busy ones and the command's QP: a quiet
   // QP's view is its creation view (RESET/INIT, queues empty) until a command names it.

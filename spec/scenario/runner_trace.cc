@@ -78,7 +78,7 @@ void Runner::EndQueues(Object* o, Wqe::End end, const Step& step) {
 }
 
 void Runner::ObserveStates(const Command& c, int ret, Step* step) {
-  const uint64_t now = backend_->NowNs() - start_ns_;
+  const uint64_t now = step->end_ns;  // NextInto's NowNs() - start_ns_, just taken
   const size_t first_new = trace_->states.size();
   // Neither a trace nor a narration reads the state events (the differential fuzzer): only
   // the QPs' states are followed, no event is recorded.

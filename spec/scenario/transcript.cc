@@ -134,7 +134,11 @@ std::string CanonicalLine(int line, const Outcome& o) {
 
 void AppendCanonicalLine(int line, const Outcome& o, std::string* out) {
   *out += 'L';
-  *out += std::to_string(line);
+  if (line >= 0) {
+    AppendNumber(out, static_cast<uint64_t>(line));
+  } else {
+    *out += std::to_string(line);
+  }
   *out += ' ';
   AppendBody(o, out);
 }
