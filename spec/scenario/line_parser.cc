@@ -69,6 +69,21 @@ std::string_view LineParser::Value(std::string_view key) const {
   return v == nullptr ? std::string_view() : *v;
 }
 
+uint64_t LineParser::Lookup(const std::string_view* keys, size_t n,
+                            std::string_view* values) const {
+  uint64_t present = 0;
+  for (const auto& [k, v] : kv_) {
+    for (size_t i = 0; i < n; ++i) {
+      if (k.size() == keys[i].size() && (k.empty() || (k[0] == keys[i][0] && k == keys[i]))) {
+        present |= uint64_t{1} << i;
+        values[i] = v;
+        break;  // Bind lets no key in twice
+      }
+    }
+  }
+  return present;
+}
+
 void LineParser::Bind(const VerbSpec& spec, const std::vector<std::string_view>& words) {
   spec_ = &spec;
   for (size_t i = 1; i < words.size(); ++i) {

@@ -53,6 +53,9 @@ class LineParser {
   std::string_view Positional(size_t i) const { return positionals_.at(i); }
   bool Has(std::string_view key) const { return Find(key) != nullptr; }
   std::string_view Value(std::string_view key) const;
+  // Has/Value for `n` keys at once (one pass over the line's pairs, not a search per key):
+  // bit i of the result is Has(keys[i]), and then values[i] is Value(keys[i]). n <= 64.
+  uint64_t Lookup(const std::string_view* keys, size_t n, std::string_view* values) const;
 
   // key=N into *out when given (0..max).
   template <typename T>

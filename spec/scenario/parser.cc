@@ -19,17 +19,31 @@ std::string_view Trim(std::string_view s) {
 
 void ParseModify(LineParser& p, Command* c) {
   QpAttr& a = c->attr;
-  auto state = [&](std::string_view key, AttrMask bit, QpState* out) {
-    if (!p.Has(key)) return;
-    auto s = ParseQpState(p.Value(key));
-    if (!s) return p.Fail("bad " + std::string(key) + ": expected one of " + QpStateChoices());
+  // Every key modify takes, looked up in one pass; then handled in this order (which
+  // decides the error a line with several bad values gets).
+  enum Key {
+    kState, kCurState, kPkeyIndex, kPort, kQkey, kRqPsn, kSqPsn, kTimeout, kRetryCnt,
+    kRnrRetry, kMinRnrTimer, kMaxRdAtomic, kMaxDestRdAtomic, kEnSqd, kAccess, kPathMtu,
+    kDest, kAv, kDestQpn, kCapKey, kKeys
+  };
+  static constexpr std::string_view kNames[kKeys] = {
+      "state", "cur_state", "pkey_index", "port", "qkey", "rq_psn", "sq_psn", "timeout",
+      "retry_cnt", "rnr_retry", "min_rnr_timer", "max_rd_atomic", "max_dest_rd_atomic",
+      "en_sqd_async_notify", "access", "path_mtu", "dest", "av", "dest_qpn", "cap"};
+  std::string_view values[kKeys];
+  const uint64_t present = p.Lookup(kNames, kKeys, values);
+  auto has = [present](Key k) { return (present >> k) & 1; };
+  auto state = [&](Key k, AttrMask bit, QpState* out) {
+    if (!has(k)) return;
+    auto s = ParseQpState(values[k]);
+    if (!s) return p.Fail("bad " + std::string(kNames[k]) + ": expected one of " + QpStateChoices());
     *out = *s;
     c->mask |= bit;
   };
-  state("state", attr::kState, &a.qp_state);
-  state("cur_state", attr::kCurState, &a.cur_qp_state);
+  state(kState, attr::kState, &a.qp_state);
+  state(kCurState, attr::kCurState, &a.cur_qp_state);
   struct NumAttr {
-    std::string_view key;
+    Key key;
     AttrMask bit;
     uint64_t max;
     uint32_t* out32;
@@ -37,59 +51,58 @@ void ParseModify(LineParser& p, Command* c) {
     uint8_t* out8;
   };
   const NumAttr nums[] = {
-      {"pkey_index", attr::kPkeyIndex, 0xffff, nullptr, &a.pkey_index, nullptr},
-      {"port", attr::kPort, 0xff, nullptr, nullptr, &a.port_num},
-      {"qkey", attr::kQkey, 0xffffffff, &a.qkey, nullptr, nullptr},
-      {"rq_psn", attr::kRqPsn, 0xffffffff, &a.rq_psn, nullptr, nullptr},
-      {"sq_psn", attr::kSqPsn, 0xffffffff, &a.sq_psn, nullptr, nullptr},
-      {"timeout", attr::kTimeout, 0xff, nullptr, nullptr, &a.timeout},
-      {"retry_cnt", attr::kRetryCnt, 0xff, nullptr, nullptr, &a.retry_cnt},
-      {"rnr_retry", attr::kRnrRetry, 0xff, nullptr, nullptr, &a.rnr_retry},
-      {"min_rnr_timer", attr::kMinRnrTimer, 0xff, nullptr, nullptr, &a.min_rnr_timer},
-      {"max_rd_atomic", attr::kMaxQpRdAtomic, 0xff, nullptr, nullptr, &a.max_rd_atomic},
-      {"max_dest_rd_atomic", attr::kMaxDestRdAtomic, 0xff, nullptr, nullptr,
-       &a.max_dest_rd_atomic},
+      {kPkeyIndex, attr::kPkeyIndex, 0xffff, nullptr, &a.pkey_index, nullptr},
+      {kPort, attr::kPort, 0xff, nullptr, nullptr, &a.port_num},
+      {kQkey, attr::kQkey, 0xffffffff, &a.qkey, nullptr, nullptr},
+      {kRqPsn, attr::kRqPsn, 0xffffffff, &a.rq_psn, nullptr, nullptr},
+      {kSqPsn, attr::kSqPsn, 0xffffffff, &a.sq_psn, nullptr, nullptr},
+      {kTimeout, attr::kTimeout, 0xff, nullptr, nullptr, &a.timeout},
+      {kRetryCnt, attr::kRetryCnt, 0xff, nullptr, nullptr, &a.retry_cnt},
+      {kRnrRetry, attr::kRnrRetry, 0xff, nullptr, nullptr, &a.rnr_retry},
+      {kMinRnrTimer, attr::kMinRnrTimer, 0xff, nullptr, nullptr, &a.min_rnr_timer},
+      {kMaxRdAtomic, attr::kMaxQpRdAtomic, 0xff, nullptr, nullptr, &a.max_rd_atomic},
+      {kMaxDestRdAtomic, attr::kMaxDestRdAtomic, 0xff, nullptr, nullptr, &a.max_dest_rd_atomic},
   };
   for (const NumAttr& n : nums) {
-    if (!p.Has(n.key)) continue;
+    if (!has(n.key)) continue;
     c->mask |= n.bit;
-    if (n.out32) p.Number(n.key, n.max, n.out32);
-    if (n.out16) p.Number(n.key, n.max, n.out16);
-    if (n.out8) p.Number(n.key, n.max, n.out8);
+    if (n.out32) p.NumberText(kNames[n.key], values[n.key], n.max, n.out32);
+    if (n.out16) p.NumberText(kNames[n.key], values[n.key], n.max, n.out16);
+    if (n.out8) p.NumberText(kNames[n.key], values[n.key], n.max, n.out8);
   }
-  if (p.Has("en_sqd_async_notify")) {
+  if (has(kEnSqd)) {
     c->mask |= attr::kEnSqdAsyncNotify;
-    p.Number("en_sqd_async_notify", 1, &a.en_sqd_async_notify);
+    p.NumberText(kNames[kEnSqd], values[kEnSqd], 1, &a.en_sqd_async_notify);
   }
-  if (p.Has("access")) {
-    auto f = ParseAccessFlags(p.Value("access"));
+  if (has(kAccess)) {
+    auto f = ParseAccessFlags(values[kAccess]);
     if (!f) return p.Fail("bad access: expected LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC or 0");
     a.qp_access_flags = *f;
     c->mask |= attr::kAccessFlags;
   }
-  if (p.Has("path_mtu")) {
-    auto m = ParseMtu(p.Value("path_mtu"));
+  if (has(kPathMtu)) {
+    auto m = ParseMtu(values[kPathMtu]);
     if (!m) return p.Fail("bad path_mtu: expected 256, 512, 1024, 2048, 4096 or IBV_MTU_*");
     a.path_mtu = *m;
     c->mask |= attr::kPathMtu;
   }
-  if (p.Has("dest")) {
-    p.RefKey("dest", {ObjectKind::kQp}, &c->dest);
+  if (has(kDest)) {
+    p.Ref(values[kDest], {ObjectKind::kQp}, &c->dest);
     c->mask |= attr::kAv | attr::kDestQpn;
   }
   // One of the two bits alone (a replayed fuzz sequence may drop the other).
-  if (p.Has("av")) {
-    p.RefKey("av", {ObjectKind::kQp}, &c->dest);
+  if (has(kAv)) {
+    p.Ref(values[kAv], {ObjectKind::kQp}, &c->dest);
     c->mask |= attr::kAv;
   }
-  if (p.Has("dest_qpn")) {
-    p.RefKey("dest_qpn", {ObjectKind::kQp}, &c->dest);
+  if (has(kDestQpn)) {
+    p.Ref(values[kDestQpn], {ObjectKind::kQp}, &c->dest);
     c->mask |= attr::kDestQpn;
   }
-  if (p.Has("cap")) {  // cap=SEND_WR,RECV_WR,SEND_SGE,RECV_SGE,INLINE (IBV_QP_CAP)
+  if (has(kCapKey)) {  // cap=SEND_WR,RECV_WR,SEND_SGE,RECV_SGE,INLINE (IBV_QP_CAP)
     unsigned long long v[5];
     char extra;
-    const std::string text(p.Value("cap"));
+    const std::string text(values[kCapKey]);
     if (std::sscanf(text.c_str(), "%llu,%llu,%llu,%llu,%llu%c", &v[0], &v[1], &v[2], &v[3], &v[4],
                     &extra) != 5) {
       return p.Fail("bad cap: expected SEND_WR,RECV_WR,SEND_SGE,RECV_SGE,INLINE");
