@@ -72,6 +72,7 @@ int Nic::CreateXrcRecvQp(uint32_t ctx, const QpInitAttr& given, uint32_t* out, Q
   qp->attr.path_mtu = profile().port.active_mtu;
   ++x->second.users;
   qp->history.push_back({world_->events().Now(), QpState::kReset, QpState::kReset, "create"});
+  ++history_version_;
   *out = qp->handle;
   if (actual) *actual = qp->cap;
   by_qpn_[qp->qpn] = qp.get();
@@ -129,6 +130,7 @@ int Nic::CreateQp(uint32_t ctx, const QpInitAttr& given, uint32_t* out, QpCap* a
   if (rcq) ++rcq->users;
   if (srq) ++srq->users;
   qp->history.push_back({world_->events().Now(), QpState::kReset, QpState::kReset, "create"});
+  ++history_version_;
   *out = qp->handle;
   if (actual) *actual = qp->cap;
   by_qpn_[qp->qpn] = qp.get();
@@ -328,6 +330,7 @@ int Nic::History(uint32_t ctx, uint32_t h, size_t first, std::vector<StateChange
 
 void Nic::SetState(Qp& qp, QpState to, const std::string& cause) {
   qp.history.push_back({world_->events().Now(), qp.state, to, cause});
+  ++history_version_;
   qp.state = to;
   qp.attr.qp_state = to;
 }

@@ -120,6 +120,7 @@ class Runner {
     std::string send_cq, recv_cq, srq;
     WrQueue sq, rq;
     size_t history_seen = 0;
+    uint64_t history_version = 0;  // the device's HistoryVersion() when last looked at
     QpState state = QpState::kReset;
     bool busy = false;  // in busy_
   };

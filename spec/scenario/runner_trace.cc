@@ -99,8 +99,12 @@ void Runner::ObserveStates(const Command& c, int ret, Step* step) {
     Device* dev = DeviceOf(o);
     if (!dev) continue;
     // Only what is new since the last look (QpHistorySince): a long scenario stays linear.
+    // Nothing is new while the device's history version stays (0: it has none, ask).
+    const uint64_t version = dev->HistoryVersion();
     std::vector<StateChange>& history = history_;  // replaced by the call
-    if (dev->QpHistorySince(QpHandle{o.handle}, o.history_seen, &history) == 0) {
+    if ((version == 0 || version != o.history_version) &&
+        dev->QpHistorySince(QpHandle{o.handle}, o.history_seen, &history) == 0) {
+      o.history_version = version;
       for (const StateChange& h : history) {
         if (h.cause == "create" || h.cause == "created") continue;  // recorded above
         if (record) {
