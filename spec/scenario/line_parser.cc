@@ -123,12 +123,13 @@ void LineParser::Declare(std::string_view name, ObjectKind kind) {
     return Fail("bad name '" + std::string(name) +
                 "': expected letters, digits, '_', '-', '.' starting with a letter");
   }
-  auto it = names_->find(name);
-  if (it != names_->end()) {
+  // One walk down the tree: where the name is, or where it goes.
+  auto it = names_->lower_bound(name);
+  if (it != names_->end() && !NameLess::Less(name, it->first)) {
     return Fail("name '" + std::string(name) + "' already declared at line " +
                 std::to_string(it->second.line) + " (names are unique per scenario)");
   }
-  names_->emplace(std::string(name), Declared{kind, line_});
+  names_->emplace_hint(it, std::string(name), Declared{kind, line_});
 }
 
 void LineParser::Ref(std::string_view name, std::initializer_list<ObjectKind> kinds,
@@ -147,7 +148,7 @@ void LineParser::Ref(std::string_view name, std::initializer_list<ObjectKind> ki
     return Fail("'" + std::string(name) + "' is a " + std::string(ToName(it->second.kind)) +
                 " (line " + std::to_string(it->second.line) + "), expected a " + wanted());
   }
-  *out = std::string(name);
+  out->assign(name.data(), name.size());
 }
 
 }  // namespace qptwin::scenario

@@ -181,25 +181,40 @@ void ParseSges(LineParser& p, Command* c) {
 }
 
 void ParseQp(LineParser& p, Command* c) {
-  auto type = ParseQpType(p.Value("type"));
-  if (!type || ParseUnsigned(p.Value("type"))) {
-    return p.Fail("bad type '" + std::string(p.Value("type")) + "': expected RC, UC or UD (or " +
+  // Every key qp takes, looked up in one pass (as ParseModify), handled in this order.
+  enum Key {
+    kType, kPd, kSendCq, kRecvCq, kSrq, kMaxSendWr, kMaxRecvWr, kMaxSendSge, kMaxRecvSge,
+    kMaxInline, kSqSigAll, kKeys
+  };
+  static constexpr std::string_view kNames[kKeys] = {
+      "type", "pd", "send_cq", "recv_cq", "srq", "max_send_wr", "max_recv_wr", "max_send_sge",
+      "max_recv_sge", "max_inline", "sq_sig_all"};
+  std::string_view values[kKeys];
+  const uint64_t present = p.Lookup(kNames, kKeys, values);
+  auto has = [present](Key k) { return (present >> k) & 1; };
+  const std::string_view type_text = has(kType) ? values[kType] : std::string_view();
+  auto type = ParseQpType(type_text);
+  if (!type || ParseUnsigned(type_text)) {
+    return p.Fail("bad type '" + std::string(type_text) + "': expected RC, UC or UD (or " +
                   QpTypeChoices() + ")");
   }
   c->init.qp_type = *type;
-  p.RefKey("pd", {ObjectKind::kPd}, &c->pd);
-  p.RefKey("send_cq", {ObjectKind::kCq}, &c->send_cq);
-  p.RefKey("recv_cq", {ObjectKind::kCq}, &c->recv_cq);
-  p.RefKey("srq", {ObjectKind::kSrq}, &c->srq);
+  if (has(kPd)) p.Ref(values[kPd], {ObjectKind::kPd}, &c->pd);
+  if (has(kSendCq)) p.Ref(values[kSendCq], {ObjectKind::kCq}, &c->send_cq);
+  if (has(kRecvCq)) p.Ref(values[kRecvCq], {ObjectKind::kCq}, &c->recv_cq);
+  if (has(kSrq)) p.Ref(values[kSrq], {ObjectKind::kSrq}, &c->srq);
   QpCap& cap = c->init.cap;
   cap.max_send_wr = cap.max_recv_wr = 16;
   cap.max_send_sge = cap.max_recv_sge = 1;
-  p.Number("max_send_wr", UINT32_MAX, &cap.max_send_wr);
-  p.Number("max_recv_wr", UINT32_MAX, &cap.max_recv_wr);
-  p.Number("max_send_sge", UINT32_MAX, &cap.max_send_sge);
-  p.Number("max_recv_sge", UINT32_MAX, &cap.max_recv_sge);
-  p.Number("max_inline", UINT32_MAX, &cap.max_inline_data);
-  p.Number("sq_sig_all", 1, &c->init.sq_sig_all);
+  auto number = [&](Key k, uint64_t max, auto* out) {
+    if (has(k)) p.NumberText(kNames[k], values[k], max, out);
+  };
+  number(kMaxSendWr, UINT32_MAX, &cap.max_send_wr);
+  number(kMaxRecvWr, UINT32_MAX, &cap.max_recv_wr);
+  number(kMaxSendSge, UINT32_MAX, &cap.max_send_sge);
+  number(kMaxRecvSge, UINT32_MAX, &cap.max_recv_sge);
+  number(kMaxInline, UINT32_MAX, &cap.max_inline_data);
+  number(kSqSigAll, 1, &c->init.sq_sig_all);
 }
 
 // The verb-specific part of one line.

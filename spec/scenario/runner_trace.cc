@@ -132,7 +132,8 @@ void Runner::ObserveStates(const Command& c, int ret, Step* step) {
     if (o.state == QpState::kReset && (o.sq.Live() > 0 || o.rq.Live() > 0)) {
       EndQueues(&o, Wqe::End::kDiscarded, *step);
     }
-    SetBusy(entry, !Quiet(o));
+    const bool busy = !Quiet(o);
+    if (o.busy != busy) SetBusy(entry, busy);  // mostly unchanged: no call
   }
   if (trace_->states.size() - first_new < 2) return;  // nothing to order
   std::stable_sort(trace_->states.begin() + first_new, trace_->states.end(),
