@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <map>
+#include <memory_resource>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -22,7 +23,8 @@ struct Declared {
   ObjectKind kind;
   int line;
 };
-using NameTable = std::map<std::string, Declared, NameLess>;
+// Its nodes from a memory resource (the parser's arena: names are never erased).
+using NameTable = std::pmr::map<std::string, Declared, NameLess>;
 
 // Whitespace-separated words of `s`.
 std::vector<std::string_view> Words(std::string_view s);
