@@ -133,36 +133,47 @@ void ParseWindowArgs(LineParser& p, Command* c) {
 }
 
 void ParsePostSend(LineParser& p, Command* c) {
+  // The keys below looked up in one pass (as ParseModify), handled in this order.
+  enum Key { kWrId, kOp, kFlags, kImm, kCompare, kAdd, kSwap, kQkey, kRemote, kAh, kKeys };
+  static constexpr std::string_view kNames[kKeys] = {
+      "wr_id", "op", "flags", "imm", "compare", "add", "swap", "qkey", "remote", "ah"};
+  std::string_view values[kKeys];
+  const uint64_t present = p.Lookup(kNames, kKeys, values);
+  auto has = [present](Key k) { return (present >> k) & 1; };
+  auto number = [&](Key k, uint64_t max, auto* out) {
+    if (has(k)) p.NumberText(kNames[k], values[k], max, out);
+  };
   SendWr& wr = c->send;
-  p.Number("wr_id", UINT64_MAX, &wr.wr_id);
+  number(kWrId, UINT64_MAX, &wr.wr_id);
   c->wr_id = wr.wr_id;
-  auto op = ParseSendOp(p.Value("op"));
-  if (!op) return p.Fail("bad op '" + std::string(p.Value("op")) + "': expected " + SendOpChoices());
+  const std::string_view op_text = has(kOp) ? values[kOp] : std::string_view();
+  auto op = ParseSendOp(op_text);
+  if (!op) return p.Fail("bad op '" + std::string(op_text) + "': expected " + SendOpChoices());
   wr.opcode = *op;
-  if (p.Has("flags")) {
-    auto f = ParseSendFlags(p.Value("flags"));
+  if (has(kFlags)) {
+    auto f = ParseSendFlags(values[kFlags]);
     if (!f) return p.Fail("bad flags: expected SIGNALED|FENCE|INLINE|SOLICITED or 0");
     wr.send_flags = *f;
   }
-  p.Number("imm", UINT32_MAX, &wr.imm_data);
-  if (p.Has("compare") && p.Has("add")) {
+  number(kImm, UINT32_MAX, &wr.imm_data);
+  if (has(kCompare) && has(kAdd)) {
     return p.Fail("compare= and add= both set compare_add: give one (CMP_SWP: compare, "
                   "FETCH_ADD: add)");
   }
-  p.Number("compare", UINT64_MAX, &wr.compare_add);
-  p.Number("add", UINT64_MAX, &wr.compare_add);
-  p.Number("swap", UINT64_MAX, &wr.swap);
-  if (p.Has("qkey")) {
-    p.Number("qkey", UINT32_MAX, &wr.remote_qkey);
+  number(kCompare, UINT64_MAX, &wr.compare_add);
+  number(kAdd, UINT64_MAX, &wr.compare_add);
+  number(kSwap, UINT64_MAX, &wr.swap);
+  if (has(kQkey)) {
+    number(kQkey, UINT32_MAX, &wr.remote_qkey);
     c->remote_qkey_given = true;
   }
-  if (p.Has("remote")) {
-    auto r = ParseRemote(p.Value("remote"));
+  if (has(kRemote)) {
+    auto r = ParseRemote(values[kRemote]);
     if (!r) return p.Fail("bad remote: expected MR:OFF or MW:OFF");
     p.Ref(r->mr, {ObjectKind::kMr, ObjectKind::kMw}, &r->mr);
     c->remote = *r;
   }
-  p.RefKey("ah", {ObjectKind::kQp}, &c->ah);
+  if (has(kAh)) p.Ref(values[kAh], {ObjectKind::kQp}, &c->ah);
   ParseWindowArgs(p, c);
   p.RefKey("inv", {ObjectKind::kMw, ObjectKind::kMr}, &c->inv);  // a region's rkey: refused
 }
@@ -172,12 +183,12 @@ void ParseSges(LineParser& p, Command* c) {
   auto list = ParseSgeList(p.Value("sge"));
   if (!list) return p.Fail("bad sge: expected MR:OFF:LEN[,MR:OFF:LEN...]");
   for (SgeRef& s : *list) p.Ref(s.mr, {ObjectKind::kMr}, &s.mr);
-  c->sges = *list;
+  c->sges = std::move(*list);
   if (!p.Has("last_sge")) return;
   auto last = ParseSgeList(p.Value("last_sge"));
   if (!last) return p.Fail("bad last_sge: expected MR:OFF:LEN[,MR:OFF:LEN...]");
   for (SgeRef& s : *last) p.Ref(s.mr, {ObjectKind::kMr}, &s.mr);
-  c->last_sges = *last;
+  c->last_sges = std::move(*last);
 }
 
 void ParseQp(LineParser& p, Command* c) {
