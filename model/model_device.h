@@ -75,6 +75,7 @@ class ModelDevice : public Device {
   int QpHistory(QpHandle qp, std::vector<StateChange>* out) override;
   int QpHistorySince(QpHandle qp, size_t first, std::vector<StateChange>* out) override;
   bool HistoryIsComplete() const override { return true; }
+  uint64_t HistoryVersion() const override { return nic_->history_version(); }
   int LocalConnectionInfo(QpHandle qp, ConnectionInfo* out) override;
   int UseHostThread(int thread, uint64_t* free_ns) override;
 

@@ -196,6 +196,9 @@ class ThreadCheckedDevice : public Device {
     return d_->QpHistorySince(qp, first, out);
   }
   bool HistoryIsComplete() const override { return d_->HistoryIsComplete(); }
+  uint64_t HistoryVersion() const override {
+    return sim::OnKernelThread() ? d_->HistoryVersion() : 0;
+  }
   int LocalConnectionInfo(QpHandle qp, ConnectionInfo* out) override {
     if (!sim::OnKernelThread()) return EPERM;
     return d_->LocalConnectionInfo(qp, out);

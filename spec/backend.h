@@ -516,6 +516,10 @@ class Device {
   // True when QpHistory records every state change the device makes (the model); on a real
   // device a change the driver makes on its own (an error) is seen only by QueryQp.
   virtual bool HistoryIsComplete() const { return false; }
+  // A number that changes whenever a QP of this device records a state change, so a caller
+  // that looks after every step asks QpHistorySince only when it changed; 0: the device
+  // keeps no such number (ask every time, the default).
+  virtual uint64_t HistoryVersion() const { return 0; }
   // What a peer needs to connect to this QP.
   [[nodiscard]] virtual int LocalConnectionInfo(QpHandle qp, ConnectionInfo* out) = 0;
 

@@ -304,7 +304,8 @@ std::string FormatFlagSet(const std::array<NamedValue<uint32_t>, N>& table, uint
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (Upper(a[i]) != Upper(b[i])) return false;
+    // Names are mostly written as the table spells them: equal bytes need no case folding.
+    if (a[i] != b[i] && Upper(a[i]) != Upper(b[i])) return false;
   }
   return true;
 }

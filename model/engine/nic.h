@@ -113,6 +113,8 @@ class Nic {
   int PostSend(uint32_t ctx, uint32_t qp, const std::vector<SendWr>& wrs, size_t* bad);
   int PostRecv(uint32_t ctx, uint32_t qp, const std::vector<RecvWr>& wrs, size_t* bad);
   int History(uint32_t ctx, uint32_t qp, size_t first, std::vector<StateChange>* out);
+  // Grows with every QP state change recorded in a history (Device::HistoryVersion).
+  uint64_t history_version() const { return history_version_; }
 
   // ---- Async events ----
   std::vector<AsyncEvent> TakeEvents(uint32_t ctx);
@@ -292,6 +294,7 @@ class Nic {
   EventTimers<QpTimer> timers_;
   EventTimers<std::weak_ptr<Qp>> rnr_waits_;  // RNR NAK timers (completer.cc)
   uint32_t next_ctx_ = 1;
+  uint64_t history_version_ = 0;  // history_version()
   uint32_t next_qpn_ = 17;  // rxe: RXE_MIN_QP_INDEX = 16; QP0/QP1 are reserved
   uint32_t next_srqn_ = 1;  // SRQ numbers (ibv_get_srq_num), a namespace of their own
   std::vector<uint64_t> host_free_ns_ = std::vector<uint64_t>(1, 0);  // per host thread

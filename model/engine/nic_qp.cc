@@ -72,6 +72,7 @@ int Nic::CreateXrcRecvQp(uint32_t ctx, const QpInitAttr& given, uint32_t* out, Q
   qp->attr.path_mtu = profile().port.active_mtu;
   ++x->second.users;
   qp->history.push_back({world_->events().Now(), QpState::kReset, QpState::kReset, "create"});
+  ++history_version_;
   *out = qp->handle;
   if (actual) *actual = qp->cap;
   by_qpn_[qp->qpn] = qp.get();
@@ -129,6 +130,7 @@ int Nic::CreateQp(uint32_t ctx, const QpInitAttr& given, uint32_t* out, QpCap* a
   if (rcq) ++rcq->users;
   if (srq) ++srq->users;
   qp->history.push_back({world_->events().Now(), QpState::kReset, QpState::kReset, "create"});
+  ++history_version_;
   *out = qp->handle;
   if (actual) *actual = qp->cap;
   by_qpn_[qp->qpn] = qp.get();
@@ -319,12 +321,17 @@ int Nic::QueryQp(uint32_t ctx, uint32_t h, QpAttr* attr, QpInitAttr* init) {
 int Nic::History(uint32_t ctx, uint32_t h, size_t first, std::vector<StateChange>* out) {
   Qp* qp = FindQp(ctx, h);
   if (!qp) return EINVAL;
-  out->assign(qp->history.begin() + std::min(first, qp->history.size()), qp->history.end());
+  if (first >= qp->history.size()) {  // the usual case: nothing new since the last look
+    out->clear();
+    return 0;
+  }
+  out->assign(qp->history.begin() + first, qp->history.end());
   return 0;
 }
 
 void Nic::SetState(Qp& qp, QpState to, const std::string& cause) {
   qp.history.push_back({world_->events().Now(), qp.state, to, cause});
+  ++history_version_;
   qp.state = to;
   qp.attr.qp_state = to;
 }

@@ -13,7 +13,7 @@ World::World(const Profile& profile, int devices, double loss_rate, uint64_t see
       marks_(clock_.get(), [](char&) {}),
       inbound_(clock_.get(), [this](Delivery& d) { nics_[d.pkt.dst_nic]->Receive(std::move(d.pkt)); }),
       loss_rate_(loss_rate),
-      rng_(seed) {
+      seed_(seed) {
   for (int i = 0; i < devices; ++i) {
     nics_.push_back(std::make_unique<Nic>(this, i));
     ports_.push_back(Port{});
@@ -95,7 +95,8 @@ bool World::ExchangesSettled() const {
 
 bool World::Lose() {
   if (loss_rate_ <= 0) return false;
-  double u = static_cast<double>(rng_() >> 11) * (1.0 / 9007199254740992.0);
+  if (!rng_) rng_.emplace(seed_);
+  double u = static_cast<double>((*rng_)() >> 11) * (1.0 / 9007199254740992.0);
   return u < loss_rate_;
 }
 

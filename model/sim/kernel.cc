@@ -13,13 +13,6 @@
 namespace qptwin::model::sim {
 namespace {
 
-// The kernel's thread. std::thread::id() (no thread) until the first claim; then changed
-// only by MoveKernel.
-std::atomic<std::thread::id>& Owner() {
-  static std::atomic<std::thread::id> owner{};
-  return owner;
-}
-
 bool& Started() {  // touched only by the kernel's thread
   static bool started = false;
   return started;
@@ -33,20 +26,24 @@ void PrepareSystemC() {
   std::call_once(once, [] { setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0); });
 }
 
+// std::thread::id() (no thread, word 0) until the first claim; then changed only by
+// MoveKernel.
+std::atomic<uint64_t> internal::kernel_owner{0};
+
 bool ClaimKernel() {
-  const std::thread::id me = std::this_thread::get_id();
-  std::thread::id none{};
-  if (Owner().compare_exchange_strong(none, me, std::memory_order_acq_rel)) return true;
+  const uint64_t me = internal::ThreadWord(std::this_thread::get_id());
+  uint64_t none = internal::ThreadWord(std::thread::id());
+  if (internal::kernel_owner.compare_exchange_strong(none, me, std::memory_order_acq_rel)) {
+    return true;
+  }
   return none == me;  // compare_exchange wrote the current owner into `none`
 }
 
 bool MoveKernel(std::thread::id from, std::thread::id to) {
+  uint64_t expected = internal::ThreadWord(from);
   return from != std::thread::id() &&
-         Owner().compare_exchange_strong(from, to, std::memory_order_acq_rel);
-}
-
-bool OnKernelThread() {
-  return Owner().load(std::memory_order_acquire) == std::this_thread::get_id();
+         internal::kernel_owner.compare_exchange_strong(expected, internal::ThreadWord(to),
+                                                        std::memory_order_acq_rel);
 }
 
 bool Advance(uint64_t ns) {

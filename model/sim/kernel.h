@@ -27,8 +27,11 @@
 // sc_pause() when what they wait for happens.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <thread>
+#include <type_traits>
 
 namespace qptwin::model::sim {
 
@@ -37,8 +40,25 @@ void PrepareSystemC();
 // Binds the kernel to the calling thread if no thread has it yet; true when the calling
 // thread is (now) the kernel's thread.
 [[nodiscard]] bool ClaimKernel();
-// Whether the calling thread is the kernel's thread (false before any claim).
-bool OnKernelThread();
+namespace internal {
+// The kernel's thread as the bytes of its std::thread::id (0: no thread, before any claim);
+// kernel.cc changes it. Constant-initialized: no guard, and right from the first call.
+extern std::atomic<uint64_t> kernel_owner;
+static_assert(sizeof(std::thread::id) == sizeof(uint64_t) &&
+              std::is_trivially_copyable_v<std::thread::id>);
+inline uint64_t ThreadWord(std::thread::id id) {
+  uint64_t w;
+  std::memcpy(&w, &id, sizeof w);
+  return w;
+}
+}  // namespace internal
+
+// Whether the calling thread is the kernel's thread (false before any claim). Inline: every
+// model call checks it (thread_checked_device.cc).
+inline bool OnKernelThread() {
+  return internal::kernel_owner.load(std::memory_order_acquire) ==
+         internal::ThreadWord(std::this_thread::get_id());
+}
 // Contract 5: the kernel's thread becomes `to` when it is `from`; false (nothing changed)
 // otherwise. The caller guarantees that `from` is not inside SystemC or a model call until
 // the kernel is handed back (e.g. it holds the lock `from` takes around every model call).

@@ -27,6 +27,11 @@ std::string EventKey(const Outcome& o) { return o.object; }
 void AppendStep(const Step& s, std::string* out) {
   // Most steps have one outcome, or outcomes of one kind and one key: nothing to sort.
   const size_t n = s.outcomes.size();
+  if (n == 1) {
+    scenario::AppendCanonicalLine(s.line, s.outcomes[0], out);
+    *out += '\n';
+    return;
+  }
   std::vector<const Outcome*> outcomes;
   for (Outcome::Kind kind : {Outcome::Kind::kWc, Outcome::Kind::kEvent}) {
     auto key = kind == Outcome::Kind::kWc ? QueueKey : EventKey;

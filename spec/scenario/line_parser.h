@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <map>
+#include <memory_resource>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -22,7 +23,8 @@ struct Declared {
   ObjectKind kind;
   int line;
 };
-using NameTable = std::map<std::string, Declared, NameLess>;
+// Its nodes from a memory resource (the parser's arena: names are never erased).
+using NameTable = std::pmr::map<std::string, Declared, NameLess>;
 
 // Whitespace-separated words of `s`.
 std::vector<std::string_view> Words(std::string_view s);
@@ -53,6 +55,9 @@ class LineParser {
   std::string_view Positional(size_t i) const { return positionals_.at(i); }
   bool Has(std::string_view key) const { return Find(key) != nullptr; }
   std::string_view Value(std::string_view key) const;
+  // Has/Value for `n` keys at once (one pass over the line's pairs, not a search per key):
+  // bit i of the result is Has(keys[i]), and then values[i] is Value(keys[i]). n <= 64.
+  uint64_t Lookup(const std::string_view* keys, size_t n, std::string_view* values) const;
 
   // key=N into *out when given (0..max).
   template <typename T>

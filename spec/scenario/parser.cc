@@ -19,17 +19,31 @@ std::string_view Trim(std::string_view s) {
 
 void ParseModify(LineParser& p, Command* c) {
   QpAttr& a = c->attr;
-  auto state = [&](std::string_view key, AttrMask bit, QpState* out) {
-    if (!p.Has(key)) return;
-    auto s = ParseQpState(p.Value(key));
-    if (!s) return p.Fail("bad " + std::string(key) + ": expected one of " + QpStateChoices());
+  // Every key modify takes, looked up in one pass; then handled in this order (which
+  // decides the error a line with several bad values gets).
+  enum Key {
+    kState, kCurState, kPkeyIndex, kPort, kQkey, kRqPsn, kSqPsn, kTimeout, kRetryCnt,
+    kRnrRetry, kMinRnrTimer, kMaxRdAtomic, kMaxDestRdAtomic, kEnSqd, kAccess, kPathMtu,
+    kDest, kAv, kDestQpn, kCapKey, kKeys
+  };
+  static constexpr std::string_view kNames[kKeys] = {
+      "state", "cur_state", "pkey_index", "port", "qkey", "rq_psn", "sq_psn", "timeout",
+      "retry_cnt", "rnr_retry", "min_rnr_timer", "max_rd_atomic", "max_dest_rd_atomic",
+      "en_sqd_async_notify", "access", "path_mtu", "dest", "av", "dest_qpn", "cap"};
+  std::string_view values[kKeys];
+  const uint64_t present = p.Lookup(kNames, kKeys, values);
+  auto has = [present](Key k) { return (present >> k) & 1; };
+  auto state = [&](Key k, AttrMask bit, QpState* out) {
+    if (!has(k)) return;
+    auto s = ParseQpState(values[k]);
+    if (!s) return p.Fail("bad " + std::string(kNames[k]) + ": expected one of " + QpStateChoices());
     *out = *s;
     c->mask |= bit;
   };
-  state("state", attr::kState, &a.qp_state);
-  state("cur_state", attr::kCurState, &a.cur_qp_state);
+  state(kState, attr::kState, &a.qp_state);
+  state(kCurState, attr::kCurState, &a.cur_qp_state);
   struct NumAttr {
-    std::string_view key;
+    Key key;
     AttrMask bit;
     uint64_t max;
     uint32_t* out32;
@@ -37,59 +51,58 @@ void ParseModify(LineParser& p, Command* c) {
     uint8_t* out8;
   };
   const NumAttr nums[] = {
-      {"pkey_index", attr::kPkeyIndex, 0xffff, nullptr, &a.pkey_index, nullptr},
-      {"port", attr::kPort, 0xff, nullptr, nullptr, &a.port_num},
-      {"qkey", attr::kQkey, 0xffffffff, &a.qkey, nullptr, nullptr},
-      {"rq_psn", attr::kRqPsn, 0xffffffff, &a.rq_psn, nullptr, nullptr},
-      {"sq_psn", attr::kSqPsn, 0xffffffff, &a.sq_psn, nullptr, nullptr},
-      {"timeout", attr::kTimeout, 0xff, nullptr, nullptr, &a.timeout},
-      {"retry_cnt", attr::kRetryCnt, 0xff, nullptr, nullptr, &a.retry_cnt},
-      {"rnr_retry", attr::kRnrRetry, 0xff, nullptr, nullptr, &a.rnr_retry},
-      {"min_rnr_timer", attr::kMinRnrTimer, 0xff, nullptr, nullptr, &a.min_rnr_timer},
-      {"max_rd_atomic", attr::kMaxQpRdAtomic, 0xff, nullptr, nullptr, &a.max_rd_atomic},
-      {"max_dest_rd_atomic", attr::kMaxDestRdAtomic, 0xff, nullptr, nullptr,
-       &a.max_dest_rd_atomic},
+      {kPkeyIndex, attr::kPkeyIndex, 0xffff, nullptr, &a.pkey_index, nullptr},
+      {kPort, attr::kPort, 0xff, nullptr, nullptr, &a.port_num},
+      {kQkey, attr::kQkey, 0xffffffff, &a.qkey, nullptr, nullptr},
+      {kRqPsn, attr::kRqPsn, 0xffffffff, &a.rq_psn, nullptr, nullptr},
+      {kSqPsn, attr::kSqPsn, 0xffffffff, &a.sq_psn, nullptr, nullptr},
+      {kTimeout, attr::kTimeout, 0xff, nullptr, nullptr, &a.timeout},
+      {kRetryCnt, attr::kRetryCnt, 0xff, nullptr, nullptr, &a.retry_cnt},
+      {kRnrRetry, attr::kRnrRetry, 0xff, nullptr, nullptr, &a.rnr_retry},
+      {kMinRnrTimer, attr::kMinRnrTimer, 0xff, nullptr, nullptr, &a.min_rnr_timer},
+      {kMaxRdAtomic, attr::kMaxQpRdAtomic, 0xff, nullptr, nullptr, &a.max_rd_atomic},
+      {kMaxDestRdAtomic, attr::kMaxDestRdAtomic, 0xff, nullptr, nullptr, &a.max_dest_rd_atomic},
   };
   for (const NumAttr& n : nums) {
-    if (!p.Has(n.key)) continue;
+    if (!has(n.key)) continue;
     c->mask |= n.bit;
-    if (n.out32) p.Number(n.key, n.max, n.out32);
-    if (n.out16) p.Number(n.key, n.max, n.out16);
-    if (n.out8) p.Number(n.key, n.max, n.out8);
+    if (n.out32) p.NumberText(kNames[n.key], values[n.key], n.max, n.out32);
+    if (n.out16) p.NumberText(kNames[n.key], values[n.key], n.max, n.out16);
+    if (n.out8) p.NumberText(kNames[n.key], values[n.key], n.max, n.out8);
   }
-  if (p.Has("en_sqd_async_notify")) {
+  if (has(kEnSqd)) {
     c->mask |= attr::kEnSqdAsyncNotify;
-    p.Number("en_sqd_async_notify", 1, &a.en_sqd_async_notify);
+    p.NumberText(kNames[kEnSqd], values[kEnSqd], 1, &a.en_sqd_async_notify);
   }
-  if (p.Has("access")) {
-    auto f = ParseAccessFlags(p.Value("access"));
+  if (has(kAccess)) {
+    auto f = ParseAccessFlags(values[kAccess]);
     if (!f) return p.Fail("bad access: expected LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC or 0");
     a.qp_access_flags = *f;
     c->mask |= attr::kAccessFlags;
   }
-  if (p.Has("path_mtu")) {
-    auto m = ParseMtu(p.Value("path_mtu"));
+  if (has(kPathMtu)) {
+    auto m = ParseMtu(values[kPathMtu]);
     if (!m) return p.Fail("bad path_mtu: expected 256, 512, 1024, 2048, 4096 or IBV_MTU_*");
     a.path_mtu = *m;
     c->mask |= attr::kPathMtu;
   }
-  if (p.Has("dest")) {
-    p.RefKey("dest", {ObjectKind::kQp}, &c->dest);
+  if (has(kDest)) {
+    p.Ref(values[kDest], {ObjectKind::kQp}, &c->dest);
     c->mask |= attr::kAv | attr::kDestQpn;
   }
   // One of the two bits alone (a replayed fuzz sequence may drop the other).
-  if (p.Has("av")) {
-    p.RefKey("av", {ObjectKind::kQp}, &c->dest);
+  if (has(kAv)) {
+    p.Ref(values[kAv], {ObjectKind::kQp}, &c->dest);
     c->mask |= attr::kAv;
   }
-  if (p.Has("dest_qpn")) {
-    p.RefKey("dest_qpn", {ObjectKind::kQp}, &c->dest);
+  if (has(kDestQpn)) {
+    p.Ref(values[kDestQpn], {ObjectKind::kQp}, &c->dest);
     c->mask |= attr::kDestQpn;
   }
-  if (p.Has("cap")) {  // cap=SEND_WR,RECV_WR,SEND_SGE,RECV_SGE,INLINE (IBV_QP_CAP)
+  if (has(kCapKey)) {  // cap=SEND_WR,RECV_WR,SEND_SGE,RECV_SGE,INLINE (IBV_QP_CAP)
     unsigned long long v[5];
     char extra;
-    const std::string text(p.Value("cap"));
+    const std::string text(values[kCapKey]);
     if (std::sscanf(text.c_str(), "%llu,%llu,%llu,%llu,%llu%c", &v[0], &v[1], &v[2], &v[3], &v[4],
                     &extra) != 5) {
       return p.Fail("bad cap: expected SEND_WR,RECV_WR,SEND_SGE,RECV_SGE,INLINE");
@@ -120,36 +133,47 @@ void ParseWindowArgs(LineParser& p, Command* c) {
 }
 
 void ParsePostSend(LineParser& p, Command* c) {
+  // The keys below looked up in one pass (as ParseModify), handled in this order.
+  enum Key { kWrId, kOp, kFlags, kImm, kCompare, kAdd, kSwap, kQkey, kRemote, kAh, kKeys };
+  static constexpr std::string_view kNames[kKeys] = {
+      "wr_id", "op", "flags", "imm", "compare", "add", "swap", "qkey", "remote", "ah"};
+  std::string_view values[kKeys];
+  const uint64_t present = p.Lookup(kNames, kKeys, values);
+  auto has = [present](Key k) { return (present >> k) & 1; };
+  auto number = [&](Key k, uint64_t max, auto* out) {
+    if (has(k)) p.NumberText(kNames[k], values[k], max, out);
+  };
   SendWr& wr = c->send;
-  p.Number("wr_id", UINT64_MAX, &wr.wr_id);
+  number(kWrId, UINT64_MAX, &wr.wr_id);
   c->wr_id = wr.wr_id;
-  auto op = ParseSendOp(p.Value("op"));
-  if (!op) return p.Fail("bad op '" + std::string(p.Value("op")) + "': expected " + SendOpChoices());
+  const std::string_view op_text = has(kOp) ? values[kOp] : std::string_view();
+  auto op = ParseSendOp(op_text);
+  if (!op) return p.Fail("bad op '" + std::string(op_text) + "': expected " + SendOpChoices());
   wr.opcode = *op;
-  if (p.Has("flags")) {
-    auto f = ParseSendFlags(p.Value("flags"));
+  if (has(kFlags)) {
+    auto f = ParseSendFlags(values[kFlags]);
     if (!f) return p.Fail("bad flags: expected SIGNALED|FENCE|INLINE|SOLICITED or 0");
     wr.send_flags = *f;
   }
-  p.Number("imm", UINT32_MAX, &wr.imm_data);
-  if (p.Has("compare") && p.Has("add")) {
+  number(kImm, UINT32_MAX, &wr.imm_data);
+  if (has(kCompare) && has(kAdd)) {
     return p.Fail("compare= and add= both set compare_add: give one (CMP_SWP: compare, "
                   "FETCH_ADD: add)");
   }
-  p.Number("compare", UINT64_MAX, &wr.compare_add);
-  p.Number("add", UINT64_MAX, &wr.compare_add);
-  p.Number("swap", UINT64_MAX, &wr.swap);
-  if (p.Has("qkey")) {
-    p.Number("qkey", UINT32_MAX, &wr.remote_qkey);
+  number(kCompare, UINT64_MAX, &wr.compare_add);
+  number(kAdd, UINT64_MAX, &wr.compare_add);
+  number(kSwap, UINT64_MAX, &wr.swap);
+  if (has(kQkey)) {
+    number(kQkey, UINT32_MAX, &wr.remote_qkey);
     c->remote_qkey_given = true;
   }
-  if (p.Has("remote")) {
-    auto r = ParseRemote(p.Value("remote"));
+  if (has(kRemote)) {
+    auto r = ParseRemote(values[kRemote]);
     if (!r) return p.Fail("bad remote: expected MR:OFF or MW:OFF");
     p.Ref(r->mr, {ObjectKind::kMr, ObjectKind::kMw}, &r->mr);
     c->remote = *r;
   }
-  p.RefKey("ah", {ObjectKind::kQp}, &c->ah);
+  if (has(kAh)) p.Ref(values[kAh], {ObjectKind::kQp}, &c->ah);
   ParseWindowArgs(p, c);
   p.RefKey("inv", {ObjectKind::kMw, ObjectKind::kMr}, &c->inv);  // a region's rkey: refused
 }
@@ -159,34 +183,49 @@ void ParseSges(LineParser& p, Command* c) {
   auto list = ParseSgeList(p.Value("sge"));
   if (!list) return p.Fail("bad sge: expected MR:OFF:LEN[,MR:OFF:LEN...]");
   for (SgeRef& s : *list) p.Ref(s.mr, {ObjectKind::kMr}, &s.mr);
-  c->sges = *list;
+  c->sges = std::move(*list);
   if (!p.Has("last_sge")) return;
   auto last = ParseSgeList(p.Value("last_sge"));
   if (!last) return p.Fail("bad last_sge: expected MR:OFF:LEN[,MR:OFF:LEN...]");
   for (SgeRef& s : *last) p.Ref(s.mr, {ObjectKind::kMr}, &s.mr);
-  c->last_sges = *last;
+  c->last_sges = std::move(*last);
 }
 
 void ParseQp(LineParser& p, Command* c) {
-  auto type = ParseQpType(p.Value("type"));
-  if (!type || ParseUnsigned(p.Value("type"))) {
-    return p.Fail("bad type '" + std::string(p.Value("type")) + "': expected RC, UC or UD (or " +
+  // Every key qp takes, looked up in one pass (as ParseModify), handled in this order.
+  enum Key {
+    kType, kPd, kSendCq, kRecvCq, kSrq, kMaxSendWr, kMaxRecvWr, kMaxSendSge, kMaxRecvSge,
+    kMaxInline, kSqSigAll, kKeys
+  };
+  static constexpr std::string_view kNames[kKeys] = {
+      "type", "pd", "send_cq", "recv_cq", "srq", "max_send_wr", "max_recv_wr", "max_send_sge",
+      "max_recv_sge", "max_inline", "sq_sig_all"};
+  std::string_view values[kKeys];
+  const uint64_t present = p.Lookup(kNames, kKeys, values);
+  auto has = [present](Key k) { return (present >> k) & 1; };
+  const std::string_view type_text = has(kType) ? values[kType] : std::string_view();
+  auto type = ParseQpType(type_text);
+  if (!type || ParseUnsigned(type_text)) {
+    return p.Fail("bad type '" + std::string(type_text) + "': expected RC, UC or UD (or " +
                   QpTypeChoices() + ")");
   }
   c->init.qp_type = *type;
-  p.RefKey("pd", {ObjectKind::kPd}, &c->pd);
-  p.RefKey("send_cq", {ObjectKind::kCq}, &c->send_cq);
-  p.RefKey("recv_cq", {ObjectKind::kCq}, &c->recv_cq);
-  p.RefKey("srq", {ObjectKind::kSrq}, &c->srq);
+  if (has(kPd)) p.Ref(values[kPd], {ObjectKind::kPd}, &c->pd);
+  if (has(kSendCq)) p.Ref(values[kSendCq], {ObjectKind::kCq}, &c->send_cq);
+  if (has(kRecvCq)) p.Ref(values[kRecvCq], {ObjectKind::kCq}, &c->recv_cq);
+  if (has(kSrq)) p.Ref(values[kSrq], {ObjectKind::kSrq}, &c->srq);
   QpCap& cap = c->init.cap;
   cap.max_send_wr = cap.max_recv_wr = 16;
   cap.max_send_sge = cap.max_recv_sge = 1;
-  p.Number("max_send_wr", UINT32_MAX, &cap.max_send_wr);
-  p.Number("max_recv_wr", UINT32_MAX, &cap.max_recv_wr);
-  p.Number("max_send_sge", UINT32_MAX, &cap.max_send_sge);
-  p.Number("max_recv_sge", UINT32_MAX, &cap.max_recv_sge);
-  p.Number("max_inline", UINT32_MAX, &cap.max_inline_data);
-  p.Number("sq_sig_all", 1, &c->init.sq_sig_all);
+  auto number = [&](Key k, uint64_t max, auto* out) {
+    if (has(k)) p.NumberText(kNames[k], values[k], max, out);
+  };
+  number(kMaxSendWr, UINT32_MAX, &cap.max_send_wr);
+  number(kMaxRecvWr, UINT32_MAX, &cap.max_recv_wr);
+  number(kMaxSendSge, UINT32_MAX, &cap.max_send_sge);
+  number(kMaxRecvSge, UINT32_MAX, &cap.max_recv_sge);
+  number(kMaxInline, UINT32_MAX, &cap.max_inline_data);
+  number(kSqSigAll, 1, &c->init.sq_sig_all);
 }
 
 // The verb-specific part of one line.

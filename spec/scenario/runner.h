@@ -17,6 +17,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <memory_resource>
 #include <set>
 #include <string>
 #include <utility>
@@ -120,6 +121,7 @@ class Runner {
     std::string send_cq, recv_cq, srq;
     WrQueue sq, rq;
     size_t history_seen = 0;
+    uint64_t history_version = 0;  // the device's HistoryVersion() when last looked at
     QpState state = QpState::kReset;
     bool busy = false;  // in busy_
   };
@@ -174,6 +176,7 @@ class Runner {
   void RecordCompletion(const std::string& cq, Outcome* o, const Step& step);
   void EndQueues(Object* o, Wqe::End end, const Step& step);
   WrLedger ledger_{nullptr};
+  // After the step's command ran and step->end_ns was taken (its `now`).
   void ObserveStates(const Command& c, int ret, Step* step);
   // Every live QP (keep_trace) or, streaming, the busy ones and the command's QP: a quiet
   // QP's view is its creation view (RESET/INIT, queues empty) until a command names it.
@@ -210,8 +213,13 @@ class Runner {
   uint64_t start_ns_ = 0;
   int devices_opened_ = 0;
   std::vector<std::unique_ptr<Device>> devices_;
-  std::map<std::string, Object, NameLess> objects_;
-  std::map<std::string, Object*, NameLess> qps_;  // the QPs of objects_ (per-step work is per QP)
+  // The objects' and QPs' map nodes come from arena_, freed all at once with the runner
+  // (entries are never erased): a run makes and drops some 40 of them, which malloc's
+  // per-size caches do not hold.
+  std::pmr::monotonic_buffer_resource arena_{16 * 1024};
+  std::pmr::map<std::string, Object, NameLess> objects_{&arena_};
+  // The QPs of objects_ (per-step work is per QP).
+  std::pmr::map<std::string, Object*, NameLess> qps_{&arena_};
   // Live QPs that are not Quiet(), in name order: a step looks only at these. A sorted
   // vector: a step already costs O(busy QPs), and it copies into watched_ without a walk.
   std::vector<QpEntry*> busy_;

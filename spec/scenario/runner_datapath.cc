@@ -114,7 +114,7 @@ int Runner::Poll(const Command& c, Step* step) {
   if (ret != 0 && ret != ETIMEDOUT) return ret;
   step->outcomes.reserve(wcs.size() + 1);
   for (const WorkCompletion& wc : wcs) {
-    Outcome o;
+    Outcome& o = step->outcomes.emplace_back();  // reserved: no outcome moves
     o.kind = Outcome::Kind::kWc;
     o.wc = wc;
     o.qp = QpName(cq.device, wc.qp_num);
@@ -125,14 +125,13 @@ int Runner::Poll(const Command& c, Step* step) {
     } else {
       o.src_qp = wc.src_qp ? "qpn:" + std::to_string(wc.src_qp) : "0";
     }
-    step->outcomes.push_back(std::move(o));
   }
   for (Outcome& o : step->outcomes) RecordCompletion(c.name, &o, *step);
   Outcome polled;
   polled.kind = Outcome::Kind::kPolled;
   polled.count = static_cast<int>(wcs.size());
   step->outcomes.push_back(std::move(polled));
-  if (ret == ETIMEDOUT) {
+  if (ret == ETIMEDOUT && options_.narrate) {
     step->note = "timed out after " + std::to_string(c.timeout_ms) + " ms with " +
                  std::to_string(wcs.size()) + " of " + std::to_string(c.n);
   }

@@ -2,9 +2,11 @@
 // ibv_query_srq return, as canonical lines (FORMAT.md "Queries"). A value that differs
 // between devices by nature (a QP number, a GID, a key, a handle) is printed as the name
 // of the scenario object it refers to; nothing is left out.
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 
 #include "spec/scenario/runner.h"
 
@@ -15,21 +17,25 @@ namespace {
 // 60 of them: temporaries per attribute were most of its cost).
 class Attrs {
  public:
-  explicit Attrs(std::string_view head) : s_(head) { s_.reserve(384); }
+  // The text is written into s_'s own bytes (n_ of them used) and cut to size once at the
+  // end: an append per piece was a library call each.
+  explicit Attrs(std::string_view head) : s_(std::max<size_t>(384, head.size()), '\0') {
+    Put(head);
+  }
   Attrs& Kv(std::string_view key, uint64_t v) {
     Key(key);
     char buf[24];
     auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-    s_.append(buf, end);
+    Put(std::string_view(buf, static_cast<size_t>(end - buf)));
     return *this;
   }
   Attrs& Kv(std::string_view key, std::string_view v) {
     Key(key);
-    s_ += v;
+    Put(v);
     return *this;
   }
   Attrs& Add(std::string_view text) {
-    s_ += text;
+    Put(text);
     return *this;
   }
   Attrs& Caps(const QpCap& cap) {
@@ -39,16 +45,33 @@ class Attrs {
         .Kv("max_recv_sge", cap.max_recv_sge)
         .Kv("max_inline", cap.max_inline_data);
   }
-  std::string str() { return std::move(s_); }
-  operator std::string() { return std::move(s_); }  // NOLINT: AddAttrs(Attrs(...)...)
+  std::string str() {
+    s_.resize(n_);
+    return std::move(s_);
+  }
+  operator std::string() { return str(); }  // NOLINT: AddAttrs(Attrs(...)...)
 
  private:
   void Key(std::string_view key) {
-    s_ += ' ';
-    s_ += key;
-    s_ += '=';
+    Room(key.size() + 2);
+    s_[n_++] = ' ';
+    Copy(key);
+    s_[n_++] = '=';
+  }
+  void Put(std::string_view text) {
+    Room(text.size());
+    Copy(text);
+  }
+  void Room(size_t more) {
+    if (n_ + more > s_.size()) s_.resize(std::max(2 * s_.size(), n_ + more));
+  }
+  void Copy(std::string_view text) {  // after Room
+    if (text.empty()) return;  // its data() may be null
+    std::memcpy(&s_[n_], text.data(), text.size());
+    n_ += text.size();
   }
   std::string s_;
+  size_t n_ = 0;
 };
 
 std::string GidHex(const Gid& gid) {

@@ -78,9 +78,12 @@ void Runner::EndQueues(Object* o, Wqe::End end, const Step& step) {
 }
 
 void Runner::ObserveStates(const Command& c, int ret, Step* step) {
-  const uint64_t now = backend_->NowNs() - start_ns_;
+  const uint64_t now = step->end_ns;  // NextInto's NowNs() - start_ns_, just taken
   const size_t first_new = trace_->states.size();
-  if (c.verb == Verb::kQp && ret == 0) {
+  // Neither a trace nor a narration reads the state events (the differential fuzzer): only
+  // the QPs' states are followed, no event is recorded.
+  const bool record = options_.keep_trace || options_.narrate;
+  if (record && c.verb == Verb::kQp && ret == 0) {
     trace_->states.push_back({c.name, step->start_ns, c.line, QpState::kReset, QpState::kReset,
                               "created"});
   }
@@ -96,13 +99,19 @@ void Runner::ObserveStates(const Command& c, int ret, Step* step) {
     Device* dev = DeviceOf(o);
     if (!dev) continue;
     // Only what is new since the last look (QpHistorySince): a long scenario stays linear.
+    // Nothing is new while the device's history version stays (0: it has none, ask).
+    const uint64_t version = dev->HistoryVersion();
     std::vector<StateChange>& history = history_;  // replaced by the call
-    if (dev->QpHistorySince(QpHandle{o.handle}, o.history_seen, &history) == 0) {
+    if ((version == 0 || version != o.history_version) &&
+        dev->QpHistorySince(QpHandle{o.handle}, o.history_seen, &history) == 0) {
+      o.history_version = version;
       for (const StateChange& h : history) {
         if (h.cause == "create" || h.cause == "created") continue;  // recorded above
-        uint64_t t = h.time_ns >= start_ns_ ? h.time_ns - start_ns_ : 0;
-        t = std::clamp(t, step->start_ns, now);
-        trace_->states.push_back({name, t, c.line, h.from, h.to, h.cause});
+        if (record) {
+          uint64_t t = h.time_ns >= start_ns_ ? h.time_ns - start_ns_ : 0;
+          t = std::clamp(t, step->start_ns, now);
+          trace_->states.push_back({name, t, c.line, h.from, h.to, h.cause});
+        }
         o.state = h.to;
       }
       o.history_seen += history.size();
@@ -113,7 +122,9 @@ void Runner::ObserveStates(const Command& c, int ret, Step* step) {
       QpAttr attr;
       QpInitAttr init;
       if (dev->QueryQp(QpHandle{o.handle}, &attr, &init) == 0 && attr.qp_state != o.state) {
-        trace_->states.push_back({name, now, c.line, o.state, attr.qp_state, "seen by query"});
+        if (record) {
+          trace_->states.push_back({name, now, c.line, o.state, attr.qp_state, "seen by query"});
+        }
         o.state = attr.qp_state;
       }
     }
@@ -121,7 +132,8 @@ void Runner::ObserveStates(const Command& c, int ret, Step* step) {
     if (o.state == QpState::kReset && (o.sq.Live() > 0 || o.rq.Live() > 0)) {
       EndQueues(&o, Wqe::End::kDiscarded, *step);
     }
-    SetBusy(entry, !Quiet(o));
+    const bool busy = !Quiet(o);
+    if (o.busy != busy) SetBusy(entry, busy);  // mostly unchanged: no call
   }
   if (trace_->states.size() - first_new < 2) return;  // nothing to order
   std::stable_sort(trace_->states.begin() + first_new, trace_->states.end(),

@@ -2,6 +2,8 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
+#include <string_view>
 
 namespace qptwin::scenario {
 namespace {
@@ -18,93 +20,146 @@ std::string Micros(uint64_t ns) {
   return buf;
 }
 
-void AppendNumber(std::string* out, uint64_t v) {
-  char buf[24];
-  char* end = buf + sizeof buf;
-  char* p = end;
-  do {
-    *--p = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
-  out->append(p, end);
-}
+// A line's pieces gathered on the stack and appended to the string at once: a transcript
+// line has a dozen short pieces, and each append to a std::string is a call.
+class LineAppender {
+ public:
+  explicit LineAppender(std::string* out) : out_(out) {}
+  ~LineAppender() { Flush(); }
+  LineAppender(const LineAppender&) = delete;
+  LineAppender& operator=(const LineAppender&) = delete;
+
+  LineAppender& operator+=(std::string_view s) {
+    if (n_ + s.size() > sizeof buf_) {
+      Flush();
+      if (s.size() > sizeof buf_) {
+        out_->append(s);
+        return *this;
+      }
+    }
+    std::memcpy(buf_ + n_, s.data(), s.size());
+    n_ += s.size();
+    return *this;
+  }
+  LineAppender& operator+=(char c) {
+    if (n_ == sizeof buf_) Flush();
+    buf_[n_++] = c;
+    return *this;
+  }
+  void Number(uint64_t v) {
+    char digits[24];
+    char* const end = digits + sizeof digits;
+    char* p = end;
+    do {
+      *--p = static_cast<char>('0' + v % 10);
+      v /= 10;
+    } while (v != 0);
+    *this += std::string_view(p, static_cast<size_t>(end - p));
+  }
+  void Flush() {
+    if (n_ > 0) out_->append(buf_, n_);
+    n_ = 0;
+  }
+
+ private:
+  std::string* out_;
+  size_t n_ = 0;
+  char buf_[256];
+};
 
 // The outcome without its "L<line> " prefix, appended to *out.
-void AppendBody(const Outcome& o, std::string* out) {
+void AppendBody(const Outcome& o, LineAppender* line) {
+  LineAppender& out = *line;
   switch (o.kind) {
     case Outcome::Kind::kOk:
-      *out += "ok";
+      out += "ok";
       return;
     case Outcome::Kind::kError:
-      *out += "error ";
-      *out += ErrnoName(o.err);
+      out += "error ";
+      out += ErrnoName(o.err);
       return;
     case Outcome::Kind::kState:
-      *out += "state ";
-      *out += ToName(o.state);
+      out += "state ";
+      out += ToName(o.state);
       return;
     case Outcome::Kind::kWc: {
       // ibv_poll_cq(3): only wr_id, status, qp_num and vendor_err are defined for an error
       // CQE; src_qp, pkey_index, slid, sl and dlid_path_bits for receive completions.
       const WorkCompletion& wc = o.wc;
       bool ok = wc.status == WcStatus::kSuccess;
-      *out += "wc wr_id=";
-      AppendNumber(out, wc.wr_id);
-      *out += " status=";
-      *out += ToName(wc.status);
+      out += "wc wr_id=";
+      out.Number(wc.wr_id);
+      out += " status=";
+      out += ToName(wc.status);
       if (ok) {
-        *out += " opcode=";
-        *out += ToName(wc.opcode);
+        out += " opcode=";
+        out += ToName(wc.opcode);
       }
-      *out += " qp=";
-      *out += o.qp;
+      out += " qp=";
+      out += o.qp;
       if (!ok) return;
-      *out += " len=";
-      AppendNumber(out, wc.byte_len);
+      out += " len=";
+      out.Number(wc.byte_len);
       if (wc.wc_flags & wc_flag::kWithImm) {
-        *out += " imm=";
-        AppendNumber(out, wc.imm_data);
+        out += " imm=";
+        out.Number(wc.imm_data);
       }
       if (wc.wc_flags & wc_flag::kWithInv) {
-        *out += " inv=";
-        *out += o.invalidated;
+        out += " inv=";
+        out += o.invalidated;
       }
-      *out += " flags=";
-      *out += FormatWcFlags(wc.wc_flags);
+      out += " flags=";
+      if (wc.wc_flags == 0) {
+        out += '0';  // FormatWcFlags(0), without a string
+      } else {
+        out += FormatWcFlags(wc.wc_flags);
+      }
       if (wc.opcode >= WcOpcode::kRecv) {
-        *out += " src_qp=";
-        *out += o.src_qp;
-        *out += " pkey_index=";
-        AppendNumber(out, wc.pkey_index);
-        *out += " slid=";
-        AppendNumber(out, wc.slid);
-        *out += " sl=";
-        AppendNumber(out, wc.sl);
-        *out += " dlid_path_bits=";
-        AppendNumber(out, wc.dlid_path_bits);
+        out += " src_qp=";
+        out += o.src_qp;
+        out += " pkey_index=";
+        out.Number(wc.pkey_index);
+        out += " slid=";
+        out.Number(wc.slid);
+        out += " sl=";
+        out.Number(wc.sl);
+        out += " dlid_path_bits=";
+        out.Number(wc.dlid_path_bits);
       }
       return;
     }
     case Outcome::Kind::kPolled:
-      *out += "polled ";
-      *out += std::to_string(o.count);
+      out += "polled ";
+      if (o.count >= 0) {
+        out.Number(static_cast<uint64_t>(o.count));
+      } else {
+        out += std::to_string(o.count);
+      }
       return;
     case Outcome::Kind::kEvent:
-      *out += "event ";
-      *out += ToName(o.event);
-      *out += ' ';
-      *out += o.object;
+      out += "event ";
+      out += ToName(o.event);
+      out += ' ';
+      out += o.object;
       return;
     case Outcome::Kind::kAttrs:
-      *out += o.text;
+      out += o.text;
       return;
     case Outcome::Kind::kMismatch:
-      *out += "mismatch at=";
-      AppendNumber(out, o.offset);
-      *out += " got=" + Hex8(o.got) + " want=" + Hex8(o.want);
+      out += "mismatch at=";
+      out.Number(o.offset);
+      out += " got=";
+      out += Hex8(o.got);
+      out += " want=";
+      out += Hex8(o.want);
       return;
   }
-  *out += "?";
+  out += "?";
+}
+
+void AppendBody(const Outcome& o, std::string* out) {
+  LineAppender line(out);
+  AppendBody(o, &line);
 }
 
 std::string Body(const Outcome& o) {
@@ -133,10 +188,15 @@ std::string CanonicalLine(int line, const Outcome& o) {
 }
 
 void AppendCanonicalLine(int line, const Outcome& o, std::string* out) {
-  *out += 'L';
-  *out += std::to_string(line);
-  *out += ' ';
-  AppendBody(o, out);
+  LineAppender text(out);
+  text += 'L';
+  if (line >= 0) {
+    text.Number(static_cast<uint64_t>(line));
+  } else {
+    text += std::to_string(line);
+  }
+  text += ' ';
+  AppendBody(o, &text);
 }
 
 std::string CanonicalStep(const Step& s) {

@@ -85,7 +85,10 @@ std::string_view ToName(Verb v) { return SpecOf(v).name; }
 
 std::optional<Verb> ParseVerb(std::string_view s) {
   for (const VerbSpec& spec : Table()) {
-    if (spec.name == s) return spec.verb;
+    // Most names differ in length or first letter: no memcmp call for them.
+    if (spec.name.size() == s.size() && (s.empty() || (spec.name[0] == s[0] && spec.name == s))) {
+      return spec.verb;
+    }
   }
   return std::nullopt;
 }

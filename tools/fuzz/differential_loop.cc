@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -39,6 +40,7 @@ std::string RunOn(const SideMaker& make, const scenario::Scenario& sc, std::stri
   // ComparableTranscript(Runner::Run(sc)) one step at a time: no RunResult is kept.
   scenario::RunOptions options;
   options.narrate = false;  // only the outcomes are compared
+  options.keep_trace = false;  // nor is the trace: WR slots are reused, no state events kept
   scenario::Runner runner(backend.get());
   runner.Start(options);
   std::string transcript;
@@ -49,6 +51,18 @@ std::string RunOn(const SideMaker& make, const scenario::Scenario& sc, std::stri
     differential::AppendComparableStep(step, &transcript);
   }
   return transcript;
+}
+
+// The '\n's of `text` (memchr: a transcript is some KB of ~60-byte lines).
+uint64_t CountLines(const std::string& text) {
+  uint64_t n = 0;
+  const char* p = text.data();
+  const char* const end = p + text.size();
+  while ((p = static_cast<const char*>(std::memchr(p, '\n', end - p))) != nullptr) {
+    ++n;
+    ++p;
+  }
+  return n;
 }
 
 std::string Commented(const std::string& text) {
@@ -328,7 +342,7 @@ DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const
       watch.Disarm();
     }
     ++stats.sequences;
-    stats.lines += std::count(ta.begin(), ta.end(), '\n');
+    stats.lines += CountLines(ta);
     std::optional<differential::Difference> d;
     // Equal texts have no differing line (the usual case, the model against itself).
     if (why.empty() && ta != tb) d = differential::FirstDifference(ta, tb);
