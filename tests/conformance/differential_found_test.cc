@@ -465,7 +465,9 @@ TEST_P(Conformance, RequesterFailedOnARetryFlushesItsSendQueueFirstWhereTheDevic
   EXPECT_EQ(order[0], 20u);
   EXPECT_NE(wcs[0].status, WcStatus::kSuccess);
   for (const WorkCompletion& wc : wcs) {
-    if (wc.wr_id == 1) EXPECT_NE(wc.status, WcStatus::kSuccess);
+    if (wc.wr_id == 1) {
+      EXPECT_NE(wc.status, WcStatus::kSuccess);
+    }
   }
   if (b.loopback_response_before_responder_flush && b.rc_flushes_rq_first) {
     EXPECT_EQ(order, (std::vector<uint64_t>{20, 1, 2, 30, 21}));
