@@ -263,7 +263,8 @@ class Nic {
   // `ready_ns`: when the response can start (READ data / atomic result fetched by DMA).
   void SendResponse(const Qp& qp, const Packet& req, Packet resp, uint64_t ready_ns = 0,
                     uint64_t dma_bytes = 0);
-  void SendAck(const Qp& qp, const Packet& req, bool flush_after = false);
+  // `may_defer_flush`: the responder is failing; true when DeferFlushTo marked the ACK.
+  bool SendAck(const Qp& qp, const Packet& req, bool may_defer_flush = false);
   // Marks a response of a failing responder for the deferred flush where the profile says
   // so and the requester is on this device (never with loss: the response must arrive).
   bool DeferFlushTo(Packet& resp, const Packet& req) const;

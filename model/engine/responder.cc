@@ -544,10 +544,8 @@ bool Nic::InvalidateForSend(Qp& qp, const Packet& pkt, WorkCompletion* wc) {
   // successfully, its QP stays in RTS).
   wc->status = WcStatus::kRemInvReqErr;
   PushCqe(qp, RecvCq(qp), *wc, pkt.solicited);
-  const bool defer = qp.state != QpState::kErr && IsReliable(qp.type) &&
-                     profile().behaviour.loopback_response_before_responder_flush &&
-                     pkt.src_nic == index_ && world_->lossless();
-  if (IsReliable(qp.type)) SendAck(qp, pkt, defer);
+  bool defer = false;
+  if (IsReliable(qp.type)) defer = SendAck(qp, pkt, qp.state != QpState::kErr);
   if (qp.state != QpState::kErr) EnterError(qp, "invalid rkey to invalidate", defer);
   return false;
 }
@@ -574,13 +572,13 @@ bool Nic::DeferFlushTo(Packet& resp, const Packet& req) const {
   return resp.responder_flush_after;
 }
 
-void Nic::SendAck(const Qp& qp, const Packet& req, bool flush_after) {
+bool Nic::SendAck(const Qp& qp, const Packet& req, bool may_defer_flush) {
   Packet ack;
   ack.kind = PacketKind::kAck;
-  ack.responder_flush_after = flush_after;
-  ack.sent_by_post = req.sent_by_post;
+  const bool deferred = may_defer_flush && DeferFlushTo(ack, req);
   ack.psn = PsnAdd(req.psn, req.npkts - 1);
   SendResponse(qp, req, std::move(ack));
+  return deferred;
 }
 
 void Nic::SendResponse(const Qp& qp, const Packet& req, Packet resp, uint64_t ready_ns,
