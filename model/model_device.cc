@@ -234,10 +234,9 @@ int ModelDevice::PostSend(QpHandle qp, const std::vector<SendWr>& wrs, size_t* b
   // post_send_db after its loop; Behaviour::rts_waits_for_doorbell): what it queued before
   // the refused WR runs as well (measured: differential sequence 1457).
   if (nic_->profile().behaviour.post_send_runs_to_completion) {
-    constexpr uint64_t kPostRunNs = 1'000'000;
     CatchUpHost();
     world_->events().RunUntil([this] { return world_->ExchangesSettled(); },
-                              Deadline(kPostRunNs));
+                              Deadline(engine::Nic::kPostRunNs));
   }
   return err;
 }

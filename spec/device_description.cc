@@ -65,12 +65,13 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("loopback_response_before_responder_flush",
          &Behaviour::loopback_response_before_responder_flush),
     Flag("post_runs_requester", &Behaviour::post_runs_requester),
+    Flag("post_answers_each_message", &Behaviour::post_answers_each_message),
     Flag("solicited_arm_ignores_errors", &Behaviour::solicited_arm_ignores_errors),
     Flag("failed_invalidate_keeps_psn", &Behaviour::failed_invalidate_keeps_psn),
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 50;
+constexpr size_t kFlags = 51;
 constexpr size_t kNumbers = 3;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -345,6 +346,13 @@ DeviceDescription Rxe() {
        "or failed (MW_BIND_ERR, rxe_qp_error) when ibv_post_send returns (measured: "
        "differential seed 20261206 sequences 620, 872: a receive posted right after a failing "
        "bind waits in ERR for the next move to ERR instead of being flushed with the rest)"},
+      {"post_answers_each_message", 1,
+       "rxe_net.c: a request to a device of the same host is received in the sender's "
+       "context: rxe_loopback calls rxe_rcv, and to another rxe device the NET_RX softirq "
+       "runs at the transmit's local_bh_enable; rxe_resp_queue_pkt and rxe_comp_queue_pkt run "
+       "the responder and completer inline (measured: differential seed 20261207 sequence "
+       "1176: a BIND_MW posted behind an atomic that draws NAK invalid request is flushed, "
+       "its MR stays deregistrable)"},
       {"dereg_mr_bound_mw_errno", EINVAL,
        "rxe_verbs.c rxe_dereg_mr: atomic_read(&mr->num_mw) > 0 -> -EINVAL (measured: "
        "memory_window_test DeallocOfABoundWindowClosesIt)"},

@@ -198,6 +198,11 @@ struct Behaviour {
   // reaches fails (and moves the QP to ERR) before the next verb call. Default: the doorbell
   // wakes the send engine, which runs after the call (at the same simulated time).
   bool post_runs_requester = false;
+  // With post_runs_requester: each message that run sends is received, answered and its
+  // answer handled before the requester takes the next WQE, on another device of the host
+  // too. A local operation behind a NAKed request is then flushed, never executed.
+  // Default: the run sends what it may; answers come after the call returns.
+  bool post_answers_each_message = false;
   // A solicited-only CQ arm fires only for a receive CQE of a message with the SE bit or a
   // receive completed without a message (flushed); never for a send-queue CQE, error or
   // flush. ibv_req_notify_cq(3), IBTA: also for a completion in error.

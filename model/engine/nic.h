@@ -48,6 +48,9 @@ inline QpType WireTransport(QpType t) { return t == QpType::kXrcRecv ? QpType::k
 
 class Nic {
  public:
+  // How long a post waits for the exchanges it started (Behaviour::post_send_runs_to_completion
+  // and post_answers_each_message): rxe's timers are jiffies (>= 1 ms), so they come later.
+  static constexpr uint64_t kPostRunNs = 1'000'000;
   static constexpr int kPopulatedGids = 2;  // 0: link-local, 1: RoCE v2 IPv4-mapped
 
   Nic(World* world, int index);
@@ -181,10 +184,13 @@ class Nic {
 
   // Requester (requester.cc).
   enum class ReqStep { kGetWqe, kCheckLimits, kCheckLocal, kTransmit, kDone };
-  // A post's doorbell: Kick, or the requester at once (Behaviour::post_runs_requester).
+  // A post's doorbell: Kick, or the requester at once (Behaviour::post_runs_requester),
+  // each message answered before the next leaves (Behaviour::post_answers_each_message).
   void Doorbell(Qp& qp);
   void Kick(Qp& qp);
-  void RunRequester(Qp& qp);
+  // Runs until nothing more can be sent, or (one_message) until one message has left:
+  // returns whether one did.
+  bool RunRequester(Qp& qp, bool one_message = false);
   ReqStep ReqGetWqe(Qp& qp);
   ReqStep ReqCheckLimits(Qp& qp);
   ReqStep ReqCheckLocal(Qp& qp, Payload* payload);

@@ -36,14 +36,31 @@ void Nic::Kick(Qp& qp) {
 }
 
 void Nic::Doorbell(Qp& qp) {
+  const Behaviour& b = profile().behaviour;
   // Behaviour::post_runs_requester: rxe runs the requester inside ibv_post_send.
-  if (profile().behaviour.post_runs_requester) {
+  if (!b.post_runs_requester) {
+    Kick(qp);
+    return;
+  }
+  if (!b.post_answers_each_message) {
     in_post_ = true;
     RunRequester(qp);
     in_post_ = false;
     return;
   }
-  Kick(qp);
+  // Behaviour::post_answers_each_message: each message the post's requester sends is
+  // received, answered and its answer handled before the requester takes the next WQE. A
+  // verb call is never inside the event loop, so the loop may run here; what it runs at
+  // the far end (and any other QP's exchange that is due) runs as it would after the call.
+  for (;;) {
+    in_post_ = true;
+    const bool sent = RunRequester(qp, /*one_message=*/true);
+    in_post_ = false;
+    if (!sent) return;
+    EventQueue& clock = world_->events();
+    clock.RunUntil([this] { return world_->ExchangesSettled(); },
+                   clock.Now() + kPostRunNs);
+  }
 }
 
 void Nic::RunReady(std::weak_ptr<Qp>& weak) {
@@ -53,7 +70,7 @@ void Nic::RunReady(std::weak_ptr<Qp>& weak) {
   }
 }
 
-void Nic::RunRequester(Qp& qp) {
+bool Nic::RunRequester(Qp& qp, bool one_message) {
   Payload payload;
   ReqStep step = ReqStep::kGetWqe;
   for (;;) {
@@ -61,8 +78,11 @@ void Nic::RunRequester(Qp& qp) {
       case ReqStep::kGetWqe: step = ReqGetWqe(qp); break;
       case ReqStep::kCheckLimits: step = ReqCheckLimits(qp); break;
       case ReqStep::kCheckLocal: step = ReqCheckLocal(qp, &payload); break;
-      case ReqStep::kTransmit: step = ReqTransmit(qp, &payload); break;
-      case ReqStep::kDone: return;
+      case ReqStep::kTransmit:
+        step = ReqTransmit(qp, &payload);
+        if (one_message) return true;
+        break;
+      case ReqStep::kDone: return false;
     }
   }
 }

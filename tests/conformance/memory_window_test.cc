@@ -337,6 +337,39 @@ TEST_P(MemoryWindow, FailingBindHasMovedTheQpToErrWhenThePostReturnsWhereTheDevi
   EXPECT_EQ(dev_->DeallocMw(mw), 0);
 }
 
+TEST_P(MemoryWindow, BindBehindANakedWriteOfOnePostIsFlushedUnexecutedWhereTheDeviceAnswersFirst) {
+  // Differential seed 20261207 sequence 1176. One post: an RDMA WRITE past the end of the
+  // peer's region (NAK remote access), then a type 2 bind. rxe (Behaviour::
+  // post_answers_each_message) runs the requester in the post and receives each request in
+  // the sender's context (rxe_loopback, or the softirq at the transmit's local_bh_enable):
+  // the NAK has moved the QP to ERR before the requester reaches the bind, which is flushed
+  // and never executed, so the region has no window bound and can be deregistered.
+  // Elsewhere the bind may have run before the NAK came back; its completion is flushed.
+  const Behaviour& b = GetParam().behaviour;
+  uint32_t r0 = 0;
+  MwHandle mw = Alloc(MwType::kType2, &r0);
+  SendWr write = Send(1, {src_.At(0, 8)});
+  write.opcode = WrOpcode::kRdmaWrite;
+  write.remote_addr = target_.Addr(8192);
+  write.rkey = target_.rkey;
+  write.send_flags |= send_flag::kSignaled;
+  SendWr bind = BindWr(mw, NextKey(r0), Window());
+  bind.send_flags |= send_flag::kSignaled;
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(a_, {write, bind}, &bad), 0);
+  auto wcs = WaitWc(cq_, 2);
+  ASSERT_EQ(wcs.size(), 2u);
+  EXPECT_EQ(wcs[0].wr_id, 1u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kRemAccessErr) << ToName(wcs[0].status);
+  EXPECT_EQ(wcs[1].wr_id, 78u);
+  EXPECT_EQ(wcs[1].status, WcStatus::kWrFlushErr) << ToName(wcs[1].status);
+  EXPECT_EQ(StateOf(a_), QpState::kErr);
+  if (b.post_answers_each_message) {
+    EXPECT_EQ(dev_->DeregMr(target_.mr), 0) << "the bind never ran: no window is bound";
+  }
+  EXPECT_EQ(dev_->DeallocMw(mw), 0);
+}
+
 TEST_P(MemoryWindow, BindPastTheRegionCompletesWithBindError) {
   uint32_t r0 = 0;
   MwHandle mw = Alloc(MwType::kType2, &r0);
