@@ -66,12 +66,13 @@ const std::vector<BehaviourSetting> kSettings = {
          &Behaviour::loopback_response_before_responder_flush),
     Flag("post_runs_requester", &Behaviour::post_runs_requester),
     Flag("post_answers_each_message", &Behaviour::post_answers_each_message),
+    Flag("requester_walks_one_wqe_in_error", &Behaviour::requester_walks_one_wqe_in_error),
     Flag("solicited_arm_ignores_errors", &Behaviour::solicited_arm_ignores_errors),
     Flag("failed_invalidate_keeps_psn", &Behaviour::failed_invalidate_keeps_psn),
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 51;
+constexpr size_t kFlags = 52;
 constexpr size_t kNumbers = 3;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -353,6 +354,14 @@ DeviceDescription Rxe() {
        "the responder and completer inline (measured: differential seed 20261207 sequence "
        "1176: a BIND_MW posted behind an atomic that draws NAK invalid request is flushed, "
        "its MR stays deregistrable)"},
+      {"requester_walks_one_wqe_in_error", 1,
+       "rxe_req.c rxe_requester: in QP_STATE_ERROR each run marks the WQE at req.wqe_index "
+       "(WR_FLUSH_ERR, err:) and returns -EAGAIN, so rxe_do_task stops after one; rxe_comp.c "
+       "flushes every WQE up to the producer. rxe_qp.c sets req.state READY at RTS without "
+       "resetting req.wqe_index (only RESET does), so after ERR -> RTS by IBV_QP_CUR_STATE the "
+       "requester runs the ring's stale WQEs first (measured in tools/rxe-vm: 3 UD SENDs posted "
+       "in ERR in one call were flushed, and after ERR -> RTS the next post delivered two of "
+       "them again, without completions; differential seed 20261208 sequence 1767)"},
       {"dereg_mr_bound_mw_errno", EINVAL,
        "rxe_verbs.c rxe_dereg_mr: atomic_read(&mr->num_mw) > 0 -> -EINVAL (measured: "
        "memory_window_test DeallocOfABoundWindowClosesIt)"},

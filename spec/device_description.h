@@ -203,6 +203,13 @@ struct Behaviour {
   // too. A local operation behind a NAKed request is then flushed, never executed.
   // Default: the run sends what it may; answers come after the call returns.
   bool post_answers_each_message = false;
+  // In ERR the requester takes one send WQE per run (each post, each move to ERR) while the
+  // completer flushes them all: WQEs it never took stay in the ring ahead of it. A move out of
+  // ERR other than to RESET (IBV_QP_CUR_STATE) lets it run them again: they go out without a
+  // completion, and one that fails a local check stops the requester, which then takes one WQE
+  // per post, flushing the first the program posted (and the QP) when it gets there.
+  // Default: leaving ERR starts from the program's next WR.
+  bool requester_walks_one_wqe_in_error = false;
   // A solicited-only CQ arm fires only for a receive CQE of a message with the SE bit or a
   // receive completed without a message (flushed); never for a send-queue CQE, error or
   // flush. ibv_req_notify_cq(3), IBTA: also for a completion in error.

@@ -202,6 +202,10 @@ void Nic::DrainSq(Qp& qp) {
     qp.sq.pop_front();
     if (qp.sq_next > 0) --qp.sq_next;
     if (qp.rnr_index > 0) --qp.rnr_index;
+    if (w.ghost) {  // rxe: the completer consumed its slot before; no CQE
+      --qp.ghosts;
+      continue;
+    }
     // Context caches (timing.h contract 5): the completer reads the WQE it retires.
     const uint64_t ready =
         RetireWqeReady(qp, w, IsReliable(qp.type) && w.status == WcStatus::kSuccess);
@@ -245,6 +249,15 @@ void Nic::FailLocally(Qp& qp, WcStatus status, const std::string& cause) {
   // rxe_req.c marks the WQE wqe_state_error and stops; rxe_comp.c get_wqe completes it only
   // at the head of the queue, after the earlier WQEs' ACKs (their data has landed).
   const size_t index = qp.sq_next;
+  if (qp.sq[index].ghost) {
+    // A stale WQE run again after ERR -> RTS (Behaviour::requester_walks_one_wqe_in_error):
+    // rxe_req.c err: marks it and sets req.state ERROR; the completer's head is another WQE,
+    // so nothing completes and the QP stays in RTS with its requester stopped.
+    qp.sq[qp.sq_next++].done = true;
+    DrainSq(qp);
+    qp.requester_dead = true;
+    return;
+  }
   bool earlier = false;
   for (size_t i = 0; i < index && !earlier; ++i) earlier = !qp.sq[i].done;
   if (!earlier || !profile().behaviour.local_error_completes_in_order) {

@@ -161,6 +161,15 @@ class Nic {
   void FlushOnError(Qp& qp);
   void EnterSqe(Qp& qp, const std::string& cause);
   void FlushSq(Qp& qp);
+  // Behaviour::requester_walks_one_wqe_in_error (nic_qp.cc): the WQEs from `from` on that
+  // are not done become Qp::unwalked; one requester run in ERR takes the oldest; WRs a post
+  // queued in ERR are flushed, and that post's run takes one; leaving ERR (not to RESET)
+  // puts the unwalked ahead of the queue as ghosts; a stopped requester takes one per post.
+  void NoteUnwalked(Qp& qp, size_t from);
+  void WalkOneInError(Qp& qp);
+  void FlushPostedInError(Qp& qp);
+  void ResumeUnwalked(Qp& qp);
+  void WalkStopped(Qp& qp);
   void FlushRq(Qp& qp);
   void ResetQueues(Qp& qp);
   void CheckDrained(Qp& qp);

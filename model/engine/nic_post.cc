@@ -46,7 +46,8 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
   // queued first and the doorbell refuses afterwards (spec/posting_rules.h, contract 3).
   const Behaviour& b = profile().behaviour;
   const bool queue_anyway = SendBelowRts(qp->state) && b.post_send_below_rts_queues;
-  PostQueue q{qp->type, qp->state, qp->srq != nullptr, qp->sq.size(), qp->cap.max_send_wr,
+  PostQueue q{qp->type, qp->state, qp->srq != nullptr, qp->sq.size() - qp->ghosts,
+              qp->cap.max_send_wr,
               qp->cap.max_send_sge, qp->cap.max_inline_data};
   for (size_t i = 0; i < wrs.size(); ++i) {
     const SendWr& wr = wrs[i];
@@ -60,7 +61,7 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
       const Mr* mr = mrs_.ByHandle(wr.bind_info.mr.id);
       f.bind_resolved = mw && mw->ctx == ctx && mr && mr->ctx == ctx;
     }
-    q.outstanding = qp->sq.size();
+    q.outstanding = qp->sq.size() - qp->ghosts;
     const int err = PostRuleErrno(CheckSendWr(q, f, b, queue_anyway));
     const uint64_t len = f.length;
     const bool is_inline = f.is_inline;
@@ -78,7 +79,7 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
       // start (Behaviour::rts_waits_for_doorbell; measured: sequence 838, a refused post
       // started 15 WRs queued in SQD).
       if (posted || b.rts_waits_for_doorbell) Doorbell(*qp);
-      if (flush_after) FlushSq(*qp);
+      if (flush_after) FlushPostedInError(*qp);
       return queue_anyway ? EINVAL : err;  // rxe: the doorbell's EINVAL wins
     }
     w.serial = qp->next_serial++;
@@ -103,7 +104,7 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     qp->sq.push_back(std::move(w));
     posted = true;
   }
-  if (flush_after) FlushSq(*qp);
+  if (flush_after) FlushPostedInError(*qp);
   if (queue_anyway) {
     // Queued, not started: the requester starts them once the QP is in RTS.
     if (bad) *bad = wrs.size();

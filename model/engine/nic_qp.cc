@@ -3,6 +3,7 @@
 #include <cerrno>
 
 #include <algorithm>
+#include <cstring>
 
 #include "model/engine/nic.h"
 #include "model/engine/world.h"
@@ -244,6 +245,12 @@ int Nic::ModifyQp(uint32_t ctx, uint32_t h, const QpAttr& a, AttrMask mask) {
   }
   if ((mask & attr::kState) && next == QpState::kRtr) qp->responder_not_ready = false;
   if (next == qp->state && next != QpState::kErr) return 0;
+  // Behaviour::requester_walks_one_wqe_in_error: out of ERR (IBV_QP_CUR_STATE), not by RESET,
+  // the requester starts where it stopped in the ring.
+  if (qp->state == QpState::kErr && next != QpState::kErr && next != QpState::kReset &&
+      profile().behaviour.requester_walks_one_wqe_in_error) {
+    ResumeUnwalked(*qp);
+  }
   switch (next) {
     case QpState::kReset:
       SetState(*qp, next, "modify");
@@ -338,6 +345,9 @@ void Nic::SetState(Qp& qp, QpState to, const std::string& cause) {
 
 void Nic::ResetQueues(Qp& qp) {
   qp.sq.clear();
+  qp.unwalked.clear();
+  qp.ghosts = 0;
+  qp.requester_dead = false;
   qp.rq.clear();
   qp.sq_next = 0;
   ++qp.timer_gen;
@@ -361,6 +371,9 @@ void Nic::EnterError(Qp& qp, const std::string& cause, bool defer_flush) {
 
 void Nic::FlushOnError(Qp& qp) {
   qp.flush_pending = false;
+  // rxe_qp_error: the completer flushes every WQE; the requester, scheduled once, takes one.
+  const bool walks = profile().behaviour.requester_walks_one_wqe_in_error;
+  if (walks) NoteUnwalked(qp, qp.sq_next);
   // A WR that failed locally and waited for the head is flushed like the rest (rxe_comp.c
   // flush_send_queue: WR_FLUSH_ERR for every WQE left, wqe_state_error too); so is a BIND_MW
   // or LOCAL_INV the requester ran behind a WR still unacknowledged (wqe_state_done: its
@@ -389,6 +402,79 @@ void Nic::FlushOnError(Qp& qp) {
     qp.last_wqe_raised = true;
     RaiseQpEvent(qp, EventType::kQpLastWqeReached);
   }
+  if (walks) WalkOneInError(qp);
+}
+
+namespace {
+SendWqe GhostOf(const SendWqe& w) {
+  SendWqe g;
+  g.wr = w.wr;
+  if (w.is_inline && w.length > 0 && w.inline_data) {
+    g.inline_data.reset(new uint8_t[w.length]);
+    std::memcpy(g.inline_data.get(), w.inline_data.get(), w.length);
+  }
+  g.ah_at_post = w.ah_at_post;
+  g.length = w.length;
+  g.is_inline = w.is_inline;
+  g.signaled = w.signaled;
+  g.ghost = true;
+  return g;
+}
+}  // namespace
+
+void Nic::NoteUnwalked(Qp& qp, size_t from) {
+  // rxe_req.c: req.wqe_index has passed the WQEs the requester sent, ran or failed; those
+  // it has not reached stay in the ring after the completer flushed them.
+  for (size_t i = from; i < qp.sq.size(); ++i) {
+    if (!qp.sq[i].done) qp.unwalked.push_back(GhostOf(qp.sq[i]));
+  }
+}
+
+void Nic::WalkOneInError(Qp& qp) {
+  if (!qp.unwalked.empty()) qp.unwalked.pop_front();
+}
+
+void Nic::FlushPostedInError(Qp& qp) {
+  // What this post queued is flushed (rxe: the completer drains it) and its one requester
+  // run takes the oldest WQE not taken yet.
+  if (profile().behaviour.requester_walks_one_wqe_in_error) {
+    NoteUnwalked(qp, 0);
+    WalkOneInError(qp);
+  }
+  FlushSq(qp);
+}
+
+void Nic::ResumeUnwalked(Qp& qp) {
+  qp.requester_dead = false;  // rxe_qp.c: req.state READY (RTS) or INIT
+  if (qp.unwalked.empty()) return;
+  Ring<SendWqe> sq;
+  while (!qp.unwalked.empty()) {
+    SendWqe g = std::move(qp.unwalked.front());
+    qp.unwalked.pop_front();
+    g.serial = qp.next_serial++;
+    sq.push_back(std::move(g));
+    ++qp.ghosts;
+  }
+  while (!qp.sq.empty()) {
+    sq.push_back(std::move(qp.sq.front()));
+    qp.sq.pop_front();
+  }
+  qp.sq.swap(sq);
+  qp.sq_next = 0;
+}
+
+void Nic::WalkStopped(Qp& qp) {
+  // rxe_req.c in QP_STATE_ERROR: the WQE at req.wqe_index is marked WR_FLUSH_ERR; the
+  // completer reports it only when it is the head, i.e. one the program posted, and then
+  // moves the QP to ERR (rxe_comp.c COMPST_ERROR -> rxe_qp_error).
+  if (qp.sq_next >= qp.sq.size()) return;
+  SendWqe& w = qp.sq[qp.sq_next++];
+  if (w.ghost) {
+    w.done = true;
+    DrainSq(qp);
+    return;
+  }
+  FailWqe(qp, qp.sq_next - 1, WcStatus::kWrFlushErr, "requester stopped by a stale WQE");
 }
 
 void Nic::EnterSqe(Qp& qp, const std::string& cause) {
@@ -403,7 +489,9 @@ void Nic::FlushSq(Qp& qp) {
   Ring<SendWqe> sq;
   sq.swap(qp.sq);
   qp.sq_next = 0;
+  qp.ghosts = 0;
   for (const SendWqe& w : sq) {
+    if (w.ghost) continue;  // the completer consumed it before
     WorkCompletion wc;
     wc.wr_id = w.wr.wr_id;
     wc.qp_num = qp.qpn;

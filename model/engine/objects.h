@@ -161,6 +161,10 @@ struct SendWqe {
   // Failed a local check while earlier WQEs were outstanding: completes, and moves the QP to
   // ERR, when it reaches the head (Behaviour::local_error_completes_in_order).
   bool failed_locally = false;
+  // A stale copy the requester runs again after ERR -> RTS (Behaviour::
+  // requester_walks_one_wqe_in_error): it is sent but never completes (no CQE), and it does
+  // not count against max_send_wr.
+  bool ghost = false;
 };
 
 // Owned by shared_ptr (Nic::qps_); the engine's sources hold weak references (weak_from_this).
@@ -186,6 +190,12 @@ struct Qp : std::enable_shared_from_this<Qp> {
   // Send queue: [0, sq_next) started, [sq_next, end) waiting. Popped in order when done.
   Ring<SendWqe> sq;  // ring.h: no allocation per WQE once it has grown
   size_t sq_next = 0;
+  // Behaviour::requester_walks_one_wqe_in_error: in ERR, the flushed WQEs the requester has
+  // not taken yet (copies, oldest first); ghosts in `sq` once the QP leaves ERR; a requester
+  // a ghost failed (rxe: req.state ERROR while the QP is in RTS) takes one WQE per post.
+  Ring<SendWqe> unwalked;
+  size_t ghosts = 0;  // ghost WQEs in `sq`
+  bool requester_dead = false;
   uint64_t next_serial = 1;
   Ring<RecvWr> rq;
 

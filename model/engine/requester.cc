@@ -37,6 +37,10 @@ void Nic::Kick(Qp& qp) {
 
 void Nic::Doorbell(Qp& qp) {
   const Behaviour& b = profile().behaviour;
+  if (qp.requester_dead) {
+    WalkStopped(qp);
+    return;
+  }
   // Behaviour::post_runs_requester: rxe runs the requester inside ibv_post_send.
   if (!b.post_runs_requester) {
     Kick(qp);
@@ -96,7 +100,7 @@ Nic::ReqStep Nic::ReqGetWqe(Qp& qp) {
   }
   // R11: in SQD nothing new starts; in SQE/ERR the queue is flushed.
   // Retransmissions of already started WQEs continue in SQD (they are the drain).
-  if (qp.sq_next >= qp.sq.size()) return ReqStep::kDone;
+  if (qp.sq_next >= qp.sq.size() || qp.requester_dead) return ReqStep::kDone;
   // Waiting out an RNR timer nothing is resent; rxe still sends WQEs not sent yet
   // (Behaviour::rnr_wait_sends_new_wqes).
   if (qp.rnr_wait &&

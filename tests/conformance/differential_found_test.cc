@@ -478,5 +478,67 @@ TEST_P(Conformance, RequesterFailedOnARetryFlushesItsSendQueueFirstWhereTheDevic
   }
 }
 
+// Differential seed 20261208 sequence 1767 (and 20261209 sequence 912). rxe's requester takes one
+// send WQE per run while the QP is in ERR (rxe_req.c: the WQE at req.wqe_index is marked
+// WR_FLUSH_ERR, then -EAGAIN ends the run), but the completer flushes them all; a modify out of
+// ERR other than to RESET leaves req.wqe_index behind (Behaviour::
+// requester_walks_one_wqe_in_error). Three SENDs posted in ERR in one call are flushed, the
+// post's run took one: after ERR -> RTS (IBV_QP_CUR_STATE = RTS) the next post sends the other
+// two again, without completions, before its own. Elsewhere the queue starts afresh.
+TEST_P(Conformance, SendsPostedInErrGoOutAgainAfterLeavingErrWhereTheDeviceLeavesThemInTheRing) {
+  const Behaviour& b = GetParam().behaviour;
+  CqHandle ca = Cq(32), cb = Cq(32);
+  auto [qa, qb] = ConnectedPair(QpType::kUd, ca, cb, 16, /*sig_all_a=*/true);
+  Buffer buf = Reg(8192, kAll);
+  AhHandle ah;
+  SendWr probe = Send(0, {});
+  ASSERT_NO_FATAL_FAILURE(AddressDatagram(qb, &probe, &ah));
+  auto addressed = [&probe](uint64_t wr_id, Sge sge) {
+    SendWr wr = probe;
+    wr.wr_id = wr_id;
+    wr.sg_list = {sge};
+    return wr;
+  };
+  size_t bad = 99;
+  // A SGE past the end of its region fails the first SEND locally.
+  ASSERT_EQ(dev_->PostSend(qa, {addressed(1, {buf.Addr(8192 - 8), 64, buf.lkey})}, &bad), 0);
+  auto wcs = WaitWc(ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_NE(wcs[0].status, WcStatus::kSuccess);
+  // ERR, or SQE where a UD send error stops only the send queue (IBTA C10-38): moved to ERR.
+  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kErr), attr::kState), 0);
+  ASSERT_EQ(dev_->PostSend(qa, {addressed(2, buf.At(0, 10)), addressed(3, buf.At(0, 11)),
+                                addressed(4, buf.At(0, 12))},
+                           &bad),
+            0);
+  wcs = WaitWc(ca, 3);
+  ASSERT_EQ(wcs.size(), 3u);
+  for (const WorkCompletion& wc : wcs) EXPECT_EQ(wc.status, WcStatus::kWrFlushErr);
+  QpAttr back = StateOnly(QpState::kRts);
+  back.cur_qp_state = QpState::kRts;
+  ASSERT_EQ(dev_->ModifyQp(qa, back, attr::kState | attr::kCurState), 0);
+  for (uint64_t i = 0; i < 4; ++i) {
+    ASSERT_EQ(dev_->PostRecv(qb, {Recv(100 + i, {buf.At(4096 + 1024 * i, 1024)})}, &bad), 0);
+  }
+  ASSERT_EQ(dev_->PostSend(qa, {addressed(5, buf.At(0, 50))}, &bad), 0);
+  auto sent = WaitWc(ca, 1);
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].wr_id, 5u);
+  EXPECT_EQ(sent[0].status, WcStatus::kSuccess);
+  auto received = Drain(cb, kSecond / 5);
+  std::vector<uint32_t> lengths;
+  for (const WorkCompletion& wc : received) {
+    EXPECT_EQ(wc.status, WcStatus::kSuccess);
+    lengths.push_back(wc.byte_len - ((wc.wc_flags & wc_flag::kGrh) ? 40 : 0));  // GRH area
+  }
+  if (b.requester_walks_one_wqe_in_error) {
+    EXPECT_EQ(lengths, (std::vector<uint32_t>{11, 12, 50})) << "WRs 3 and 4 went out again";
+  } else {
+    EXPECT_EQ(lengths, (std::vector<uint32_t>{50}));
+  }
+  EXPECT_TRUE(Drain(ca).empty()) << "no completion for what went out again";
+  EXPECT_EQ(dev_->DestroyAh(ah), 0);
+}
+
 }  // namespace
 }  // namespace qptwin::testing
