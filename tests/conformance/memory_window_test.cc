@@ -8,6 +8,8 @@
 // through the window arrives at `a`, the QP a type 2 window belongs to (rxe_lookup_mw).
 #include <cerrno>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include "spec/device_description.h"
 #include "tests/conformance/fixture.h"
@@ -87,6 +89,16 @@ class MemoryWindow : public Conformance {
     wr.rkey = new_rkey;
     wr.bind_info = info;
     return wr;
+  }
+
+  // Exactly two completions, these (wr_id, status) in this order.
+  static void ExpectTwo(const std::vector<WorkCompletion>& wcs,
+                        std::pair<uint64_t, WcStatus> first, std::pair<uint64_t, WcStatus> second) {
+    ASSERT_EQ(wcs.size(), 2u);
+    EXPECT_EQ(wcs[0].wr_id, first.first);
+    EXPECT_EQ(wcs[0].status, first.second) << ToName(wcs[0].status);
+    EXPECT_EQ(wcs[1].wr_id, second.first);
+    EXPECT_EQ(wcs[1].status, second.second) << ToName(wcs[1].status);
   }
 
   // Posts `wr` on `qp` and waits for its one completion.
@@ -357,12 +369,7 @@ TEST_P(MemoryWindow, BindBehindANakedWriteOfOnePostIsFlushedUnexecutedWhereTheDe
   bind.send_flags |= send_flag::kSignaled;
   size_t bad = 99;
   ASSERT_EQ(dev_->PostSend(a_, {write, bind}, &bad), 0);
-  auto wcs = WaitWc(cq_, 2);
-  ASSERT_EQ(wcs.size(), 2u);
-  EXPECT_EQ(wcs[0].wr_id, 1u);
-  EXPECT_EQ(wcs[0].status, WcStatus::kRemAccessErr) << ToName(wcs[0].status);
-  EXPECT_EQ(wcs[1].wr_id, 78u);
-  EXPECT_EQ(wcs[1].status, WcStatus::kWrFlushErr) << ToName(wcs[1].status);
+  ExpectTwo(WaitWc(cq_, 2), {1, WcStatus::kRemAccessErr}, {78, WcStatus::kWrFlushErr});
   EXPECT_EQ(StateOf(a_), QpState::kErr);
   if (b.post_answers_each_message) {
     EXPECT_EQ(dev_->DeregMr(target_.mr), 0) << "the bind never ran: no window is bound";
@@ -666,12 +673,7 @@ TEST_P(MemoryWindow, BindBehindAnUnacknowledgedSendIsFlushedWithIt) {
             0);
   EXPECT_TRUE(Drain(cq_, kSecond / 20).empty()) << "the SEND is not acknowledged";
   ASSERT_EQ(dev_->ModifyQp(a_, StateOnly(QpState::kErr), attr::kState), 0);
-  auto wcs = WaitWc(cq_, 2);
-  ASSERT_EQ(wcs.size(), 2u);
-  EXPECT_EQ(wcs[0].wr_id, 70u);
-  EXPECT_EQ(wcs[0].status, WcStatus::kWrFlushErr) << ToName(wcs[0].status);
-  EXPECT_EQ(wcs[1].wr_id, 78u);
-  EXPECT_EQ(wcs[1].status, WcStatus::kWrFlushErr) << ToName(wcs[1].status);
+  ExpectTwo(WaitWc(cq_, 2), {70, WcStatus::kWrFlushErr}, {78, WcStatus::kWrFlushErr});
   EXPECT_EQ(dev_->DeallocMw(mw), 0);
 }
 
