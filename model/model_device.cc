@@ -45,7 +45,6 @@ int ModelDevice::DeallocPd(PdHandle pd) { return nic_->DeallocPd(ctx_, pd.id); }
 int ModelDevice::RegMr(PdHandle pd, size_t length, AccessFlags access, MrHandle* out,
                        uint8_t** buf, uint32_t* lkey, uint32_t* rkey) {
   if (!out) return EINVAL;
-  BeforeVerb();
   engine::Mr* mr = nullptr;
   int err = nic_->RegMr(ctx_, pd.id, length, access, &mr);
   if (err) return err;
@@ -88,7 +87,6 @@ int ModelDevice::DestroyCompChannel(ChannelHandle ch) { return nic_->DestroyChan
 
 int ModelDevice::CreateCq(int cqe, ChannelHandle channel, CqHandle* out, int* actual_cqe) {
   if (!out) return EINVAL;
-  BeforeVerb();
   return nic_->CreateCq(ctx_, cqe, channel.id, &out->id, actual_cqe);
 }
 
@@ -110,10 +108,6 @@ uint64_t ModelDevice::Deadline(uint64_t timeout_ns) const {
   // A wait longer than kMaxWaitNs (about 13 simulated days) is cut there: the SystemC
   // clock of the process is shared by every scenario and must not run out.
   return world_->events().Now() + std::min(timeout_ns, kMaxWaitNs);
-}
-
-void ModelDevice::BeforeVerb() {
-  if (nic_->profile().timing.control.device_runs_during_verbs) CatchUpHost();
 }
 
 void ModelDevice::CatchUpHost() {
@@ -213,14 +207,10 @@ int ModelDevice::DestroyAh(AhHandle ah) { return nic_->DestroyAh(ctx_, ah.id); }
 
 int ModelDevice::CreateQp(const QpInitAttr& init, QpHandle* out, QpCap* actual) {
   if (!out) return EINVAL;
-  BeforeVerb();
   return nic_->CreateQp(ctx_, init, &out->id, actual);
 }
 
-int ModelDevice::DestroyQp(QpHandle qp) {
-  BeforeVerb();
-  return nic_->DestroyQp(ctx_, qp.id);
-}
+int ModelDevice::DestroyQp(QpHandle qp) { return nic_->DestroyQp(ctx_, qp.id); }
 
 int ModelDevice::QpNum(QpHandle qp, uint32_t* qp_num) {
   if (!qp_num) return EINVAL;
@@ -228,12 +218,10 @@ int ModelDevice::QpNum(QpHandle qp, uint32_t* qp_num) {
 }
 
 int ModelDevice::ModifyQp(QpHandle qp, const QpAttr& attr, AttrMask mask) {
-  BeforeVerb();
   return nic_->ModifyQp(ctx_, qp.id, attr, mask);
 }
 
 int ModelDevice::QueryQp(QpHandle qp, QpAttr* attr, QpInitAttr* init) {
-  BeforeVerb();
   return nic_->QueryQp(ctx_, qp.id, attr, init);
 }
 

@@ -84,8 +84,6 @@ class ModelDevice : public Device {
   // Runs simulated time until this device's host thread is free (posting, polling and
   // control verbs it did occupy it: timing.h). Called first by every wait.
   void CatchUpHost();
-  // ControlTiming::device_runs_during_verbs: CatchUpHost before a control verb.
-  void BeforeVerb();
 
   std::shared_ptr<engine::World> world_;
   engine::Nic* nic_;

@@ -21,7 +21,7 @@ TEST(Resources, BackendListsAndOpensDevices) {
   ModelOptions bad;
   bad.profile = "no-such-profile";
   EXPECT_EQ(MakeModelBackend(bad), nullptr);
-  EXPECT_EQ(ProfileNames(), (std::vector<std::string>{"rxe", "ibta", "cx6-100g", "cx6-dc", "rxe-vm"}));
+  EXPECT_EQ(ProfileNames(), (std::vector<std::string>{"rxe", "ibta", "cx6-100g", "cx6-dc"}));
 }
 
 TEST(Resources, QueriesReturnTheProfile) {

@@ -172,24 +172,5 @@ TEST(Timing, SameScenarioSameTimes) {
   EXPECT_EQ(InlineWriteRoundTrip("cx6-dc", false), InlineWriteRoundTrip("cx6-dc", false));
 }
 
-TEST(Timing, ControlVerbsLetTheDeviceRunWhereTheProfileSaysSo) {
-  // ControlTiming::device_runs_during_verbs (rxe-vm): the clock catches up with the thread
-  // before a control verb, so the time verbs spend passes for the device as well.
-  for (const char* name : {"rxe", "rxe-vm"}) {
-    auto be = Cx6(name);
-    Side a = MakeSide(*be, "mdev0");
-    const uint64_t t0 = Settle(*be, *a.dev, a.scq);
-    QpInitAttr init;
-    init.pd = a.pd;
-    init.send_cq = init.recv_cq = a.scq;
-    init.cap = QpCap{16, 16, 1, 1, 0};
-    QpHandle q1, q2;
-    ASSERT_EQ(a.dev->CreateQp(init, &q1, nullptr), 0);
-    ASSERT_EQ(a.dev->CreateQp(init, &q2, nullptr), 0);
-    const bool runs = T(name).control.device_runs_during_verbs;
-    EXPECT_EQ(be->NowNs() - t0, runs ? T(name).control.create_qp_ns : 0u) << name;
-  }
-}
-
 }  // namespace
 }  // namespace qptwin::model::testing

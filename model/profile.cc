@@ -19,21 +19,6 @@ Profile MakeRxe() {
   return p;
 }
 
-// rxe as CI meets it: Linux Soft-RoCE in tools/rxe-vm (QEMU TCG, a 2-core host). Its
-// behaviour is rxe's; its verbs are system calls into an emulated kernel that take
-// milliseconds, long enough for rxe's retransmit timers (2 jiffies at HZ 250 for timeout 11)
-// to fire between two verbs of a program that does not wait (measured there with
-// `qptwin run --backend hw --narrate`: ibv_destroy_qp 6.2 ms, ibv_modify_qp 0.2-1.3 ms;
-// docs/differences.md). `qptwin fuzz --differential --against hw` in the VM compares with it.
-Profile MakeRxeVm() {
-  Profile p = MakeRxe();
-  p.name = "rxe-vm";
-  p.description = "rxe in tools/rxe-vm (QEMU TCG): rxe's behaviour, verbs of milliseconds";
-  p.timing.control = ControlTiming{500'000, 1'000'000, 1'000'000, 6'000'000, 500'000, 250};
-  p.timing.control.device_runs_during_verbs = true;
-  return p;
-}
-
 // IBTA behaviour on an InfiniBand port: SQE for UC/UD send errors, XRC (IBTA 9.8),
 // COMM_EST, a 100 Gb/s link.
 Profile MakeIbta() {
@@ -49,7 +34,7 @@ Profile MakeIbta() {
 
 const std::vector<Profile>& AllProfiles() {
   static const std::vector<Profile> kProfiles = {MakeRxe(), MakeIbta(), MakeCx6Profile(),
-                                                 MakeCx6DcProfile(), MakeRxeVm()};
+                                                 MakeCx6DcProfile()};
   return kProfiles;
 }
 

@@ -43,14 +43,10 @@ TEST(Profile, RxeRoundsQueuesAndSharesInlineWithSges) {
 
 TEST(Profile, KnownProfilesIncludeTheTimingProfiles) {
   auto names = KnownProfileNames();
-  for (const char* n : {"rxe", "ibta", "cx6-100g", "cx6-dc", "rxe-vm"}) {
+  for (const char* n : {"rxe", "ibta", "cx6-100g", "cx6-dc"}) {
     EXPECT_NE(FindProfile(n), nullptr) << n;
   }
-  EXPECT_EQ(names.size(), 5u);
-  // rxe-vm is rxe's behaviour with the CI VM's verb times.
-  EXPECT_EQ(FindProfile("rxe-vm")->device_name, FindProfile("rxe")->device_name);
-  EXPECT_TRUE(FindProfile("rxe-vm")->timing.control.device_runs_during_verbs);
-  EXPECT_FALSE(FindProfile("rxe")->timing.control.device_runs_during_verbs);
+  EXPECT_EQ(names.size(), 4u);
 }
 
 TEST(Profile, Cx6IsA100GbRoceNicWithHardwarePipelining) {

@@ -86,12 +86,6 @@ struct ControlTiming {
   uint64_t destroy_qp_ns = 0;
   uint64_t reg_mr_ns = 0;      // fixed part of ibv_reg_mr
   uint64_t reg_mr_page_ns = 0;  // per 4 KiB page pinned and mapped
-  // The device runs while a control verb occupies the calling thread: each control verb
-  // (create/modify/query/destroy QP, create CQ, reg MR) first waits until the thread is free
-  // (the clock catches up), so timers fire between verbs that take long (profile rxe-vm:
-  // milliseconds per verb). Default: a verb's time is charged to the thread and spent at its
-  // next wait.
-  bool device_runs_during_verbs = false;
 };
 
 // The NIC's context caches (ICM caches on mlx5); contract 5. Off by default (rxe, ibta:

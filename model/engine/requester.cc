@@ -62,9 +62,8 @@ void Nic::Doorbell(Qp& qp) {
     in_post_ = false;
     if (!sent) return;
     EventQueue& clock = world_->events();
-    // From when the calling thread is free: the WQE is not ready before (ControlTiming).
     clock.RunUntil([this] { return world_->ExchangesSettled(); },
-                   std::max(clock.Now(), host_free_ns()) + kPostRunNs);
+                   clock.Now() + kPostRunNs);
   }
 }
 
