@@ -253,7 +253,8 @@ void Nic::FailLocally(Qp& qp, WcStatus status, const std::string& cause) {
     // A stale WQE run again after ERR -> RTS (Behaviour::requester_walks_one_wqe_in_error):
     // rxe_req.c err: marks it and sets req.state ERROR; the completer's head is another WQE,
     // so nothing completes and the QP stays in RTS with its requester stopped.
-    qp.sq[qp.sq_next++].done = true;
+    qp.sq[index].done = true;
+    ++qp.sq_next;
     DrainSq(qp);
     qp.requester_dead = true;
     return;

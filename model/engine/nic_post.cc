@@ -46,7 +46,7 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
   // queued first and the doorbell refuses afterwards (spec/posting_rules.h, contract 3).
   const Behaviour& b = profile().behaviour;
   const bool queue_anyway = SendBelowRts(qp->state) && b.post_send_below_rts_queues;
-  PostQueue q{qp->type, qp->state, qp->srq != nullptr, qp->sq.size() - qp->ghosts,
+  PostQueue q{qp->type, qp->state, qp->srq != nullptr, qp->posted_wqes(),
               qp->cap.max_send_wr,
               qp->cap.max_send_sge, qp->cap.max_inline_data};
   for (size_t i = 0; i < wrs.size(); ++i) {
@@ -61,7 +61,7 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
       const Mr* mr = mrs_.ByHandle(wr.bind_info.mr.id);
       f.bind_resolved = mw && mw->ctx == ctx && mr && mr->ctx == ctx;
     }
-    q.outstanding = qp->sq.size() - qp->ghosts;
+    q.outstanding = qp->posted_wqes();
     const int err = PostRuleErrno(CheckSendWr(q, f, b, queue_anyway));
     const uint64_t len = f.length;
     const bool is_inline = f.is_inline;

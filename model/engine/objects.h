@@ -195,6 +195,8 @@ struct Qp : std::enable_shared_from_this<Qp> {
   // a ghost failed (rxe: req.state ERROR while the QP is in RTS) takes one WQE per post.
   Ring<SendWqe> unwalked;
   size_t ghosts = 0;  // ghost WQEs in `sq`
+  // The WQEs the program posted and that have not retired (what max_send_wr bounds).
+  size_t posted_wqes() const { return sq.size() - ghosts; }
   bool requester_dead = false;
   uint64_t next_serial = 1;
   Ring<RecvWr> rq;
