@@ -69,10 +69,11 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("requester_walks_one_wqe_in_error", &Behaviour::requester_walks_one_wqe_in_error),
     Flag("solicited_arm_ignores_errors", &Behaviour::solicited_arm_ignores_errors),
     Flag("failed_invalidate_keeps_psn", &Behaviour::failed_invalidate_keeps_psn),
+    Flag("retrans_timer_runs_out", &Behaviour::retrans_timer_runs_out),
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 52;
+constexpr size_t kFlags = 53;
 constexpr size_t kNumbers = 3;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -336,6 +337,14 @@ DeviceDescription Rxe() {
        "rxe_resp.c execute: invalidate_rkey fails -> RESPST_ERR_INVALIDATE_RKEY before "
        "qp->resp.psn = psn + 1 (measured: differential seed 20261207 sequence 1361: rq_psn 0 "
        "after a one-packet SEND_WITH_INV of a type 1 window's rkey)"},
+      {"retrans_timer_runs_out", 1,
+       "rxe_req.c arms retrans_timer only when !timer_pending, rxe_comp.c COMPST_EXIT "
+       "pushes it while PSNs are outstanding, and only rxe_qp.c rxe_qp_do_cleanup deletes it; "
+       "retransmit_timer sets comp.timeout, which rxe_completer reads only outside ERR and "
+       "RESET (measured in tools/rxe-vm, 3 of 3 runs: a SEND to a peer in ERR, the QP moved "
+       "to ERR and 50 ms waited, then RESET -> RTS, a SEND to the silent peer (retry_cnt 0) "
+       "and a type 1 bind behind it: the SEND completed RETRY_EXC_ERR before the next poll; "
+       "without the first phase only after the timeout)"},
       {"solicited_arm_ignores_errors", 1,
        "rxe_cq.c rxe_cq_post fires a solicited-only arm when its `solicited` argument is "
        "set: rxe_comp.c do_complete passes 0 for every send CQE, rxe_resp.c do_complete the "

@@ -217,6 +217,13 @@ struct Behaviour {
   // A SEND_WITH_INV whose rkey cannot be invalidated leaves the expected PSN at its last
   // packet (a query's rq_psn). Default: the message was executed, the PSN moves past it.
   bool failed_invalidate_keeps_psn = false;
+  // The RC transport timer, once armed, is never stopped: it runs out at its deadline
+  // whatever happened since (everything acknowledged, ERR, RESET), and a send while it is
+  // pending does not re-arm it, so it may time out a later message early. Running out in ERR
+  // or RESET it is remembered, and the completer's next run in RTS/SQD without a response
+  // (a local operation, a WR failing locally, the drain of SQD) counts it as a timeout.
+  // Default: the timer stops when nothing is outstanding and when the QP leaves RTS/SQD.
+  bool retrans_timer_runs_out = false;
 
   // CQE and query fields (issue 11 part 1; measured in tools/rxe-vm, examples/*.qps):
   // A successful receive CQE has IBV_WC_GRH for every QP type. IBTA 11.4.2.1: GRH only when

@@ -29,6 +29,7 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
   // R10: responses are dropped while the QP is not (or no longer) sending.
   if (qp.state != QpState::kRts && qp.state != QpState::kSqd && qp.state != QpState::kSqe) return;
   if (!IsReliable(qp.type)) return;
+  qp.stale_timeout = false;  // this completer run has a response: no timeout is taken
   if (qp.retry_stalled) return;  // rxe_completer exits while req.need_retry is set
   // The WQE the response is about, and implicit ACKs of earlier SEND/WRITEs.
   // Waiting out an RNR timer the requester went back to the NAKed WQE (sq_next), yet the
@@ -144,8 +145,7 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
     if (outstanding) {
       ArmTimer(qp);
     } else {
-      ++qp.timer_gen;
-      qp.timer_armed = false;
+      StopTimer(qp);
     }
   } else if (pkt.kind == PacketKind::kAck && index < sent &&
              profile().behaviour.partial_ack_resets_retries_only) {
@@ -246,6 +246,7 @@ void Nic::EnterSendError(Qp& qp, const std::string& cause) {
 }
 
 void Nic::FailLocally(Qp& qp, WcStatus status, const std::string& cause) {
+  qp.completer_due = true;  // rxe_req.c req_error: rxe_run_task(&qp->comp.task)
   // rxe_req.c marks the WQE wqe_state_error and stops; rxe_comp.c get_wqe completes it only
   // at the head of the queue, after the earlier WQEs' ACKs (their data has landed).
   const size_t index = qp.sq_next;
@@ -283,8 +284,7 @@ void Nic::OnRnrNak(Qp& qp, size_t index, uint32_t psn, uint8_t timer) {
   // IBTA: no transport timeout while waiting out the RNR timer; rxe leaves it running
   // (Behaviour::retry_timer_runs_during_rnr: OnTimeout counts retry_cnt down meanwhile).
   if (!profile().behaviour.retry_timer_runs_during_rnr) {
-    ++qp.timer_gen;
-    qp.timer_armed = false;
+    StopTimer(qp);
   }
   // The retry starts from the NAKed WQE when the RNR timer expires; meanwhile rxe goes on
   // sending the WQEs it has not sent yet (Behaviour::rnr_wait_sends_new_wqes).
@@ -325,8 +325,7 @@ bool Nic::UnsendInSqd(Qp& qp, size_t index) {
   }
   qp.sq_next = std::min(qp.sq_next, index);
   qp.rnr_wait = false;
-  ++qp.timer_gen;
-  qp.timer_armed = false;
+  StopTimer(qp);
   CheckDrained(qp);
   return true;
 }

@@ -205,8 +205,17 @@ class Nic {
   ReqStep ReqCheckLocal(Qp& qp, Payload* payload);
   ReqStep ReqTransmit(Qp& qp, Payload* payload);
   void ArmTimer(Qp& qp);
+  // The transport timer is no longer needed (all acknowledged, ERR, RESET, ...): stopped,
+  // unless it runs out anyway (Behaviour::retrans_timer_runs_out).
+  void StopTimer(Qp& qp);
   void ScheduleTimer(Qp& qp, uint64_t at);
   void OnTimeout(Qp& qp);
+  // The completer's timeout run: the first outstanding WQE is retried, or fails
+  // RETRY_EXC_ERR when retry_cnt is used up.
+  void CompleterTimedOut(Qp& qp);
+  // A completer run without a response (a local operation, a WR failed locally, SQD's
+  // drain) takes a stale_timeout (Behaviour::retrans_timer_runs_out).
+  void TakeStaleTimeout(Qp& qp);
   // A retry is due: where the requester has stopped (RequesterStopped) it never comes, and
   // the QP waits, retry_stalled, until it leaves RTS/SQD.
   bool StallRetry(Qp& qp);

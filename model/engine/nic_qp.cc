@@ -263,6 +263,8 @@ int Nic::ModifyQp(uint32_t ctx, uint32_t h, const QpAttr& a, AttrMask mask) {
       SetState(*qp, next, "modify");
       qp->sq_draining = true;  // R11: in-flight messages finish, nothing new starts
       CheckDrained(*qp);
+      // rxe_qp.c rxe_qp_drain schedules the completer of an RC QP: it takes a stale timeout.
+      if (IsReliable(qp->type)) TakeStaleTimeout(*qp);
       break;
     case QpState::kRts:
       SetState(*qp, next, "modify");
@@ -350,8 +352,9 @@ void Nic::ResetQueues(Qp& qp) {
   qp.requester_dead = false;
   qp.rq.clear();
   qp.sq_next = 0;
-  ++qp.timer_gen;
-  qp.timer_armed = qp.rnr_wait = qp.sq_draining = qp.started_retry = false;
+  StopTimer(qp);
+  qp.rnr_wait = qp.sq_draining = qp.started_retry = false;
+  qp.completer_due = false;  // (a stale_timeout stays: rxe_qp_reset leaves comp.timeout)
   qp.retry_stalled = qp.retry_parked_at_fence = false;
   qp.uc_mid_message = false;
   qp.comm_est_raised = qp.last_wqe_raised = qp.flush_pending = false;
@@ -363,8 +366,8 @@ void Nic::ResetQueues(Qp& qp) {
 void Nic::EnterError(Qp& qp, const std::string& cause, bool defer_flush) {
   SetState(qp, QpState::kErr, cause);
   qp.responder_not_ready = true;
-  ++qp.timer_gen;
-  qp.timer_armed = qp.rnr_wait = qp.sq_draining = false;
+  StopTimer(qp);
+  qp.rnr_wait = qp.sq_draining = false;
   qp.flush_pending = defer_flush;
   if (!defer_flush) FlushOnError(qp);
 }
@@ -479,8 +482,7 @@ void Nic::WalkStopped(Qp& qp) {
 
 void Nic::EnterSqe(Qp& qp, const std::string& cause) {
   SetState(qp, QpState::kSqe, cause);
-  ++qp.timer_gen;
-  qp.timer_armed = false;
+  StopTimer(qp);
   FlushSq(qp);  // C10-38: the send queue is flushed, receives continue
 }
 

@@ -239,10 +239,16 @@ struct Qp : std::enable_shared_from_this<Qp> {
   bool rnr_wait = false;
   size_t rnr_index = 0;  // the RNR-NAKed WQE the retry starts from (rnr_wait_sends_new_wqes)
   bool kick_pending = false;
-  uint64_t timer_gen = 0;
   bool timer_armed = false;
   uint64_t timer_deadline = 0;  // the transport timer fires then (when armed)
   uint64_t timer_event_at = 0;  // the pending timer event (0: none)
+  // Behaviour::retrans_timer_runs_out: the timer expired while the QP was in ERR or RESET,
+  // where the completer exits at once (rxe's comp.timeout, left set): the completer's next
+  // run in RTS/SQD without a response counts it as a timeout.
+  bool stale_timeout = false;
+  // A local operation scheduled the completer (rxe_do_local_ops): it runs when the
+  // requester's run ends, and takes a stale_timeout then.
+  bool completer_due = false;
   // When the last byte of the latest reliable request left the port: the transport timer
   // counts from then at the earliest (the responder cannot ACK a message still on the wire;
   // rxe's responder ACKs every RXE_MAX_PKT_PER_ACK packets, which re-arms the timer).

@@ -86,7 +86,11 @@ bool Nic::RunRequester(Qp& qp, bool one_message) {
         step = ReqTransmit(qp, &payload);
         if (one_message) return true;
         break;
-      case ReqStep::kDone: return false;
+      case ReqStep::kDone:
+        // The completer run a local operation or a local failure scheduled (rxe_req.c
+        // rxe_do_local_ops, req_error): it takes a stale timeout.
+        if (qp.completer_due) TakeStaleTimeout(qp);
+        return false;
     }
   }
 }
@@ -184,6 +188,7 @@ Nic::ReqStep Nic::ReqCheckLocal(Qp& qp, Payload* payload) {
     }
     ++qp.sq_next;
     CompleteWqe(qp, qp.sq_next - 1, WcStatus::kSuccess);
+    qp.completer_due = true;
     return ReqStep::kGetWqe;
   }
   // C10-93.1.1 (rxe_req.c rxe_requester): a UD message longer than the path MTU sends nothing
@@ -329,9 +334,10 @@ bool Nic::StallRetry(Qp& qp) {
 }
 
 void Nic::ArmTimer(Qp& qp) {
-  ++qp.timer_gen;
-  qp.timer_armed = false;
-  if (qp.attr.timeout == 0) return;  // R19: 0 = wait forever
+  if (qp.attr.timeout == 0) {  // R19: 0 = wait forever
+    StopTimer(qp);             // (a timer armed before keeps running where it runs out)
+    return;
+  }
   // R19: timeout = 4.096 us * 2^attr.timeout
   uint64_t ns = uint64_t{4096} << qp.attr.timeout;
   qp.timer_armed = true;
@@ -342,6 +348,12 @@ void Nic::ArmTimer(Qp& qp) {
   // event that fires before it looks again (one event per timeout, not one per ACK).
   if (qp.timer_event_at != 0 && qp.timer_event_at <= qp.timer_deadline) return;
   ScheduleTimer(qp, qp.timer_deadline);
+}
+
+void Nic::StopTimer(Qp& qp) {
+  // Behaviour::retrans_timer_runs_out: rxe deletes retrans_timer only when the QP is
+  // destroyed; stopping the transport means letting it run out (OnTimeout).
+  if (!profile().behaviour.retrans_timer_runs_out) qp.timer_armed = false;
 }
 
 void Nic::ScheduleTimer(Qp& qp, uint64_t at) {
@@ -363,6 +375,25 @@ void Nic::RunTimer(QpTimer& t) {
 
 void Nic::OnTimeout(Qp& qp) {
   qp.timer_armed = false;
+  // Behaviour::retrans_timer_runs_out (rxe_comp.c retransmit_timer): comp.timeout is set and
+  // the completer scheduled; in ERR and RESET it exits before looking at the flag, which
+  // stays set (RESET does not clear it) until the completer runs in another state. In INIT
+  // and RTR nothing was sent: that run finds nothing outstanding.
+  if (profile().behaviour.retrans_timer_runs_out) {
+    qp.stale_timeout = qp.state == QpState::kErr || qp.state == QpState::kReset;
+    if (qp.stale_timeout) return;
+  }
+  CompleterTimedOut(qp);
+}
+
+void Nic::TakeStaleTimeout(Qp& qp) {
+  qp.completer_due = false;
+  if (!qp.stale_timeout) return;
+  qp.stale_timeout = false;
+  CompleterTimedOut(qp);
+}
+
+void Nic::CompleterTimedOut(Qp& qp) {
   if (qp.state != QpState::kRts && qp.state != QpState::kSqd) return;
   if (qp.retry_stalled) return;  // rxe_completer exits while req.need_retry is set
   // Waiting out an RNR timer (Behaviour::retry_timer_runs_during_rnr), the NAKed WQE at

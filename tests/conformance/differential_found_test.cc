@@ -540,5 +540,92 @@ TEST_P(Conformance, SendsPostedInErrGoOutAgainAfterLeavingErrWhereTheDeviceLeave
   EXPECT_EQ(dev_->DestroyAh(ah), 0);
 }
 
+// Behaviour::retrans_timer_runs_out (examples/fidelity/22): rxe never stops an RC QP's
+// retransmit timer once armed (only destroying the QP deletes it).
+// - A SEND posted while the timer of an earlier, acknowledged SEND is pending does not re-arm
+//   it: to a peer gone silent it fails when that timer runs out, ~35 ms after its post here
+//   (timeout 14: 67 ms), where a device that armed a timer for it waits 67 ms.
+// - The timer running out in ERR leaves rxe's comp.timeout set through RESET -> RTS; the
+//   completer run a BIND_MW schedules takes it as a timeout: a SEND to the silent peer fails
+//   at once.
+TEST_P(Conformance, TransportTimerRunsOutWhereTheDeviceNeverStopsIt) {
+  const Behaviour& b = GetParam().behaviour;
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, true, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+  BringUpParams p;
+  p.path_mtu = pattr_.active_mtu;
+  p.timeout = 14;
+  p.retry_cnt = 0;
+  p.rnr_retry = 0;
+  p.min_rnr_timer = 12;
+  auto up = [&](QpHandle self, QpHandle peer) {
+    ConnectionInfo info;
+    QpAttr a;
+    ASSERT_EQ(dev_->LocalConnectionInfo(peer, &info), 0);
+    ASSERT_EQ(BringUpAttr(*dev_, p, info, &a), 0);
+    ASSERT_EQ(BringUp(*dev_, self, a, QpState::kRts), 0);
+  };
+  ASSERT_NO_FATAL_FAILURE(up(qa, qb));
+  ASSERT_NO_FATAL_FAILURE(up(qb, qa));
+  Buffer buf = Reg(8192, kAll);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(4096, 64)})}, &bad), 0);
+  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(0, 8)})}, &bad), 0);
+  auto wcs = WaitWc(ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  ASSERT_EQ(wcs[0].status, WcStatus::kSuccess);
+  EXPECT_TRUE(Drain(ca, 30 * kSecond / 1000).empty());
+  ASSERT_EQ(dev_->ModifyQp(qb, StateOnly(QpState::kErr), attr::kState), 0);
+  ASSERT_EQ(dev_->PostSend(qa, {Send(2, {buf.At(0, 8)})}, &bad), 0);
+  wcs = Drain(ca, 45 * kSecond / 1000);
+  if (b.retrans_timer_runs_out) {
+    ASSERT_EQ(wcs.size(), 1u) << "the first SEND's timer ran out";
+  } else {
+    EXPECT_TRUE(wcs.empty()) << "the SEND timed out before its own timeout";
+    wcs = WaitWc(ca, 1);
+    ASSERT_EQ(wcs.size(), 1u);
+  }
+  EXPECT_EQ(wcs[0].wr_id, 2u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr);
+  EXPECT_EQ(StateOf(qa), QpState::kErr);
+
+  // The same requester, its peer still silent: a SEND, then ERR while its timer runs.
+  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kReset), attr::kState), 0);
+  ASSERT_NO_FATAL_FAILURE(up(qa, qb));
+  ASSERT_EQ(dev_->PostSend(qa, {Send(3, {buf.At(0, 8)})}, &bad), 0);
+  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kErr), attr::kState), 0);
+  wcs = Drain(ca, 100 * kSecond / 1000);  // the timer runs out meanwhile
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kWrFlushErr);
+  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kReset), attr::kState), 0);
+  ASSERT_NO_FATAL_FAILURE(up(qa, qb));
+  Buffer target = Reg(4096, kAll | access::kMwBind);
+  MwHandle mw;
+  uint32_t rkey = 0;
+  ASSERT_EQ(dev_->AllocMw(pd_, MwType::kType1, &mw, &rkey), 0);
+  ASSERT_EQ(dev_->PostSend(qa, {Send(4, {buf.At(0, 8)})}, &bad), 0);
+  MwBind bind;
+  bind.wr_id = 5;
+  bind.send_flags = send_flag::kSignaled;
+  bind.bind_info.mr = target.mr;
+  bind.bind_info.addr = target.Addr(0);
+  bind.bind_info.length = 64;
+  bind.bind_info.mw_access_flags = access::kRemoteRead;
+  ASSERT_EQ(dev_->BindMw(qa, mw, bind, &rkey), 0);
+  wcs = Drain(ca, 20 * kSecond / 1000);
+  if (b.retrans_timer_runs_out) {
+    ASSERT_EQ(wcs.size(), 2u) << "the bind's completer run took the stale timeout";
+  } else {
+    EXPECT_TRUE(wcs.empty()) << "the SEND timed out before its own timeout";
+    wcs = WaitWc(ca, 2);
+    ASSERT_EQ(wcs.size(), 2u);
+  }
+  EXPECT_EQ(wcs[0].wr_id, 4u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr);
+  EXPECT_EQ(wcs[1].wr_id, 5u);
+  EXPECT_EQ(wcs[1].status, WcStatus::kWrFlushErr);
+  EXPECT_EQ(dev_->DeallocMw(mw), 0);
+}
+
 }  // namespace
 }  // namespace qptwin::testing
