@@ -182,14 +182,25 @@ TEST_F(ErrorsTest, RkeyOfAnotherPdIsRemoteAccessError) {
 }
 
 TEST_F(ErrorsTest, TotalLossExhaustsRetryCount) {
-  Make(1.0);
-  ConnectWith(10, 3, 7);  // 4.096 us * 2^10 = 4.19 ms per try
-  ASSERT_EQ(a_.dev->PostSend(a_.qp, {Write(1, b_.Addr(0), b_.rkey, 8, send_flag::kSignaled)}, nullptr), 0);
-  auto wc = Wait(a_, a_.scq, 1, 100000000);
-  EXPECT_EQ(wc[0].status, WcStatus::kRetryExcErr);  // R19
-  // 1 try + 3 retries, each waiting the full timeout.
-  EXPECT_GE(be_->NowNs(), 4u * 4096u * 1024u);
-  EXPECT_LT(be_->NowNs(), 5u * 4096u * 1024u);
+  for (const char* profile : {"ibta", "rxe"}) {
+    SCOPED_TRACE(profile);
+    Make(1.0, {}, {}, profile);
+    ConnectWith(10, 3, 7);  // 4.096 us * 2^10 = 4.19 ms per try
+    ASSERT_EQ(a_.dev->PostSend(a_.qp, {Write(1, b_.Addr(0), b_.rkey, 8, send_flag::kSignaled)},
+                               nullptr),
+              0);
+    auto wc = Wait(a_, a_.scq, 1, 100000000);
+    EXPECT_EQ(wc[0].status, WcStatus::kRetryExcErr);  // R19
+    // 1 try + 3 retries, each waiting the full timeout; on rxe a timer of jiffies (HZ 250:
+    // 4.19 ms is 1 jiffy), which fires at the tick after its expiry: 4-8 ms.
+    if (std::string(profile) == "ibta") {
+      EXPECT_GE(be_->NowNs(), 4u * 4096u * 1024u);
+      EXPECT_LT(be_->NowNs(), 5u * 4096u * 1024u);
+    } else {
+      EXPECT_GE(be_->NowNs(), 4u * 4000000u);
+      EXPECT_LE(be_->NowNs(), 4u * 8000000u);
+    }
+  }
 }
 
 TEST_F(ErrorsTest, ModerateLossIsRecoveredByRetries) {
@@ -283,17 +294,27 @@ TEST_F(ErrorsTest, RequestsToAQpBelowRtrAreDropped) {
 
 TEST_F(ErrorsTest, MinRnrTimerSetsTheRnrWait) {
   // min_rnr_timer 14 = 1.28 ms (IBTA table 45); rnr_retry 1: one wait, then the error.
-  Make();
-  ASSERT_EQ(ToInit(a_), 0);
-  ASSERT_EQ(ToInit(b_), 0);
-  ASSERT_EQ(ToRtr(a_, b_), 0);
-  ASSERT_EQ(ToRtr(b_, a_, 14), 0);
-  ASSERT_EQ(ToRts(a_, 14, 7, 1), 0);
-  ASSERT_EQ(ToRts(b_), 0);
-  ASSERT_EQ(a_.dev->PostSend(a_.qp, {Wr(1, WrOpcode::kSend, {a_.At(0, 8)})}, nullptr), 0);
-  EXPECT_EQ(Wait(a_, a_.scq, 1)[0].status, WcStatus::kRnrRetryExcErr);
-  EXPECT_GE(be_->NowNs(), 1280000u);
-  EXPECT_LT(be_->NowNs(), 1400000u);
+  // rxe: usecs_to_jiffies rounds 1.28 ms up to 1 jiffy (HZ 250), which fires at the tick
+  // after its expiry: 4-8 ms.
+  for (const char* profile : {"ibta", "rxe"}) {
+    SCOPED_TRACE(profile);
+    Make(0, {}, {}, profile);
+    ASSERT_EQ(ToInit(a_), 0);
+    ASSERT_EQ(ToInit(b_), 0);
+    ASSERT_EQ(ToRtr(a_, b_), 0);
+    ASSERT_EQ(ToRtr(b_, a_, 14), 0);
+    ASSERT_EQ(ToRts(a_, 14, 7, 1), 0);
+    ASSERT_EQ(ToRts(b_), 0);
+    ASSERT_EQ(a_.dev->PostSend(a_.qp, {Wr(1, WrOpcode::kSend, {a_.At(0, 8)})}, nullptr), 0);
+    EXPECT_EQ(Wait(a_, a_.scq, 1)[0].status, WcStatus::kRnrRetryExcErr);
+    if (std::string(profile) == "ibta") {
+      EXPECT_GE(be_->NowNs(), 1280000u);
+      EXPECT_LT(be_->NowNs(), 1400000u);
+    } else {
+      EXPECT_GE(be_->NowNs(), 4000000u);
+      EXPECT_LT(be_->NowNs(), 8100000u);
+    }
+  }
 }
 
 }  // namespace

@@ -13,6 +13,9 @@ Profile MakeRxe() {
   p.timing.nic.tx_latency_ns = 2000;  // rxe_requester + rxe_xmit_packet on a CPU
   p.timing.nic.ack_ns = 500;          // rxe_responder -> send_ack
   p.timing.nic.serial_processing = true;
+  // rxe's retrans_timer and rnr_nak_timer are timer_list timers in jiffies; Debian 12's
+  // kernel has CONFIG_HZ=250.
+  p.timing.nic.timer_tick_ns = 4'000'000;
   // Control verbs are system calls into the rxe driver (ib_uverbs): estimates of the order
   // measured for software verbs (a few us per command, pinning pages for reg_mr).
   p.timing.control = ControlTiming{5'000, 10'000, 3'000, 5'000, 5'000, 250};

@@ -68,6 +68,13 @@ struct NicTiming {
   uint64_t atomic_ns = 0;       // responder: executing an atomic after its PCIe read
   uint64_t cqe_ns = 0;          // WQE done -> CQE visible in host memory
   bool serial_processing = true;  // one engine for everything (software device)
+  // The transport and RNR timers run on a clock of this tick (a software device: the host
+  // kernel's jiffies); 0: exact. A timer of d expires as Linux's timer wheel has it: d in
+  // whole ticks (the transport timeout rounded down, the RNR timer up, at least 1) counted
+  // from the current tick, then rounded up to the next bucket of its wheel level (level 0:
+  // the next tick; 8 ticks from 63 ticks on, 64 from 504, ...); timers of one bucket fire
+  // in the reverse order of their arming (hlist_add_head).
+  uint64_t timer_tick_ns = 0;
 };
 
 struct HostTiming {

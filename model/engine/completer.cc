@@ -294,7 +294,8 @@ void Nic::OnRnrNak(Qp& qp, size_t index, uint32_t psn, uint8_t timer) {
     qp.sq_next = index;
   }
   qp.rnr_wait = true;
-  rnr_waits_.Push(world_->events().Now() + RnrDelayNs(timer), qps_[qp.handle]);
+  // rxe_comp.c rnrnak_jiffies: usecs_to_jiffies (rounded up), at least 1.
+  rnr_waits_.Push(KernelTimerAt(RnrDelayNs(timer), /*round_up=*/true), qps_[qp.handle]);
 }
 
 void Nic::RunRnrWait(std::weak_ptr<Qp>& weak) {

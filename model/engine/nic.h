@@ -205,6 +205,13 @@ class Nic {
   ReqStep ReqCheckLocal(Qp& qp, Payload* payload);
   ReqStep ReqTransmit(Qp& qp, Payload* payload);
   void ArmTimer(Qp& qp);
+  // When a timer of `delay_ns` armed now expires: now + delay_ns, or on the host kernel's
+  // tick (NicTiming::timer_tick_ns; the delay in ticks rounded down, or up with round_up).
+  uint64_t KernelTimerAt(uint64_t delay_ns, bool round_up);
+  static constexpr uint64_t kTimerOrderNs = 50'000;  // one bucket's timers, one by one
+  static constexpr uint64_t kMaxTimerRank = 20;
+  // The tick a KernelTimerAt time belongs to (the time itself without ticks).
+  uint64_t KernelTick(uint64_t at) const;
   // The transport timer is no longer needed (all acknowledged, ERR, RESET, ...): stopped,
   // unless it runs out anyway (Behaviour::retrans_timer_runs_out).
   void StopTimer(Qp& qp);

@@ -340,14 +340,51 @@ void Nic::ArmTimer(Qp& qp) {
   }
   // R19: timeout = 4.096 us * 2^attr.timeout
   uint64_t ns = uint64_t{4096} << qp.attr.timeout;
-  qp.timer_armed = true;
-  // From now, or from when the message still being sent has left (a 1 GiB WRITE takes 86 ms
-  // on 100 Gb/s, longer than timeout 14 = 67 ms: counting from the post resent it forever).
-  qp.timer_deadline = std::max(world_->events().Now(), qp.last_gone_ns) + ns;
+  if (profile().timing.nic.timer_tick_ns != 0) {
+    // rxe_qp.c: qp_timeout_jiffies = nsecs_to_jiffies(4096 << timeout), at least 1.
+    const uint64_t at = KernelTimerAt(ns, /*round_up=*/false);
+    // mod_timer to the same expiry leaves a pending timer where it is in its bucket.
+    if (!qp.timer_armed || KernelTick(at) != KernelTick(qp.timer_deadline)) {
+      qp.timer_deadline = at;
+    }
+    qp.timer_armed = true;
+  } else {
+    qp.timer_armed = true;
+    // From now, or from when the message still being sent has left (a 1 GiB WRITE takes 86
+    // ms on 100 Gb/s, longer than timeout 14 = 67 ms: counting from the post resent it
+    // forever).
+    qp.timer_deadline = std::max(world_->events().Now(), qp.last_gone_ns) + ns;
+  }
   // Re-arming (every ACK that makes progress) only moves the deadline: a pending timer
   // event that fires before it looks again (one event per timeout, not one per ACK).
   if (qp.timer_event_at != 0 && qp.timer_event_at <= qp.timer_deadline) return;
   ScheduleTimer(qp, qp.timer_deadline);
+}
+
+uint64_t Nic::KernelTimerAt(uint64_t delay_ns, bool round_up) {
+  const uint64_t tick = profile().timing.nic.timer_tick_ns;
+  const uint64_t now = world_->events().Now();
+  if (tick == 0) return now + delay_ns;
+  // nsecs_to_jiffies rounds down, usecs_to_jiffies up; rxe takes at least one jiffy.
+  const uint64_t ticks = std::max<uint64_t>(round_up ? (delay_ns + tick - 1) / tick
+                                                     : delay_ns / tick,
+                                            1);
+  // kernel/time/timer.c calc_wheel_index: the level by the distance (LVL_START(n) = 63 <<
+  // 3(n-1)), then calc_index: the next bucket boundary of that level's granularity.
+  unsigned shift = 0;
+  for (uint64_t start = 63; ticks >= start && shift < 21; start <<= 3) shift += 3;
+  const uint64_t expires = now / tick + ticks;
+  const uint64_t bucket = ((expires >> shift) + 1) << shift;
+  // One bucket's timers fire latest-armed first (expire_timers walks the bucket's hlist from
+  // its head): each one armed later fires kTimerOrderNs earlier, time enough for the model
+  // to run what the earlier-firing one starts, as rxe's tasklets run one after the other.
+  const uint64_t rank = std::min<uint64_t>(world_->ArmTimerAtTick(bucket), kMaxTimerRank);
+  return bucket * tick - kMaxTimerRank * kTimerOrderNs + (kMaxTimerRank - rank) * kTimerOrderNs;
+}
+
+uint64_t Nic::KernelTick(uint64_t at) const {
+  const uint64_t tick = profile().timing.nic.timer_tick_ns;
+  return tick == 0 ? at : (at + kMaxTimerRank * kTimerOrderNs) / tick;
 }
 
 void Nic::StopTimer(Qp& qp) {

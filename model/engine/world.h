@@ -27,6 +27,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <unordered_map>
 #include <vector>
 
 #include "model/engine/event_queue.h"
@@ -98,6 +99,10 @@ class World {
   // `at_ns` or when the channel is free: returns when its bytes have crossed (ns, rounded up).
   uint64_t OccupyDmaRead(int nic, uint64_t at_ns, uint64_t bytes);
 
+  // The host kernel's timers (NicTiming::timer_tick_ns) that fire at `tick`: returns how many
+  // were armed for it before (one bucket's timers fire latest-armed first).
+  uint32_t ArmTimerAtTick(uint64_t tick);
+
   bool lossless() const { return loss_rate_ <= 0; }
   uint64_t packets_sent() const { return packets_sent_; }
   uint64_t packets_lost() const { return packets_lost_; }
@@ -106,6 +111,8 @@ class World {
 
  private:
   bool Lose();
+
+  std::unordered_map<uint64_t, uint32_t> timers_per_tick_;
 
   const Profile profile_;  // a copy: a backend may change its cache setting (ModelOptions)
   std::unique_ptr<EventQueue> clock_;  // first: destroyed after every source
