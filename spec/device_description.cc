@@ -70,10 +70,11 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("solicited_arm_ignores_errors", &Behaviour::solicited_arm_ignores_errors),
     Flag("failed_invalidate_keeps_psn", &Behaviour::failed_invalidate_keeps_psn),
     Flag("retrans_timer_runs_out", &Behaviour::retrans_timer_runs_out),
+    Flag("local_inv_waits_for_all", &Behaviour::local_inv_waits_for_all),
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 53;
+constexpr size_t kFlags = 54;
 constexpr size_t kNumbers = 3;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -258,7 +259,10 @@ DeviceDescription Rxe() {
        "rxe_comp.c check_ack: AETH_NAK_PSN_SEQ_ERROR -> COMPST_ERROR_RETRY, which skips when "
        "comp.started_retry && !timeout_retry, else retry_cnt-- (started_retry = 1) or "
        "IB_WC_RETRY_EXC_ERR; reset_retry_counters clears it (measured: examples/fidelity/18, "
-       "retry_cnt 0: a SEND into an RNR loop and a second WR end with RETRY_EXC_ERR)"},
+       "retry_cnt 0: a SEND into an RNR loop and a second WR end with RETRY_EXC_ERR); "
+       "check_psn sends a response past a pending READ/atomic there too (measured: "
+       "differential seed 20261210 sequence 234: a READ answered by nothing, the RNR NAK of "
+       "a WRITE_IMM behind it, retry_cnt 0: RETRY_EXC_ERR at once)"},
       {"rnr_wait_sends_new_wqes", 1,
        "rxe_req.c rxe_requester: req_retry runs only when need_retry && !wait_for_rnr_timer, "
        "req_next_wqe still hands out the next unsent WQE (measured: examples/fidelity/18, "
@@ -337,6 +341,13 @@ DeviceDescription Rxe() {
        "rxe_resp.c execute: invalidate_rkey fails -> RESPST_ERR_INVALIDATE_RKEY before "
        "qp->resp.psn = psn + 1 (measured: differential seed 20261207 sequence 1361: rq_psn 0 "
        "after a one-packet SEND_WITH_INV of a type 1 window's rkey)"},
+      {"local_inv_waits_for_all", 1,
+       "rxe_req.c rxe_wqe_is_fenced: a LOCAL_INV is fenced while req.wqe_index is not the "
+       "send queue's consumer index (\"Local invalidate fence (LIF) see IBA 10.6.5.1 ... Make "
+       "mandatory for the rxe driver\") (measured in tools/rxe-vm, 2 of 2 runs: a SEND or "
+       "CMP_SWP to a silent peer, retry_cnt 1, then a LOCAL_INV of a type 1 window, which "
+       "fails: the first WR ends RETRY_EXC_ERR and the LOCAL_INV is flushed; differential seed "
+       "20261212 sequence 651)"},
       {"retrans_timer_runs_out", 1,
        "rxe_req.c arms retrans_timer only when !timer_pending, rxe_comp.c COMPST_EXIT "
        "pushes it while PSNs are outstanding, and only rxe_qp.c rxe_qp_do_cleanup deletes it; "

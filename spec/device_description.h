@@ -116,10 +116,11 @@ struct Behaviour {
   // out RNR timers, timeouts still count retry_cnt down and end the WR with RETRY_EXC_ERR
   // (also with rnr_retry 7). IBTA 9.7.5.2.8: the RNR wait is not a transport timeout.
   bool retry_timer_runs_during_rnr = false;
-  // A NAK PSN sequence error counts retry_cnt down as a transport timeout does (at 0 the WR
-  // ends with RETRY_EXC_ERR), once per retry: while a retry that a NAK or a timeout started is
-  // under way (until the next acknowledged progress) further sequence NAKs start nothing.
-  // Default: every sequence NAK resends from its PSN without counting.
+  // A NAK PSN sequence error, and a response past a READ/atomic that got none (an implied
+  // NAK), count retry_cnt down as a transport timeout does (at 0 the WR ends with
+  // RETRY_EXC_ERR), once per retry: while a retry that a NAK or a timeout started is under
+  // way (until the next acknowledged progress) they start nothing.
+  // Default: each resends from its PSN without counting.
   bool psn_nak_uses_retry = false;
   // While the requester waits out an RNR NAK's timer it goes on sending the WQEs it has not
   // sent yet (they reach the responder out of sequence); the retry from the NAKed WQE starts
@@ -224,6 +225,10 @@ struct Behaviour {
   // (a local operation, a WR failing locally, the drain of SQD) counts it as a timeout.
   // Default: the timer stops when nothing is outstanding and when the QP leaves RTS/SQD.
   bool retrans_timer_runs_out = false;
+  // A LOCAL_INV starts only when every earlier WR of its send queue has completed, fenced or
+  // not (IBTA 10.6.5.1's Local Invalidate Fence made mandatory), so a LOCAL_INV that fails
+  // waits behind a WR that times out. Default: it runs in order like any other WR.
+  bool local_inv_waits_for_all = false;
 
   // CQE and query fields (issue 11 part 1; measured in tools/rxe-vm, examples/*.qps):
   // A successful receive CQE has IBV_WC_GRH for every QP type. IBTA 11.4.2.1: GRH only when

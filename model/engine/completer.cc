@@ -42,6 +42,10 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
   }
   size_t index = sent;
   bool progress = false;
+  // Behaviour::psn_nak_uses_retry: this sequence (or implied) NAK counted a retry (after the
+  // counters were reset for the WQEs it acknowledged implicitly, as rxe_comp.c check_psn
+  // does first).
+  bool nak_counted = false;
   for (size_t i = 0; i < sent; ++i) {
     SendWqe& w = qp.sq[i];
     if (w.done || !w.sent) continue;
@@ -59,14 +63,22 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
         // implied NAK, IBTA 9.7.5.2.1; rxe_comp.c check_psn: COMPST_ERROR_RETRY): resend it,
         // the later response is not taken (its WQE is answered again).
         index = sent;
+        if (profile().behaviour.psn_nak_uses_retry) {
+          if (progress) ResetRetries(qp);
+          nak_counted = true;
+          if (qp.started_retry) break;  // a retry is under way: this starts none
+          if (qp.retry_left <= 0) {
+            FailWqe(qp, i, WcStatus::kRetryExcErr, "retry count exceeded (implied NAK)");
+            return;
+          }
+          --qp.retry_left;
+          qp.started_retry = true;
+        }
         GoBackTo(qp, i);
         break;
       }
     }
   }
-  // Behaviour::psn_nak_uses_retry: this sequence NAK counted a retry (after the counters
-  // were reset for the WQEs it acknowledged implicitly, as rxe_comp.c check_psn does first).
-  bool nak_counted = false;
   if (index < sent) {
     SendWqe& w = qp.sq[index];
     switch (pkt.kind) {

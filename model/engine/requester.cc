@@ -120,7 +120,10 @@ Nic::ReqStep Nic::ReqGetWqe(Qp& qp) {
 Nic::ReqStep Nic::ReqCheckLimits(Qp& qp) {
   const SendWqe& w = qp.sq[qp.sq_next];
   const bool fenced = (w.wr.send_flags & send_flag::kFence) != 0;
-  if (!fenced && !IsReadOrAtomic(w.wr.opcode)) return ReqStep::kCheckLocal;
+  // Behaviour::local_inv_waits_for_all (rxe_req.c rxe_wqe_is_fenced).
+  const bool inv_fenced =
+      w.wr.opcode == WrOpcode::kLocalInv && profile().behaviour.local_inv_waits_for_all;
+  if (!fenced && !inv_fenced && !IsReadOrAtomic(w.wr.opcode)) return ReqStep::kCheckLocal;
   int outstanding_rd = 0;
   int outstanding = 0;
   for (size_t i = 0; i < qp.sq_next; ++i) {
@@ -128,6 +131,7 @@ Nic::ReqStep Nic::ReqCheckLimits(Qp& qp) {
     ++outstanding;
     if (IsReadOrAtomic(qp.sq[i].wr.opcode)) ++outstanding_rd;
   }
+  if (inv_fenced && outstanding > 0) return ReqStep::kDone;
   // R20: a fenced WR waits for every earlier READ/ATOMIC of this SQ (rxe: for every
   // earlier WR).
   if (w.wr.send_flags & send_flag::kFence) {
