@@ -303,7 +303,11 @@ DeviceDescription Rxe() {
        "COMPST_ERROR_RETRY then sets req.need_retry, which the requester in QP_STATE_ERROR never "
        "clears (no req_retry), and rxe_completer exits at once while it is set; the "
        "COMPST_EXIT re-arm needs req.state == QP_STATE_READY (measured: differential seed "
-       "748177376976 sequence 1461)"},
+       "748177376976 sequence 1461); rxe_qp.c rxe_qp_drain sets req.state = QP_STATE_DRAIN "
+       "over QP_STATE_ERROR, so the requester runs req_retry, which puts the errored WQE back to "
+       "wqe_state_posted too, and req_next_wqe reports SQ_DRAINED (measured: differential seeds "
+       "20261209 sequence 40 and 20261212 sequence 1304: SQ_DRAINED and sq_psn 0 after RTS -> "
+       "SQD with a SEND in an RNR loop and a WR failed locally behind it)"},
       {"partial_ack_resets_retries_only", 1,
        "rxe_comp.c check_ack: an ACK reaching COMPST_CHECK_ACK runs reset_retry_counters; the "
        "COMPST_EXIT mod_timer needs req.psn > comp.psn, which the loopback's inline ACK of the "

@@ -163,7 +163,9 @@ struct Behaviour {
   // (local_error_completes_in_order), it sends nothing more, retries included: a transport
   // timeout with retry_cnt left, or the end of an RNR wait, starts a retry that never comes,
   // and the QP waits until it is moved to ERR (the failed WR is flushed too). With no retry
-  // left the earlier WR fails (RETRY_EXC_ERR) and the failed one is flushed. IBTA: the earlier
+  // left the earlier WR fails (RETRY_EXC_ERR) and the failed one is flushed. A move to SQD
+  // revives it: the retry it held back runs in SQD (with sqd_retry_unsends: every WR from the
+  // head, the failed one too, goes back to not started, and the SQ drains). IBTA: the earlier
   // WRs are retried as usual.
   bool local_error_stops_retries = false;
   // An ACK of a packet inside the message at the head of the SQ (a duplicate answered while

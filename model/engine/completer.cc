@@ -343,6 +343,23 @@ bool Nic::UnsendInSqd(Qp& qp, size_t index) {
   return true;
 }
 
+void Nic::RetryStalledInSqd(Qp& qp) {
+  // rxe_qp_drain sets req.state DRAIN over ERROR: the requester runs the req_retry it held
+  // back, which sets every WQE from the head back to wqe_state_posted, the errored one too.
+  if (!qp.retry_stalled || !profile().behaviour.sqd_retry_unsends) return;
+  qp.retry_stalled = false;
+  for (size_t i = 0; i < qp.sq_next && i < qp.sq.size(); ++i) {
+    SendWqe& w = qp.sq[i];
+    if (!w.failed_locally) continue;
+    w.failed_locally = false;
+    w.done = false;
+    w.status = WcStatus::kSuccess;
+  }
+  size_t head = 0;
+  while (head < qp.sq.size() && qp.sq[head].done) ++head;
+  UnsendInSqd(qp, head);
+}
+
 bool Nic::RequesterStopped(const Qp& qp) const {
   if (!profile().behaviour.local_error_stops_retries) return false;
   for (const SendWqe& w : qp.sq) {

@@ -264,6 +264,9 @@ class Nic {
   void GoBackTo(Qp& qp, size_t index);
   // A retry from WQE `index` in SQD where the device does not resend then (true: handled).
   bool UnsendInSqd(Qp& qp, size_t index);
+  // RTS -> SQD revives a requester a local error stopped with a retry held back
+  // (Behaviour::local_error_stops_retries): the retry runs now.
+  void RetryStalledInSqd(Qp& qp);
 
   // Responder (responder.cc).
   enum class RespStep { kCheckState, kCheckPsn, kCheckXrcSrq, kCheckOp, kExecute, kDone };

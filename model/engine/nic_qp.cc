@@ -262,6 +262,7 @@ int Nic::ModifyQp(uint32_t ctx, uint32_t h, const QpAttr& a, AttrMask mask) {
     case QpState::kSqd:
       SetState(*qp, next, "modify");
       qp->sq_draining = true;  // R11: in-flight messages finish, nothing new starts
+      RetryStalledInSqd(*qp);
       CheckDrained(*qp);
       // rxe_qp.c rxe_qp_drain schedules the completer of an RC QP: it takes a stale timeout.
       if (IsReliable(qp->type)) TakeStaleTimeout(*qp);
