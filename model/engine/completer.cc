@@ -332,7 +332,11 @@ bool Nic::UnsendInSqd(Qp& qp, size_t index) {
   for (size_t i = index; i < end; ++i) {
     SendWqe& w = qp.sq[i];
     if (w.done || !w.sent) continue;
-    if (!rewound) qp.next_psn = w.psn;
+    // req.psn = comp.psn: past the packets of this message already acknowledged
+    // (Behaviour::partial_ack_resets_retries_only keeps the latest such ACK).
+    if (!rewound) {
+      qp.next_psn = w.serial == qp.partial_ack_serial ? PsnAdd(qp.partial_ack_psn, 1) : w.psn;
+    }
     rewound = true;
     w.sent = false;
   }
