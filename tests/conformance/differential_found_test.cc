@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "spec/bring_up.h"
 #include "tests/conformance/fixture.h"
@@ -16,20 +17,31 @@ namespace {
 
 using access::kAll;
 
-// Brings `self` from RESET to RTS connected to `peer`: timeout 11 (8.4 ms), retry_cnt 1, PSNs
-// as BringUpParams gives them (the same on every call).
-int ToRtsShortTimeout(Device& dev, Mtu mtu, QpHandle self, QpHandle peer) {
-  BringUpParams p;
-  p.path_mtu = mtu;
-  p.timeout = 11;
-  p.retry_cnt = 1;
-  p.rnr_retry = 0;
-  p.min_rnr_timer = 17;
+// Brings `self` from RESET to RTS connected to `peer` with the attributes of `p`.
+int ToRtsWith(Device& dev, const BringUpParams& p, QpHandle self, QpHandle peer) {
   ConnectionInfo info;
   QpAttr attr;
   if (int e = dev.LocalConnectionInfo(peer, &info)) return e;
   if (int e = BringUpAttr(dev, p, info, &attr)) return e;
   return BringUp(dev, self, attr, QpState::kRts);
+}
+
+// Transport attributes: timeout, retry_cnt, rnr_retry, min_rnr_timer on a path of `mtu`.
+BringUpParams Transport(Mtu mtu, uint8_t timeout, uint8_t retry_cnt, uint8_t rnr_retry,
+                        uint8_t min_rnr_timer) {
+  BringUpParams p;
+  p.path_mtu = mtu;
+  p.timeout = timeout;
+  p.retry_cnt = retry_cnt;
+  p.rnr_retry = rnr_retry;
+  p.min_rnr_timer = min_rnr_timer;
+  return p;
+}
+
+// Brings `self` from RESET to RTS connected to `peer`: timeout 11 (8.4 ms), retry_cnt 1, PSNs
+// as BringUpParams gives them (the same on every call).
+int ToRtsShortTimeout(Device& dev, Mtu mtu, QpHandle self, QpHandle peer) {
+  return ToRtsWith(dev, Transport(mtu, 11, 1, 0, 17), self, peer);
 }
 
 // A requester that went through RESET sends again at the PSN of a READ its peer executed.
@@ -106,19 +118,9 @@ TEST_P(Conformance, LocalErrorBehindAnRnrWaitStopsTheRetryWhereTheDeviceDoes) {
   const Behaviour& b = GetParam().behaviour;
   CqHandle ca = Cq(), cb = Cq();
   QpHandle qa = Qp(QpType::kRc, 16, 16, 2, true, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
-  BringUpParams p;
-  p.path_mtu = pattr_.active_mtu;
-  p.timeout = 11;
-  p.retry_cnt = 1;
-  p.rnr_retry = 7;
-  p.min_rnr_timer = 17;
-  for (auto [self, peer] : {std::pair{qa, qb}, std::pair{qb, qa}}) {
-    ConnectionInfo info;
-    QpAttr a;
-    ASSERT_EQ(dev_->LocalConnectionInfo(peer, &info), 0);
-    ASSERT_EQ(BringUpAttr(*dev_, p, info, &a), 0);
-    ASSERT_EQ(BringUp(*dev_, self, a, QpState::kRts), 0);
-  }
+  const BringUpParams p = Transport(pattr_.active_mtu, 11, 1, 7, 17);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
   Buffer buf = Reg(4096, kAll), dst = Reg(4096, kAll);
   size_t bad = 99;
   ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(0, 8)})}, &bad), 0);
@@ -552,21 +554,20 @@ TEST_P(Conformance, TransportTimerRunsOutWhereTheDeviceNeverStopsIt) {
   const Behaviour& b = GetParam().behaviour;
   CqHandle ca = Cq(), cb = Cq();
   QpHandle qa = Qp(QpType::kRc, 16, 16, 2, true, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
-  BringUpParams p;
-  p.path_mtu = pattr_.active_mtu;
-  p.timeout = 14;
-  p.retry_cnt = 0;
-  p.rnr_retry = 0;
-  p.min_rnr_timer = 12;
-  auto up = [&](QpHandle self, QpHandle peer) {
-    ConnectionInfo info;
-    QpAttr a;
-    ASSERT_EQ(dev_->LocalConnectionInfo(peer, &info), 0);
-    ASSERT_EQ(BringUpAttr(*dev_, p, info, &a), 0);
-    ASSERT_EQ(BringUp(*dev_, self, a, QpState::kRts), 0);
+  const BringUpParams p = Transport(pattr_.active_mtu, 14, 0, 0, 12);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
+  // Where the timer runs out (rxe), `n` completions come within `window_ns`; elsewhere only
+  // after the SEND's own timeout.
+  auto completions = [&](int n, uint64_t window_ns, const char* why) {
+    std::vector<WorkCompletion> got = Drain(ca, window_ns);
+    if (b.retrans_timer_runs_out) {
+      EXPECT_EQ(got.size(), static_cast<size_t>(n)) << why;
+      return got;
+    }
+    EXPECT_TRUE(got.empty()) << "the SEND timed out before its own timeout";
+    return WaitWc(ca, n);
   };
-  ASSERT_NO_FATAL_FAILURE(up(qa, qb));
-  ASSERT_NO_FATAL_FAILURE(up(qb, qa));
   Buffer buf = Reg(8192, kAll);
   size_t bad = 99;
   ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(4096, 64)})}, &bad), 0);
@@ -577,28 +578,22 @@ TEST_P(Conformance, TransportTimerRunsOutWhereTheDeviceNeverStopsIt) {
   EXPECT_TRUE(Drain(ca, 30 * kSecond / 1000).empty());
   ASSERT_EQ(dev_->ModifyQp(qb, StateOnly(QpState::kErr), attr::kState), 0);
   ASSERT_EQ(dev_->PostSend(qa, {Send(2, {buf.At(0, 8)})}, &bad), 0);
-  wcs = Drain(ca, 45 * kSecond / 1000);
-  if (b.retrans_timer_runs_out) {
-    ASSERT_EQ(wcs.size(), 1u) << "the first SEND's timer ran out";
-  } else {
-    EXPECT_TRUE(wcs.empty()) << "the SEND timed out before its own timeout";
-    wcs = WaitWc(ca, 1);
-    ASSERT_EQ(wcs.size(), 1u);
-  }
+  wcs = completions(1, 45 * kSecond / 1000, "the first SEND's timer ran out");
+  ASSERT_EQ(wcs.size(), 1u);
   EXPECT_EQ(wcs[0].wr_id, 2u);
   EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr);
   EXPECT_EQ(StateOf(qa), QpState::kErr);
 
   // The same requester, its peer still silent: a SEND, then ERR while its timer runs.
   ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kReset), attr::kState), 0);
-  ASSERT_NO_FATAL_FAILURE(up(qa, qb));
+  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
   ASSERT_EQ(dev_->PostSend(qa, {Send(3, {buf.At(0, 8)})}, &bad), 0);
   ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kErr), attr::kState), 0);
   wcs = Drain(ca, 100 * kSecond / 1000);  // the timer runs out meanwhile
   ASSERT_EQ(wcs.size(), 1u);
   EXPECT_EQ(wcs[0].status, WcStatus::kWrFlushErr);
   ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kReset), attr::kState), 0);
-  ASSERT_NO_FATAL_FAILURE(up(qa, qb));
+  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
   Buffer target = Reg(4096, kAll | access::kMwBind);
   MwHandle mw;
   uint32_t rkey = 0;
@@ -612,14 +607,8 @@ TEST_P(Conformance, TransportTimerRunsOutWhereTheDeviceNeverStopsIt) {
   bind.bind_info.length = 64;
   bind.bind_info.mw_access_flags = access::kRemoteRead;
   ASSERT_EQ(dev_->BindMw(qa, mw, bind, &rkey), 0);
-  wcs = Drain(ca, 20 * kSecond / 1000);
-  if (b.retrans_timer_runs_out) {
-    ASSERT_EQ(wcs.size(), 2u) << "the bind's completer run took the stale timeout";
-  } else {
-    EXPECT_TRUE(wcs.empty()) << "the SEND timed out before its own timeout";
-    wcs = WaitWc(ca, 2);
-    ASSERT_EQ(wcs.size(), 2u);
-  }
+  wcs = completions(2, 20 * kSecond / 1000, "the bind's completer run took the stale timeout");
+  ASSERT_EQ(wcs.size(), 2u);
   EXPECT_EQ(wcs[0].wr_id, 4u);
   EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr);
   EXPECT_EQ(wcs[1].wr_id, 5u);
