@@ -71,10 +71,11 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("failed_invalidate_keeps_psn", &Behaviour::failed_invalidate_keeps_psn),
     Flag("retrans_timer_runs_out", &Behaviour::retrans_timer_runs_out),
     Flag("local_inv_waits_for_all", &Behaviour::local_inv_waits_for_all),
+    Flag("retry_reruns_local_ops", &Behaviour::retry_reruns_local_ops),
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 54;
+constexpr size_t kFlags = 55;
 constexpr size_t kNumbers = 3;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -345,6 +346,14 @@ DeviceDescription Rxe() {
        "rxe_resp.c execute: invalidate_rkey fails -> RESPST_ERR_INVALIDATE_RKEY before "
        "qp->resp.psn = psn + 1 (measured: differential seed 20261207 sequence 1361: rq_psn 0 "
        "after a one-packet SEND_WITH_INV of a type 1 window's rkey)"},
+      {"retry_reruns_local_ops", 1,
+       "rxe_req.c req_retry sets req.wqe_index back to the consumer index and skips the "
+       "wqe_state_done WQEs only in its own loop; rxe_requester takes the next WQE from "
+       "req_next_wqe whatever its state and runs rxe_do_local_ops again, and rxe_mw.c "
+       "rxe_bind_mw refuses a window whose rkey is no longer the WQE's mw_rkey (measured in "
+       "tools/rxe-vm, 2 of 2 runs: a 3-packet SEND in an RNR loop, a type 2 bind posted behind "
+       "it: once a receive is posted the SEND never completes; differential seed 20261213 "
+       "sequence 298)"},
       {"local_inv_waits_for_all", 1,
        "rxe_req.c rxe_wqe_is_fenced: a LOCAL_INV is fenced while req.wqe_index is not the "
        "send queue's consumer index (\"Local invalidate fence (LIF) see IBA 10.6.5.1 ... Make "

@@ -231,6 +231,11 @@ struct Behaviour {
   // not (IBTA 10.6.5.1's Local Invalidate Fence made mandatory), so a LOCAL_INV that fails
   // waits behind a WR that times out. Default: it runs in order like any other WR.
   bool local_inv_waits_for_all = false;
+  // A retry that goes back past a BIND_MW or LOCAL_INV the requester has run runs it again:
+  // the window's rkey has changed (a bind) or the key is invalid already (a LOCAL_INV), so it
+  // fails now (MW_BIND_ERR, LOC_QP_OP_ERR) as a local error, which stops the requester
+  // (local_error_stops_retries). Default: a local operation runs once.
+  bool retry_reruns_local_ops = false;
 
   // CQE and query fields (issue 11 part 1; measured in tools/rxe-vm, examples/*.qps):
   // A successful receive CQE has IBV_WC_GRH for every QP type. IBTA 11.4.2.1: GRH only when

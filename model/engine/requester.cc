@@ -96,10 +96,14 @@ bool Nic::RunRequester(Qp& qp, bool one_message) {
 }
 
 Nic::ReqStep Nic::ReqGetWqe(Qp& qp) {
-  // A local operation already run (a retry went back past it) is not run again: rxe_req.c
-  // req_retry skips the WQEs in wqe_state_done.
+  // A local operation already run (a retry went back past it) is not run again, except where
+  // the requester takes every WQE from the head again (Behaviour::retry_reruns_local_ops).
   while (qp.sq_next < qp.sq.size() && IsLocalOp(qp.sq[qp.sq_next].wr.opcode) &&
          qp.sq[qp.sq_next].done && !qp.sq[qp.sq_next].failed_locally) {
+    if (profile().behaviour.retry_reruns_local_ops) {
+      qp.sq[qp.sq_next].done = false;
+      break;
+    }
     ++qp.sq_next;
   }
   // R11: in SQD nothing new starts; in SQE/ERR the queue is flushed.
