@@ -192,13 +192,14 @@ TEST_F(ErrorsTest, TotalLossExhaustsRetryCount) {
     auto wc = Wait(a_, a_.scq, 1, 100000000);
     EXPECT_EQ(wc[0].status, WcStatus::kRetryExcErr);  // R19
     // 1 try + 3 retries, each waiting the full timeout; on rxe a timer of jiffies (HZ 250:
-    // 4.19 ms is 1 jiffy), which fires at the tick after its expiry: 4-8 ms.
+    // 4.19 ms is 1 jiffy), which fires at the tick after its expiry: 4-8 ms (plus up to
+    // 0.2 ms: Nic::KernelBucketTime orders one tick's timers).
     if (std::string(profile) == "ibta") {
       EXPECT_GE(be_->NowNs(), 4u * 4096u * 1024u);
       EXPECT_LT(be_->NowNs(), 5u * 4096u * 1024u);
     } else {
       EXPECT_GE(be_->NowNs(), 4u * 4000000u);
-      EXPECT_LE(be_->NowNs(), 4u * 8000000u);
+      EXPECT_LE(be_->NowNs(), 4u * 8200000u);
     }
   }
 }
@@ -312,7 +313,7 @@ TEST_F(ErrorsTest, MinRnrTimerSetsTheRnrWait) {
       EXPECT_LT(be_->NowNs(), 1400000u);
     } else {
       EXPECT_GE(be_->NowNs(), 4000000u);
-      EXPECT_LT(be_->NowNs(), 8100000u);
+      EXPECT_LT(be_->NowNs(), 8300000u);
     }
   }
 }

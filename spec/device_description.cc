@@ -72,10 +72,11 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("retrans_timer_runs_out", &Behaviour::retrans_timer_runs_out),
     Flag("local_inv_waits_for_all", &Behaviour::local_inv_waits_for_all),
     Flag("retry_reruns_local_ops", &Behaviour::retry_reruns_local_ops),
+    Flag("retry_cnt_7_is_infinite", &Behaviour::retry_cnt_7_is_infinite),
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 55;
+constexpr size_t kFlags = 56;
 constexpr size_t kNumbers = 3;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -346,6 +347,9 @@ DeviceDescription Rxe() {
        "rxe_resp.c execute: invalidate_rkey fails -> RESPST_ERR_INVALIDATE_RKEY before "
        "qp->resp.psn = psn + 1 (measured: differential seed 20261207 sequence 1361: rq_psn 0 "
        "after a one-packet SEND_WITH_INV of a type 1 window's rkey)"},
+      {"retry_cnt_7_is_infinite", 1,
+       "rxe_comp.c COMPST_ERROR_RETRY: `if (qp->comp.retry_cnt != 7) qp->comp.retry_cnt--;` "
+       "(the same as for rnr_retry)"},
       {"retry_reruns_local_ops", 1,
        "rxe_req.c req_retry sets req.wqe_index back to the consumer index and skips the "
        "wqe_state_done WQEs only in its own loop; rxe_requester takes the next WQE from "

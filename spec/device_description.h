@@ -236,6 +236,9 @@ struct Behaviour {
   // fails now (MW_BIND_ERR, LOC_QP_OP_ERR) as a local error, which stops the requester
   // (local_error_stops_retries). Default: a local operation runs once.
   bool retry_reruns_local_ops = false;
+  // retry_cnt 7 means retry forever, as rnr_retry 7 does. IBTA 9.7.6.1.3 / ibv_modify_qp(3):
+  // 7 retries (only rnr_retry 7 is infinite).
+  bool retry_cnt_7_is_infinite = false;
 
   // CQE and query fields (issue 11 part 1; measured in tools/rxe-vm, examples/*.qps):
   // A successful receive CQE has IBV_WC_GRH for every QP type. IBTA 11.4.2.1: GRH only when

@@ -67,11 +67,10 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
           if (progress) ResetRetries(qp);
           nak_counted = true;
           if (qp.started_retry) break;  // a retry is under way: this starts none
-          if (qp.retry_left <= 0) {
+          if (!TakeRetry(qp)) {
             FailWqe(qp, i, WcStatus::kRetryExcErr, "retry count exceeded (implied NAK)");
             return;
           }
-          --qp.retry_left;
           qp.started_retry = true;
         }
         GoBackTo(qp, i);
@@ -114,7 +113,7 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
               if (progress) ResetRetries(qp);
               nak_counted = true;
               if (qp.started_retry) break;  // a retry is under way: this NAK starts none
-              if (qp.retry_left <= 0) {
+              if (!TakeRetry(qp)) {
                 // As for a fatal NAK (StopAtNak): rxe answers inside the post, so the
                 // requester stops after the packet that drew this NAK.
                 if (profile().behaviour.post_send_runs_to_completion) {
@@ -125,7 +124,6 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
                         "retry count exceeded (PSN sequence NAK)");
                 return;
               }
-              --qp.retry_left;
               qp.started_retry = true;
             }
             GoBackTo(qp, index);
@@ -170,7 +168,8 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
       qp.partial_ack_psn = pkt.psn;
       ResetRetries(qp);
     }
-  } else if (profile().behaviour.retry_timer_runs_during_rnr && qp.timer_armed) {
+  } else if (profile().behaviour.retry_timer_runs_during_rnr && qp.timer_armed &&
+             Outstanding(qp)) {
     // rxe_comp.c COMPST_EXIT: a completer run that handled a response other than an RNR NAK
     // (here: a NAK PSN sequence error, a duplicate's ACK) pushes retrans_timer on while PSNs
     // are outstanding; only RNR NAKs leave it running (measured: one SEND into an RNR loop
@@ -347,13 +346,21 @@ bool Nic::UnsendInSqd(Qp& qp, size_t index) {
   return true;
 }
 
+bool Nic::Outstanding(const Qp& qp) const {
+  // rxe's req.psn > comp.psn: taken by the requester, or sent and gone back to by a retry.
+  for (size_t i = 0; i < qp.sq.size(); ++i) {
+    const SendWqe& w = qp.sq[i];
+    if (!w.done && (i < qp.sq_next || w.sent)) return true;
+  }
+  return false;
+}
+
 void Nic::RetryStalledInSqd(Qp& qp) {
   // rxe_qp_drain sets req.state DRAIN over ERROR: the requester runs the req_retry it held
   // back, which sets every WQE from the head back to wqe_state_posted, the errored one too.
   if (!qp.retry_stalled || !profile().behaviour.sqd_retry_unsends) return;
   qp.retry_stalled = false;
-  for (size_t i = 0; i < qp.sq_next && i < qp.sq.size(); ++i) {
-    SendWqe& w = qp.sq[i];
+  for (SendWqe& w : qp.sq) {
     if (!w.failed_locally) continue;
     w.failed_locally = false;
     w.done = false;
@@ -373,8 +380,9 @@ bool Nic::RequesterStopped(const Qp& qp) const {
 }
 
 void Nic::GoBackTo(Qp& qp, size_t index) {
-  // rxe_req.c: a requester in QP_STATE_ERROR runs no req_retry and sends nothing.
-  if (RequesterStopped(qp)) return;
+  // rxe_req.c: a requester in QP_STATE_ERROR runs no req_retry and sends nothing; need_retry
+  // stays set, and the completer exits at once while it is (StallRetry).
+  if (StallRetry(qp)) return;
   if (UnsendInSqd(qp, index)) return;
   if (index < qp.sq_next) qp.sq_next = index;
   Kick(qp);

@@ -208,8 +208,12 @@ class Nic {
   // When a timer of `delay_ns` armed now expires: now + delay_ns, or on the host kernel's
   // tick (NicTiming::timer_tick_ns; the delay in ticks rounded down, or up with round_up).
   uint64_t KernelTimerAt(uint64_t delay_ns, bool round_up);
-  static constexpr uint64_t kTimerOrderNs = 50'000;  // one bucket's timers, one by one
-  static constexpr uint64_t kMaxTimerRank = 20;
+  // The tick a timer of `delay_ns` armed at `from_ns` fires at (timer_tick_ns != 0), and the
+  // time it runs then, by the order of arming (one call per timer queued).
+  uint64_t KernelBucket(uint64_t from_ns, uint64_t delay_ns, bool round_up) const;
+  uint64_t KernelBucketTime(uint64_t bucket);
+  static constexpr uint64_t kTimerOrderNs = 20'000;  // one bucket's timers, one by one
+  static constexpr uint64_t kMaxTimerRank = 10;
   // The tick a KernelTimerAt time belongs to (the time itself without ticks).
   uint64_t KernelTick(uint64_t at) const;
   // The transport timer is no longer needed (all acknowledged, ERR, RESET, ...): stopped,
@@ -226,6 +230,10 @@ class Nic {
   // A retry is due: where the requester has stopped (RequesterStopped) it never comes, and
   // the QP waits, retry_stalled, until it leaves RTS/SQD.
   bool StallRetry(Qp& qp);
+  // A retry_cnt retry is left: counted (false: none left, the WR ends with RETRY_EXC_ERR).
+  bool TakeRetry(Qp& qp);
+  // A WQE the requester has taken is not done yet.
+  bool Outstanding(const Qp& qp) const;
   void TakeRdAtomicRes(Qp& qp, const Qp::RdAtomicRes& res);
   Qp::RdAtomicRes* FindRdAtomicRes(Qp& qp, uint32_t psn);
   void SendUnreliableDone(Qp& qp, uint64_t serial, uint64_t at);

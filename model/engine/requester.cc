@@ -100,10 +100,7 @@ Nic::ReqStep Nic::ReqGetWqe(Qp& qp) {
   // the requester takes every WQE from the head again (Behaviour::retry_reruns_local_ops).
   while (qp.sq_next < qp.sq.size() && IsLocalOp(qp.sq[qp.sq_next].wr.opcode) &&
          qp.sq[qp.sq_next].done && !qp.sq[qp.sq_next].failed_locally) {
-    if (profile().behaviour.retry_reruns_local_ops) {
-      qp.sq[qp.sq_next].done = false;
-      break;
-    }
+    if (profile().behaviour.retry_reruns_local_ops) break;  // ReqCheckLocal runs it again
     ++qp.sq_next;
   }
   // R11: in SQD nothing new starts; in SQE/ERR the queue is flushed.
@@ -333,6 +330,13 @@ void Nic::RunSent(SentWqe& sent) {
   }
 }
 
+bool Nic::TakeRetry(Qp& qp) {
+  if (qp.retry_left <= 0) return false;
+  // Behaviour::retry_cnt_7_is_infinite: rxe_comp.c decrements comp.retry_cnt only when != 7.
+  if (qp.attr.retry_cnt != 7 || !profile().behaviour.retry_cnt_7_is_infinite) --qp.retry_left;
+  return true;
+}
+
 bool Nic::StallRetry(Qp& qp) {
   // Behaviour::local_error_stops_retries: the requester that failed a WR locally (rxe:
   // req.state = QP_STATE_ERROR) never runs the retry (req_retry), so none comes.
@@ -349,11 +353,13 @@ void Nic::ArmTimer(Qp& qp) {
   // R19: timeout = 4.096 us * 2^attr.timeout
   uint64_t ns = uint64_t{4096} << qp.attr.timeout;
   if (profile().timing.nic.timer_tick_ns != 0) {
-    // rxe_qp.c: qp_timeout_jiffies = nsecs_to_jiffies(4096 << timeout), at least 1.
-    const uint64_t at = KernelTimerAt(ns, /*round_up=*/false);
+    // rxe_qp.c: qp_timeout_jiffies = nsecs_to_jiffies(4096 << timeout), at least 1; counted
+    // as below from when the message has left.
+    const uint64_t bucket =
+        KernelBucket(std::max(world_->events().Now(), qp.last_gone_ns), ns, /*round_up=*/false);
     // mod_timer to the same expiry leaves a pending timer where it is in its bucket.
-    if (!qp.timer_armed || KernelTick(at) != KernelTick(qp.timer_deadline)) {
-      qp.timer_deadline = at;
+    if (!qp.timer_armed || bucket != KernelTick(qp.timer_deadline)) {
+      qp.timer_deadline = KernelBucketTime(bucket);
     }
     qp.timer_armed = true;
   } else {
@@ -370,9 +376,13 @@ void Nic::ArmTimer(Qp& qp) {
 }
 
 uint64_t Nic::KernelTimerAt(uint64_t delay_ns, bool round_up) {
-  const uint64_t tick = profile().timing.nic.timer_tick_ns;
   const uint64_t now = world_->events().Now();
-  if (tick == 0) return now + delay_ns;
+  if (profile().timing.nic.timer_tick_ns == 0) return now + delay_ns;
+  return KernelBucketTime(KernelBucket(now, delay_ns, round_up));
+}
+
+uint64_t Nic::KernelBucket(uint64_t from_ns, uint64_t delay_ns, bool round_up) const {
+  const uint64_t tick = profile().timing.nic.timer_tick_ns;
   // nsecs_to_jiffies rounds down, usecs_to_jiffies up; rxe takes at least one jiffy.
   const uint64_t ticks = std::max<uint64_t>(round_up ? (delay_ns + tick - 1) / tick
                                                      : delay_ns / tick,
@@ -381,18 +391,23 @@ uint64_t Nic::KernelTimerAt(uint64_t delay_ns, bool round_up) {
   // 3(n-1)), then calc_index: the next bucket boundary of that level's granularity.
   unsigned shift = 0;
   for (uint64_t start = 63; ticks >= start && shift < 21; start <<= 3) shift += 3;
-  const uint64_t expires = now / tick + ticks;
-  const uint64_t bucket = ((expires >> shift) + 1) << shift;
+  const uint64_t expires = from_ns / tick + ticks;
+  return ((expires >> shift) + 1) << shift;
+}
+
+uint64_t Nic::KernelBucketTime(uint64_t bucket) {
   // One bucket's timers fire latest-armed first (expire_timers walks the bucket's hlist from
-  // its head): each one armed later fires kTimerOrderNs earlier, time enough for the model
-  // to run what the earlier-firing one starts, as rxe's tasklets run one after the other.
+  // its head): inside the tick, each one armed later runs kTimerOrderNs earlier, time enough
+  // for the model to run what the one before starts, as rxe's tasklets run one after the
+  // other. Every one runs at jiffies == bucket, as in the kernel.
+  static_assert(kMaxTimerRank * kTimerOrderNs < 4'000'000, "inside a 4 ms tick");
   const uint64_t rank = std::min<uint64_t>(world_->ArmTimerAtTick(bucket), kMaxTimerRank);
-  return bucket * tick - kMaxTimerRank * kTimerOrderNs + (kMaxTimerRank - rank) * kTimerOrderNs;
+  return bucket * profile().timing.nic.timer_tick_ns + (kMaxTimerRank - rank) * kTimerOrderNs;
 }
 
 uint64_t Nic::KernelTick(uint64_t at) const {
   const uint64_t tick = profile().timing.nic.timer_tick_ns;
-  return tick == 0 ? at : (at + kMaxTimerRank * kTimerOrderNs) / tick;
+  return tick == 0 ? at : at / tick;
 }
 
 void Nic::StopTimer(Qp& qp) {
@@ -433,7 +448,8 @@ void Nic::OnTimeout(Qp& qp) {
 
 void Nic::TakeStaleTimeout(Qp& qp) {
   qp.completer_due = false;
-  if (!qp.stale_timeout) return;
+  // In ERR and RESET rxe_completer exits before it reads comp.timeout.
+  if (!qp.stale_timeout || qp.state == QpState::kErr || qp.state == QpState::kReset) return;
   qp.stale_timeout = false;
   CompleterTimedOut(qp);
 }
@@ -452,11 +468,10 @@ void Nic::CompleterTimedOut(Qp& qp) {
     }
   }
   if (first == sent) return;  // nothing outstanding
-  if (qp.retry_left <= 0) {
+  if (!TakeRetry(qp)) {
     FailWqe(qp, first, WcStatus::kRetryExcErr, "retry count exceeded");
     return;
   }
-  --qp.retry_left;
   qp.started_retry = true;  // rxe: sequence NAKs of the resent packets count no more
   if (StallRetry(qp)) return;
   GoBackTo(qp, first);
