@@ -73,10 +73,11 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("local_inv_waits_for_all", &Behaviour::local_inv_waits_for_all),
     Flag("retry_reruns_local_ops", &Behaviour::retry_reruns_local_ops),
     Flag("retry_cnt_7_is_infinite", &Behaviour::retry_cnt_7_is_infinite),
+    Flag("retry_rewinds_sq_psn", &Behaviour::retry_rewinds_sq_psn),
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 56;
+constexpr size_t kFlags = 57;
 constexpr size_t kNumbers = 3;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -347,6 +348,11 @@ DeviceDescription Rxe() {
        "rxe_resp.c execute: invalidate_rkey fails -> RESPST_ERR_INVALIDATE_RKEY before "
        "qp->resp.psn = psn + 1 (measured: differential seed 20261207 sequence 1361: rq_psn 0 "
        "after a one-packet SEND_WITH_INV of a type 1 window's rkey)"},
+      {"retry_rewinds_sq_psn", 1,
+       "rxe_req.c req_retry: qp->req.psn = qp->comp.psn, and rxe_qp.c rxe_qp_to_attr reports "
+       "req.psn as sq_psn (measured: differential seed 20261209 sequence 1119 with a query "
+       "after every command: a SEND timed out, its retry ran a bind again, which failed and "
+       "stopped the requester before the FETCH_ADD behind it: sq_psn 1, not 2)"},
       {"retry_cnt_7_is_infinite", 1,
        "rxe_comp.c COMPST_ERROR_RETRY: `if (qp->comp.retry_cnt != 7) qp->comp.retry_cnt--;` "
        "(the same as for rnr_retry)"},

@@ -239,6 +239,11 @@ struct Behaviour {
   // retry_cnt 7 means retry forever, as rnr_retry 7 does. IBTA 9.7.6.1.3 / ibv_modify_qp(3):
   // 7 retries (only rnr_retry 7 is infinite).
   bool retry_cnt_7_is_infinite = false;
+  // ibv_query_qp's sq_psn is the requester's next PSN, which a retry sets back to the first
+  // unacknowledged PSN and each packet sent again moves on: a requester that stops partway
+  // through the resend (a local error) reads the PSN it got to. Default: sq_psn is the next
+  // PSN a new message would take.
+  bool retry_rewinds_sq_psn = false;
 
   // CQE and query fields (issue 11 part 1; measured in tools/rxe-vm, examples/*.qps):
   // A successful receive CQE has IBV_WC_GRH for every QP type. IBTA 11.4.2.1: GRH only when

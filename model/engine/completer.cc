@@ -317,7 +317,23 @@ void Nic::RunRnrWait(std::weak_ptr<Qp>& weak) {
   const size_t from = profile().behaviour.rnr_wait_sends_new_wqes ? q->rnr_index : q->sq_next;
   if (UnsendInSqd(*q, from)) return;
   if (from < q->sq_next) q->sq_next = from;
+  RewindPsn(*q, from);
   RunRequester(*q);
+}
+
+uint32_t Nic::RetryPsn(const Qp& qp, size_t index) const {
+  // rxe's comp.psn: past the packets of this message already acknowledged
+  // (Behaviour::partial_ack_resets_retries_only keeps the latest such ACK).
+  const SendWqe& w = qp.sq[index];
+  return w.serial == qp.partial_ack_serial ? PsnAdd(qp.partial_ack_psn, 1) : w.psn;
+}
+
+void Nic::RewindPsn(Qp& qp, size_t index) {
+  // Behaviour::retry_rewinds_sq_psn: rxe_req.c req_retry sets req.psn = comp.psn; the
+  // requester moves it on again as it resends (ReqTransmit).
+  if (!profile().behaviour.retry_rewinds_sq_psn || index >= qp.sq.size()) return;
+  if (!qp.sq[index].sent || qp.sq[index].done) return;
+  qp.next_psn = RetryPsn(qp, index);
 }
 
 bool Nic::UnsendInSqd(Qp& qp, size_t index) {
@@ -331,11 +347,7 @@ bool Nic::UnsendInSqd(Qp& qp, size_t index) {
   for (size_t i = index; i < end; ++i) {
     SendWqe& w = qp.sq[i];
     if (w.done || !w.sent) continue;
-    // req.psn = comp.psn: past the packets of this message already acknowledged
-    // (Behaviour::partial_ack_resets_retries_only keeps the latest such ACK).
-    if (!rewound) {
-      qp.next_psn = w.serial == qp.partial_ack_serial ? PsnAdd(qp.partial_ack_psn, 1) : w.psn;
-    }
+    if (!rewound) qp.next_psn = RetryPsn(qp, i);  // req.psn = comp.psn
     rewound = true;
     w.sent = false;
   }
@@ -385,6 +397,7 @@ void Nic::GoBackTo(Qp& qp, size_t index) {
   if (StallRetry(qp)) return;
   if (UnsendInSqd(qp, index)) return;
   if (index < qp.sq_next) qp.sq_next = index;
+  RewindPsn(qp, index);
   Kick(qp);
 }
 

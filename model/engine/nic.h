@@ -275,6 +275,10 @@ class Nic {
   // RTS -> SQD revives a requester a local error stopped with a retry held back
   // (Behaviour::local_error_stops_retries): the retry runs now.
   void RetryStalledInSqd(Qp& qp);
+  // The PSN a retry from WQE `index` starts at (rxe's comp.psn), and the requester's PSN set
+  // back to it (Behaviour::retry_rewinds_sq_psn).
+  uint32_t RetryPsn(const Qp& qp, size_t index) const;
+  void RewindPsn(Qp& qp, size_t index);
 
   // Responder (responder.cc).
   enum class RespStep { kCheckState, kCheckPsn, kCheckXrcSrq, kCheckOp, kExecute, kDone };

@@ -286,6 +286,10 @@ Nic::ReqStep Nic::ReqTransmit(Qp& qp, Payload* payload) {
     w.psn = qp.next_psn;
     w.npkts = npkts;
     qp.next_psn = PsnAdd(qp.next_psn, npkts);
+  } else if (profile().behaviour.retry_rewinds_sq_psn) {
+    // Sent again after a retry went back (RewindPsn): req.psn moves past it again.
+    const uint32_t past = PsnAdd(w.psn, w.npkts);
+    if (PsnDiff(past, qp.next_psn) > 0) qp.next_psn = past;
   }
   p.psn = w.psn;
   p.npkts = w.npkts;
