@@ -279,6 +279,7 @@ void Nic::FailLocally(Qp& qp, WcStatus status, const std::string& cause) {
   }
   SendWqe& w = qp.sq[index];
   w.done = w.failed_locally = true;
+  qp.requester_revived = false;
   w.status = status;
 }
 
@@ -342,6 +343,15 @@ bool Nic::UnsendInSqd(Qp& qp, size_t index) {
   // nothing started (req_next_wqe) and the SQ is drained (SQ_DRAINED). The completer counts
   // no retry of a posted WQE, so they wait for SQD -> RTS and the next doorbell.
   if (qp.state != QpState::kSqd || !profile().behaviour.sqd_retry_unsends) return false;
+  // req_retry also sets a WQE the requester failed (wqe_state_error) back to posted.
+  for (size_t i = index; i < qp.sq.size(); ++i) {
+    SendWqe& w = qp.sq[i];
+    if (!w.failed_locally) continue;
+    w.failed_locally = false;
+    w.done = false;
+    w.status = WcStatus::kSuccess;
+  }
+  qp.requester_revived = false;
   const size_t end = std::min(qp.sq.size(), std::max(qp.sq_next, index) + 1);
   bool rewound = false;
   for (size_t i = index; i < end; ++i) {
@@ -370,31 +380,64 @@ bool Nic::Outstanding(const Qp& qp) const {
 void Nic::RetryStalledInSqd(Qp& qp) {
   // rxe_qp_drain sets req.state DRAIN over ERROR: the requester runs the req_retry it held
   // back, which sets every WQE from the head back to wqe_state_posted, the errored one too.
-  if (!qp.retry_stalled || !profile().behaviour.sqd_retry_unsends) return;
-  qp.retry_stalled = false;
-  for (SendWqe& w : qp.sq) {
-    if (!w.failed_locally) continue;
-    w.failed_locally = false;
-    w.done = false;
-    w.status = WcStatus::kSuccess;
+  // With no retry held back yet, the requester is running again: a timeout's retry in SQD
+  // does the same (UnsendInSqd; seed 20261216 sequence 1763).
+  if (!profile().behaviour.sqd_retry_unsends) return;
+  if (!qp.retry_stalled) {
+    qp.requester_revived = RequesterStopped(qp);
+    return;
   }
+  qp.retry_stalled = false;
   size_t head = 0;
   while (head < qp.sq.size() && qp.sq[head].done) ++head;
   UnsendInSqd(qp, head);
 }
 
 bool Nic::RequesterStopped(const Qp& qp) const {
-  if (!profile().behaviour.local_error_stops_retries) return false;
+  if (!profile().behaviour.local_error_stops_retries || qp.requester_revived) return false;
   for (const SendWqe& w : qp.sq) {
     if (w.failed_locally) return true;
   }
   return false;
 }
 
+size_t Nic::DropGhosts(Qp& qp, size_t index) {
+  // rxe_req.c req_retry: req.wqe_index = the consumer index, req.psn = comp.psn. The ghosts
+  // lie before the consumer index: the retry never sends them again, and the WQEs it resends
+  // take their PSNs from comp.psn on (update_wqe_psn), the first ghost's PSN when ghosts
+  // went out unanswered.
+  bool rebase = false;
+  uint32_t psn = 0;
+  size_t dropped = 0;
+  while (dropped < index && !qp.sq.empty() && qp.sq.front().ghost) {
+    const SendWqe& g = qp.sq.front();
+    if (g.sent && !g.done && !rebase) {
+      rebase = true;
+      psn = g.psn;
+    }
+    qp.sq.pop_front();
+    --qp.ghosts;
+    ++dropped;
+    if (qp.sq_next > 0) --qp.sq_next;
+    if (qp.rnr_index > 0) --qp.rnr_index;
+  }
+  index -= dropped;
+  if (rebase && profile().behaviour.retry_rewinds_sq_psn) {
+    for (size_t i = index; i < qp.sq.size(); ++i) {
+      SendWqe& w = qp.sq[i];
+      if (!w.sent || w.done) continue;
+      w.psn = psn;
+      psn = PsnAdd(psn, w.npkts);
+    }
+  }
+  return index;
+}
+
 void Nic::GoBackTo(Qp& qp, size_t index) {
   // rxe_req.c: a requester in QP_STATE_ERROR runs no req_retry and sends nothing; need_retry
   // stays set, and the completer exits at once while it is (StallRetry).
   if (StallRetry(qp)) return;
+  index = DropGhosts(qp, index);
   if (UnsendInSqd(qp, index)) return;
   if (index < qp.sq_next) qp.sq_next = index;
   RewindPsn(qp, index);

@@ -261,6 +261,9 @@ class Nic {
   // A WQE failed locally waits behind outstanding ones and the device's requester stops
   // there: no retry is sent (Behaviour::local_error_stops_retries).
   bool RequesterStopped(const Qp& qp) const;
+  // A retry drops the ghosts before `index` (Behaviour::requester_walks_one_wqe_in_error) and
+  // returns where `index` is then.
+  size_t DropGhosts(Qp& qp, size_t index);
   // ERR, or SQE for UC/UD where the device has it (R8, IBTA C10-38), after a send error.
   void EnterSendError(Qp& qp, const std::string& cause);
   void DrainSq(Qp& qp);

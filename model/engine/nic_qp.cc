@@ -356,8 +356,8 @@ void Nic::ResetQueues(Qp& qp) {
   StopTimer(qp);
   qp.rnr_wait = qp.sq_draining = qp.started_retry = false;
   qp.completer_due = false;  // (a stale_timeout stays: rxe_qp_reset leaves comp.timeout)
-  qp.retry_stalled = qp.retry_parked_at_fence = false;
-  qp.uc_mid_message = false;
+  qp.retry_stalled = qp.retry_parked_at_fence = qp.requester_revived = false;
+  qp.uc_mid_message = qp.write_imm_waiting = false;
   qp.comm_est_raised = qp.last_wqe_raised = qp.flush_pending = false;
   qp.atomic_replay.clear();
   qp.rd_res.clear();

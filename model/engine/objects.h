@@ -213,6 +213,10 @@ struct Qp : std::enable_shared_from_this<Qp> {
   // behind the WR to retry; nothing is resent or handled any more until the QP leaves RTS
   // (rxe: req.need_retry set, the requester in QP_STATE_ERROR).
   bool retry_stalled = false;
+  // Behaviour::sqd_retry_unsends: RTS -> SQD set the requester that had stopped at a local
+  // error running again (rxe_qp_drain: req.state DRAIN over QP_STATE_ERROR), so a later
+  // timeout's retry is not stalled; the WR that failed waits at the head as before.
+  bool requester_revived = false;
   // Behaviour::fence_counts_sent_rd_atomic: a retry went back to a fenced WR and stopped there
   // (rxe: req_retry has set the WQEs back to wqe_state_posted, so an SQD drain counts them as
   // not started although their READ/atomic credits are still held).
@@ -236,6 +240,12 @@ struct Qp : std::enable_shared_from_this<Qp> {
   // executed (Behaviour::write_imm_receive_at_last_packet), so it is still "inside" that
   // message: rxe_resp.c check_op_seq drops every message that starts with a FIRST or ONLY.
   bool uc_mid_message = false;
+  // RC/UC responder: the packets of a WRITE_WITH_IMM before its last were executed and the
+  // last one waits at write_imm_wait_psn (== epsn until anything else executes). Only then
+  // is a message with epsn inside it that WRITE resumed (rxe_resp.c check_op_seq: a
+  // WRITE_LAST after WRITE_FIRST/MIDDLE); after anything else it is an invalid request.
+  bool write_imm_waiting = false;
+  uint32_t write_imm_wait_psn = 0;
   bool rnr_wait = false;
   size_t rnr_index = 0;  // the RNR-NAKed WQE the retry starts from (rnr_wait_sends_new_wqes)
   bool kick_pending = false;

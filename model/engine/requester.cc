@@ -464,9 +464,12 @@ void Nic::CompleterTimedOut(Qp& qp) {
   // Waiting out an RNR timer (Behaviour::retry_timer_runs_during_rnr), the NAKed WQE at
   // sq_next is outstanding too; the retry itself waits for the RNR timer (ReqGetWqe).
   const size_t sent = std::min(qp.sq.size(), qp.sq_next + (qp.rnr_wait ? 1 : 0));
+  // The completer's head is rxe's consumer index: ghosts (stale WQEs the requester sent again
+  // after ERR -> RTS) lie before it, their slots consumed by the flush (seed 20261217
+  // sequence 52: the SEND behind them fails RETRY_EXC_ERR).
   size_t first = sent;
   for (size_t i = 0; i < sent; ++i) {
-    if (!qp.sq[i].done) {
+    if (!qp.sq[i].done && !qp.sq[i].ghost) {
       first = i;
       break;
     }

@@ -305,6 +305,8 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
           std::memcpy(dst, pkt.data.data(), head);
           qp.epsn = qp.ack_psn = PsnAdd(pkt.psn, pkt.npkts - 1);
           if (qp.type == QpType::kUc) qp.uc_mid_message = true;
+          qp.write_imm_waiting = true;
+          qp.write_imm_wait_psn = qp.epsn;
           Packet last = LastPacketOf(pkt);
           ReceiveSendLike(qp, last);
           return RespStep::kDone;
@@ -383,9 +385,11 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
 }
 
 bool Nic::ResumesWriteImm(const Qp& qp, const Packet& pkt) const {
-  // epsn inside the message: its packets before epsn were executed earlier.
+  // epsn inside the message: its packets before epsn were executed earlier (seed 20261217
+  // sequence 897: not so after a SEND, the message is an invalid request there).
   return pkt.kind == PacketKind::kWrite && pkt.has_imm && pkt.npkts > 1 &&
-         profile().behaviour.write_imm_receive_at_last_packet &&
+         profile().behaviour.write_imm_receive_at_last_packet && qp.write_imm_waiting &&
+         qp.write_imm_wait_psn == qp.epsn &&
          PsnDiff(qp.epsn, pkt.psn) > 0 && PsnDiff(qp.epsn, PsnAdd(pkt.psn, pkt.npkts - 1)) <= 0;
 }
 
@@ -543,7 +547,10 @@ bool Nic::InvalidateForSend(Qp& qp, const Packet& pkt, WorkCompletion* wc) {
   // the QP goes to ERR; the sender's SEND is ACKed (measured on rxe 6.1: it completes
   // successfully, its QP stays in RTS).
   wc->status = WcStatus::kRemInvReqErr;
-  PushCqe(qp, RecvCq(qp), *wc, pkt.solicited);
+  // A receive CQ with no room: do_complete returns RESPST_ERR_CQ_OVERFLOW before the ACK
+  // (PushCqe moved the QP to ERR), so the sender hears nothing and times out (seed 20261216
+  // sequence 1543).
+  if (!PushCqe(qp, RecvCq(qp), *wc, pkt.solicited)) return false;
   bool defer = false;
   if (IsReliable(qp.type)) defer = SendAck(qp, pkt, qp.state != QpState::kErr);
   if (qp.state != QpState::kErr) EnterError(qp, "invalid rkey to invalidate", defer);

@@ -616,5 +616,173 @@ TEST_P(Conformance, TransportTimerRunsOutWhereTheDeviceNeverStopsIt) {
   EXPECT_EQ(dev_->DeallocMw(mw), 0);
 }
 
+// A SEND_WITH_INV whose rkey cannot be invalidated (a region's) into a receive CQ with no room
+// (differential seed 20261216 sequence 1543; examples/fidelity/28): rxe_resp.c acknowledges
+// the SEND only after do_complete has posted the receive's REM_INV_REQ_ERR; rxe_cq_post
+// fails (RESPST_ERR_CQ_OVERFLOW), the responder goes to ERR and sends nothing, and the
+// sender runs out of retries.
+TEST_P(Conformance, FailedInvalidateIntoAFullReceiveCqIsNotAcknowledged) {
+  CqHandle ca = Cq(16), cb = Cq(1);
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+  const BringUpParams p = Transport(pattr_.active_mtu, 11, 0, 7, 12);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
+  Buffer buf = Reg(8192, kAll);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(4096, 64)}), Recv(11, {buf.At(6144, 64)})}, &bad),
+            0);
+  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(0, 8)})}, &bad), 0);
+  auto wcs = WaitWc(ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  ASSERT_EQ(wcs[0].status, WcStatus::kSuccess);  // its receive CQE fills cb
+  SendWr inv = Send(2, {buf.At(0, 8)});
+  inv.opcode = WrOpcode::kSendWithInv;
+  inv.imm_data = buf.rkey;  // a region's rkey: the responder refuses to invalidate it
+  ASSERT_EQ(dev_->PostSend(qa, {inv}, &bad), 0);
+  wcs = WaitWc(ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].wr_id, 2u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr) << ToName(wcs[0].status);
+  EXPECT_EQ(StateOf(qb), QpState::kErr);
+  wcs = Drain(cb);
+  ASSERT_EQ(wcs.size(), 1u);  // only the first receive's: the next one did not fit
+  EXPECT_EQ(wcs[0].wr_id, 10u);
+}
+
+// RTS -> SQD after a local error behind an unacknowledged SEND (differential seed 20261216
+// sequence 1763; examples/fidelity/29). rxe (Behaviour::sqd_retry_unsends) sets the stopped
+// requester running again (rxe_qp_drain: req.state DRAIN over QP_STATE_ERROR): when the SEND's
+// timer runs out, req_retry sets every WQE from the head back to posted, the failed bind too,
+// and the SQ is drained with the SEND unacknowledged. SQD -> RTS is allowed; the next doorbell
+// resends the SEND and the bind fails again. Elsewhere the QP reaches ERR by the local error or
+// the retries running out, and the SQ never drains.
+TEST_P(Conformance, SqdLetsARequesterStoppedByALocalErrorRetryWhereTheDeviceRevivesIt) {
+  const Behaviour& b = GetParam().behaviour;
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+  const BringUpParams p = Transport(pattr_.active_mtu, 11, 1, 0, 12);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
+  ASSERT_EQ(dev_->ModifyQp(qb, StateOnly(QpState::kErr), attr::kState), 0);  // a silent peer
+  Buffer buf = Reg(8192, kAll);
+  Buffer plain = Reg(4096, kAll);  // no MW_BIND: a bind into it fails at the requester
+  MwHandle mw;
+  uint32_t rkey = 0;
+  ASSERT_EQ(dev_->AllocMw(pd_, MwType::kType1, &mw, &rkey), 0);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(0, 8)})}, &bad), 0);
+  MwBind bind;
+  bind.wr_id = 2;
+  bind.send_flags = send_flag::kSignaled;
+  bind.bind_info.mr = plain.mr;
+  bind.bind_info.addr = plain.Addr(0);
+  bind.bind_info.length = 64;
+  bind.bind_info.mw_access_flags = access::kRemoteRead;
+  ASSERT_EQ(dev_->BindMw(qa, mw, bind, &rkey), 0);
+  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kSqd), attr::kState), 0);
+  const int drained = dev_->WaitForAsyncEvent(EventType::kSqDrained, qa, kSecond / 5);
+  if (!(b.sqd_retry_unsends && b.local_error_stops_retries)) {
+    EXPECT_NE(drained, 0) << "the SQ drained with an unacknowledged SEND";
+    ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kErr), attr::kState), 0);
+    EXPECT_EQ(Drain(ca).size(), 2u);
+    EXPECT_EQ(dev_->DeallocMw(mw), 0);
+    return;
+  }
+  ASSERT_EQ(drained, 0) << "the retry in SQD drained the SQ";
+  EXPECT_TRUE(Drain(ca, 0).empty());
+  EXPECT_EQ(StateOf(qa), QpState::kSqd);
+  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kRts), attr::kState), 0);
+  ASSERT_EQ(dev_->PostSend(qa, {Send(3, {buf.At(0, 8)})}, &bad), 0);
+  auto wcs = WaitWc(ca, 3);
+  ASSERT_EQ(wcs.size(), 3u);
+  EXPECT_EQ(wcs[0].wr_id, 1u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr) << ToName(wcs[0].status);
+  EXPECT_EQ(wcs[1].wr_id, 2u);
+  EXPECT_EQ(wcs[1].status, WcStatus::kWrFlushErr) << ToName(wcs[1].status);
+  EXPECT_EQ(wcs[2].wr_id, 3u);
+  EXPECT_EQ(wcs[2].status, WcStatus::kWrFlushErr) << ToName(wcs[2].status);
+  EXPECT_EQ(dev_->DeallocMw(mw), 0);
+}
+
+// Differential seed 20261217 sequence 52: an RC requester brought from ERR back to RTS with
+// IBV_QP_CUR_STATE sends the WRs posted in ERR again (Behaviour::
+// requester_walks_one_wqe_in_error: "ghosts", already flushed), then a new SEND, all to a silent
+// peer. The completer's head is the consumer index, past the ghosts: when the timer runs out it
+// retries and fails the new SEND (RETRY_EXC_ERR), and req_retry starts again from the consumer
+// index, never from a ghost. Without ghosts the new SEND fails the same way.
+TEST_P(Conformance, RetryAfterLeavingErrSkipsTheWrsFlushedInErr) {
+  CqHandle ca = Cq(32), cb = Cq(32);
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, true, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+  ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qa, qb), 0);
+  ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qb, qa), 0);
+  ASSERT_EQ(dev_->ModifyQp(qb, StateOnly(QpState::kErr), attr::kState), 0);  // a silent peer
+  Buffer buf = Reg(8192, kAll);
+  size_t bad = 99;
+  // A SGE past the end of its region fails the first SEND locally: qa to ERR.
+  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {{buf.Addr(8192 - 8), 64, buf.lkey}})}, &bad), 0);
+  auto wcs = WaitWc(ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_NE(wcs[0].status, WcStatus::kSuccess);
+  EXPECT_EQ(StateOf(qa), QpState::kErr);
+  ASSERT_EQ(dev_->PostSend(qa, {Send(2, {buf.At(0, 10)}), Send(3, {buf.At(0, 11)}),
+                                Send(4, {buf.At(0, 12)})},
+                           &bad),
+            0);
+  wcs = WaitWc(ca, 3);
+  ASSERT_EQ(wcs.size(), 3u);
+  for (const WorkCompletion& wc : wcs) EXPECT_EQ(wc.status, WcStatus::kWrFlushErr);
+  QpAttr back = StateOnly(QpState::kRts);
+  back.cur_qp_state = QpState::kRts;
+  ASSERT_EQ(dev_->ModifyQp(qa, back, attr::kState | attr::kCurState), 0);
+  ASSERT_EQ(dev_->PostSend(qa, {Send(5, {buf.At(0, 50)})}, &bad), 0);
+  wcs = WaitWc(ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].wr_id, 5u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr) << ToName(wcs[0].status);
+  EXPECT_EQ(StateOf(qa), QpState::kErr);
+  EXPECT_TRUE(Drain(ca).empty()) << "no completion for what went out again";
+}
+
+// Differential seed 20261217 sequence 897: a requester reset and reconnected at PSN 0 sends a
+// 2-packet WRITE_WITH_IMM whose second packet is at the PSN its peer expects, after a 1-packet
+// SEND there. The packet at the expected PSN is a WRITE_LAST with no WRITE begun (rxe_resp.c
+// check_op_seq: RESPST_ERR_MISSING_OPCODE_FIRST): an invalid request, as for a SEND
+// (MessageStraddlingTheExpectedPsnIsAnInvalidRequest). Only a WRITE_WITH_IMM whose earlier
+// packets were executed while its last one waited for a receive (Behaviour::
+// write_imm_receive_at_last_packet) resumes there.
+TEST_P(Conformance, WriteImmStraddlingTheExpectedPsnAfterASendIsAnInvalidRequest) {
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca);
+  QpHandle qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+  ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qa, qb), 0);
+  ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qb, qa), 0);
+  const uint32_t mtu = MtuBytes(pattr_.active_mtu);
+  Buffer buf = Reg(8 * mtu, kAll);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(0, 64)}), Recv(11, {buf.At(64, 64)})}, &bad), 0);
+  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(128, 8)})}, &bad), 0);
+  auto first = WaitWc(ca, 1);
+  ASSERT_EQ(first.size(), 1u);
+  ASSERT_EQ(first[0].status, WcStatus::kSuccess);
+  ASSERT_EQ(WaitWc(cb, 1).size(), 1u);
+  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kReset), attr::kState), 0);
+  ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qa, qb), 0);
+  SendWr write = Send(2, {buf.At(mtu, 2 * mtu)});
+  write.opcode = WrOpcode::kRdmaWriteWithImm;
+  write.imm_data = 7;
+  write.remote_addr = buf.Addr(4 * mtu);
+  write.rkey = buf.rkey;
+  ASSERT_EQ(dev_->PostSend(qa, {write}, &bad), 0);
+  auto wcs = WaitWc(ca, 1, kSecond / 2);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].wr_id, 2u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kRemInvReqErr) << ToName(wcs[0].status);
+  EXPECT_EQ(StateOf(qb), QpState::kErr);
+  auto rwc = WaitWc(cb, 1);
+  ASSERT_EQ(rwc.size(), 1u);
+  EXPECT_EQ(rwc[0].wr_id, 11u);
+  EXPECT_EQ(rwc[0].status, WcStatus::kWrFlushErr) << "nothing of the message was received";
+}
+
 }  // namespace
 }  // namespace qptwin::testing
