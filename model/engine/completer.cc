@@ -217,28 +217,48 @@ void Nic::DrainSq(Qp& qp) {
       --qp.ghosts;
       continue;
     }
-    // Context caches (timing.h contract 5): the completer reads the WQE it retires.
-    const uint64_t ready =
-        RetireWqeReady(qp, w, IsReliable(qp.type) && w.status == WcStatus::kSuccess);
-    // R21: a CQE only for signaled WRs or errors.
-    if (w.status == WcStatus::kSuccess && !w.signaled) continue;
-    WorkCompletion wc;
-    wc.wr_id = w.wr.wr_id;
-    wc.status = w.status;
-    wc.qp_num = qp.qpn;
-    wc.opcode = SendWcOpcode(w.wr.opcode);
-    bool atomic = w.wr.opcode == WrOpcode::kAtomicCmpAndSwp ||
-                  w.wr.opcode == WrOpcode::kAtomicFetchAndAdd;
-    wc.byte_len = atomic && !profile().behaviour.atomic_wc_byte_len_is_sge_length
-                      ? 8
-                      : static_cast<uint32_t>(w.length);
-    wc.wc_flags = SendWcFlags(w.wr.opcode);
-    PushCqe(qp, *qp.send_cq, wc, false, ready);
-    if (w.failed_locally && qp.state != QpState::kErr) {
-      EnterSendError(qp, "local error");  // rxe_comp.c COMPST_ERROR at the head
-      return;
-    }
+    if (RetireWqe(qp, w) == Retired::kQpFailed) return;
   }
+  // Ghosts lie before rxe's consumer index, so they hold no completion back: a finished WQE
+  // behind them completes now and becomes a ghost itself (its slot consumed; differential
+  // seed 20261214 sequence 81: a BIND_MW behind ghosts completes before the SEND after it
+  // fails).
+  if (qp.ghosts == 0) return;
+  for (size_t i = 0; i < qp.sq.size(); ++i) {
+    SendWqe& w = qp.sq[i];
+    if (w.ghost) continue;
+    if (!w.done) return;
+    w.ghost = true;
+    ++qp.ghosts;
+    if (RetireWqe(qp, w) != Retired::kOk) return;  // the queue may have changed
+  }
+}
+
+Nic::Retired Nic::RetireWqe(Qp& qp, const SendWqe& w) {
+  // Context caches (timing.h contract 5): the completer reads the WQE it retires.
+  const uint64_t ready =
+      RetireWqeReady(qp, w, IsReliable(qp.type) && w.status == WcStatus::kSuccess);
+  // R21: a CQE only for signaled WRs or errors.
+  if (w.status == WcStatus::kSuccess && !w.signaled) return Retired::kOk;
+  WorkCompletion wc;
+  wc.wr_id = w.wr.wr_id;
+  wc.status = w.status;
+  wc.qp_num = qp.qpn;
+  wc.opcode = SendWcOpcode(w.wr.opcode);
+  bool atomic = w.wr.opcode == WrOpcode::kAtomicCmpAndSwp ||
+                w.wr.opcode == WrOpcode::kAtomicFetchAndAdd;
+  wc.byte_len = atomic && !profile().behaviour.atomic_wc_byte_len_is_sge_length
+                    ? 8
+                    : static_cast<uint32_t>(w.length);
+  wc.wc_flags = SendWcFlags(w.wr.opcode);
+  const bool failed_locally = w.failed_locally;  // `w` may live in qp.sq: read it first
+  const QpState before = qp.state;
+  PushCqe(qp, *qp.send_cq, wc, false, ready);
+  if (failed_locally && qp.state != QpState::kErr) {
+    EnterSendError(qp, "local error");  // rxe_comp.c COMPST_ERROR at the head
+    return Retired::kQpFailed;
+  }
+  return qp.state == before ? Retired::kOk : Retired::kQpChanged;
 }
 
 void Nic::FailWqe(Qp& qp, size_t index, WcStatus status, const std::string& cause) {

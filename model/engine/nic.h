@@ -264,6 +264,10 @@ class Nic {
   // A retry drops the ghosts before `index` (Behaviour::requester_walks_one_wqe_in_error) and
   // returns where `index` is then.
   size_t DropGhosts(Qp& qp, size_t index);
+  // Reports a retired WQE's completion (DrainSq); kQpFailed when its local error moved the QP
+  // out of RTS/SQD, kQpChanged when the CQE (an overrun) did.
+  enum class Retired { kOk, kQpChanged, kQpFailed };
+  Retired RetireWqe(Qp& qp, const SendWqe& w);
   // ERR, or SQE for UC/UD where the device has it (R8, IBTA C10-38), after a send error.
   void EnterSendError(Qp& qp, const std::string& cause);
   void DrainSq(Qp& qp);

@@ -383,6 +383,7 @@ void Nic::FlushOnError(Qp& qp) {
   // or LOCAL_INV the requester ran behind a WR still unacknowledged (wqe_state_done: its
   // completion waits for the head; differential seed 1101 sequence 52).
   for (SendWqe& w : qp.sq) {
+    if (w.ghost) continue;  // its completion was reported, or its slot consumed
     if (w.failed_locally) w.done = false;
     if (w.done && w.status == WcStatus::kSuccess && IsLocalOp(w.wr.opcode)) w.done = false;
   }

@@ -709,7 +709,8 @@ TEST_P(Conformance, SqdLetsARequesterStoppedByALocalErrorRetryWhereTheDeviceRevi
 // requester_walks_one_wqe_in_error: "ghosts", already flushed), then a new SEND, all to a silent
 // peer. The completer's head is the consumer index, past the ghosts: when the timer runs out it
 // retries and fails the new SEND (RETRY_EXC_ERR), and req_retry starts again from the consumer
-// index, never from a ghost. Without ghosts the new SEND fails the same way.
+// index, never from a ghost. A bind posted before it completes at once. Without ghosts the same
+// happens.
 TEST_P(Conformance, RetryAfterLeavingErrSkipsTheWrsFlushedInErr) {
   CqHandle ca = Cq(32), cb = Cq(32);
   QpHandle qa = Qp(QpType::kRc, 16, 16, 2, true, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
@@ -734,13 +735,30 @@ TEST_P(Conformance, RetryAfterLeavingErrSkipsTheWrsFlushedInErr) {
   QpAttr back = StateOnly(QpState::kRts);
   back.cur_qp_state = QpState::kRts;
   ASSERT_EQ(dev_->ModifyQp(qa, back, attr::kState | attr::kCurState), 0);
-  ASSERT_EQ(dev_->PostSend(qa, {Send(5, {buf.At(0, 50)})}, &bad), 0);
-  wcs = WaitWc(ca, 1);
-  ASSERT_EQ(wcs.size(), 1u);
+  // A type 1 bind first (seed 20261214 sequence 81): the requester runs it behind the ghosts,
+  // and as they hold no completion back it completes at once, before the SEND fails.
+  Buffer target = Reg(4096, kAll | access::kMwBind);
+  MwHandle mw;
+  uint32_t rkey = 0;
+  ASSERT_EQ(dev_->AllocMw(pd_, MwType::kType1, &mw, &rkey), 0);
+  MwBind bind;
+  bind.wr_id = 5;
+  bind.send_flags = send_flag::kSignaled;
+  bind.bind_info.mr = target.mr;
+  bind.bind_info.addr = target.Addr(0);
+  bind.bind_info.length = 64;
+  bind.bind_info.mw_access_flags = access::kRemoteRead;
+  ASSERT_EQ(dev_->BindMw(qa, mw, bind, &rkey), 0);
+  ASSERT_EQ(dev_->PostSend(qa, {Send(6, {buf.At(0, 50)})}, &bad), 0);
+  wcs = WaitWc(ca, 2);
+  ASSERT_EQ(wcs.size(), 2u);
   EXPECT_EQ(wcs[0].wr_id, 5u);
-  EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr) << ToName(wcs[0].status);
+  EXPECT_EQ(wcs[0].status, WcStatus::kSuccess) << ToName(wcs[0].status);
+  EXPECT_EQ(wcs[1].wr_id, 6u);
+  EXPECT_EQ(wcs[1].status, WcStatus::kRetryExcErr) << ToName(wcs[1].status);
   EXPECT_EQ(StateOf(qa), QpState::kErr);
   EXPECT_TRUE(Drain(ca).empty()) << "no completion for what went out again";
+  EXPECT_EQ(dev_->DeallocMw(mw), 0);
 }
 
 // Differential seed 20261217 sequence 897: a requester reset and reconnected at PSN 0 sends a
