@@ -38,6 +38,18 @@ BringUpParams Transport(Mtu mtu, uint8_t timeout, uint8_t retry_cnt, uint8_t rnr
   return p;
 }
 
+// A signaled type 1 bind (wr_id) of 64 bytes at the start of `b`, REMOTE_READ.
+MwBind SignaledBind(uint64_t wr_id, const Buffer& b) {
+  MwBind bind;
+  bind.wr_id = wr_id;
+  bind.send_flags = send_flag::kSignaled;
+  bind.bind_info.mr = b.mr;
+  bind.bind_info.addr = b.Addr(0);
+  bind.bind_info.length = 64;
+  bind.bind_info.mw_access_flags = access::kRemoteRead;
+  return bind;
+}
+
 // Brings `self` from RESET to RTS connected to `peer`: timeout 11 (8.4 ms), retry_cnt 1, PSNs
 // as BringUpParams gives them (the same on every call).
 int ToRtsShortTimeout(Device& dev, Mtu mtu, QpHandle self, QpHandle peer) {
@@ -375,36 +387,50 @@ TEST_P(Conformance, LoopbackNakIsHandledBeforeTheFailingResponderFlushesWhereThe
 // (ACKed again, C9-105); the second, at the expected PSN, is a SEND_MIDDLE with no message
 // begun: an invalid request (rxe_resp.c check_op_seq, RESPST_ERR_MISSING_OPCODE_FIRST). The
 // SEND completes with REM_INV_REQ_ERR, the responder goes to ERR and flushes its receive.
+// Seed 20261217 sequence 897: the same for a 2-packet WRITE_WITH_IMM, its WRITE_LAST at the
+// expected PSN after a SEND there. Only a WRITE_WITH_IMM whose earlier packets were executed
+// while its last one waited for a receive (Behaviour::write_imm_receive_at_last_packet)
+// resumes there.
 TEST_P(Conformance, MessageStraddlingTheExpectedPsnIsAnInvalidRequest) {
-  CqHandle ca = Cq(), cb = Cq();
-  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca);
-  QpHandle qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
-  ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qa, qb), 0);
-  ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qb, qa), 0);
   const uint32_t mtu = MtuBytes(pattr_.active_mtu);
   Buffer buf = Reg(8 * mtu, kAll);
-  size_t bad = 99;
-  ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(0, 64)}), Recv(11, {buf.At(4 * mtu, 4 * mtu)})},
-                           &bad), 0);
-  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(128, 8)})}, &bad), 0);
-  auto first = WaitWc(ca, 1);
-  ASSERT_EQ(first.size(), 1u);
-  ASSERT_EQ(first[0].status, WcStatus::kSuccess);
-  ASSERT_EQ(WaitWc(cb, 1).size(), 1u);
-  // qa starts again at PSN 0: the next message's first packet is a duplicate for qb.
-  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kReset), attr::kState), 0);
-  ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qa, qb), 0);
-  ASSERT_EQ(dev_->PostSend(qa, {Send(2, {buf.At(mtu, 3 * mtu)})}, &bad), 0);
-  auto wcs = WaitWc(ca, 1, kSecond / 2);
-  ASSERT_EQ(wcs.size(), 1u);
-  EXPECT_EQ(wcs[0].wr_id, 2u);
-  EXPECT_EQ(wcs[0].status, WcStatus::kRemInvReqErr);
-  EXPECT_EQ(StateOf(qb), QpState::kErr);
-  auto rwc = WaitWc(cb, 1);
-  ASSERT_EQ(rwc.size(), 1u);
-  EXPECT_EQ(rwc[0].wr_id, 11u);
-  EXPECT_EQ(rwc[0].status, WcStatus::kWrFlushErr) << "nothing of the message was received";
+  SendWr send = Send(2, {buf.At(mtu, 3 * mtu)});
+  SendWr write_imm = Send(2, {buf.At(mtu, 2 * mtu)});
+  write_imm.opcode = WrOpcode::kRdmaWriteWithImm;
+  write_imm.imm_data = 7;
+  write_imm.remote_addr = buf.Addr(4 * mtu);
+  write_imm.rkey = buf.rkey;
+  for (const SendWr& straddling : {send, write_imm}) {
+    SCOPED_TRACE(ToName(straddling.opcode));
+    CqHandle ca = Cq(), cb = Cq();
+    QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca);
+    QpHandle qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+    ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qa, qb), 0);
+    ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qb, qa), 0);
+    size_t bad = 99;
+    ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(0, 64)}), Recv(11, {buf.At(4 * mtu, 4 * mtu)})},
+                             &bad), 0);
+    ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(128, 8)})}, &bad), 0);
+    auto first = WaitWc(ca, 1);
+    ASSERT_EQ(first.size(), 1u);
+    ASSERT_EQ(first[0].status, WcStatus::kSuccess);
+    ASSERT_EQ(WaitWc(cb, 1).size(), 1u);
+    // qa starts again at PSN 0: the next message's first packet is a duplicate for qb.
+    ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kReset), attr::kState), 0);
+    ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qa, qb), 0);
+    ASSERT_EQ(dev_->PostSend(qa, {straddling}, &bad), 0);
+    auto wcs = WaitWc(ca, 1, kSecond / 2);
+    ASSERT_EQ(wcs.size(), 1u);
+    EXPECT_EQ(wcs[0].wr_id, 2u);
+    EXPECT_EQ(wcs[0].status, WcStatus::kRemInvReqErr) << ToName(wcs[0].status);
+    EXPECT_EQ(StateOf(qb), QpState::kErr);
+    auto rwc = WaitWc(cb, 1);
+    ASSERT_EQ(rwc.size(), 1u);
+    EXPECT_EQ(rwc[0].wr_id, 11u);
+    EXPECT_EQ(rwc[0].status, WcStatus::kWrFlushErr) << "nothing of the message was received";
+  }
 }
+
 
 // Differential seed 20261206 sequence 664: a QP moved to RTS from RESET or INIT with
 // IBV_QP_CUR_STATE = RTS (the kernel's table allows RTS -> RTS) never went through RTR. rxe
@@ -599,14 +625,7 @@ TEST_P(Conformance, TransportTimerRunsOutWhereTheDeviceNeverStopsIt) {
   uint32_t rkey = 0;
   ASSERT_EQ(dev_->AllocMw(pd_, MwType::kType1, &mw, &rkey), 0);
   ASSERT_EQ(dev_->PostSend(qa, {Send(4, {buf.At(0, 8)})}, &bad), 0);
-  MwBind bind;
-  bind.wr_id = 5;
-  bind.send_flags = send_flag::kSignaled;
-  bind.bind_info.mr = target.mr;
-  bind.bind_info.addr = target.Addr(0);
-  bind.bind_info.length = 64;
-  bind.bind_info.mw_access_flags = access::kRemoteRead;
-  ASSERT_EQ(dev_->BindMw(qa, mw, bind, &rkey), 0);
+  ASSERT_EQ(dev_->BindMw(qa, mw, SignaledBind(5, target), &rkey), 0);
   wcs = completions(2, 20 * kSecond / 1000, "the bind's completer run took the stale timeout");
   ASSERT_EQ(wcs.size(), 2u);
   EXPECT_EQ(wcs[0].wr_id, 4u);
@@ -671,14 +690,7 @@ TEST_P(Conformance, SqdLetsARequesterStoppedByALocalErrorRetryWhereTheDeviceRevi
   ASSERT_EQ(dev_->AllocMw(pd_, MwType::kType1, &mw, &rkey), 0);
   size_t bad = 99;
   ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(0, 8)})}, &bad), 0);
-  MwBind bind;
-  bind.wr_id = 2;
-  bind.send_flags = send_flag::kSignaled;
-  bind.bind_info.mr = plain.mr;
-  bind.bind_info.addr = plain.Addr(0);
-  bind.bind_info.length = 64;
-  bind.bind_info.mw_access_flags = access::kRemoteRead;
-  ASSERT_EQ(dev_->BindMw(qa, mw, bind, &rkey), 0);
+  ASSERT_EQ(dev_->BindMw(qa, mw, SignaledBind(2, plain), &rkey), 0);
   ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kSqd), attr::kState), 0);
   const int drained = dev_->WaitForAsyncEvent(EventType::kSqDrained, qa, kSecond / 5);
   if (!(b.sqd_retry_unsends && b.local_error_stops_retries)) {
@@ -741,14 +753,7 @@ TEST_P(Conformance, RetryAfterLeavingErrSkipsTheWrsFlushedInErr) {
   MwHandle mw;
   uint32_t rkey = 0;
   ASSERT_EQ(dev_->AllocMw(pd_, MwType::kType1, &mw, &rkey), 0);
-  MwBind bind;
-  bind.wr_id = 5;
-  bind.send_flags = send_flag::kSignaled;
-  bind.bind_info.mr = target.mr;
-  bind.bind_info.addr = target.Addr(0);
-  bind.bind_info.length = 64;
-  bind.bind_info.mw_access_flags = access::kRemoteRead;
-  ASSERT_EQ(dev_->BindMw(qa, mw, bind, &rkey), 0);
+  ASSERT_EQ(dev_->BindMw(qa, mw, SignaledBind(5, target), &rkey), 0);
   ASSERT_EQ(dev_->PostSend(qa, {Send(6, {buf.At(0, 50)})}, &bad), 0);
   wcs = WaitWc(ca, 2);
   ASSERT_EQ(wcs.size(), 2u);
@@ -759,47 +764,6 @@ TEST_P(Conformance, RetryAfterLeavingErrSkipsTheWrsFlushedInErr) {
   EXPECT_EQ(StateOf(qa), QpState::kErr);
   EXPECT_TRUE(Drain(ca).empty()) << "no completion for what went out again";
   EXPECT_EQ(dev_->DeallocMw(mw), 0);
-}
-
-// Differential seed 20261217 sequence 897: a requester reset and reconnected at PSN 0 sends a
-// 2-packet WRITE_WITH_IMM whose second packet is at the PSN its peer expects, after a 1-packet
-// SEND there. The packet at the expected PSN is a WRITE_LAST with no WRITE begun (rxe_resp.c
-// check_op_seq: RESPST_ERR_MISSING_OPCODE_FIRST): an invalid request, as for a SEND
-// (MessageStraddlingTheExpectedPsnIsAnInvalidRequest). Only a WRITE_WITH_IMM whose earlier
-// packets were executed while its last one waited for a receive (Behaviour::
-// write_imm_receive_at_last_packet) resumes there.
-TEST_P(Conformance, WriteImmStraddlingTheExpectedPsnAfterASendIsAnInvalidRequest) {
-  CqHandle ca = Cq(), cb = Cq();
-  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca);
-  QpHandle qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
-  ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qa, qb), 0);
-  ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qb, qa), 0);
-  const uint32_t mtu = MtuBytes(pattr_.active_mtu);
-  Buffer buf = Reg(8 * mtu, kAll);
-  size_t bad = 99;
-  ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(0, 64)}), Recv(11, {buf.At(64, 64)})}, &bad), 0);
-  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(128, 8)})}, &bad), 0);
-  auto first = WaitWc(ca, 1);
-  ASSERT_EQ(first.size(), 1u);
-  ASSERT_EQ(first[0].status, WcStatus::kSuccess);
-  ASSERT_EQ(WaitWc(cb, 1).size(), 1u);
-  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kReset), attr::kState), 0);
-  ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qa, qb), 0);
-  SendWr write = Send(2, {buf.At(mtu, 2 * mtu)});
-  write.opcode = WrOpcode::kRdmaWriteWithImm;
-  write.imm_data = 7;
-  write.remote_addr = buf.Addr(4 * mtu);
-  write.rkey = buf.rkey;
-  ASSERT_EQ(dev_->PostSend(qa, {write}, &bad), 0);
-  auto wcs = WaitWc(ca, 1, kSecond / 2);
-  ASSERT_EQ(wcs.size(), 1u);
-  EXPECT_EQ(wcs[0].wr_id, 2u);
-  EXPECT_EQ(wcs[0].status, WcStatus::kRemInvReqErr) << ToName(wcs[0].status);
-  EXPECT_EQ(StateOf(qb), QpState::kErr);
-  auto rwc = WaitWc(cb, 1);
-  ASSERT_EQ(rwc.size(), 1u);
-  EXPECT_EQ(rwc[0].wr_id, 11u);
-  EXPECT_EQ(rwc[0].status, WcStatus::kWrFlushErr) << "nothing of the message was received";
 }
 
 }  // namespace
