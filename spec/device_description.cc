@@ -404,7 +404,10 @@ DeviceDescription Rxe() {
        "resetting req.wqe_index (only RESET does), so after ERR -> RTS by IBV_QP_CUR_STATE the "
        "requester runs the ring's stale WQEs first (measured in tools/rxe-vm: 3 UD SENDs posted "
        "in ERR in one call were flushed, and after ERR -> RTS the next post delivered two of "
-       "them again, without completions; differential seed 20261208 sequence 1767)"},
+       "them again, without completions; differential seed 20261208 sequence 1767). "
+       "req.need_retry survives ERR as well (rnr_nak_timer sets it there): the first run "
+       "after ERR -> RTS is req_retry, from the consumer index at comp.psn (seed 20261214 "
+       "sequence 1712)"},
       {"dereg_mr_bound_mw_errno", EINVAL,
        "rxe_verbs.c rxe_dereg_mr: atomic_read(&mr->num_mw) > 0 -> -EINVAL (measured: "
        "memory_window_test DeallocOfABoundWindowClosesIt)"},

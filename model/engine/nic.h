@@ -264,6 +264,7 @@ class Nic {
   // A retry drops the ghosts before `index` (Behaviour::requester_walks_one_wqe_in_error) and
   // returns where `index` is then.
   size_t DropGhosts(Qp& qp, size_t index);
+  void RetryAfterErr(Qp& qp);
   // Reports a retired WQE's completion (DrainSq); kQpFailed when its local error moved the QP
   // out of RTS/SQD, kQpChanged when the CQE (an overrun) did.
   enum class Retired { kOk, kQpChanged, kQpFailed };

@@ -75,6 +75,9 @@ void Nic::RunReady(std::weak_ptr<Qp>& weak) {
 }
 
 bool Nic::RunRequester(Qp& qp, bool one_message) {
+  if (qp.retry_after_err && (qp.state == QpState::kRts || qp.state == QpState::kSqd)) {
+    RetryAfterErr(qp);
+  }
   Payload payload;
   ReqStep step = ReqStep::kGetWqe;
   for (;;) {
@@ -332,6 +335,15 @@ void Nic::RunSent(SentWqe& sent) {
       return;
     }
   }
+}
+
+void Nic::RetryAfterErr(Qp& qp) {
+  // Qp::retry_after_err: rxe_req.c req_retry at the first requester run out of ERR.
+  qp.retry_after_err = false;
+  DropGhosts(qp, qp.sq.size());
+  qp.sq_next = 0;
+  while (qp.sq_next < qp.sq.size() && qp.sq[qp.sq_next].done) ++qp.sq_next;
+  if (profile().behaviour.retry_rewinds_sq_psn) qp.next_psn = qp.retry_after_err_psn;
 }
 
 bool Nic::TakeRetry(Qp& qp) {

@@ -766,5 +766,45 @@ TEST_P(Conformance, RetryAfterLeavingErrSkipsTheWrsFlushedInErr) {
   EXPECT_EQ(dev_->DeallocMw(mw), 0);
 }
 
+// Differential seed 20261214 sequence 1712: a SEND into an RNR loop whose transport timer runs
+// out (Behaviour::retry_timer_runs_during_rnr) fails RETRY_EXC_ERR while the requester waits out
+// its RNR timer. That timer still fires in ERR and leaves rxe's req.need_retry set; brought back
+// to RTS with IBV_QP_CUR_STATE (Behaviour::requester_walks_one_wqe_in_error: the requester's
+// state survives ERR), the requester's first run is that retry: req.psn = comp.psn, the failed
+// SEND's PSN. A WRITE posted then goes out at the PSN its peer expects and lands.
+TEST_P(Conformance, RetryDueAtAnRnrTimerRunsWhenTheQpLeavesErr) {
+  const Behaviour& b = GetParam().behaviour;
+  if (!b.retry_timer_runs_during_rnr || !b.requester_walks_one_wqe_in_error) {
+    GTEST_SKIP() << "the transport timer does not end an RNR loop on this device "
+                    "(Behaviour::retry_timer_runs_during_rnr)";
+  }
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+  const BringUpParams p = Transport(pattr_.active_mtu, 11, 0, 7, 17);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
+  Buffer buf = Reg(8192, kAll);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(0, 8)})}, &bad), 0);  // qb has no receive
+  auto wcs = WaitWc(ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr) << ToName(wcs[0].status);
+  ASSERT_EQ(StateOf(qa), QpState::kErr);
+  QpAttr back = StateOnly(QpState::kRts);
+  back.cur_qp_state = QpState::kRts;
+  ASSERT_EQ(dev_->ModifyQp(qa, back, attr::kState | attr::kCurState), 0);
+  std::memset(buf.buf, 0x3c, 16);
+  SendWr write = Send(2, {buf.At(0, 16)});
+  write.opcode = WrOpcode::kRdmaWrite;
+  write.remote_addr = buf.Addr(4096);
+  write.rkey = buf.rkey;
+  ASSERT_EQ(dev_->PostSend(qa, {write}, &bad), 0);
+  wcs = WaitWc(ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].wr_id, 2u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kSuccess) << ToName(wcs[0].status);
+  EXPECT_EQ(std::memcmp(buf.buf + 4096, buf.buf, 16), 0) << "the WRITE landed";
+}
+
 }  // namespace
 }  // namespace qptwin::testing
