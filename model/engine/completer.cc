@@ -332,6 +332,14 @@ void Nic::OnRnrNak(Qp& qp, size_t index, uint32_t psn, uint8_t timer) {
 
 void Nic::RunRnrWait(std::weak_ptr<Qp>& weak) {
   auto q = weak.lock();
+  if (q && q->rnr_timer_in_err) {
+    // Qp::retry_after_err: rnr_nak_timer sets req.need_retry in ERR or after it; the requester
+    // it schedules retries at once where the QP has left ERR.
+    q->rnr_timer_in_err = false;
+    q->retry_after_err = true;
+    if (q->state == QpState::kRts || q->state == QpState::kSqd) RunRequester(*q);
+    return;
+  }
   if (!q || !q->rnr_wait) return;
   q->rnr_wait = false;
   if (StallRetry(*q)) return;

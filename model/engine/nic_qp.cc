@@ -357,7 +357,7 @@ void Nic::ResetQueues(Qp& qp) {
   qp.rnr_wait = qp.sq_draining = qp.started_retry = false;
   qp.completer_due = false;  // (a stale_timeout stays: rxe_qp_reset leaves comp.timeout)
   qp.retry_stalled = qp.retry_parked_at_fence = qp.requester_revived = false;
-  qp.retry_after_err = false;
+  qp.retry_after_err = qp.rnr_timer_in_err = false;
   qp.uc_mid_message = qp.write_imm_waiting = false;
   qp.comm_est_raised = qp.last_wqe_raised = qp.flush_pending = false;
   qp.atomic_replay.clear();
@@ -368,7 +368,7 @@ void Nic::ResetQueues(Qp& qp) {
 void Nic::EnterError(Qp& qp, const std::string& cause, bool defer_flush) {
   if (qp.rnr_wait && qp.rnr_index < qp.sq.size() && IsReliable(qp.type) &&
       profile().behaviour.requester_walks_one_wqe_in_error) {
-    qp.retry_after_err = true;
+    qp.rnr_timer_in_err = true;  // RunRnrWait sets retry_after_err when it fires
     qp.retry_after_err_psn = RetryPsn(qp, qp.rnr_index);
   }
   SetState(qp, QpState::kErr, cause);

@@ -218,12 +218,14 @@ struct Qp : std::enable_shared_from_this<Qp> {
   // timeout's retry is not stalled; the WR that failed waits at the head as before.
   bool requester_revived = false;
   // Behaviour::requester_walks_one_wqe_in_error: the QP went to ERR while a message waited out
-  // its RNR timer. The timer still fires in ERR (rxe_req.c rnr_nak_timer sets req.need_retry);
-  // the first requester run after ERR -> RTS runs req_retry: from the consumer index (no
+  // its RNR timer. The timer still fires (rxe_req.c rnr_nak_timer sets req.need_retry); the
+  // first requester run after it and after ERR -> RTS runs req_retry: from the consumer index (no
   // ghost goes out) at req.psn = comp.psn, the NAKed message's PSN (seed 20261214 sequence
   // 1712). RESET clears it.
   bool retry_after_err = false;
   uint32_t retry_after_err_psn = 0;
+  bool rnr_timer_in_err = false;  // that RNR timer has not fired yet
+
   // Behaviour::fence_counts_sent_rd_atomic: a retry went back to a fenced WR and stopped there
   // (rxe: req_retry has set the WQEs back to wqe_state_posted, so an SQD drain counts them as
   // not started although their READ/atomic credits are still held).

@@ -61,6 +61,16 @@ void Nic::Doorbell(Qp& qp) {
     const bool sent = RunRequester(qp, /*one_message=*/true);
     in_post_ = false;
     if (!sent) return;
+    if (qp.sq_next > 0 && qp.sq[qp.sq_next - 1].wr.opcode == WrOpcode::kRdmaRead) {
+      // rxe_resp_queue_pkt schedules the responder for a READ request (and for whatever
+      // queues behind it): the post's requester goes on without its answer, running the
+      // WQEs after it first (seed 20261219 sequence 1543: a bind behind a READ fails before
+      // the READ's sequence NAK comes back).
+      in_post_ = true;
+      RunRequester(qp);
+      in_post_ = false;
+      return;
+    }
     EventQueue& clock = world_->events();
     clock.RunUntil([this] { return world_->ExchangesSettled(); },
                    clock.Now() + kPostRunNs);

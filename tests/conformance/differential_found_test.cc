@@ -790,6 +790,9 @@ TEST_P(Conformance, RetryDueAtAnRnrTimerRunsWhenTheQpLeavesErr) {
   ASSERT_EQ(wcs.size(), 1u);
   EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr) << ToName(wcs[0].status);
   ASSERT_EQ(StateOf(qa), QpState::kErr);
+  // The RNR timer (one jiffy on rxe) fires meanwhile. Brought back before it fires, the
+  // requester would send the WRITE at its PSN past the SEND, out of sequence for qb.
+  EXPECT_TRUE(Drain(ca, 50 * kSecond / 1000).empty());
   QpAttr back = StateOnly(QpState::kRts);
   back.cur_qp_state = QpState::kRts;
   ASSERT_EQ(dev_->ModifyQp(qa, back, attr::kState | attr::kCurState), 0);
