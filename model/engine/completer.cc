@@ -416,9 +416,7 @@ void Nic::RetryStalledInSqd(Qp& qp) {
     return;
   }
   qp.retry_stalled = false;
-  size_t head = 0;
-  while (head < qp.sq.size() && qp.sq[head].done) ++head;
-  UnsendInSqd(qp, head);
+  UnsendInSqd(qp, qp.first_undone());
 }
 
 bool Nic::RequesterStopped(const Qp& qp) const {

@@ -197,6 +197,12 @@ struct Qp : std::enable_shared_from_this<Qp> {
   size_t ghosts = 0;  // ghost WQEs in `sq`
   // The WQEs the program posted and that have not retired (what max_send_wr bounds).
   size_t posted_wqes() const { return sq.size() - ghosts; }
+  // The first WQE not finished (rxe's consumer index once the ghosts are gone).
+  size_t first_undone() const {
+    size_t i = 0;
+    while (i < sq.size() && sq[i].done) ++i;
+    return i;
+  }
   bool requester_dead = false;
   uint64_t next_serial = 1;
   Ring<RecvWr> rq;
@@ -225,7 +231,6 @@ struct Qp : std::enable_shared_from_this<Qp> {
   bool retry_after_err = false;
   uint32_t retry_after_err_psn = 0;
   bool rnr_timer_in_err = false;  // that RNR timer has not fired yet
-
   // Behaviour::fence_counts_sent_rd_atomic: a retry went back to a fenced WR and stopped there
   // (rxe: req_retry has set the WQEs back to wqe_state_posted, so an SQD drain counts them as
   // not started although their READ/atomic credits are still held).

@@ -351,8 +351,7 @@ void Nic::RetryAfterErr(Qp& qp) {
   // Qp::retry_after_err: rxe_req.c req_retry at the first requester run out of ERR.
   qp.retry_after_err = false;
   DropGhosts(qp, qp.sq.size());
-  qp.sq_next = 0;
-  while (qp.sq_next < qp.sq.size() && qp.sq[qp.sq_next].done) ++qp.sq_next;
+  qp.sq_next = qp.first_undone();
   if (profile().behaviour.retry_rewinds_sq_psn) qp.next_psn = qp.retry_after_err_psn;
 }
 
