@@ -9,6 +9,7 @@
 #include "model/model_device.h"
 #include "model/profile.h"
 #include "model/sim/kernel.h"
+#include "model/sim/platform.h"
 #include "model/sim/sc_clock.h"
 #include "model/thread_checked_device.h"
 
@@ -89,6 +90,10 @@ class ModelBackend : public Backend {
                                                std::clamp(opts.loss_rate, 0.0, 1.0),
                                                opts.seed, std::make_unique<sim::ScClock>())) {
     world_->SetIpv4(opts.ipv4);
+    // sim/platform.h contract 2: device k's DMA crosses slot k's TLM-2.0 socket.
+    for (int i = 0; i < world_->nic_count(); ++i) {
+      world_->nic(i)->SetHostBus(&sim::Platform::Get()->slot(i));
+    }
   }
 
   // Off the kernel's thread the world is deliberately leaked, not freed while that thread
@@ -160,12 +165,47 @@ std::unique_ptr<Backend> MakeModelBackend(const ModelOptions& opts, std::string*
     }
     return nullptr;
   }
+  (void)sim::Advance(0);  // starts the kernel and elaborates the platform (kernel.h 1)
+  if (sim::Platform::Get() == nullptr) {
+    if (why) {
+      *why = "SystemC's simulation started before the first model Backend, so the model's "
+             "platform (elaborated before the first sc_start) does not exist: make a model "
+             "Backend before calling sc_start (model/sim/platform.h, contract 1)";
+    }
+    return nullptr;
+  }
   Profile chosen = *profile;
   chosen.timing.cache.enabled = chosen.timing.cache.enabled && opts.context_cache;
   return std::make_unique<ModelBackend>(chosen, opts);
 }
 
 void KeepRegionMappings(bool on) { engine::KeepRegionMappings(on); }
+
+DmaCounters ModelDmaCounters(int slot) {
+  DmaCounters out;
+  sim::Platform* p = sim::OnKernelThread() ? sim::Platform::Get() : nullptr;
+  if (p == nullptr || slot < 0 || slot >= sim::Platform::kSlots) return out;
+  const sim::DmaCounters& c = p->slot(slot).counters();
+  out.reads = c.reads;
+  out.writes = c.writes;
+  out.bytes_read = c.bytes_read;
+  out.bytes_written = c.bytes_written;
+  out.errors = c.errors;
+  return out;
+}
+
+bool ModelInjectDmaError(const void* addr, uint64_t len) {
+  sim::Platform* p = sim::OnKernelThread() ? sim::Platform::Get() : nullptr;
+  if (p == nullptr) return false;
+  p->memory().InjectError(reinterpret_cast<uint64_t>(addr), len);
+  return true;
+}
+
+void ModelClearDmaErrors() {
+  if (sim::Platform* p = sim::OnKernelThread() ? sim::Platform::Get() : nullptr) {
+    p->memory().ClearErrors();
+  }
+}
 
 std::vector<CacheCounter> ModelCacheCounters(Backend* backend, int device) {
   std::vector<CacheCounter> out;

@@ -2,13 +2,17 @@
 //
 // Contract:
 //  1. MakeModelBackend() fails only for an unknown profile (ProfileNames() lists the known
-//     ones: "rxe", "ibta", "cx6-100g", "cx6-dc") or on a thread that may not use the
-//     model (5): nullptr, with the reason in *why when given.
+//     ones: "rxe", "ibta", "cx6-100g", "cx6-dc"), on a thread that may not use the
+//     model (5), or when the program started SystemC's simulation before the first model
+//     Backend (3): nullptr, with the reason in *why when given.
 //  2. Devices are named "mdev0", "mdev1", ... (ModelOptions.devices of them), one port each,
 //     all connected by one fabric; QPs on the same or different devices talk to each other
 //     (and, through an attached RoceBridge, to other backends' or processes' devices).
 //  3. SystemC's scheduler is the model's clock (model/sim/sc_clock.h): every block of the
-//     engine a SystemC process. Simulated time runs only inside Backend::Advance, FlushRoce
+//     engine a SystemC process. The devices sit on a SystemC platform elaborated once per
+//     process before the first sc_start (model/sim/platform.h): every payload byte a device
+//     moves to or from host memory is a TLM-2.0 transaction through its slot's initiator
+//     socket (ModelDmaCounters, ModelInjectDmaError below). Simulated time runs only inside Backend::Advance, FlushRoce
 //     and the Device's Wait*/GetCqEvent calls (each at most 2^50 ns, about 13 simulated days; longer ones are cut there).
 //     Same scenario + same ModelOptions (seed) -> same results and times, every run.
 //  4. Many Backends may exist in one process, one after another or side by side; each has
@@ -66,6 +70,23 @@ struct CacheCounter {
   uint64_t misses = 0;
 };
 std::vector<CacheCounter> ModelCacheCounters(Backend* backend, int device);
+
+// The model's DMA (contract 3; model/sim/platform.h): device k of every model Backend is
+// the platform's slot k % 16. Counters since the process started, zero for a bad slot.
+struct DmaCounters {
+  uint64_t reads = 0;
+  uint64_t writes = 0;
+  uint64_t bytes_read = 0;
+  uint64_t bytes_written = 0;
+  uint64_t errors = 0;  // transactions the host memory answered with an error
+};
+DmaCounters ModelDmaCounters(int slot);
+// A PCIe error for tests: every model DMA touching [addr, addr + len) fails (the host
+// memory answers TLM_ADDRESS_ERROR_RESPONSE, no byte moves) until ModelClearDmaErrors().
+// The device completes with an error instead (model/engine/host_bus.h contract 2). False
+// off the kernel's thread or without a platform.
+bool ModelInjectDmaError(const void* addr, uint64_t len);
+void ModelClearDmaErrors();
 
 // Whether the buffers of deregistered small regions are kept for reuse (default: yes, every
 // backend of the process; model/engine/memory.h). A program that maps pages of its own over

@@ -127,7 +127,7 @@ TEST(ModelLimits, LiveKeyIsNeverHandedOutAgainAcrossTheWrap) {
   const uint64_t a = reinterpret_cast<uint64_t>(live->buf);
   EXPECT_EQ(t.CheckLocal({{a, 4096, live->lkey}}, 1, access::kLocalWrite), WcStatus::kSuccess);
   uint8_t byte = 7;
-  EXPECT_EQ(t.Scatter({{a, 1, live->lkey}}, 1, &byte, 1), WcStatus::kSuccess);
+  EXPECT_EQ(t.Scatter(DirectBus::Instance(), {{a, 1, live->lkey}}, 1, &byte, 1), WcStatus::kSuccess);
   EXPECT_EQ(live->buf[0], 7);
 }
 

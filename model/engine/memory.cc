@@ -194,21 +194,17 @@ bool MrTable::AnyContains(SgeSpan sges) const {
   return true;
 }
 
-std::vector<uint8_t> MrTable::Gather(SgeSpan sges) const {
-  std::vector<uint8_t> out(sges.total_length());
-  if (!out.empty()) GatherTo(sges, out.data());
-  return out;
-}
-
-void MrTable::GatherTo(SgeSpan sges, uint8_t* out) const {
+bool MrTable::GatherTo(HostBus& bus, SgeSpan sges, uint8_t* out) const {
   for (const Sge& s : sges) {
     if (s.length == 0) continue;
-    std::memcpy(out, reinterpret_cast<const uint8_t*>(s.addr), s.length);
+    if (!bus.Read(s.addr, out, s.length)) return false;
     out += s.length;
   }
+  return true;
 }
 
-WcStatus MrTable::Scatter(SgeSpan sges, uint32_t pd, const uint8_t* data, size_t len) const {
+WcStatus MrTable::Scatter(HostBus& bus, SgeSpan sges, uint32_t pd, const uint8_t* data,
+                          size_t len) const {
   if (len > sges.total_length()) return WcStatus::kLocLenErr;
   // Only the SGEs the data reaches are touched, and so checked (each clipped to the bytes
   // it receives), all before any byte is written.
@@ -227,7 +223,7 @@ WcStatus MrTable::Scatter(SgeSpan sges, uint32_t pd, const uint8_t* data, size_t
     const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(s.length, left));
     left -= n;
     if (n == 0) continue;
-    std::memcpy(reinterpret_cast<uint8_t*>(s.addr), data, n);
+    if (!bus.Write(s.addr, data, n)) return WcStatus::kLocProtErr;
     data += n;
   }
   return WcStatus::kSuccess;

@@ -20,6 +20,7 @@
 #include <memory>
 #include <vector>
 
+#include "model/engine/host_bus.h"
 #include "spec/backend.h"
 
 namespace qptwin::model::engine {
@@ -87,19 +88,19 @@ class MrTable {
                       bool* unresolved = nullptr) const {
     return CheckLocal(SgeSpan(sges), pd, need, unresolved);
   }
-  // Copies the SGEs' bytes (call after CheckLocal succeeded).
   // Every SGE (length > 0) lies inside some region, whatever its key, PD or rights.
   bool AnyContains(SgeSpan sges) const;
-  std::vector<uint8_t> Gather(SgeSpan sges) const;
-  // The same bytes into `out`, which holds sges.total_length() bytes.
-  void GatherTo(SgeSpan sges, uint8_t* out) const;
-  // Copies `data` into the SGEs: kLocLenErr when it does not fit, kLocProtErr on a key,
-  // PD, bound or LOCAL_WRITE violation (checked before any byte is written).
-  WcStatus Scatter(SgeSpan sges, uint32_t pd, const uint8_t* data,
+  // Reads the SGEs' bytes through `bus` into `out`, which holds sges.total_length() bytes
+  // (call after CheckLocal succeeded); false when a transfer failed (host_bus.h).
+  bool GatherTo(HostBus& bus, SgeSpan sges, uint8_t* out) const;
+  // Writes `data` into the SGEs through `bus`: kLocLenErr when it does not fit, kLocProtErr
+  // on a key, PD, bound or LOCAL_WRITE violation (checked before any byte is written) or
+  // when a transfer failed (host_bus.h contract 2).
+  WcStatus Scatter(HostBus& bus, SgeSpan sges, uint32_t pd, const uint8_t* data,
                    size_t len) const;
-  WcStatus Scatter(const std::vector<Sge>& sges, uint32_t pd, const uint8_t* data,
-                   size_t len) const {
-    return Scatter(SgeSpan(sges), pd, data, len);
+  WcStatus Scatter(HostBus& bus, const std::vector<Sge>& sges, uint32_t pd,
+                   const uint8_t* data, size_t len) const {
+    return Scatter(bus, SgeSpan(sges), pd, data, len);
   }
   // The bytes [addr, addr + len) of the region with `rkey` in `pd` with `need` remote
   // access, or nullptr (an rkey violation).

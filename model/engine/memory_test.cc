@@ -35,8 +35,8 @@ TEST(MrTable, ScatterChecksLengthThenWritesAcrossSges) {
   Mr* mr = t.Register(1, 1, 7, 64, access::kLocalWrite);
   uint8_t data[6] = {1, 2, 3, 4, 5, 6};
   std::vector<Sge> sges = {{Addr(mr), 2, mr->lkey}, {Addr(mr, 10), 8, mr->lkey}};
-  EXPECT_EQ(t.Scatter(sges, 7, data, 11), WcStatus::kLocLenErr);
-  EXPECT_EQ(t.Scatter(sges, 7, data, 6), WcStatus::kSuccess);
+  EXPECT_EQ(t.Scatter(DirectBus::Instance(), sges, 7, data, 11), WcStatus::kLocLenErr);
+  EXPECT_EQ(t.Scatter(DirectBus::Instance(), sges, 7, data, 6), WcStatus::kSuccess);
   EXPECT_EQ(mr->buf[1], 2);
   EXPECT_EQ(mr->buf[10], 3);
   EXPECT_EQ(mr->buf[13], 6);

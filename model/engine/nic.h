@@ -5,7 +5,7 @@
 //  1. Every verb takes the opening context `ctx`; objects of another context, of another
 //     NIC or destroyed ones are not found: EINVAL. Verbs return 0 or a positive errno and
 //     validate everything before changing anything.
-//  2. Nothing here knows SystemC: time is World::events().
+//  2. Nothing here knows SystemC: time is World::events(), DMA is bus() (host_bus.h).
 //  3. Every posted WR completes exactly once (success CQE if signaled, error CQE always,
 //     FLUSH_ERR when flushed) unless the QP is reset or destroyed (discarded, R9).
 //  4. Files: nic.cc (identity, events, contexts), nic_resources.cc (PD/MR/CQ/SRQ/AH),
@@ -22,6 +22,7 @@
 
 #include "model/engine/context_cache.h"
 #include "model/engine/event_source.h"
+#include "model/engine/host_bus.h"
 #include "model/engine/memory.h"
 #include "model/engine/objects.h"
 #include "model/engine/packet.h"
@@ -141,6 +142,13 @@ class Nic {
 
   // ---- Context caches (nic_cache.cc; timing.h contract 5) ----
   const ContextCache& cache() const { return cache_; }
+
+  // ---- DMA (host_bus.h) ----
+  // Every payload byte moves through `bus` (never null; it outlives the Nic). Default: the
+  // DirectBus; model_backend gives each device its platform slot's TLM-2.0 initiator
+  // (model/sim/platform.h).
+  void SetHostBus(HostBus* bus) { bus_ = bus; }
+  HostBus& bus() const { return *bus_; }
 
  private:
   Qp* FindQp(uint32_t ctx, uint32_t qp);
@@ -314,6 +322,9 @@ class Nic {
   // invalidated (the receive's error CQE is pushed and the QP is in ERR).
   bool InvalidateForSend(Qp& qp, const Packet& pkt, WorkCompletion* wc);
   void RespondError(Qp& qp, const Packet& pkt, NakCode code, EventType event);
+  // A responder DMA of the request's data failed (host_bus.h contract 2): RC/XRC NAK remote
+  // operational error and ERR; UC and UD drop the message.
+  void ResponderDmaFailed(Qp& qp, const Packet& pkt);
   // `ready_ns`: when the response can start (READ data / atomic result fetched by DMA).
   void SendResponse(const Qp& qp, const Packet& req, Packet resp, uint64_t ready_ns = 0,
                     uint64_t dma_bytes = 0);
@@ -364,6 +375,7 @@ class Nic {
 
   std::map<uint32_t, Pd> pds_;
   MrTable mrs_;
+  HostBus* bus_ = &DirectBus::Instance();
   MwTable mws_;
   std::map<uint32_t, Channel> channels_;
   std::map<uint32_t, std::shared_ptr<Cq>> cqs_;

@@ -70,7 +70,8 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     // registered memory (kInlineUnregistered).
     if (!err && is_inline && len > 0) {
       w.inline_data.reset(new uint8_t[len]);
-      mrs_.GatherTo(wr.sg_list, w.inline_data.get());
+      // The provider's CPU copy, not the NIC's DMA (host_bus.h contract 4).
+      (void)mrs_.GatherTo(DirectBus::Instance(), wr.sg_list, w.inline_data.get());
     }
     if (err) {
       if (bad) *bad = i;

@@ -239,7 +239,10 @@ Nic::ReqStep Nic::ReqCheckLocal(Qp& qp, Payload* payload) {
       return ReqStep::kDone;
     } else {
       const SgeSpan sges = w.wr.sg_list;
-      mrs_.GatherTo(sges, payload->ResizeForOverwrite(sges.total_length()));
+      if (!mrs_.GatherTo(*bus_, sges, payload->ResizeForOverwrite(sges.total_length()))) {
+        FailLocally(qp, WcStatus::kLocProtErr, "DMA read of the payload failed");
+        return ReqStep::kDone;
+      }
     }
   }
   return ReqStep::kTransmit;

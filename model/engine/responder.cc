@@ -251,7 +251,10 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
         // The data is the same on every try: what the earlier packets wrote is written again.
         if (uint8_t* dst = RemoteBytes(qp, pkt.rkey, pd, pkt.remote_addr, pkt.data.size(),
                                        access::kRemoteWrite)) {
-          std::memcpy(dst, pkt.data.data(), pkt.data.size());
+          if (!bus_->Write(Addr(dst), pkt.data.data(), pkt.data.size())) {
+            ResponderDmaFailed(qp, pkt);
+            return RespStep::kDone;
+          }
         }
         ReceiveSendLike(qp, pkt);
         return RespStep::kDone;
@@ -302,7 +305,10 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
           // last one waits for a receive (RNR NAK at its PSN; UC drops it).
           const uint32_t mtu = MtuBytes(qp.attr.path_mtu);
           const size_t head = std::min<size_t>(pkt.data.size(), size_t{pkt.npkts - 1} * mtu);
-          std::memcpy(dst, pkt.data.data(), head);
+          if (!bus_->Write(Addr(dst), pkt.data.data(), head)) {
+            ResponderDmaFailed(qp, pkt);
+            return RespStep::kDone;
+          }
           qp.epsn = qp.ack_psn = PsnAdd(pkt.psn, pkt.npkts - 1);
           if (qp.type == QpType::kUc) qp.uc_mid_message = true;
           qp.write_imm_waiting = true;
@@ -314,7 +320,10 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
         ReceiveSendLike(qp, pkt);  // sends the RNR NAK / drops
         return RespStep::kDone;
       }
-      if (!pkt.data.empty()) std::memcpy(dst, pkt.data.data(), pkt.data.size());
+      if (!pkt.data.empty() && !bus_->Write(Addr(dst), pkt.data.data(), pkt.data.size())) {
+        ResponderDmaFailed(qp, pkt);
+        return RespStep::kDone;
+      }
       if (pkt.has_imm) {
         ReceiveSendLike(qp, pkt);
       } else {
@@ -335,7 +344,10 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
       Packet r;
       r.kind = PacketKind::kReadResp;
       r.psn = pkt.psn;
-      if (src) r.data.assign(src, src + pkt.length);
+      if (src && !bus_->Read(Addr(src), r.data.ResizeForOverwrite(pkt.length), pkt.length)) {
+        ResponderDmaFailed(qp, pkt);
+        return RespStep::kDone;
+      }
       r.npkts = PacketCount(pkt.length, MtuBytes(qp.attr.path_mtu));
       if (!dup) {
         qp.epsn = PsnAdd(pkt.psn, r.npkts);
@@ -357,12 +369,22 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
         RespondError(qp, pkt, NakCode::kRemoteAccess, EventType::kQpAccessErr);
         return RespStep::kDone;
       }
+      // host_bus.h contract 5: one read and one write of the 8 bytes, nothing between.
       uint64_t orig;
-      std::memcpy(&orig, p, 8);
+      uint8_t bytes[8];
+      if (!bus_->Read(Addr(p), bytes, 8)) {
+        ResponderDmaFailed(qp, pkt);
+        return RespStep::kDone;
+      }
+      std::memcpy(&orig, bytes, 8);
       uint64_t next = pkt.op == WrOpcode::kAtomicCmpAndSwp
                           ? (orig == pkt.compare_add ? pkt.swap : orig)
                           : orig + pkt.compare_add;
-      std::memcpy(p, &next, 8);
+      std::memcpy(bytes, &next, 8);
+      if (!bus_->Write(Addr(p), bytes, 8)) {
+        ResponderDmaFailed(qp, pkt);
+        return RespStep::kDone;
+      }
       qp.atomic_replay.emplace_back(pkt.psn, orig);
       Qp::RdAtomicRes res;
       res.first_psn = res.last_psn = pkt.psn;
@@ -464,7 +486,7 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
   const bool datagram = qp.type == QpType::kUd;
   wc.src_qp = datagram || !profile().behaviour.connected_recv_src_qp_zero ? pkt.src_qpn : 0;
   uint32_t pd = ResponderPd(qp);
-  WcStatus st = len ? mrs_.Scatter(r.sg_list, pd, data, len) : WcStatus::kSuccess;
+  WcStatus st = len ? mrs_.Scatter(*bus_, r.sg_list, pd, data, len) : WcStatus::kSuccess;
   if (st != WcStatus::kSuccess) {
     const bool too_small = st == WcStatus::kLocLenErr;
     // rxe_resp.c send_data_in: every copy_data failure is a malformed WQE
@@ -476,13 +498,15 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
     if (malformed && pkt.npkts > 1) {
       const uint32_t mtu = MtuBytes(qp.attr.path_mtu);
       for (uint32_t k = pkt.npkts - 1; k > 0 && executed == 0; --k) {
-        if (mrs_.Scatter(r.sg_list, pd, data, size_t{k} * mtu) == WcStatus::kSuccess) executed = k;
+        if (mrs_.Scatter(*bus_, r.sg_list, pd, data, size_t{k} * mtu) == WcStatus::kSuccess) {
+          executed = k;
+        }
       }
       if (executed) qp.epsn = qp.ack_psn = PsnAdd(pkt.psn, executed);
     }
     // UD on RoCE: rxe copies the GRH area first, then the payload (two copy_data calls): the
     // 40 bytes land when they fit, whatever happens to the payload.
-    if (malformed && grh) (void)mrs_.Scatter(r.sg_list, pd, data, len - pkt.data.size());
+    if (malformed && grh) (void)mrs_.Scatter(*bus_, r.sg_list, pd, data, len - pkt.data.size());
     if (malformed) st = WcStatus::kLocQpOpErr;
     wc.status = st;
     PushCqe(qp, RecvCq(qp), wc, pkt.solicited);
@@ -557,6 +581,10 @@ bool Nic::InvalidateForSend(Qp& qp, const Packet& pkt, WorkCompletion* wc) {
   return false;
 }
 
+void Nic::ResponderDmaFailed(Qp& qp, const Packet& pkt) {
+  if (IsReliable(qp.type)) RespondError(qp, pkt, NakCode::kRemoteOp, EventType::kQpFatal);
+}
+
 void Nic::RespondError(Qp& qp, const Packet& pkt, NakCode code, EventType event) {
   Packet nak;
   nak.kind = PacketKind::kNak;
@@ -567,6 +595,7 @@ void Nic::RespondError(Qp& qp, const Packet& pkt, NakCode code, EventType event)
   if (profile().behaviour.qp_error_events) RaiseQpEvent(qp, event);
   // R15: both sides end in ERR.
   EnterError(qp, code == NakCode::kRemoteAccess ? "remote access violation"
+                 : code == NakCode::kRemoteOp   ? "remote operational error (DMA failed)"
                                                 : "invalid request", defer);
 }
 

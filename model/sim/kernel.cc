@@ -8,6 +8,7 @@
 
 #include <systemc>
 
+#include "model/sim/platform.h"
 #include "model/sim/sc_clock.h"
 
 namespace qptwin::model::sim {
@@ -56,6 +57,7 @@ bool Advance(uint64_t ns) {
       // Someone already made sc_time objects: keep SystemC's default (1 ps).
     }
     Started() = true;
+    Platform::Elaborate();  // platform.h contract 1: before the first sc_start, or never
   }
   if (ns == 0) return true;
   ScClock::SuspendActive();  // sc_clock.h contract 3: no World's source runs in this sc_start

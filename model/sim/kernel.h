@@ -2,8 +2,10 @@
 // model Backend in the process.
 //
 // Contract:
-//  1. The kernel starts lazily on the first Advance (no modules; sc_start only), with
-//     SystemC's banner silenced and, when still possible, a 1 ns time resolution.
+//  1. The kernel starts lazily on the first Advance, with SystemC's banner silenced and,
+//     when still possible, a 1 ns time resolution; it then elaborates the model's platform
+//     (platform.h: the NIC slots' DMA sockets and the host memory), if no sc_start has
+//     run yet.
 //  2. Advance(ns) runs sc_start(ns): the process-wide SystemC time is the sum of all
 //     simulated time of all Backends. Each Backend keeps its own clock that starts at 0
 //     (engine/event_queue.h), so its times do not depend on other Backends: with the

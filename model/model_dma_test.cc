@@ -1,0 +1,154 @@
+// The model's DMA on its SystemC platform (model/sim/platform.h, model/engine/host_bus.h):
+// every payload byte crosses the device's TLM-2.0 initiator socket, and a transaction the
+// host memory fails becomes an error completion.
+#include <cstring>
+
+#include <systemc>
+
+#include "model/model_backend.h"
+#include "tests/support/support.h"
+
+namespace qptwin::model::testing {
+namespace {
+
+using namespace ::qptwin::testing;  // tests/support/support.h
+
+class DmaTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ModelClearDmaErrors();
+    be_ = RxeModel();
+    a_ = MakeSide(*be_, "mdev0");  // slot 0
+    b_ = MakeSide(*be_, "mdev1");  // slot 1
+    Connect(a_, b_);
+  }
+  void TearDown() override { ModelClearDmaErrors(); }
+  std::unique_ptr<Backend> be_;
+  Side a_, b_;
+};
+
+TEST_F(DmaTest, EveryPayloadByteIsATransactionOfItsDevicesSlot) {
+  for (int i = 0; i < 3000; ++i) a_.buf[i] = static_cast<uint8_t>(i * 5 + 1);
+  const DmaCounters a0 = ModelDmaCounters(0), b0 = ModelDmaCounters(1);
+  size_t bad = 0;
+  ASSERT_EQ(a_.dev->PostSend(a_.qp, {WriteWr(a_, b_, 1, 0, 3000)}, &bad), 0);
+  ASSERT_EQ(Wait(a_, a_.scq, 1).at(0).status, WcStatus::kSuccess);
+  EXPECT_EQ(std::memcmp(a_.buf, b_.buf, 3000), 0);
+  const DmaCounters a1 = ModelDmaCounters(0), b1 = ModelDmaCounters(1);
+  // The requester reads the payload through mdev0's socket (one SGE: one transaction),
+  // the responder writes it through mdev1's (one message of 3 packets: one transaction).
+  EXPECT_EQ(a1.reads - a0.reads, 1u);
+  EXPECT_EQ(a1.bytes_read - a0.bytes_read, 3000u);
+  EXPECT_EQ(a1.writes - a0.writes, 0u);
+  EXPECT_EQ(b1.writes - b0.writes, 1u);
+  EXPECT_EQ(b1.bytes_written - b0.bytes_written, 3000u);
+  EXPECT_EQ(b1.reads - b0.reads, 0u);
+  EXPECT_EQ(a1.errors + b1.errors, a0.errors + b0.errors);
+
+  // A READ the other way: mdev1 reads its memory for the response, mdev0 writes it.
+  ASSERT_EQ(a_.dev->PostSend(a_.qp, {RemoteWr(2, WrOpcode::kRdmaRead, a_.At(4096, 512), b_, 0)},
+                             &bad),
+            0);
+  ASSERT_EQ(Wait(a_, a_.scq, 1).at(0).status, WcStatus::kSuccess);
+  EXPECT_EQ(std::memcmp(a_.buf + 4096, b_.buf, 512), 0);
+  const DmaCounters a2 = ModelDmaCounters(0), b2 = ModelDmaCounters(1);
+  EXPECT_EQ(b2.bytes_read - b1.bytes_read, 512u);
+  EXPECT_EQ(a2.bytes_written - a1.bytes_written, 512u);
+}
+
+TEST_F(DmaTest, AFailedPayloadReadIsALocalProtectionError) {
+  ASSERT_TRUE(ModelInjectDmaError(a_.buf + 100, 1));
+  const DmaCounters before = ModelDmaCounters(0);
+  size_t bad = 0;
+  ASSERT_EQ(b_.dev->PostRecv(b_.qp, {Rwr(9, {b_.At(0, 4096)})}, &bad), 0);
+  ASSERT_EQ(a_.dev->PostSend(a_.qp, {Wr(1, WrOpcode::kSend, {a_.At(0, 200)})}, &bad), 0);
+  auto wc = Wait(a_, a_.scq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, WcStatus::kLocProtErr);
+  EXPECT_EQ(ModelDmaCounters(0).errors - before.errors, 1u);
+  EXPECT_EQ(StateOf(a_), QpState::kErr);
+  // Nothing left: the receive is still posted on mdev1 (no message arrived).
+  EXPECT_EQ(Wait(b_, b_.rcq, 0).size(), 0u);
+}
+
+TEST_F(DmaTest, AFailedResponderWriteIsARemoteOperationalError) {
+  std::memset(a_.buf, 0x77, 64);
+  ASSERT_TRUE(ModelInjectDmaError(b_.buf + 32, 8));
+  size_t bad = 0;
+  ASSERT_EQ(a_.dev->PostSend(a_.qp, {WriteWr(a_, b_, 1, 0, 64)}, &bad), 0);
+  auto wc = Wait(a_, a_.scq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, WcStatus::kRemOpErr);
+  EXPECT_EQ(b_.buf[0], 0);  // the transaction failed whole: no byte moved
+  EXPECT_EQ(StateOf(b_), QpState::kErr);
+  EXPECT_EQ(StateOf(a_), QpState::kErr);
+}
+
+TEST_F(DmaTest, AFailedAtomicAtTheResponderIsARemoteOperationalError) {
+  ASSERT_TRUE(ModelInjectDmaError(b_.buf + 64, 8));
+  size_t bad = 0;
+  SendWr wr = RemoteWr(1, WrOpcode::kAtomicFetchAndAdd, a_.At(0, 8), b_, 64);
+  wr.compare_add = 5;
+  ASSERT_EQ(a_.dev->PostSend(a_.qp, {wr}, &bad), 0);
+  auto wc = Wait(a_, a_.scq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, WcStatus::kRemOpErr);
+  uint64_t v = 1;
+  std::memcpy(&v, b_.buf + 64, 8);
+  EXPECT_EQ(v, 0u);
+}
+
+TEST_F(DmaTest, AFailedWriteOfReadDataIsALocalProtectionError) {
+  std::memset(b_.buf, 0x42, 256);
+  ASSERT_TRUE(ModelInjectDmaError(a_.buf + 1024, 256));
+  size_t bad = 0;
+  ASSERT_EQ(
+      a_.dev->PostSend(a_.qp, {RemoteWr(1, WrOpcode::kRdmaRead, a_.At(1024, 256), b_, 0)}, &bad),
+      0);
+  auto wc = Wait(a_, a_.scq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, WcStatus::kLocProtErr);
+  EXPECT_EQ(a_.buf[1024], 0);
+}
+
+TEST_F(DmaTest, AFailedReceiveWriteCompletesTheReceiveWithAnError) {
+  ASSERT_TRUE(ModelInjectDmaError(b_.buf, 16));
+  size_t bad = 0;
+  ASSERT_EQ(b_.dev->PostRecv(b_.qp, {Rwr(9, {b_.At(0, 4096)})}, &bad), 0);
+  ASSERT_EQ(a_.dev->PostSend(a_.qp, {Wr(1, WrOpcode::kSend, {a_.At(0, 100)})}, &bad), 0);
+  auto rwc = Wait(b_, b_.rcq, 1);
+  ASSERT_EQ(rwc.size(), 1u);
+  // The rxe profile: every copy failure at the receiver is a malformed WQE
+  // (Behaviour::recv_error_is_malformed_wqe): LOC_QP_OP_ERR, and the sender sees a NAK.
+  EXPECT_EQ(rwc[0].status, WcStatus::kLocQpOpErr);
+  auto swc = Wait(a_, a_.scq, 1);
+  ASSERT_EQ(swc.size(), 1u);
+  EXPECT_EQ(swc[0].status, WcStatus::kRemOpErr);
+}
+
+TEST(DmaPlatform, IsAHierarchyOfModulesAndBoundSockets) {
+  auto be = RxeModel();
+  ASSERT_NE(be, nullptr);
+  for (const char* name : {"qptwin_platform", "qptwin_platform.host", "qptwin_platform.nic0",
+                           "qptwin_platform.nic15", "qptwin_platform.nic0.dma",
+                           "qptwin_platform.host.port15"}) {
+    EXPECT_NE(sc_core::sc_find_object(name), nullptr) << name;
+  }
+  EXPECT_EQ(std::string(sc_core::sc_find_object("qptwin_platform.nic3")->kind()), "sc_module");
+}
+
+TEST(DmaPlatform, ClearedErrorsMoveBytesAgain) {
+  auto be = RxeModel();
+  Side a = MakeSide(*be, "mdev0"), b = MakeSide(*be, "mdev1");
+  Connect(a, b);
+  ASSERT_TRUE(ModelInjectDmaError(b.buf, 8));
+  ModelClearDmaErrors();
+  a.buf[0] = 9;
+  size_t bad = 0;
+  ASSERT_EQ(a.dev->PostSend(a.qp, {WriteWr(a, b, 1, 0, 8)}, &bad), 0);
+  ASSERT_EQ(Wait(a, a.scq, 1).at(0).status, WcStatus::kSuccess);
+  EXPECT_EQ(b.buf[0], 9);
+}
+
+}  // namespace
+}  // namespace qptwin::model::testing

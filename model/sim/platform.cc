@@ -1,0 +1,115 @@
+#include "model/sim/platform.h"
+
+#include <cstring>
+#include <string>
+
+namespace qptwin::model::sim {
+namespace {
+
+Platform*& Instance() {  // touched only on the kernel's thread (contract 5)
+  static Platform* platform = nullptr;
+  return platform;
+}
+
+}  // namespace
+
+HostMemory::HostMemory(sc_core::sc_module_name name, int ports) : sc_module(name) {
+  for (int i = 0; i < ports; ++i) {
+    ports_.push_back(std::make_unique<Socket>(("port" + std::to_string(i)).c_str()));
+    ports_.back()->register_b_transport(this, &HostMemory::BTransport);
+    ports_.back()->register_transport_dbg(this, &HostMemory::TransportDbg);
+  }
+}
+
+bool HostMemory::Faulty(uint64_t addr, uint64_t len) const {
+  for (const auto& [a, n] : faults_) {
+    if (addr < a + n && a < addr + len) return true;
+  }
+  return false;
+}
+
+void HostMemory::BTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
+  const uint64_t addr = gp.get_address();
+  const uint64_t len = gp.get_data_length();
+  if (!gp.is_read() && !gp.is_write()) {
+    gp.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+  } else if (gp.get_byte_enable_ptr() != nullptr) {
+    gp.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
+  } else if (gp.get_streaming_width() < len) {
+    gp.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
+  } else if (Faulty(addr, len)) {
+    gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+  } else {
+    if (len) {
+      auto* host = reinterpret_cast<uint8_t*>(addr);
+      if (gp.is_read()) {
+        std::memcpy(gp.get_data_ptr(), host, len);
+      } else {
+        std::memcpy(host, gp.get_data_ptr(), len);
+      }
+    }
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+  }
+}
+
+unsigned int HostMemory::TransportDbg(tlm::tlm_generic_payload& gp) {
+  // A debugger's look: the same bytes, no fault and no time.
+  const uint64_t len = gp.get_data_length();
+  auto* host = reinterpret_cast<uint8_t*>(gp.get_address());
+  if (gp.is_read() && len) std::memcpy(gp.get_data_ptr(), host, len);
+  if (gp.is_write() && len) std::memcpy(host, gp.get_data_ptr(), len);
+  gp.set_response_status(tlm::TLM_OK_RESPONSE);
+  return static_cast<unsigned int>(len);
+}
+
+NicSlot::NicSlot(sc_core::sc_module_name name) : sc_module(name), dma("dma") {}
+
+bool NicSlot::Transfer(tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint64_t len) {
+  constexpr uint64_t kMax = uint64_t{1} << 30;  // a generic payload's length is 32 bits
+  while (len > kMax) {
+    if (!Transfer(cmd, addr, data, kMax)) return false;
+    addr += kMax, data += kMax, len -= kMax;
+  }
+  gp_.set_command(cmd);
+  gp_.set_address(addr);
+  gp_.set_data_ptr(data);
+  gp_.set_data_length(static_cast<unsigned int>(len));
+  gp_.set_streaming_width(static_cast<unsigned int>(len));
+  gp_.set_byte_enable_ptr(nullptr);
+  gp_.set_dmi_allowed(false);
+  gp_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  dma->b_transport(gp_, delay);  // contract 2: the returned delay is not added
+  if (gp_.is_response_ok()) return true;
+  ++counters_.errors;
+  return false;
+}
+
+bool NicSlot::Read(uint64_t addr, uint8_t* dst, uint64_t len) {
+  ++counters_.reads;
+  counters_.bytes_read += len;
+  return Transfer(tlm::TLM_READ_COMMAND, addr, dst, len);
+}
+
+bool NicSlot::Write(uint64_t addr, const uint8_t* src, uint64_t len) {
+  ++counters_.writes;
+  counters_.bytes_written += len;
+  // TLM's data pointer is not const; a write command only reads through it.
+  return Transfer(tlm::TLM_WRITE_COMMAND, addr, const_cast<uint8_t*>(src), len);
+}
+
+Platform::Platform(sc_core::sc_module_name name) : sc_module(name), memory_("host", kSlots) {
+  for (int k = 0; k < kSlots; ++k) {
+    slots_.push_back(std::make_unique<NicSlot>(("nic" + std::to_string(k)).c_str()));
+    slots_.back()->dma.bind(memory_.port(k));
+  }
+}
+
+Platform* Platform::Get() { return Instance(); }
+
+void Platform::Elaborate() {
+  if (Instance() != nullptr || sc_core::sc_get_status() != sc_core::SC_ELABORATION) return;
+  Instance() = new Platform("qptwin_platform");  // lives as long as the kernel
+}
+
+}  // namespace qptwin::model::sim

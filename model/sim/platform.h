@@ -1,0 +1,110 @@
+// The SystemC platform every model Backend of the process runs on (issue 12, stage 2):
+// elaborated once, before the first sc_start; scenarios (Backends) come and go on it.
+//
+//   qptwin_platform          sc_module
+//     nic0 .. nic15          NicSlot: sc_module, dma = tlm_utils::simple_initiator_socket
+//     host                   HostMemory: sc_module, port0 .. port15 = simple_target_socket
+//   nicK.dma  ->  host.portK
+//
+// Contract:
+//  1. Elaboration: kernel.cc elaborates the platform when it starts the kernel (the first
+//     sim::Advance, also ScClock's constructor), if SystemC is still elaborating (no
+//     sc_start has run). If a program ran sc_start before any model use (a user's sc_main
+//     that starts its own simulation first), there is no platform: Get() returns nullptr
+//     and MakeModelBackend fails, saying so (model_backend.h contract 1).
+//  2. Device k of a model Backend is slot k % kSlots (kSlots = 16, the verbs preload's
+//     device limit). Every DMA of that device (engine/host_bus.h) is one
+//     tlm_generic_payload through slot k's `dma` socket, b_transport, TLM_READ_COMMAND or
+//     TLM_WRITE_COMMAND, the whole length in one transaction, no byte enables, issued with
+//     delay SC_ZERO_TIME (at the engine's current time). The delay a target returns is not
+//     added: host_bus.h contract 3 (the profile's figures hold the DMA's time, and the
+//     engine's blocks are SC_METHODs that cannot wait). Backends alive side by side share
+//     the slots: a transaction is synchronous, and a slot keeps nothing between
+//     transactions but its counters.
+//  3. HostMemory: a bus address is an address of this process (host_bus.h contract 1; the
+//     engine issues only transfers inside registered regions). Reads and writes copy the
+//     bytes and answer TLM_OK_RESPONSE; any other command TLM_COMMAND_ERROR_RESPONSE, byte
+//     enables TLM_BYTE_ENABLE_ERROR_RESPONSE, a streaming width below the length
+//     TLM_BURST_ERROR_RESPONSE. No DMI: every byte the model moves is a transaction.
+//  4. Fault injection (tests, and users who want a PCIe error): after InjectError(addr,
+//     len), every transaction touching [addr, addr + len) answers
+//     TLM_ADDRESS_ERROR_RESPONSE and moves no byte, until ClearErrors(). The engine turns
+//     it into an error completion (host_bus.h contract 2).
+//  5. Threading: the kernel's (kernel.h contract 4); everything here runs on it.
+#pragma once
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "model/engine/host_bus.h"
+
+namespace qptwin::model::sim {
+
+// Per slot, since the process started.
+struct DmaCounters {
+  uint64_t reads = 0;
+  uint64_t writes = 0;
+  uint64_t bytes_read = 0;
+  uint64_t bytes_written = 0;
+  uint64_t errors = 0;  // transactions answered with an error (contract 4)
+};
+
+class HostMemory : public sc_core::sc_module {
+ public:
+  using Socket = tlm_utils::simple_target_socket<HostMemory>;
+
+  HostMemory(sc_core::sc_module_name name, int ports);
+  Socket& port(int i) { return *ports_[i]; }
+  void InjectError(uint64_t addr, uint64_t len) { faults_.emplace_back(addr, len); }
+  void ClearErrors() { faults_.clear(); }
+
+ private:
+  void BTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+  unsigned int TransportDbg(tlm::tlm_generic_payload& gp);
+  bool Faulty(uint64_t addr, uint64_t len) const;
+  std::vector<std::unique_ptr<Socket>> ports_;
+  std::vector<std::pair<uint64_t, uint64_t>> faults_;  // (addr, len)
+};
+
+// The SystemC side of one engine NIC: today its DMA initiator (the engine's HostBus).
+class NicSlot : public sc_core::sc_module, public engine::HostBus {
+ public:
+  tlm_utils::simple_initiator_socket<NicSlot> dma;
+
+  explicit NicSlot(sc_core::sc_module_name name);
+  bool Read(uint64_t addr, uint8_t* dst, uint64_t len) override;
+  bool Write(uint64_t addr, const uint8_t* src, uint64_t len) override;
+  const DmaCounters& counters() const { return counters_; }
+
+ private:
+  bool Transfer(tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint64_t len);
+  tlm::tlm_generic_payload gp_;  // reused: one transaction at a time (contract 2)
+  DmaCounters counters_;
+};
+
+class Platform : public sc_core::sc_module {
+ public:
+  static constexpr int kSlots = 16;
+
+  // Contract 1: the platform, or nullptr when SystemC started before it could be built.
+  static Platform* Get();
+  // kernel.cc: builds it if SystemC is still elaborating (once).
+  static void Elaborate();
+
+  NicSlot& slot(int device) { return *slots_[device % kSlots]; }
+  HostMemory& memory() { return memory_; }
+
+ private:
+  explicit Platform(sc_core::sc_module_name name);
+  HostMemory memory_;
+  std::vector<std::unique_ptr<NicSlot>> slots_;
+};
+
+}  // namespace qptwin::model::sim
