@@ -201,6 +201,22 @@ bool ModelInjectDmaError(const void* addr, uint64_t len) {
   return true;
 }
 
+bool SetModelDmaObserver(std::function<void(const DmaTransfer&)> fn) {
+  sim::PrepareSystemC();
+  if (!sim::ClaimKernel()) return false;
+  (void)sim::Advance(0);  // the platform, if it can still be elaborated (kernel.h 1)
+  if (sim::Platform::Get() == nullptr) return false;
+  if (!fn) {
+    sim::Platform::SetObserver(nullptr);
+    return true;
+  }
+  sim::Platform::SetObserver([fn = std::move(fn)](const sim::DmaRecord& r) {
+    fn(DmaTransfer{r.slot, engine::ToName(r.tag.kind), r.tag.qpn, r.tag.now_ns, r.write,
+                   r.bytes, r.ok});
+  });
+  return true;
+}
+
 void ModelClearDmaErrors() {
   if (sim::Platform* p = sim::OnKernelThread() ? sim::Platform::Get() : nullptr) {
     p->memory().ClearErrors();

@@ -87,6 +87,22 @@ DmaCounters ModelDmaCounters(int slot);
 // off the kernel's thread or without a platform.
 bool ModelInjectDmaError(const void* addr, uint64_t len);
 void ModelClearDmaErrors();
+// Every model DMA of the process as it completes (a TLM transaction; platform.h contract 6):
+// the slot (device index), what it was for ("PAYLOAD_READ", "WRITE_DATA", "READ_SOURCE",
+// "ATOMIC", "RECV_DATA", "RESPONSE_DATA", "CQE"), the QP number, the Backend's time
+// (NowNs), direction, bytes and outcome. An empty function turns it off. Claims the kernel
+// and elaborates the platform like MakeModelBackend; false on another thread or when
+// SystemC's simulation started first (contract 1).
+struct DmaTransfer {
+  int slot = 0;
+  const char* kind = "";
+  uint32_t qpn = 0;
+  uint64_t time_ns = 0;
+  bool write = false;
+  uint64_t bytes = 0;
+  bool ok = true;
+};
+bool SetModelDmaObserver(std::function<void(const DmaTransfer&)> fn);
 
 // Whether the buffers of deregistered small regions are kept for reuse (default: yes, every
 // backend of the process; model/engine/memory.h). A program that maps pages of its own over

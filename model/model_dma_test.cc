@@ -2,6 +2,7 @@
 // every payload byte crosses the device's TLM-2.0 initiator socket, and a transaction the
 // host memory fails becomes an error completion.
 #include <cstring>
+#include <vector>
 
 #include <systemc>
 
@@ -35,11 +36,13 @@ TEST_F(DmaTest, EveryPayloadByteIsATransactionOfItsDevicesSlot) {
   ASSERT_EQ(Wait(a_, a_.scq, 1).at(0).status, WcStatus::kSuccess);
   EXPECT_EQ(std::memcmp(a_.buf, b_.buf, 3000), 0);
   const DmaCounters a1 = ModelDmaCounters(0), b1 = ModelDmaCounters(1);
-  // The requester reads the payload through mdev0's socket (one SGE: one transaction),
-  // the responder writes it through mdev1's (one message of 3 packets: one transaction).
+  // The requester reads the payload through mdev0's socket (one SGE: one transaction) and
+  // writes the CQE into its CQ's ring (engine/cq.h contract 5); the responder writes the
+  // payload through mdev1's (one message of 3 packets: one transaction).
   EXPECT_EQ(a1.reads - a0.reads, 1u);
   EXPECT_EQ(a1.bytes_read - a0.bytes_read, 3000u);
-  EXPECT_EQ(a1.writes - a0.writes, 0u);
+  EXPECT_EQ(a1.writes - a0.writes, 1u);
+  EXPECT_EQ(a1.bytes_written - a0.bytes_written, 64u);
   EXPECT_EQ(b1.writes - b0.writes, 1u);
   EXPECT_EQ(b1.bytes_written - b0.bytes_written, 3000u);
   EXPECT_EQ(b1.reads - b0.reads, 0u);
@@ -53,7 +56,33 @@ TEST_F(DmaTest, EveryPayloadByteIsATransactionOfItsDevicesSlot) {
   EXPECT_EQ(std::memcmp(a_.buf + 4096, b_.buf, 512), 0);
   const DmaCounters a2 = ModelDmaCounters(0), b2 = ModelDmaCounters(1);
   EXPECT_EQ(b2.bytes_read - b1.bytes_read, 512u);
-  EXPECT_EQ(a2.bytes_written - a1.bytes_written, 512u);
+  EXPECT_EQ(a2.bytes_written - a1.bytes_written, 512u + 64u);  // the data, then the CQE
+}
+
+TEST_F(DmaTest, EachTransactionSaysWhatItIsForWhichQpAndWhen) {
+  std::vector<DmaTransfer> seen;
+  ASSERT_TRUE(SetModelDmaObserver([&seen](const DmaTransfer& t) { seen.push_back(t); }));
+  size_t bad = 0;
+  ASSERT_EQ(a_.dev->PostSend(a_.qp, {WriteWr(a_, b_, 1, 0, 100)}, &bad), 0);
+  ASSERT_EQ(Wait(a_, a_.scq, 1).at(0).status, WcStatus::kSuccess);
+  ASSERT_TRUE(SetModelDmaObserver(nullptr));
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_STREQ(seen[0].kind, "PAYLOAD_READ");
+  EXPECT_EQ(seen[0].slot, 0);
+  EXPECT_EQ(seen[0].qpn, a_.qpn);
+  EXPECT_FALSE(seen[0].write);
+  EXPECT_EQ(seen[0].bytes, 100u);
+  EXPECT_STREQ(seen[1].kind, "WRITE_DATA");
+  EXPECT_EQ(seen[1].slot, 1);
+  EXPECT_EQ(seen[1].qpn, b_.qpn);
+  EXPECT_TRUE(seen[1].write);
+  EXPECT_STREQ(seen[2].kind, "CQE");
+  EXPECT_EQ(seen[2].qpn, a_.qpn);
+  EXPECT_EQ(seen[2].bytes, 64u);
+  EXPECT_LE(seen[0].time_ns, seen[1].time_ns);
+  EXPECT_LT(seen[1].time_ns, seen[2].time_ns);  // the ACK's way back
+  EXPECT_LE(seen[2].time_ns, be_->NowNs());
+  for (const DmaTransfer& t : seen) EXPECT_TRUE(t.ok);
 }
 
 TEST_F(DmaTest, AFailedPayloadReadIsALocalProtectionError) {

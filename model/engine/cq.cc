@@ -1,23 +1,100 @@
 #include "model/engine/cq.h"
 
+#include <algorithm>
+#include <cstring>
+
 namespace qptwin::model::engine {
 
-bool Cq::Push(const WorkCompletion& wc, uint64_t visible_at) {
-  if ((sticky_ && error_) || static_cast<int>(entries_.size()) >= depth_) {
+namespace {
+
+template <typename T>
+void Put(uint8_t* image, size_t at, T v) {
+  std::memcpy(image + at, &v, sizeof v);
+}
+template <typename T>
+T Get(const uint8_t* image, size_t at) {
+  T v;
+  std::memcpy(&v, image + at, sizeof v);
+  return v;
+}
+
+}  // namespace
+
+void Cq::Encode(const WorkCompletion& wc, uint8_t* image) {
+  std::memset(image, 0, kCqeBytes);
+  Put<uint64_t>(image, 0, wc.wr_id);
+  Put<uint32_t>(image, 8, wc.byte_len);
+  Put<uint32_t>(image, 12, wc.imm_data);
+  Put<uint32_t>(image, 16, wc.qp_num);
+  Put<uint32_t>(image, 20, wc.src_qp);
+  Put<uint32_t>(image, 24, wc.wc_flags);
+  Put<uint32_t>(image, 28, wc.vendor_err);
+  Put<uint8_t>(image, 32, static_cast<uint8_t>(wc.status));
+  Put<uint8_t>(image, 33, static_cast<uint8_t>(wc.opcode));
+  Put<uint8_t>(image, 34, wc.sl);
+  Put<uint8_t>(image, 35, wc.dlid_path_bits);
+  Put<uint16_t>(image, 36, wc.pkey_index);
+  Put<uint16_t>(image, 38, wc.slid);
+}
+
+WorkCompletion Cq::Decode(const uint8_t* image) {
+  WorkCompletion wc;
+  wc.wr_id = Get<uint64_t>(image, 0);
+  wc.byte_len = Get<uint32_t>(image, 8);
+  wc.imm_data = Get<uint32_t>(image, 12);
+  wc.qp_num = Get<uint32_t>(image, 16);
+  wc.src_qp = Get<uint32_t>(image, 20);
+  wc.wc_flags = Get<uint32_t>(image, 24);
+  wc.vendor_err = Get<uint32_t>(image, 28);
+  wc.status = static_cast<WcStatus>(Get<uint8_t>(image, 32));
+  wc.opcode = static_cast<WcOpcode>(Get<uint8_t>(image, 33));
+  wc.sl = Get<uint8_t>(image, 34);
+  wc.dlid_path_bits = Get<uint8_t>(image, 35);
+  wc.pkey_index = Get<uint16_t>(image, 36);
+  wc.slid = Get<uint16_t>(image, 38);
+  return wc;
+}
+
+void Cq::Relocate(size_t slots) {
+  auto grown = std::make_unique<uint8_t[]>(slots * kCqeBytes);
+  for (size_t i = 0; i < size(); ++i) std::memcpy(&grown[i * kCqeBytes], Slot(head_ + i), kCqeBytes);
+  host_ = std::move(grown);
+  slots_ = slots;
+  head_ = 0;
+}
+
+void Cq::set_depth(int depth) {
+  depth_ = depth;
+  if (slots_ > static_cast<size_t>(depth)) Relocate(static_cast<size_t>(depth));
+}
+
+bool Cq::Push(const WorkCompletion& wc, uint64_t visible_at, HostBus& bus) {
+  if ((sticky_ && error_) || static_cast<int>(size()) >= depth_) {
+    error_ = true;
+    return false;
+  }
+  if (size() == slots_) {
+    Relocate(std::min<size_t>(static_cast<size_t>(depth_), std::max<size_t>(4, 2 * slots_)));
+  }
+  uint8_t image[kCqeBytes];
+  Encode(wc, image);
+  if (!bus.Write(Addr(Slot(head_ + size())), image, kCqeBytes)) {
+    ++write_errors_;
     error_ = true;
     return false;
   }
   if (visible_at < last_visible_) visible_at = last_visible_;
   last_visible_ = visible_at;
-  entries_.push_back(Entry{wc, visible_at});
+  visible_.push_back(visible_at);
   return true;
 }
 
 int Cq::Poll(int max, WorkCompletion* out, uint64_t now) {
   int n = 0;
-  while (n < max && !entries_.empty() && entries_.front().visible_at <= now) {
-    out[n++] = entries_.front().wc;
-    entries_.pop_front();
+  while (n < max && !visible_.empty() && visible_.front() <= now) {
+    out[n++] = Decode(Slot(head_));
+    ++head_;
+    visible_.pop_front();
   }
   return n;
 }

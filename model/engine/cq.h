@@ -10,10 +10,23 @@
 //  4. A completion pushed with `visible_at` is in the queue (it counts against the depth)
 //     but Poll(.., now) returns it only once now >= visible_at: the CQE's DMA write is on
 //     its way. visible_at never decreases from one Push to the next (FIFO stays FIFO).
+//  5. The CQEs live in host memory, as a device's CQ ring (rxe: the queue buffer the
+//     kernel shares with the provider): Push writes the CQE's kCqeBytes image (layout
+//     below) into its slot through the NIC's HostBus (host_bus.h), one transfer per CQE;
+//     Poll reads and decodes it (the provider's CPU read, not DMA). A write that fails is
+//     a CQ error like an overrun (Push false, in_error). The ring's storage grows by
+//     doubling up to the depth (a deep CQ that holds three CQEs costs three slots'
+//     memory); growing, or a resize below the storage, moves the CQEs in order (the
+//     driver's copy, as rxe_cq_resize_queue does).
+//     Layout (little-endian): 0 wr_id u64; 8 byte_len, 12 imm_data, 16 qp_num, 20 src_qp,
+//     24 wc_flags, 28 vendor_err (u32 each); 32 status, 33 opcode, 34 sl, 35 dlid_path_bits
+//     (u8); 36 pkey_index, 38 slid (u16); 40..63 zero.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
+#include "model/engine/host_bus.h"
 #include "model/engine/ring.h"
 
 #include "spec/backend.h"
@@ -29,14 +42,22 @@ class Cq {
   uint32_t ctx() const { return ctx_; }
   uint32_t channel() const { return channel_; }
   int depth() const { return depth_; }
-  size_t size() const { return entries_.size(); }
+  size_t size() const { return visible_.size(); }
   bool in_error() const { return error_; }
   bool sticky_error() const { return sticky_; }
 
-  bool Push(const WorkCompletion& wc, uint64_t visible_at = 0);
+  static constexpr size_t kCqeBytes = 64;  // contract 5
+
+  bool Push(const WorkCompletion& wc, uint64_t visible_at = 0,
+            HostBus& bus = DirectBus::Instance());
   // ibv_resize_cq: the entries stay, in order (Nic::ResizeCq checks depth >= size()).
-  void set_depth(int depth) { depth_ = depth; }
+  void set_depth(int depth);
   int Poll(int max, WorkCompletion* out, uint64_t now = ~uint64_t{0});
+  // Contract 5: CQE writes that failed; the ring's slots in host memory.
+  uint64_t write_errors() const { return write_errors_; }
+  size_t slots() const { return slots_; }
+  static void Encode(const WorkCompletion& wc, uint8_t* image);
+  static WorkCompletion Decode(const uint8_t* image);
 
   void Arm(bool solicited_only) {
     armed_ = true;
@@ -54,12 +75,16 @@ class Cq {
   int depth_;
   uint32_t channel_;
   bool sticky_;
-  struct Entry {
-    WorkCompletion wc;
-    uint64_t visible_at;
-  };
-  Ring<Entry> entries_;
+  uint8_t* Slot(uint64_t index) const { return host_.get() + (index % slots_) * kCqeBytes; }
+  // Moves the CQEs in order into storage of `slots` slots (>= size()).
+  void Relocate(size_t slots);
+
+  std::unique_ptr<uint8_t[]> host_;  // the ring: slots_ CQE images (contract 5)
+  size_t slots_ = 0;
+  uint64_t head_ = 0;        // the oldest CQE's index (its slot: head_ % slots_)
+  Ring<uint64_t> visible_;   // per CQE in the ring, oldest first: visible_at
   uint64_t last_visible_ = 0;
+  uint64_t write_errors_ = 0;
   bool error_ = false;
   bool armed_ = false;
   bool solicited_only_ = false;

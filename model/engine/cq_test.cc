@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 namespace qptwin::model::engine {
 namespace {
 
@@ -82,6 +84,75 @@ TEST(CqVisibility, VisibilityNeverReordersTheQueue) {
   ASSERT_EQ(cq.Poll(2, out, 500), 2);
   EXPECT_EQ(out[0].wr_id, 1u);
   EXPECT_EQ(out[1].wr_id, 2u);
+}
+
+class FailingBus : public HostBus {
+ public:
+  bool Read(uint64_t, uint8_t*, uint64_t) override { return false; }
+  bool Write(uint64_t, const uint8_t*, uint64_t) override { return false; }
+};
+
+TEST(Cq, AFailedCqeWriteIsACqError) {
+  Cq cq(1, 1, 8, 0, /*sticky_error=*/false);
+  FailingBus bad;
+  WorkCompletion wc;
+  EXPECT_FALSE(cq.Push(wc, 0, bad));
+  EXPECT_TRUE(cq.in_error());
+  EXPECT_EQ(cq.write_errors(), 1u);
+  EXPECT_EQ(cq.size(), 0u);
+  EXPECT_TRUE(cq.Push(wc));  // rxe's CQ (not sticky) takes the next one
+  EXPECT_EQ(cq.size(), 1u);
+}
+
+TEST(Cq, TheCqeImageCarriesEveryField) {
+  WorkCompletion wc;
+  wc.wr_id = 0x0102030405060708;
+  wc.status = WcStatus::kRemOpErr;
+  wc.opcode = WcOpcode::kRecvRdmaWithImm;
+  wc.vendor_err = 0x11223344;
+  wc.byte_len = 0x55667788;
+  wc.imm_data = 0x99aabbcc;
+  wc.qp_num = 0xffffff;
+  wc.src_qp = 0x123456;
+  wc.wc_flags = 0x7;
+  wc.pkey_index = 0xfffe;
+  wc.slid = 0xbeef;
+  wc.sl = 15;
+  wc.dlid_path_bits = 0x7f;
+  uint8_t image[Cq::kCqeBytes];
+  Cq::Encode(wc, image);
+  const WorkCompletion back = Cq::Decode(image);
+  EXPECT_EQ(std::memcmp(&back, &wc, sizeof wc), 0);
+}
+
+TEST(Cq, StorageGrowsWithTheCqesNotWithTheDepth) {
+  Cq cq(1, 1, 4'000'000, 0);
+  WorkCompletion wc;
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(cq.Push(wc));
+  EXPECT_LE(cq.slots(), 4u);
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(cq.Push(wc));
+  EXPECT_LE(cq.slots(), 128u);
+}
+
+TEST(Cq, WrapAroundGrowthAndResizeKeepTheOrder) {
+  Cq cq(1, 1, 64, 0);
+  uint64_t next_in = 0, next_out = 0;
+  WorkCompletion out[8];
+  for (int round = 0; round < 20; ++round) {
+    for (int i = 0; i < 5; ++i) {
+      WorkCompletion wc;
+      wc.wr_id = next_in++;
+      ASSERT_TRUE(cq.Push(wc));
+    }
+    const int n = cq.Poll(3, out);
+    for (int i = 0; i < n; ++i) EXPECT_EQ(out[i].wr_id, next_out++);
+    if (round == 10) cq.set_depth(static_cast<int>(cq.size()) + 5);  // below its storage
+    if (round == 11) cq.set_depth(64);
+  }
+  while (const int n = cq.Poll(8, out)) {
+    for (int i = 0; i < n; ++i) EXPECT_EQ(out[i].wr_id, next_out++);
+  }
+  EXPECT_EQ(next_out, next_in);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // A NIC's DMA port to host memory: every payload byte the engine moves between a message and
-// a registered region crosses it (issue 12, ARCHITECTURE.md's "DMA (initiator socket to host
-// memory)").
+// a registered region, and every CQE it writes (cq.h contract 5), crosses it (issue 12,
+// ARCHITECTURE.md's "DMA (initiator socket to host memory)").
 //
 // Contract:
 //  1. Addresses are the host's bus addresses of the bytes; in model_backend the region
@@ -12,21 +12,45 @@
 //     kLocProtErr; a READ response's or atomic result's write into the requester's SGEs
 //     kLocProtErr; a receive's write the receive's local error (responder.cc); the
 //     responder's WRITE, READ source or atomic access a NAK remote operational error
-//     (the requester's kRemOpErr), rxe's answer to a responder-side copy that fails.
+//     (the requester's kRemOpErr), rxe's answer to a responder-side copy that fails; a
+//     CQE's write a CQ error like an overrun (cq.h contract 5).
 //  3. Time: a transfer is issued at the engine's current time and its cost is the
 //     profile's (timing.h: pcie_read_ns, pcie_gbps, the responder's figures), already in
 //     the engine's arithmetic; a bus adds no time of its own.
 //  4. Not DMA, so not here: inline data (the provider's CPU copies it into the WQE at
-//     post time, nic_post.cc) and the model's own objects (WQEs, CQEs: the engine's
-//     queues, not yet host-memory rings; model/systemc/README.md, stage 2).
+//     post time, nic_post.cc), a poll's read of a CQE (the provider's CPU), and the send
+//     and receive WQEs (the engine's queues, not yet host-memory rings the NIC fetches;
+//     model/systemc/README.md, stage 2).
 //  5. An atomic is a read and a write of the same 8 bytes with nothing between them (the
 //     engine is single-threaded, sim::ScClock contract 5).
+//  6. Before its transfers the engine tells the bus what they are (Tag: the kind, the QP
+//     and the engine's time), so a bus can label and trace them (model/sim/platform.h puts
+//     it in a TLM extension); a bus may ignore it.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 
 namespace qptwin::model::engine {
+
+// What a transfer is for (contract 6).
+enum class DmaKind : uint8_t {
+  kPayloadRead,   // the requester reads a SEND/WRITE's payload
+  kWriteData,     // the responder writes an RDMA WRITE's data
+  kReadSource,    // the responder reads an RDMA READ's data
+  kAtomic,        // the responder's read and write of an atomic's 8 bytes
+  kReceiveData,   // the responder writes a SEND into a receive's SGEs
+  kResponseData,  // the requester writes READ data or an atomic's result into its SGEs
+  kCqe,           // a CQE into its CQ's ring (cq.h contract 5)
+};
+inline constexpr int kNumDmaKinds = 7;
+const char* ToName(DmaKind k);
+
+struct DmaTag {
+  DmaKind kind = DmaKind::kPayloadRead;
+  uint32_t qpn = 0;     // the QP the transfer works for (a CQE: its qp_num)
+  uint64_t now_ns = 0;  // the engine's time (World::events().Now())
+};
 
 // The bus address of a byte of this process (contract 1, model_backend's regions).
 inline uint64_t Addr(const void* p) { return reinterpret_cast<uint64_t>(p); }
@@ -38,10 +62,25 @@ class HostBus {
   virtual bool Read(uint64_t addr, uint8_t* dst, uint64_t len) = 0;
   // `len` bytes from `src` to `addr`; false when the transfer failed.
   virtual bool Write(uint64_t addr, const uint8_t* src, uint64_t len) = 0;
+  // Contract 6: what the transfers that follow are.
+  virtual void Tag(const DmaTag& tag) { (void)tag; }
 };
 
 // Addresses are pointers of this process: a memcpy (engine unit tests, and a World that was
 // given no other bus).
+inline const char* ToName(DmaKind k) {
+  switch (k) {
+    case DmaKind::kPayloadRead: return "PAYLOAD_READ";
+    case DmaKind::kWriteData: return "WRITE_DATA";
+    case DmaKind::kReadSource: return "READ_SOURCE";
+    case DmaKind::kAtomic: return "ATOMIC";
+    case DmaKind::kReceiveData: return "RECV_DATA";
+    case DmaKind::kResponseData: return "RESPONSE_DATA";
+    case DmaKind::kCqe: return "CQE";
+  }
+  return "?";
+}
+
 class DirectBus final : public HostBus {
  public:
   bool Read(uint64_t addr, uint8_t* dst, uint64_t len) override {

@@ -232,4 +232,9 @@ void Nic::Deliver(Packet pkt) {
   }
 }
 
+HostBus& Nic::Dma(DmaKind kind, uint32_t qpn) const {
+  bus_->Tag(DmaTag{kind, qpn, world_->events().Now()});
+  return *bus_;
+}
+
 }  // namespace qptwin::model::engine

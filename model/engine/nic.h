@@ -149,6 +149,8 @@ class Nic {
   // (model/sim/platform.h).
   void SetHostBus(HostBus* bus) { bus_ = bus; }
   HostBus& bus() const { return *bus_; }
+  // The bus, told what the transfers that follow are (host_bus.h contract 6).
+  HostBus& Dma(DmaKind kind, uint32_t qpn) const;
 
  private:
   Qp* FindQp(uint32_t ctx, uint32_t qp);

@@ -547,7 +547,7 @@ bool Nic::PushCqe(Qp& qp, Cq& cq, const WorkCompletion& wc, bool solicited, uint
   const uint64_t cqe_ns = profile().timing.nic.cqe_ns;
   const uint64_t now = world_->events().Now();
   const uint64_t visible = std::max(now, ready_ns) + cqe_ns;
-  if (!cq.Push(wc, visible)) {
+  if (!cq.Push(wc, visible, Dma(DmaKind::kCqe, wc.qp_num))) {  // full, or the CQE's DMA write failed (cq.h 5)
     if (!was_error || !cq.sticky_error()) {  // R13: IB_EVENT_CQ_ERR (rxe: on every refusal)
       AsyncEvent ev;
       ev.type = EventType::kCqErr;

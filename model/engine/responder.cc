@@ -251,7 +251,8 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
         // The data is the same on every try: what the earlier packets wrote is written again.
         if (uint8_t* dst = RemoteBytes(qp, pkt.rkey, pd, pkt.remote_addr, pkt.data.size(),
                                        access::kRemoteWrite)) {
-          if (!bus_->Write(Addr(dst), pkt.data.data(), pkt.data.size())) {
+          if (!Dma(DmaKind::kWriteData, qp.qpn).Write(Addr(dst), pkt.data.data(),
+                                                      pkt.data.size())) {
             ResponderDmaFailed(qp, pkt);
             return RespStep::kDone;
           }
@@ -305,7 +306,7 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
           // last one waits for a receive (RNR NAK at its PSN; UC drops it).
           const uint32_t mtu = MtuBytes(qp.attr.path_mtu);
           const size_t head = std::min<size_t>(pkt.data.size(), size_t{pkt.npkts - 1} * mtu);
-          if (!bus_->Write(Addr(dst), pkt.data.data(), head)) {
+          if (!Dma(DmaKind::kWriteData, qp.qpn).Write(Addr(dst), pkt.data.data(), head)) {
             ResponderDmaFailed(qp, pkt);
             return RespStep::kDone;
           }
@@ -320,7 +321,8 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
         ReceiveSendLike(qp, pkt);  // sends the RNR NAK / drops
         return RespStep::kDone;
       }
-      if (!pkt.data.empty() && !bus_->Write(Addr(dst), pkt.data.data(), pkt.data.size())) {
+      if (!pkt.data.empty() &&
+          !Dma(DmaKind::kWriteData, qp.qpn).Write(Addr(dst), pkt.data.data(), pkt.data.size())) {
         ResponderDmaFailed(qp, pkt);
         return RespStep::kDone;
       }
@@ -344,7 +346,8 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
       Packet r;
       r.kind = PacketKind::kReadResp;
       r.psn = pkt.psn;
-      if (src && !bus_->Read(Addr(src), r.data.ResizeForOverwrite(pkt.length), pkt.length)) {
+      if (src && !Dma(DmaKind::kReadSource, qp.qpn)
+                      .Read(Addr(src), r.data.ResizeForOverwrite(pkt.length), pkt.length)) {
         ResponderDmaFailed(qp, pkt);
         return RespStep::kDone;
       }
@@ -372,7 +375,7 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
       // host_bus.h contract 5: one read and one write of the 8 bytes, nothing between.
       uint64_t orig;
       uint8_t bytes[8];
-      if (!bus_->Read(Addr(p), bytes, 8)) {
+      if (!Dma(DmaKind::kAtomic, qp.qpn).Read(Addr(p), bytes, 8)) {
         ResponderDmaFailed(qp, pkt);
         return RespStep::kDone;
       }
@@ -381,7 +384,7 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
                           ? (orig == pkt.compare_add ? pkt.swap : orig)
                           : orig + pkt.compare_add;
       std::memcpy(bytes, &next, 8);
-      if (!bus_->Write(Addr(p), bytes, 8)) {
+      if (!bus_->Write(Addr(p), bytes, 8)) {  // tagged with the read just above
         ResponderDmaFailed(qp, pkt);
         return RespStep::kDone;
       }
@@ -486,7 +489,7 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
   const bool datagram = qp.type == QpType::kUd;
   wc.src_qp = datagram || !profile().behaviour.connected_recv_src_qp_zero ? pkt.src_qpn : 0;
   uint32_t pd = ResponderPd(qp);
-  WcStatus st = len ? mrs_.Scatter(*bus_, r.sg_list, pd, data, len) : WcStatus::kSuccess;
+  WcStatus st = len ? mrs_.Scatter(Dma(DmaKind::kReceiveData, qp.qpn), r.sg_list, pd, data, len) : WcStatus::kSuccess;
   if (st != WcStatus::kSuccess) {
     const bool too_small = st == WcStatus::kLocLenErr;
     // rxe_resp.c send_data_in: every copy_data failure is a malformed WQE
@@ -498,7 +501,7 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
     if (malformed && pkt.npkts > 1) {
       const uint32_t mtu = MtuBytes(qp.attr.path_mtu);
       for (uint32_t k = pkt.npkts - 1; k > 0 && executed == 0; --k) {
-        if (mrs_.Scatter(*bus_, r.sg_list, pd, data, size_t{k} * mtu) == WcStatus::kSuccess) {
+        if (mrs_.Scatter(Dma(DmaKind::kReceiveData, qp.qpn), r.sg_list, pd, data, size_t{k} * mtu) == WcStatus::kSuccess) {
           executed = k;
         }
       }
@@ -506,7 +509,10 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
     }
     // UD on RoCE: rxe copies the GRH area first, then the payload (two copy_data calls): the
     // 40 bytes land when they fit, whatever happens to the payload.
-    if (malformed && grh) (void)mrs_.Scatter(*bus_, r.sg_list, pd, data, len - pkt.data.size());
+    if (malformed && grh) {
+      (void)mrs_.Scatter(Dma(DmaKind::kReceiveData, qp.qpn), r.sg_list, pd, data,
+                         len - pkt.data.size());
+    }
     if (malformed) st = WcStatus::kLocQpOpErr;
     wc.status = st;
     PushCqe(qp, RecvCq(qp), wc, pkt.solicited);

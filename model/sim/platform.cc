@@ -11,6 +11,11 @@ Platform*& Instance() {  // touched only on the kernel's thread (contract 5)
   return platform;
 }
 
+DmaObserver& Observer() {
+  static auto* observer = new DmaObserver;
+  return *observer;
+}
+
 }  // namespace
 
 HostMemory::HostMemory(sc_core::sc_module_name name, int ports) : sc_module(name) {
@@ -62,7 +67,12 @@ unsigned int HostMemory::TransportDbg(tlm::tlm_generic_payload& gp) {
   return static_cast<unsigned int>(len);
 }
 
-NicSlot::NicSlot(sc_core::sc_module_name name) : sc_module(name), dma("dma") {}
+NicSlot::NicSlot(sc_core::sc_module_name name, int index) : sc_module(name), dma("dma") {
+  ext_.slot = index;
+  gp_.set_extension(&ext_);
+}
+
+NicSlot::~NicSlot() { gp_.clear_extension(&ext_); }  // ours, not the payload's to free
 
 bool NicSlot::Transfer(tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint64_t len) {
   constexpr uint64_t kMax = uint64_t{1} << 30;  // a generic payload's length is 32 bits
@@ -80,9 +90,12 @@ bool NicSlot::Transfer(tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint6
   gp_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   dma->b_transport(gp_, delay);  // contract 2: the returned delay is not added
-  if (gp_.is_response_ok()) return true;
-  ++counters_.errors;
-  return false;
+  const bool ok = gp_.is_response_ok();
+  if (!ok) ++counters_.errors;
+  if (const DmaObserver& observe = Platform::observer()) {
+    observe(DmaRecord{ext_.slot, ext_.tag, cmd == tlm::TLM_WRITE_COMMAND, addr, len, ok});
+  }
+  return ok;
 }
 
 bool NicSlot::Read(uint64_t addr, uint8_t* dst, uint64_t len) {
@@ -100,12 +113,15 @@ bool NicSlot::Write(uint64_t addr, const uint8_t* src, uint64_t len) {
 
 Platform::Platform(sc_core::sc_module_name name) : sc_module(name), memory_("host", kSlots) {
   for (int k = 0; k < kSlots; ++k) {
-    slots_.push_back(std::make_unique<NicSlot>(("nic" + std::to_string(k)).c_str()));
+    slots_.push_back(std::make_unique<NicSlot>(("nic" + std::to_string(k)).c_str(), k));
     slots_.back()->dma.bind(memory_.port(k));
   }
 }
 
 Platform* Platform::Get() { return Instance(); }
+
+void Platform::SetObserver(DmaObserver observer) { Observer() = std::move(observer); }
+const DmaObserver& Platform::observer() { return Observer(); }
 
 void Platform::Elaborate() {
   if (Instance() != nullptr || sc_core::sc_get_status() != sc_core::SC_ELABORATION) return;

@@ -31,6 +31,10 @@
 //     TLM_ADDRESS_ERROR_RESPONSE and moves no byte, until ClearErrors(). The engine turns
 //     it into an error completion (host_bus.h contract 2).
 //  5. Threading: the kernel's (kernel.h contract 4); everything here runs on it.
+//  6. Every transaction carries a DmaExtension: what it is for (engine/host_bus.h
+//     DmaKind), the QP, the slot and the engine's time, so a target or a monitor can tell
+//     a CQE from payload. An observer (SetObserver) sees each transaction after it
+//     completed, with its outcome (the CLI's `qptwin run --dma`).
 #pragma once
 
 #include <systemc>
@@ -39,6 +43,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -46,6 +51,27 @@
 #include "model/engine/host_bus.h"
 
 namespace qptwin::model::sim {
+
+// Contract 6. Readable by any target: gp.get_extension<DmaExtension>().
+struct DmaExtension : tlm::tlm_extension<DmaExtension> {
+  engine::DmaTag tag;
+  int slot = 0;
+  tlm::tlm_extension_base* clone() const override { return new DmaExtension(*this); }
+  void copy_from(const tlm::tlm_extension_base& other) override {
+    *this = static_cast<const DmaExtension&>(other);
+  }
+};
+
+// One completed transaction (contract 6).
+struct DmaRecord {
+  int slot = 0;
+  engine::DmaTag tag;
+  bool write = false;
+  uint64_t addr = 0;
+  uint64_t bytes = 0;
+  bool ok = true;
+};
+using DmaObserver = std::function<void(const DmaRecord&)>;
 
 // Per slot, since the process started.
 struct DmaCounters {
@@ -78,14 +104,17 @@ class NicSlot : public sc_core::sc_module, public engine::HostBus {
  public:
   tlm_utils::simple_initiator_socket<NicSlot> dma;
 
-  explicit NicSlot(sc_core::sc_module_name name);
+  NicSlot(sc_core::sc_module_name name, int index);
+  ~NicSlot() override;
   bool Read(uint64_t addr, uint8_t* dst, uint64_t len) override;
   bool Write(uint64_t addr, const uint8_t* src, uint64_t len) override;
+  void Tag(const engine::DmaTag& tag) override { ext_.tag = tag; }
   const DmaCounters& counters() const { return counters_; }
 
  private:
   bool Transfer(tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint64_t len);
   tlm::tlm_generic_payload gp_;  // reused: one transaction at a time (contract 2)
+  DmaExtension ext_;             // set on gp_ for good (contract 6)
   DmaCounters counters_;
 };
 
@@ -100,6 +129,9 @@ class Platform : public sc_core::sc_module {
 
   NicSlot& slot(int device) { return *slots_[device % kSlots]; }
   HostMemory& memory() { return memory_; }
+  // Contract 6; an empty function turns it off.
+  static void SetObserver(DmaObserver observer);
+  static const DmaObserver& observer();
 
  private:
   explicit Platform(sc_core::sc_module_name name);

@@ -245,5 +245,54 @@ TEST(DiffCommand, ReportsTheFirstDifferingLine) {
       << out.str();
 }
 
+// --dma: every DMA of the model's devices, as TLM transactions on its SystemC platform
+// (model/sim/platform.h), printed before the result of the step it happened in.
+TEST(RunCommand, DmaLinesShowEveryTransferOfTheStepBeforeItsResult) {
+  const std::string scenario =
+      "device d profile=ibta\n"
+      "pd p\n"
+      "mr m pd=p len=4096 access=LOCAL_WRITE\n"
+      "cq c\n"
+      "qp a type=RC pd=p send_cq=c recv_cq=c\n"
+      "qp b type=RC pd=p send_cq=c recv_cq=c\n"
+      "modify a state=INIT pkey_index=0 port=1 access=0\n"
+      "modify b state=INIT pkey_index=0 port=1 access=0\n"
+      "modify a state=RTR path_mtu=1024 dest=b rq_psn=0 max_dest_rd_atomic=0 min_rnr_timer=12\n"
+      "modify b state=RTR path_mtu=1024 dest=a rq_psn=0 max_dest_rd_atomic=0 min_rnr_timer=12\n"
+      "modify a state=RTS sq_psn=0 timeout=14 retry_cnt=7 rnr_retry=7 max_rd_atomic=0\n"
+      "modify b state=RTS sq_psn=0 timeout=14 retry_cnt=7 rnr_retry=7 max_rd_atomic=0\n"
+      "post_recv b wr_id=2 sge=m:2048:1024\n"
+      "post_send a wr_id=1 op=SEND sge=m:0:100 flags=SIGNALED\n"
+      "poll c n=2 expect=SUCCESS,SUCCESS\n";
+  Cli r = RunCli({"--backend", "model", "--dma", "-"}, scenario);
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  const size_t read = r.out.find("PAYLOAD_READ  read  100 B\n");
+  const size_t recv = r.out.find("RECV_DATA     write 100 B\n");
+  const size_t cqe = r.out.find("CQE           write 64 B\n");
+  const size_t poll = r.out.find("  poll c n=2");
+  ASSERT_NE(read, std::string::npos) << r.out;
+  ASSERT_NE(recv, std::string::npos) << r.out;
+  ASSERT_NE(cqe, std::string::npos) << r.out;
+  ASSERT_NE(poll, std::string::npos) << r.out;
+  EXPECT_LT(read, recv);
+  // On the ibta profile the exchange runs while the poll waits: its DMA comes before the
+  // poll's result, and two CQEs are written (one per queue).
+  EXPECT_LT(recv, poll);
+  EXPECT_NE(r.out.find("CQE", cqe + 1), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.rfind("# dma ", 0), std::string::npos);  // the header comes first
+  // Off again after the run: a run without --dma prints none.
+  Cli quiet = RunCli({"--backend", "model", "-"}, scenario);
+  EXPECT_EQ(quiet.out.find("# dma"), std::string::npos) << quiet.out;
+}
+
+TEST(RunCommand, DmaNeedsTheModelAndTheReadableTranscript) {
+  Cli hw = RunCli({"--backend", "hw", "--dma", "-"}, kGood);
+  EXPECT_EQ(hw.code, 2);
+  EXPECT_NE(hw.err.find("--dma shows the model's DMA"), std::string::npos) << hw.err;
+  Cli canonical = RunCli({"--backend", "model", "--dma", "--canonical", "-"}, kGood);
+  EXPECT_EQ(canonical.code, 2);
+  EXPECT_NE(canonical.err.find("not with --canonical"), std::string::npos) << canonical.err;
+}
+
 }  // namespace
 }  // namespace qptwin::scenario

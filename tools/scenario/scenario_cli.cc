@@ -1,9 +1,11 @@
 #include "tools/scenario/scenario_cli.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <iostream>
 #include <sstream>
 
+#include "model/model_backend.h"
 #include "spec/differential/canonical.h"
 #include "spec/scenario/parser.h"
 #include "spec/scenario/runner.h"
@@ -22,10 +24,13 @@ namespace {
 constexpr char kRunUsage[] =
     "usage: qptwin run [--backend model|hw] [--profile P] [--device D]\n"
     "                  [--canonical | --compared | --narrate] [--vcd OUT.vcd]\n"
-    "                  [--trace-json OUT.json] FILE...\n"
+    "                  [--trace-json OUT.json] [--dma] FILE...\n"
     "  runs each .qps FILE (- = stdin; spec/scenario/FORMAT.md) and prints its transcript\n"
     "  (--compared: the form `qptwin diff` and the differential fuzzer compare);\n"
-    "  --vcd/--trace-json trace one FILE. Exit 0: every expectation held, 1: one failed,\n"
+    "  --vcd/--trace-json trace one FILE. --dma (model): a '# dma' line for every DMA of\n"
+    "  the model's devices (a TLM-2.0 transaction on its SystemC platform), before the\n"
+    "  result of the step it happened in: time, device, QP, what, bytes.\n"
+    "  Exit 0: every expectation held, 1: one failed,\n"
     "  2: bad usage, an unreadable or malformed FILE, or no such backend.\n";
 constexpr char kDiffUsage[] =
     "usage: qptwin diff [--backend model|hw] [--profile P] [--device D] --against model[:P]|hw\n"
@@ -40,6 +45,7 @@ struct Options {
   bool canonical = false;
   bool compared = false;
   bool narrate = false;
+  bool dma = false;
   std::string vcd, trace_json;  // output paths ("" = none)
   std::vector<std::string> files;
 };
@@ -80,7 +86,7 @@ int ParseArgs(const std::vector<std::string>& args, bool diff, Options* o, std::
     specs.push_back({"--against"});
   } else {
     specs.insert(specs.end(), {{"--canonical", false}, {"--compared", false}, {"--narrate", false}, {"--vcd"},
-                               {"--trace-json"}});
+                               {"--trace-json"}, {"--dma", false}});
   }
   std::string error;
   auto flags = cli::ParseFlags(args, specs, &error, cli::kAnyNumber);
@@ -104,6 +110,7 @@ int ParseArgs(const std::vector<std::string>& args, bool diff, Options* o, std::
   o->canonical = flags->Has("--canonical");
   o->compared = flags->Has("--compared");
   o->narrate = flags->Has("--narrate");
+  o->dma = flags->Has("--dma");
   o->vcd = flags->Get("--vcd");
   o->trace_json = flags->Get("--trace-json");
   o->files = flags->positional();
@@ -116,6 +123,12 @@ int ParseArgs(const std::vector<std::string>& args, bool diff, Options* o, std::
   }
   if (int(o->canonical) + int(o->compared) + int(o->narrate) > 1) {
     return Problem(err, "run: --canonical, --compared and --narrate exclude each other");
+  }
+  if (o->dma && o->backend.kind != "model") {
+    return Problem(err, "run: --dma shows the model's DMA: it needs --backend model");
+  }
+  if (o->dma && (o->canonical || o->compared)) {
+    return Problem(err, "run: --dma adds lines to the transcript: not with --canonical or --compared");
   }
   if ((!o->vcd.empty() || !o->trace_json.empty()) && o->files.size() != 1) {
     return Problem(err, "run: --vcd and --trace-json trace one scenario FILE");
@@ -211,6 +224,23 @@ int RunScenarios(const std::vector<std::string>& args, std::istream& in, std::os
                  std::ostream& err, const BackendFactory& make) {
   Options o;
   if (int rc = ParseArgs(args, /*diff=*/false, &o, out, err)) return rc < 0 ? 0 : rc;
+  if (o.dma) {
+    const bool on = model::SetModelDmaObserver([&out](const model::DmaTransfer& t) {
+      char line[160];
+      std::snprintf(line, sizeof line, "# dma %12.3f us  mdev%d  qp 0x%-6x %-13s %-5s %llu B%s\n",
+                    static_cast<double>(t.time_ns) / 1000.0, t.slot, t.qpn, t.kind,
+                    t.write ? "write" : "read", static_cast<unsigned long long>(t.bytes),
+                    t.ok ? "" : "  FAILED");
+      out << line;
+    });
+    if (!on) return Problem(err, "run: --dma: the model's SystemC platform is not available");
+  }
+  struct ObserverOff {
+    bool on;
+    ~ObserverOff() {
+      if (on) (void)model::SetModelDmaObserver(nullptr);
+    }
+  } observer_off{o.dma};
   int exit_code = 0;
   for (const std::string& path : o.files) {
     // Streamed (bounded memory, stream_run.h) unless a trace or the compared form, which
