@@ -2,6 +2,7 @@
 // every payload byte crosses the device's TLM-2.0 initiator socket, and a transaction the
 // host memory fails becomes an error completion.
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include <systemc>
@@ -83,6 +84,30 @@ TEST_F(DmaTest, EachTransactionSaysWhatItIsForWhichQpAndWhen) {
   EXPECT_LT(seen[1].time_ns, seen[2].time_ns);  // the ACK's way back
   EXPECT_LE(seen[2].time_ns, be_->NowNs());
   for (const DmaTransfer& t : seen) EXPECT_TRUE(t.ok);
+}
+
+TEST_F(DmaTest, ASendFetchesTheReceiveWqeBeforeWritingIntoIt) {
+  std::vector<DmaTransfer> seen;
+  size_t bad = 0;
+  ASSERT_EQ(b_.dev->PostRecv(b_.qp, {Rwr(9, {b_.At(0, 4096)})}, &bad), 0);
+  ASSERT_TRUE(SetModelDmaObserver([&seen](const DmaTransfer& t) { seen.push_back(t); }));
+  ASSERT_EQ(a_.dev->PostSend(a_.qp, {Wr(1, WrOpcode::kSend, {a_.At(0, 200)})}, &bad), 0);
+  ASSERT_EQ(Wait(b_, b_.rcq, 1).at(0).status, WcStatus::kSuccess);
+  ASSERT_EQ(Wait(a_, a_.scq, 1).at(0).status, WcStatus::kSuccess);
+  ASSERT_TRUE(SetModelDmaObserver(nullptr));
+  std::vector<std::string> b_kinds;
+  for (const DmaTransfer& t : seen) {
+    if (t.slot == 1) b_kinds.push_back(t.kind);
+  }
+  // engine/recv_queue.h: one read of the WQE's slot (16-byte header + one 16-byte SGE).
+  EXPECT_EQ(b_kinds, (std::vector<std::string>{"RECV_WQE", "RECV_DATA", "CQE"}));
+  for (const DmaTransfer& t : seen) {
+    if (std::string(t.kind) == "RECV_WQE") {
+      EXPECT_EQ(t.bytes, 32u);
+      EXPECT_FALSE(t.write);
+      EXPECT_EQ(t.qpn, b_.qpn);
+    }
+  }
 }
 
 TEST_F(DmaTest, AFailedPayloadReadIsALocalProtectionError) {

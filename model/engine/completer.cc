@@ -97,7 +97,8 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
           data = orig;
           len = 8;
         }
-        WcStatus st = mrs_.Scatter(Dma(DmaKind::kResponseData, qp.qpn), w.wr.sg_list, qp.init.pd.id, data, len);
+        WcStatus st = mrs_.Scatter(Dma(DmaKind::kResponseData, qp.qpn), w.wr.sg_list,
+                                   qp.init.pd.id, data, len);
         if (st != WcStatus::kSuccess) {
           FailWqe(qp, index, st, "local error on response data");
           return;

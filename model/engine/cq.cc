@@ -57,7 +57,9 @@ WorkCompletion Cq::Decode(const uint8_t* image) {
 
 void Cq::Relocate(size_t slots) {
   auto grown = std::make_unique<uint8_t[]>(slots * kCqeBytes);
-  for (size_t i = 0; i < size(); ++i) std::memcpy(&grown[i * kCqeBytes], Slot(head_ + i), kCqeBytes);
+  for (size_t i = 0; i < size(); ++i) {
+    std::memcpy(&grown[i * kCqeBytes], Slot(head_ + i), kCqeBytes);
+  }
   host_ = std::move(grown);
   slots_ = slots;
   head_ = 0;

@@ -1,6 +1,7 @@
 // A NIC's DMA port to host memory: every payload byte the engine moves between a message and
-// a registered region, and every CQE it writes (cq.h contract 5), crosses it (issue 12,
-// ARCHITECTURE.md's "DMA (initiator socket to host memory)").
+// a registered region, every receive WQE it fetches (recv_queue.h) and every CQE it writes
+// (cq.h contract 5) crosses it (issue 12, ARCHITECTURE.md's "DMA (initiator socket to host
+// memory)").
 //
 // Contract:
 //  1. Addresses are the host's bus addresses of the bytes; in model_backend the region
@@ -13,14 +14,15 @@
 //     kLocProtErr; a receive's write the receive's local error (responder.cc); the
 //     responder's WRITE, READ source or atomic access a NAK remote operational error
 //     (the requester's kRemOpErr), rxe's answer to a responder-side copy that fails; a
-//     CQE's write a CQ error like an overrun (cq.h contract 5).
+//     CQE's write a CQ error like an overrun (cq.h contract 5); a receive WQE's fetch
+//     LOC_QP_OP_ERR on that receive, as a malformed WQE (responder.cc ReceiveSendLike).
 //  3. Time: a transfer is issued at the engine's current time and its cost is the
 //     profile's (timing.h: pcie_read_ns, pcie_gbps, the responder's figures), already in
 //     the engine's arithmetic; a bus adds no time of its own.
 //  4. Not DMA, so not here: inline data (the provider's CPU copies it into the WQE at
-//     post time, nic_post.cc), a poll's read of a CQE (the provider's CPU), and the send
-//     and receive WQEs (the engine's queues, not yet host-memory rings the NIC fetches;
-//     model/systemc/README.md, stage 2).
+//     post time, nic_post.cc), a poll's read of a CQE and a post's write of a receive WQE
+//     (the provider's CPU), and the send WQEs (the engine's queue, not yet a host-memory
+//     ring the NIC fetches; model/systemc/README.md, stage 2).
 //  5. An atomic is a read and a write of the same 8 bytes with nothing between them (the
 //     engine is single-threaded, sim::ScClock contract 5).
 //  6. Before its transfers the engine tells the bus what they are (Tag: the kind, the QP
@@ -42,8 +44,9 @@ enum class DmaKind : uint8_t {
   kReceiveData,   // the responder writes a SEND into a receive's SGEs
   kResponseData,  // the requester writes READ data or an atomic's result into its SGEs
   kCqe,           // a CQE into its CQ's ring (cq.h contract 5)
+  kRecvWqe,       // the responder fetches a receive WQE (recv_queue.h contract 3)
 };
-inline constexpr int kNumDmaKinds = 7;
+inline constexpr int kNumDmaKinds = 8;
 const char* ToName(DmaKind k);
 
 struct DmaTag {
@@ -77,6 +80,7 @@ inline const char* ToName(DmaKind k) {
     case DmaKind::kReceiveData: return "RECV_DATA";
     case DmaKind::kResponseData: return "RESPONSE_DATA";
     case DmaKind::kCqe: return "CQE";
+    case DmaKind::kRecvWqe: return "RECV_WQE";
   }
   return "?";
 }

@@ -310,7 +310,9 @@ class Nic {
   uint32_t ResponderPd(const Qp& qp) const;
   RespStep RespCheckOp(Qp& qp, const Packet& pkt);
   RespStep RespExecute(Qp& qp, Packet& pkt);
-  bool TakeRecv(Qp& qp, RecvWr* out);
+  // Takes the oldest receive, its WQE fetched through the bus (recv_queue.h contract 3);
+  // *fetch_failed (if given) when that DMA failed.
+  bool TakeRecv(Qp& qp, RecvWr* out, bool* fetch_failed = nullptr);
   // After a receive WR was taken from `srq`: SRQ_LIMIT_REACHED once below its armed limit.
   void CheckSrqLimit(Srq& srq);
   bool PeekRecv(Qp& qp);

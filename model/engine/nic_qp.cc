@@ -517,7 +517,7 @@ void Nic::FlushSq(Qp& qp) {
 }
 
 void Nic::FlushRq(Qp& qp) {
-  Ring<RecvWr> rq;
+  RecvQueue rq;
   rq.swap(qp.rq);
   for (const RecvWr& r : rq) {
     WorkCompletion wc;
@@ -547,7 +547,8 @@ bool Nic::PushCqe(Qp& qp, Cq& cq, const WorkCompletion& wc, bool solicited, uint
   const uint64_t cqe_ns = profile().timing.nic.cqe_ns;
   const uint64_t now = world_->events().Now();
   const uint64_t visible = std::max(now, ready_ns) + cqe_ns;
-  if (!cq.Push(wc, visible, Dma(DmaKind::kCqe, wc.qp_num))) {  // full, or the CQE's DMA write failed (cq.h 5)
+  // Refused when full, or when the CQE's DMA write failed (cq.h contract 5).
+  if (!cq.Push(wc, visible, Dma(DmaKind::kCqe, wc.qp_num))) {
     if (!was_error || !cq.sticky_error()) {  // R13: IB_EVENT_CQ_ERR (rxe: on every refusal)
       AsyncEvent ev;
       ev.type = EventType::kCqErr;

@@ -10,6 +10,7 @@
 
 #include "model/engine/cq.h"
 #include "model/engine/memory.h"
+#include "model/engine/recv_queue.h"
 #include "model/engine/ring.h"
 #include "spec/backend.h"
 
@@ -45,7 +46,7 @@ struct Srq {
   uint32_t max_wr = 0;
   uint32_t max_sge = 0;
   uint32_t limit = 0;  // srq_limit armed by ModifySrq (0: none); nic_srq_cq.cc
-  Ring<RecvWr> rq;
+  RecvQueue rq;
   int users = 0;
   // XRC SRQs: the number senders name (XRCETH), the domain, and the CQ of its receives.
   SrqType type = SrqType::kBasic;
@@ -205,7 +206,7 @@ struct Qp : std::enable_shared_from_this<Qp> {
   }
   bool requester_dead = false;
   uint64_t next_serial = 1;
-  Ring<RecvWr> rq;
+  RecvQueue rq;
 
   // Requester / completer.
   int dst_nic = -1;

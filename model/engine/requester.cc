@@ -239,7 +239,8 @@ Nic::ReqStep Nic::ReqCheckLocal(Qp& qp, Payload* payload) {
       return ReqStep::kDone;
     } else {
       const SgeSpan sges = w.wr.sg_list;
-      if (!mrs_.GatherTo(Dma(DmaKind::kPayloadRead, qp.qpn), sges, payload->ResizeForOverwrite(sges.total_length()))) {
+      if (!mrs_.GatherTo(Dma(DmaKind::kPayloadRead, qp.qpn), sges,
+                         payload->ResizeForOverwrite(sges.total_length()))) {
         FailLocally(qp, WcStatus::kLocProtErr, "DMA read of the payload failed");
         return ReqStep::kDone;
       }

@@ -435,19 +435,20 @@ bool Nic::PeekRecv(Qp& qp) {
   return srq ? !srq->rq.empty() : !qp.rq.empty();
 }
 
-bool Nic::TakeRecv(Qp& qp, RecvWr* out) {
+bool Nic::TakeRecv(Qp& qp, RecvWr* out, bool* fetch_failed) {
   Srq* srq = RecvSrq(qp);
-  Ring<RecvWr>& q = srq ? srq->rq : qp.rq;
+  RecvQueue& q = srq ? srq->rq : qp.rq;
   if (q.empty()) return false;
-  *out = std::move(q.front());
-  q.pop_front();
+  const bool fetched = q.Fetch(Dma(DmaKind::kRecvWqe, qp.qpn), out);  // recv_queue.h 3
+  if (fetch_failed) *fetch_failed = !fetched;
   if (srq) CheckSrqLimit(*srq);
   return true;
 }
 
 void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
   RecvWr r;
-  if (!TakeRecv(qp, &r)) {
+  bool fetch_failed = false;
+  if (!TakeRecv(qp, &r, &fetch_failed)) {
     // R17: RC (and XRC) answers RNR NAK with min_rnr_timer; UC and UD drop.
     if (IsReliable(qp.type)) {
       Packet nak;
@@ -489,7 +490,12 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
   const bool datagram = qp.type == QpType::kUd;
   wc.src_qp = datagram || !profile().behaviour.connected_recv_src_qp_zero ? pkt.src_qpn : 0;
   uint32_t pd = ResponderPd(qp);
-  WcStatus st = len ? mrs_.Scatter(Dma(DmaKind::kReceiveData, qp.qpn), r.sg_list, pd, data, len) : WcStatus::kSuccess;
+  // A receive WQE the NIC could not fetch (host_bus.h contract 2) is a local QP operation
+  // error, as a malformed WQE: nothing is written.
+  WcStatus st = fetch_failed ? WcStatus::kLocQpOpErr
+                : len        ? mrs_.Scatter(Dma(DmaKind::kReceiveData, qp.qpn), r.sg_list, pd,
+                                            data, len)
+                             : WcStatus::kSuccess;
   if (st != WcStatus::kSuccess) {
     const bool too_small = st == WcStatus::kLocLenErr;
     // rxe_resp.c send_data_in: every copy_data failure is a malformed WQE
@@ -498,10 +504,11 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
     // rxe copies a message packet by packet: the packets before the one that fails are
     // executed (their data lands, resp.psn and the ACK PSN move past them).
     uint32_t executed = 0;
-    if (malformed && pkt.npkts > 1) {
+    if (malformed && pkt.npkts > 1 && !fetch_failed) {
       const uint32_t mtu = MtuBytes(qp.attr.path_mtu);
       for (uint32_t k = pkt.npkts - 1; k > 0 && executed == 0; --k) {
-        if (mrs_.Scatter(Dma(DmaKind::kReceiveData, qp.qpn), r.sg_list, pd, data, size_t{k} * mtu) == WcStatus::kSuccess) {
+        if (mrs_.Scatter(Dma(DmaKind::kReceiveData, qp.qpn), r.sg_list, pd, data,
+                         size_t{k} * mtu) == WcStatus::kSuccess) {
           executed = k;
         }
       }
@@ -509,7 +516,7 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
     }
     // UD on RoCE: rxe copies the GRH area first, then the payload (two copy_data calls): the
     // 40 bytes land when they fit, whatever happens to the payload.
-    if (malformed && grh) {
+    if (malformed && grh && !fetch_failed) {
       (void)mrs_.Scatter(Dma(DmaKind::kReceiveData, qp.qpn), r.sg_list, pd, data,
                          len - pkt.data.size());
     }

@@ -1,0 +1,77 @@
+#include "model/engine/recv_queue.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+namespace qptwin::model::engine {
+
+void RecvQueue::Relocate(size_t slots, size_t stride) {
+  std::unique_ptr<uint8_t[]> grown(new uint8_t[slots * stride]);
+  for (size_t i = 0; i < size(); ++i) {
+    std::memcpy(&grown[i * stride], Slot(head_ + i), std::min(stride, stride_));
+  }
+  host_ = std::move(grown);
+  slots_ = slots;
+  stride_ = stride;
+  head_ = 0;
+}
+
+void RecvQueue::push_back(const RecvWr& wr) {
+  const size_t need = kHeaderBytes + kSgeBytes * wr.sg_list.size();
+  if (need > stride_ || size() == slots_) {
+    Relocate(size() == slots_ ? std::max<size_t>(4, 2 * slots_) : slots_,
+             std::max(need, stride_));
+  }
+  uint8_t* image = Slot(head_ + size());
+  std::memset(image, 0, stride_);
+  const uint32_t n = static_cast<uint32_t>(wr.sg_list.size());
+  std::memcpy(image, &n, 4);
+  for (size_t i = 0; i < wr.sg_list.size(); ++i) {
+    const Sge& s = wr.sg_list[i];
+    uint8_t* e = image + kHeaderBytes + kSgeBytes * i;
+    std::memcpy(e, &s.addr, 8);
+    std::memcpy(e + 8, &s.length, 4);
+    std::memcpy(e + 12, &s.lkey, 4);
+  }
+  records_.push_back(wr);
+}
+
+bool RecvQueue::Fetch(HostBus& bus, RecvWr* out) {
+  // The slot into a buffer of the NIC's (one transfer), then the record leaves.
+  uint8_t small[kHeaderBytes + 4 * kSgeBytes];
+  std::vector<uint8_t> large;
+  uint8_t* image = small;
+  if (stride_ > sizeof small) {
+    large.resize(stride_);
+    image = large.data();
+  }
+  const bool ok = bus.Read(Addr(Slot(head_)), image, stride_);
+  *out = std::move(records_.front());
+  records_.pop_front();
+  ++head_;
+  if (!ok) return false;
+  uint32_t n;
+  std::memcpy(&n, image, 4);
+  n = std::min<uint32_t>(n, static_cast<uint32_t>((stride_ - kHeaderBytes) / kSgeBytes));
+  out->sg_list.resize(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint8_t* e = image + kHeaderBytes + kSgeBytes * i;
+    Sge& s = out->sg_list[i];
+    std::memcpy(&s.addr, e, 8);
+    std::memcpy(&s.length, e + 8, 4);
+    std::memcpy(&s.lkey, e + 12, 4);
+  }
+  return true;
+}
+
+void RecvQueue::swap(RecvQueue& o) {
+  records_.swap(o.records_);
+  std::swap(host_, o.host_);
+  std::swap(slots_, o.slots_);
+  std::swap(stride_, o.stride_);
+  std::swap(head_, o.head_);
+}
+
+}  // namespace qptwin::model::engine

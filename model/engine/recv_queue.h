@@ -1,0 +1,61 @@
+// A receive queue (a QP's RQ or an SRQ): the WQE ring in host memory that the NIC fetches
+// from, and the provider's record of each posted receive (issue 12: the receive WQE fetch is
+// a DMA through the NIC's HostBus).
+//
+// Contract:
+//  1. FIFO. push_back (the post) writes the receive's WQE image into its slot of the ring
+//     (the provider's CPU write) and keeps the record (wr_id and SGEs), as mlx5's provider
+//     keeps wr_ids beside its ring: flushes, counts and the CQE's wr_id use the record.
+//  2. Image (little-endian): a 16-byte header (u32 number of SGEs, 12 zero bytes), then 16
+//     bytes per SGE (u64 addr, u32 length, u32 lkey). A slot is `stride()` bytes: the
+//     largest WQE posted so far.
+//  3. Fetch(bus, &wr) takes the oldest receive: wr_id from the record, the SGEs from the
+//     image, read through `bus` in one transfer of the slot (host_bus.h, tagged by the
+//     caller). False when that transfer failed: the receive is still taken, *wr holds the
+//     record's SGEs, and the caller completes it with an error.
+//  4. Memory: the ring grows by doubling with the receives held (a deep queue that holds
+//     three receives costs three slots), never per receive; clear() and pops keep it.
+//     Growing moves the images in order (the model's bookkeeping, not a DMA).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "model/engine/host_bus.h"
+#include "model/engine/ring.h"
+#include "spec/backend.h"
+
+namespace qptwin::model::engine {
+
+class RecvQueue {
+ public:
+  static constexpr size_t kHeaderBytes = 16;
+  static constexpr size_t kSgeBytes = 16;
+
+  bool empty() const { return records_.empty(); }
+  size_t size() const { return records_.size(); }
+  void push_back(const RecvWr& wr);
+  bool Fetch(HostBus& bus, RecvWr* out);
+  void clear() {
+    records_.clear();
+    head_ = 0;
+  }
+  void swap(RecvQueue& o);
+  // The records, oldest first (contract 1).
+  auto begin() const { return records_.begin(); }
+  auto end() const { return records_.end(); }
+  size_t stride() const { return stride_; }
+  size_t slots() const { return slots_; }
+
+ private:
+  uint8_t* Slot(uint64_t index) const { return host_.get() + (index % slots_) * stride_; }
+  void Relocate(size_t slots, size_t stride);
+
+  Ring<RecvWr> records_;
+  std::unique_ptr<uint8_t[]> host_;  // slots_ images of stride_ bytes
+  size_t slots_ = 0;
+  size_t stride_ = 0;
+  uint64_t head_ = 0;  // the oldest receive's index (its slot: head_ % slots_)
+};
+
+}  // namespace qptwin::model::engine
