@@ -182,16 +182,9 @@ std::unique_ptr<Backend> MakeModelBackend(const ModelOptions& opts, std::string*
 void KeepRegionMappings(bool on) { engine::KeepRegionMappings(on); }
 
 DmaCounters ModelDmaCounters(int slot) {
-  DmaCounters out;
   sim::Platform* p = sim::OnKernelThread() ? sim::Platform::Get() : nullptr;
-  if (p == nullptr || slot < 0 || slot >= sim::Platform::kSlots) return out;
-  const sim::DmaCounters& c = p->slot(slot).counters();
-  out.reads = c.reads;
-  out.writes = c.writes;
-  out.bytes_read = c.bytes_read;
-  out.bytes_written = c.bytes_written;
-  out.errors = c.errors;
-  return out;
+  if (p == nullptr || slot < 0 || slot >= sim::Platform::kSlots) return DmaCounters{};
+  return p->slot(slot).counters();
 }
 
 bool ModelInjectDmaError(const void* addr, uint64_t len) {

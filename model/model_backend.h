@@ -37,6 +37,7 @@
 #include <thread>
 #include <vector>
 
+#include "model/dma_counters.h"
 #include "spec/backend.h"
 
 namespace qptwin::model {
@@ -73,13 +74,6 @@ std::vector<CacheCounter> ModelCacheCounters(Backend* backend, int device);
 
 // The model's DMA (contract 3; model/sim/platform.h): device k of every model Backend is
 // the platform's slot k % 16. Counters since the process started, zero for a bad slot.
-struct DmaCounters {
-  uint64_t reads = 0;
-  uint64_t writes = 0;
-  uint64_t bytes_read = 0;
-  uint64_t bytes_written = 0;
-  uint64_t errors = 0;  // transactions the host memory answered with an error
-};
 DmaCounters ModelDmaCounters(int slot);
 // A PCIe error for tests: every model DMA touching [addr, addr + len) fails (the host
 // memory answers TLM_ADDRESS_ERROR_RESPONSE, no byte moves) until ModelClearDmaErrors().

@@ -25,6 +25,12 @@ class DmaTest : public ::testing::Test {
     Connect(a_, b_);
   }
   void TearDown() override { ModelClearDmaErrors(); }
+  // A receive of 4096 bytes on b, then a SEND of `len` bytes from a.
+  void SendIntoAReceive(uint32_t len) {
+    size_t bad = 0;
+    ASSERT_EQ(b_.dev->PostRecv(b_.qp, {Rwr(9, {b_.At(0, 4096)})}, &bad), 0);
+    ASSERT_EQ(a_.dev->PostSend(a_.qp, {Wr(1, WrOpcode::kSend, {a_.At(0, len)})}, &bad), 0);
+  }
   std::unique_ptr<Backend> be_;
   Side a_, b_;
 };
@@ -113,9 +119,7 @@ TEST_F(DmaTest, ASendFetchesTheReceiveWqeBeforeWritingIntoIt) {
 TEST_F(DmaTest, AFailedPayloadReadIsALocalProtectionError) {
   ASSERT_TRUE(ModelInjectDmaError(a_.buf + 100, 1));
   const DmaCounters before = ModelDmaCounters(0);
-  size_t bad = 0;
-  ASSERT_EQ(b_.dev->PostRecv(b_.qp, {Rwr(9, {b_.At(0, 4096)})}, &bad), 0);
-  ASSERT_EQ(a_.dev->PostSend(a_.qp, {Wr(1, WrOpcode::kSend, {a_.At(0, 200)})}, &bad), 0);
+  SendIntoAReceive(200);
   auto wc = Wait(a_, a_.scq, 1);
   ASSERT_EQ(wc.size(), 1u);
   EXPECT_EQ(wc[0].status, WcStatus::kLocProtErr);
@@ -167,9 +171,7 @@ TEST_F(DmaTest, AFailedWriteOfReadDataIsALocalProtectionError) {
 
 TEST_F(DmaTest, AFailedReceiveWriteCompletesTheReceiveWithAnError) {
   ASSERT_TRUE(ModelInjectDmaError(b_.buf, 16));
-  size_t bad = 0;
-  ASSERT_EQ(b_.dev->PostRecv(b_.qp, {Rwr(9, {b_.At(0, 4096)})}, &bad), 0);
-  ASSERT_EQ(a_.dev->PostSend(a_.qp, {Wr(1, WrOpcode::kSend, {a_.At(0, 100)})}, &bad), 0);
+  SendIntoAReceive(100);
   auto rwc = Wait(b_, b_.rcq, 1);
   ASSERT_EQ(rwc.size(), 1u);
   // The rxe profile: every copy failure at the receiver is a malformed WQE

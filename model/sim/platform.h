@@ -48,6 +48,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/dma_counters.h"
 #include "model/engine/host_bus.h"
 
 namespace qptwin::model::sim {
@@ -73,14 +74,8 @@ struct DmaRecord {
 };
 using DmaObserver = std::function<void(const DmaRecord&)>;
 
-// Per slot, since the process started.
-struct DmaCounters {
-  uint64_t reads = 0;
-  uint64_t writes = 0;
-  uint64_t bytes_read = 0;
-  uint64_t bytes_written = 0;
-  uint64_t errors = 0;  // transactions answered with an error (contract 4)
-};
+// Per slot, since the process started (errors: transactions answered with an error).
+using DmaCounters = model::DmaCounters;
 
 class HostMemory : public sc_core::sc_module {
  public:

@@ -1,0 +1,17 @@
+// The model's DMA counters of one platform slot (model_backend.h ModelDmaCounters; counted by
+// model/sim/platform.h). Plain C++: no SystemC here.
+#pragma once
+
+#include <cstdint>
+
+namespace qptwin::model {
+
+struct DmaCounters {
+  uint64_t reads = 0;
+  uint64_t writes = 0;
+  uint64_t bytes_read = 0;
+  uint64_t bytes_written = 0;
+  uint64_t errors = 0;  // transactions the host memory answered with an error
+};
+
+}  // namespace qptwin::model
