@@ -205,7 +205,7 @@ bool SetModelDmaObserver(std::function<void(const DmaTransfer&)> fn) {
   }
   sim::Platform::SetObserver([fn = std::move(fn)](const sim::DmaRecord& r) {
     fn(DmaTransfer{r.slot, engine::ToName(r.tag.kind), r.tag.qpn, r.tag.now_ns, r.write,
-                   r.bytes, r.ok});
+                   r.addr, r.bytes, r.ok});
   });
   return true;
 }

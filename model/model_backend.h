@@ -11,8 +11,9 @@
 //  3. SystemC's scheduler is the model's clock (model/sim/sc_clock.h): every block of the
 //     engine a SystemC process. The devices sit on a SystemC platform elaborated once per
 //     process before the first sc_start (model/sim/platform.h): every payload byte a device
-//     moves to or from host memory is a TLM-2.0 transaction through its slot's initiator
-//     socket (ModelDmaCounters, ModelInjectDmaError below). Simulated time runs only inside Backend::Advance, FlushRoce
+//     moves to or from host memory, every WQE it fetches and every CQE it writes is a
+//     TLM-2.0 transaction through its slot's initiator socket (ModelDmaCounters,
+//     ModelInjectDmaError, SetModelDmaObserver below). Simulated time runs only inside Backend::Advance, FlushRoce
 //     and the Device's Wait*/GetCqEvent calls (each at most 2^50 ns, about 13 simulated days; longer ones are cut there).
 //     Same scenario + same ModelOptions (seed) -> same results and times, every run.
 //  4. Many Backends may exist in one process, one after another or side by side; each has
@@ -83,8 +84,9 @@ bool ModelInjectDmaError(const void* addr, uint64_t len);
 void ModelClearDmaErrors();
 // Every model DMA of the process as it completes (a TLM transaction; platform.h contract 6):
 // the slot (device index), what it was for ("PAYLOAD_READ", "WRITE_DATA", "READ_SOURCE",
-// "ATOMIC", "RECV_DATA", "RESPONSE_DATA", "CQE", "RECV_WQE"), the QP number, the Backend's
-// time (NowNs) when the engine issued it, direction, bytes and outcome. An empty function turns it off. Claims the kernel
+// "ATOMIC", "RECV_DATA", "RESPONSE_DATA", "CQE", "RECV_WQE", "SEND_WQE"), the QP number, the
+// Backend's time (NowNs) when the engine issued it, direction, the bus address (a pointer of
+// this process), bytes and outcome. An empty function turns it off. Claims the kernel
 // and elaborates the platform like MakeModelBackend; false on another thread or when
 // SystemC's simulation started first (contract 1).
 struct DmaTransfer {
@@ -93,6 +95,7 @@ struct DmaTransfer {
   uint32_t qpn = 0;
   uint64_t time_ns = 0;
   bool write = false;
+  uint64_t addr = 0;
   uint64_t bytes = 0;
   bool ok = true;
 };

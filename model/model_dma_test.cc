@@ -43,11 +43,11 @@ TEST_F(DmaTest, EveryPayloadByteIsATransactionOfItsDevicesSlot) {
   ASSERT_EQ(Wait(a_, a_.scq, 1).at(0).status, WcStatus::kSuccess);
   EXPECT_EQ(std::memcmp(a_.buf, b_.buf, 3000), 0);
   const DmaCounters a1 = ModelDmaCounters(0), b1 = ModelDmaCounters(1);
-  // The requester reads the payload through mdev0's socket (one SGE: one transaction) and
-  // writes the CQE into its CQ's ring (engine/cq.h contract 5); the responder writes the
-  // payload through mdev1's (one message of 3 packets: one transaction).
-  EXPECT_EQ(a1.reads - a0.reads, 1u);
-  EXPECT_EQ(a1.bytes_read - a0.bytes_read, 3000u);
+  // mdev0 fetches the WQE (engine/send_wqe_image.h: 112 + 16 bytes), reads the payload
+  // (one SGE: one transaction) and writes the CQE into its CQ's ring (engine/cq.h contract
+  // 5); the responder writes the payload through mdev1's (3 packets: one transaction).
+  EXPECT_EQ(a1.reads - a0.reads, 2u);
+  EXPECT_EQ(a1.bytes_read - a0.bytes_read, 128u + 3000u);
   EXPECT_EQ(a1.writes - a0.writes, 1u);
   EXPECT_EQ(a1.bytes_written - a0.bytes_written, 64u);
   EXPECT_EQ(b1.writes - b0.writes, 1u);
@@ -63,6 +63,7 @@ TEST_F(DmaTest, EveryPayloadByteIsATransactionOfItsDevicesSlot) {
   EXPECT_EQ(std::memcmp(a_.buf + 4096, b_.buf, 512), 0);
   const DmaCounters a2 = ModelDmaCounters(0), b2 = ModelDmaCounters(1);
   EXPECT_EQ(b2.bytes_read - b1.bytes_read, 512u);
+  EXPECT_EQ(a2.bytes_read - a1.bytes_read, 128u);  // the READ's WQE
   EXPECT_EQ(a2.bytes_written - a1.bytes_written, 512u + 64u);  // the data, then the CQE
 }
 
@@ -73,7 +74,11 @@ TEST_F(DmaTest, EachTransactionSaysWhatItIsForWhichQpAndWhen) {
   ASSERT_EQ(a_.dev->PostSend(a_.qp, {WriteWr(a_, b_, 1, 0, 100)}, &bad), 0);
   ASSERT_EQ(Wait(a_, a_.scq, 1).at(0).status, WcStatus::kSuccess);
   ASSERT_TRUE(SetModelDmaObserver(nullptr));
-  ASSERT_EQ(seen.size(), 3u);
+  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_STREQ(seen[0].kind, "SEND_WQE");
+  EXPECT_EQ(seen[0].bytes, 128u);
+  EXPECT_EQ(seen[0].qpn, a_.qpn);
+  seen.erase(seen.begin());
   EXPECT_STREQ(seen[0].kind, "PAYLOAD_READ");
   EXPECT_EQ(seen[0].slot, 0);
   EXPECT_EQ(seen[0].qpn, a_.qpn);
@@ -114,6 +119,29 @@ TEST_F(DmaTest, ASendFetchesTheReceiveWqeBeforeWritingIntoIt) {
       EXPECT_EQ(t.qpn, b_.qpn);
     }
   }
+}
+
+TEST_F(DmaTest, AFailedWqeFetchIsALocalQpOperationError) {
+  uint64_t wqe_addr = 0;
+  ASSERT_TRUE(SetModelDmaObserver([&wqe_addr](const DmaTransfer& t) {
+    if (std::string(t.kind) == "SEND_WQE") wqe_addr = t.addr;
+  }));
+  size_t bad = 0;
+  ASSERT_EQ(a_.dev->PostSend(a_.qp, {WriteWr(a_, b_, 1, 0, 8)}, &bad), 0);
+  ASSERT_EQ(Wait(a_, a_.scq, 1).at(0).status, WcStatus::kSuccess);
+  ASSERT_TRUE(SetModelDmaObserver(nullptr));
+  ASSERT_NE(wqe_addr, 0u);
+  // The next post's WQE goes to the same place of the send queue's buffer: its fetch fails.
+  ASSERT_TRUE(ModelInjectDmaError(reinterpret_cast<const void*>(wqe_addr), 1));
+  b_.buf[100] = 0;
+  a_.buf[100] = 0x33;
+  ASSERT_EQ(a_.dev->PostSend(a_.qp, {WriteWr(a_, b_, 2, 100, 8)}, &bad), 0);
+  auto wc = Wait(a_, a_.scq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].wr_id, 2u);  // the provider's record of the WR
+  EXPECT_EQ(wc[0].status, WcStatus::kLocQpOpErr);
+  EXPECT_EQ(b_.buf[100], 0);
+  EXPECT_EQ(StateOf(a_), QpState::kErr);
 }
 
 TEST_F(DmaTest, AFailedPayloadReadIsALocalProtectionError) {

@@ -1,7 +1,7 @@
 // A NIC's DMA port to host memory: every payload byte the engine moves between a message and
-// a registered region, every receive WQE it fetches (recv_queue.h) and every CQE it writes
-// (cq.h contract 5) crosses it (issue 12, ARCHITECTURE.md's "DMA (initiator socket to host
-// memory)").
+// a registered region, every send and receive WQE it fetches (send_wqe_image.h,
+// recv_queue.h) and every CQE it writes (cq.h contract 5) crosses it (issue 12,
+// ARCHITECTURE.md's "DMA (initiator socket to host memory)").
 //
 // Contract:
 //  1. Addresses are the host's bus addresses of the bytes; in model_backend the region
@@ -15,14 +15,14 @@
 //     responder's WRITE, READ source or atomic access a NAK remote operational error
 //     (the requester's kRemOpErr), rxe's answer to a responder-side copy that fails; a
 //     CQE's write a CQ error like an overrun (cq.h contract 5); a receive WQE's fetch
-//     LOC_QP_OP_ERR on that receive, as a malformed WQE (responder.cc ReceiveSendLike).
+//     LOC_QP_OP_ERR on that receive, as a malformed WQE (responder.cc ReceiveSendLike); a
+//     send WQE's fetch LOC_QP_OP_ERR on each WQE of that post (requester.cc).
 //  3. Time: a transfer is issued at the engine's current time and its cost is the
 //     profile's (timing.h: pcie_read_ns, pcie_gbps, the responder's figures), already in
 //     the engine's arithmetic; a bus adds no time of its own.
-//  4. Not DMA, so not here: inline data (the provider's CPU copies it into the WQE at
-//     post time, nic_post.cc), a poll's read of a CQE and a post's write of a receive WQE
-//     (the provider's CPU), and the send WQEs (the engine's queue, not yet a host-memory
-//     ring the NIC fetches; model/systemc/README.md, stage 2).
+//  4. Not DMA, so not here: the provider's CPU work (copying inline data into the WQE,
+//     writing WQEs into their queues, reading CQEs at a poll) and BlueFlame (a single
+//     inline WQE that comes with the doorbell's MMIO write, timing.h wqe_by_mmio).
 //  5. An atomic is a read and a write of the same 8 bytes with nothing between them (the
 //     engine is single-threaded, sim::ScClock contract 5).
 //  6. Before its transfers the engine tells the bus what they are (Tag: the kind, the QP
@@ -45,8 +45,9 @@ enum class DmaKind : uint8_t {
   kResponseData,  // the requester writes READ data or an atomic's result into its SGEs
   kCqe,           // a CQE into its CQ's ring (cq.h contract 5)
   kRecvWqe,       // the responder fetches a receive WQE (recv_queue.h contract 3)
+  kSendWqe,       // the NIC fetches a post's send WQEs (send_wqe_image.h)
 };
-inline constexpr int kNumDmaKinds = 8;
+inline constexpr int kNumDmaKinds = 9;
 const char* ToName(DmaKind k);
 
 struct DmaTag {
@@ -81,6 +82,7 @@ inline const char* ToName(DmaKind k) {
     case DmaKind::kResponseData: return "RESPONSE_DATA";
     case DmaKind::kCqe: return "CQE";
     case DmaKind::kRecvWqe: return "RECV_WQE";
+    case DmaKind::kSendWqe: return "SEND_WQE";
   }
   return "?";
 }

@@ -201,6 +201,11 @@ class Nic {
   // type 2 window afterwards (window.h contract 4).
   void NoteBindPosted(uint32_t ctx, const SendWr& wr, SendWqe* w);
 
+  // A post's WQEs sq[first..]: the provider writes their images into qp.sq_buf, the NIC
+  // fetches them (one DMA read; with `by_mmio` they came with the doorbell, BlueFlame) and
+  // takes the WR and inline data from what it fetched (send_wqe_image.h; nic_post.cc).
+  void FetchPosted(Qp& qp, size_t first, bool by_mmio);
+
   // Requester (requester.cc).
   enum class ReqStep { kGetWqe, kCheckLimits, kCheckLocal, kTransmit, kDone };
   // A post's doorbell: Kick, or the requester at once (Behaviour::post_runs_requester),
@@ -374,6 +379,7 @@ class Nic {
   uint64_t fetch_free_ns_ = 0;        // the context-fetch unit (timing.h contract 5)
   uint64_t wqe_fetch_free_ns_ = 0;    // the WQE re-fetch unit, when it has its own
   uint64_t request_contexts_ns_ = 0;  // the request being handled: its contexts are on chip
+  std::vector<uint8_t> wqe_fetch_;  // FetchPosted's buffer on the NIC side
   bool in_post_ = false;             // Doorbell's requester run (Packet::sent_by_post)
   bool in_retry_response_ = false;   // Receive: a loopback response to a request not from a post
 

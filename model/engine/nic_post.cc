@@ -1,10 +1,12 @@
 // ibv_post_send / ibv_post_recv on the model: the rules are spec/posting_rules.h's (R2-R5);
 // this file adds the host and doorbell time and puts the WQEs on the queues.
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include "spec/posting_rules.h"
 #include "model/engine/nic.h"
+#include "model/engine/send_wqe_image.h"
 #include "model/engine/world.h"
 
 namespace qptwin::model::engine {
@@ -19,6 +21,44 @@ bool Nic::InlineSourceReadable(const std::vector<Sge>& sges) const {
     if (!found) return false;
   }
   return true;
+}
+
+void Nic::FetchPosted(Qp& qp, size_t first, bool by_mmio) {
+  if (first >= qp.sq.size()) return;
+  auto inline_len = [](const SendWqe& w) {
+    return w.is_inline && w.inline_data ? static_cast<uint32_t>(w.length) : 0u;
+  };
+  size_t total = 0;
+  for (size_t i = first; i < qp.sq.size(); ++i) {
+    total += SendWqeImage::Bytes(qp.sq[i].wr, inline_len(qp.sq[i]));
+  }
+  if (total > qp.sq_buf_bytes) {
+    qp.sq_buf_bytes = std::max(total, 2 * qp.sq_buf_bytes);
+    qp.sq_buf.reset(new uint8_t[qp.sq_buf_bytes]);
+  }
+  uint8_t* at = qp.sq_buf.get();  // the provider's writes
+  for (size_t i = first; i < qp.sq.size(); ++i) {
+    const SendWqe& w = qp.sq[i];
+    SendWqeImage::Encode(w.wr, w.inline_data.get(), inline_len(w), at);
+    at += SendWqeImage::Bytes(w.wr, inline_len(w));
+  }
+  if (wqe_fetch_.size() < total) wqe_fetch_.resize(total);
+  bool fetched = true;
+  if (by_mmio) {
+    std::memcpy(wqe_fetch_.data(), qp.sq_buf.get(), total);  // in the doorbell's MMIO write
+  } else {
+    fetched = Dma(DmaKind::kSendWqe, qp.qpn)
+                  .Read(Addr(qp.sq_buf.get()), wqe_fetch_.data(), total);
+  }
+  const uint8_t* image = wqe_fetch_.data();
+  for (size_t i = first; i < qp.sq.size(); ++i) {
+    SendWqe& w = qp.sq[i];
+    if (!fetched) {
+      w.fetch_failed = true;  // the WQE keeps the provider's fields for its completion
+      continue;
+    }
+    image += SendWqeImage::Decode(image, &w.wr, &w.inline_data);
+  }
 }
 
 int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size_t* bad) {
@@ -40,6 +80,7 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     ready += t.nic.pcie_read_ns +
              (SerializationPs(t.nic.pcie_gbps, wrs.size() * uint64_t{t.nic.wqe_bytes}) + 999) / 1000;
   }
+  const size_t first_posted = qp->sq.size();  // this call's WQEs: FetchPosted
   bool posted = false;
   bool flush_after = false;  // WRs posted in ERR, flushed once the list is in (below)
   // R2: a QP below RTS refuses the post. With post_send_below_rts_queues (rxe) the WRs are
@@ -79,6 +120,7 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
       // refused: the WRs queued before (this call's or, after SQD/RTR -> RTS, earlier ones)
       // start (Behaviour::rts_waits_for_doorbell; measured: sequence 838, a refused post
       // started 15 WRs queued in SQD).
+      FetchPosted(*qp, first_posted, by_mmio);
       if (posted || b.rts_waits_for_doorbell) Doorbell(*qp);
       if (flush_after) FlushPostedInError(*qp);
       return queue_anyway ? EINVAL : err;  // rxe: the doorbell's EINVAL wins
@@ -105,6 +147,7 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     qp->sq.push_back(std::move(w));
     posted = true;
   }
+  FetchPosted(*qp, first_posted, by_mmio);
   if (flush_after) FlushPostedInError(*qp);
   if (queue_anyway) {
     // Queued, not started: the requester starts them once the QP is in RTS.

@@ -77,6 +77,7 @@ class SgeList {
     Assign(v.data(), v.size());
     return *this;
   }
+  void Set(const Sge* first, size_t n) { Assign(first, n); }
   const Sge* begin() const { return n_ > 1 ? more_.get() : &one_; }
   const Sge* end() const { return begin() + n_; }
   size_t size() const { return n_; }
@@ -162,6 +163,9 @@ struct SendWqe {
   // Failed a local check while earlier WQEs were outstanding: completes, and moves the QP to
   // ERR, when it reaches the head (Behaviour::local_error_completes_in_order).
   bool failed_locally = false;
+  // The NIC's fetch of this WQE from the send queue's buffer failed (send_wqe_image.h):
+  // the requester completes it with LOC_QP_OP_ERR.
+  bool fetch_failed = false;
   // A stale copy the requester runs again after ERR -> RTS (Behaviour::
   // requester_walks_one_wqe_in_error): it is sent but never completes (no CQE), and it does
   // not count against max_send_wr.
@@ -190,6 +194,10 @@ struct Qp : std::enable_shared_from_this<Qp> {
 
   // Send queue: [0, sq_next) started, [sq_next, end) waiting. Popped in order when done.
   Ring<SendWqe> sq;  // ring.h: no allocation per WQE once it has grown
+  // The send queue's buffer in host memory (send_wqe_image.h): a post writes its WQEs' images
+  // from the start (the NIC fetched every earlier one), grown to the largest post.
+  std::unique_ptr<uint8_t[]> sq_buf;
+  size_t sq_buf_bytes = 0;
   size_t sq_next = 0;
   // Behaviour::requester_walks_one_wqe_in_error: in ERR, the flushed WQEs the requester has
   // not taken yet (copies, oldest first); ghosts in `sq` once the QP leaves ERR; a requester

@@ -182,6 +182,10 @@ Nic::ReqStep Nic::ReqCheckLocal(Qp& qp, Payload* payload) {
   SendWqe& w = qp.sq[qp.sq_next];
   payload->clear();
   qp.retry_parked_at_fence = false;  // the requester goes on
+  if (w.fetch_failed) {  // send_wqe_image.h: the NIC never had this WQE
+    FailLocally(qp, WcStatus::kLocQpOpErr, "WQE fetch failed");
+    return ReqStep::kDone;
+  }
   if (!OpcodeAllowed(qp.type, w.wr.opcode)) {
     // Only with Behaviour::opcode_checked_by_requester (rxe): the post accepted it, the
     // requester finds no packet opcode for this QP type (rxe_req.c next_opcode < 0).
