@@ -66,8 +66,12 @@ class HostBus {
   virtual bool Read(uint64_t addr, uint8_t* dst, uint64_t len) = 0;
   // `len` bytes from `src` to `addr`; false when the transfer failed.
   virtual bool Write(uint64_t addr, const uint8_t* src, uint64_t len) = 0;
-  // Contract 6: what the transfers that follow are.
-  virtual void Tag(const DmaTag& tag) { (void)tag; }
+  // Contract 6: what the transfers that follow are (a bus reads tag() in Read/Write).
+  void Tag(const DmaTag& tag) { tag_ = tag; }
+  const DmaTag& tag() const { return tag_; }
+
+ private:
+  DmaTag tag_;
 };
 
 // Addresses are pointers of this process: a memcpy (engine unit tests, and a World that was

@@ -88,6 +88,7 @@ bool NicSlot::Transfer(tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint6
   gp_.set_byte_enable_ptr(nullptr);
   gp_.set_dmi_allowed(false);
   gp_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  ext_.tag = tag();
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   dma->b_transport(gp_, delay);  // contract 2: the returned delay is not added
   const bool ok = gp_.is_response_ok();

@@ -103,7 +103,6 @@ class NicSlot : public sc_core::sc_module, public engine::HostBus {
   ~NicSlot() override;
   bool Read(uint64_t addr, uint8_t* dst, uint64_t len) override;
   bool Write(uint64_t addr, const uint8_t* src, uint64_t len) override;
-  void Tag(const engine::DmaTag& tag) override { ext_.tag = tag; }
   const DmaCounters& counters() const { return counters_; }
 
  private:
