@@ -80,11 +80,13 @@ bool Cq::Push(const WorkCompletion& wc, uint64_t visible_at, HostBus& bus) {
   }
   uint8_t image[kCqeBytes];
   Encode(wc, image);
+  const uint64_t before = bus.delay_total();
   if (!bus.Write(Addr(Slot(head_ + size())), image, kCqeBytes)) {
     ++write_errors_;
     error_ = true;
     return false;
   }
+  visible_at += bus.delay_total() - before;  // host_bus.h contract 3
   if (visible_at < last_visible_) visible_at = last_visible_;
   last_visible_ = visible_at;
   visible_.push_back(visible_at);

@@ -55,6 +55,9 @@ class Cq {
   int Poll(int max, WorkCompletion* out, uint64_t now = ~uint64_t{0});
   // Contract 5: CQE writes that failed; the ring's slots in host memory.
   uint64_t write_errors() const { return write_errors_; }
+  // The last CQE pushed becomes visible then (its visible_at, never earlier than the one
+  // before it, plus the extra time its write took on the bus: host_bus.h contract 3).
+  uint64_t last_visible() const { return last_visible_; }
   size_t slots() const { return slots_; }
   static void Encode(const WorkCompletion& wc, uint8_t* image);
   static WorkCompletion Decode(const uint8_t* image);

@@ -19,7 +19,13 @@
 //     send WQE's fetch LOC_QP_OP_ERR on each WQE of that post (requester.cc).
 //  3. Time: a transfer is issued at the engine's current time and its cost is the
 //     profile's (timing.h: pcie_read_ns, pcie_gbps, the responder's figures), already in
-//     the engine's arithmetic; a bus adds no time of its own.
+//     the engine's arithmetic. A bus may report extra time its target took (delay_total():
+//     the sum of every transfer's, in ns; model/sim/platform.h: the delay a TLM target
+//     returns), and the engine adds it where it waits for the transfer: a send WQE fetch
+//     to when the NIC has the post's WQEs, a payload read to when the message can leave,
+//     a responder's transfers to when its ACK/NAK/response can leave, a CQE's write to
+//     when the CQE is visible. Not added (yet): the requester's write of READ data or an
+//     atomic result (its CQE follows at the engine's time). The default bus reports 0.
 //  4. Not DMA, so not here: the provider's CPU work (copying inline data into the WQE,
 //     writing WQEs into their queues, reading CQEs at a poll) and BlueFlame (a single
 //     inline WQE that comes with the doorbell's MMIO write, timing.h wqe_by_mmio).
@@ -69,9 +75,15 @@ class HostBus {
   // Contract 6: what the transfers that follow are (a bus reads tag() in Read/Write).
   void Tag(const DmaTag& tag) { tag_ = tag; }
   const DmaTag& tag() const { return tag_; }
+  // Contract 3: extra target time of every transfer so far, ns.
+  uint64_t delay_total() const { return delay_total_; }
+
+ protected:
+  void AddDelay(uint64_t ns) { delay_total_ += ns; }
 
  private:
   DmaTag tag_;
+  uint64_t delay_total_ = 0;
 };
 
 // Addresses are pointers of this process: a memcpy (engine unit tests, and a World that was

@@ -378,7 +378,9 @@ class Nic {
   std::vector<PortAttr> ports_one_;   // ModifyQp's port list, kept: no allocation per modify
   uint64_t fetch_free_ns_ = 0;        // the context-fetch unit (timing.h contract 5)
   uint64_t wqe_fetch_free_ns_ = 0;    // the WQE re-fetch unit, when it has its own
-  uint64_t request_contexts_ns_ = 0;  // the request being handled: its contexts are on chip
+  uint64_t request_contexts_ns_ = 0;
+  uint64_t request_delay_mark_ = 0;  // bus delay_total() when the request's handling began
+  uint64_t payload_delay_ns_ = 0;    // the last payload read's extra target time  // the request being handled: its contexts are on chip
   std::vector<uint8_t> wqe_fetch_;  // FetchPosted's buffer on the NIC side
   bool in_post_ = false;             // Doorbell's requester run (Packet::sent_by_post)
   bool in_retry_response_ = false;   // Receive: a loopback response to a request not from a post

@@ -568,7 +568,8 @@ bool Nic::PushCqe(Qp& qp, Cq& cq, const WorkCompletion& wc, bool solicited, uint
     }
     return false;
   }
-  if (visible > now) world_->WakeAt(visible);
+  // The CQE's time as the CQ took it (a bus's extra time added, cq.h contract 5).
+  if (cq.last_visible() > now) world_->WakeAt(cq.last_visible());
   // Behaviour::solicited_arm_ignores_errors: only `solicited` counts for a solicited-only arm.
   const bool error = wc.status != WcStatus::kSuccess &&
                      !profile().behaviour.solicited_arm_ignores_errors;

@@ -1,6 +1,7 @@
 // The requester: takes the next send WQE, checks limits and local memory, and puts the
 // message on the wire (rxe_req.c, written as steps).
 #include <algorithm>
+#include <utility>
 
 #include "spec/posting_rules.h"
 #include "model/engine/nic.h"
@@ -243,8 +244,11 @@ Nic::ReqStep Nic::ReqCheckLocal(Qp& qp, Payload* payload) {
       return ReqStep::kDone;
     } else {
       const SgeSpan sges = w.wr.sg_list;
-      if (!mrs_.GatherTo(Dma(DmaKind::kPayloadRead, qp.qpn), sges,
-                         payload->ResizeForOverwrite(sges.total_length()))) {
+      const uint64_t before = bus_->delay_total();
+      const bool read = mrs_.GatherTo(Dma(DmaKind::kPayloadRead, qp.qpn), sges,
+                                      payload->ResizeForOverwrite(sges.total_length()));
+      payload_delay_ns_ = bus_->delay_total() - before;  // host_bus.h contract 3
+      if (!read) {
         FailLocally(qp, WcStatus::kLocProtErr, "DMA read of the payload failed");
         return ReqStep::kDone;
       }
@@ -328,7 +332,9 @@ Nic::ReqStep Nic::ReqTransmit(Qp& qp, Payload* payload) {
   bool has_payload = p.kind == PacketKind::kSend || p.kind == PacketKind::kWrite;
   uint64_t dma = has_payload && !w.is_inline ? p.data.size() : 0;
   ++qp.sq_next;
-  uint64_t gone = world_->Transmit(std::move(p), SendContextsReady(qp, w, w.ready_ns),
+  // host_bus.h contract 3: the payload read's extra target time, if it was read just now.
+  const uint64_t extra = std::exchange(payload_delay_ns_, 0);
+  uint64_t gone = world_->Transmit(std::move(p), SendContextsReady(qp, w, w.ready_ns) + extra,
                                    profile().timing.nic.tx_latency_ns,
                                    dma, mtu);
   if (IsReliable(qp.type)) {

@@ -40,6 +40,7 @@ Qp::RdAtomicRes* Nic::FindRdAtomicRes(Qp& qp, uint32_t psn) {
 
 void Nic::HandleRequest(Qp& qp, Packet& pkt) {
   request_contexts_ns_ = RequestContextsReady(qp, pkt);  // QPC, MPT, MTT (nic_cache.cc)
+  request_delay_mark_ = bus_->delay_total();  // host_bus.h contract 3
   RespStep step = RespStep::kCheckState;
   qp.xrc_srq.reset();
   for (;;) {
@@ -637,7 +638,9 @@ void Nic::SendResponse(const Qp& qp, const Packet& req, Packet resp, uint64_t re
   resp.dst_nic = req.src_nic;
   resp.src_qpn = qp.qpn;
   resp.dst_qpn = req.src_qpn;
-  world_->Transmit(std::move(resp), std::max(ready_ns, request_contexts_ns_),
+  // host_bus.h contract 3: the extra target time of the request's transfers so far.
+  const uint64_t extra = bus_->delay_total() - request_delay_mark_;
+  world_->Transmit(std::move(resp), std::max(ready_ns, request_contexts_ns_) + extra,
                    profile().timing.nic.ack_ns, dma_bytes,
                    MtuBytes(qp.attr.path_mtu));
 }

@@ -11,6 +11,11 @@ Platform*& Instance() {  // touched only on the kernel's thread (contract 5)
   return platform;
 }
 
+Platform::Binder& TheBinder() {
+  static auto* binder = new Platform::Binder;
+  return *binder;
+}
+
 DmaObserver& Observer() {
   static auto* observer = new DmaObserver;
   return *observer;
@@ -90,7 +95,10 @@ bool NicSlot::Transfer(tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint6
   gp_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   ext_.tag = tag();
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  dma->b_transport(gp_, delay);  // contract 2: the returned delay is not added
+  dma->b_transport(gp_, delay);
+  if (delay != sc_core::SC_ZERO_TIME) {  // contract 2: the engine adds it (host_bus.h 3)
+    AddDelay(static_cast<uint64_t>(delay.to_seconds() * 1e9 + 0.5));
+  }
   const bool ok = gp_.is_response_ok();
   if (!ok) ++counters_.errors;
   if (const DmaObserver& observe = Platform::observer()) {
@@ -115,11 +123,21 @@ bool NicSlot::Write(uint64_t addr, const uint8_t* src, uint64_t len) {
 Platform::Platform(sc_core::sc_module_name name) : sc_module(name), memory_("host", kSlots) {
   for (int k = 0; k < kSlots; ++k) {
     slots_.push_back(std::make_unique<NicSlot>(("nic" + std::to_string(k)).c_str(), k));
-    slots_.back()->dma.bind(memory_.port(k));
+    if (TheBinder()) {
+      TheBinder()(k, slots_.back()->dma, memory_.port(k));  // contract 7
+    } else {
+      slots_.back()->dma.bind(memory_.port(k));
+    }
   }
 }
 
 Platform* Platform::Get() { return Instance(); }
+
+bool Platform::SetBinder(Binder binder) {
+  if (Instance() != nullptr) return false;
+  TheBinder() = std::move(binder);
+  return true;
+}
 
 void Platform::SetObserver(DmaObserver observer) { Observer() = std::move(observer); }
 const DmaObserver& Platform::observer() { return Observer(); }

@@ -16,11 +16,12 @@
 //     device limit). Every DMA of that device (engine/host_bus.h) is one
 //     tlm_generic_payload through slot k's `dma` socket, b_transport, TLM_READ_COMMAND or
 //     TLM_WRITE_COMMAND, the whole length in one transaction, no byte enables, issued with
-//     delay SC_ZERO_TIME (at the engine's current time). The delay a target returns is not
-//     added: host_bus.h contract 3 (the profile's figures hold the DMA's time, and the
-//     engine's blocks are SC_METHODs that cannot wait). Backends alive side by side share
+//     delay SC_ZERO_TIME (at the engine's current time; the engine's blocks are SC_METHODs
+//     that cannot wait, so a target must not call wait()). Backends alive side by side share
 //     the slots: a transaction is synchronous, and a slot keeps nothing between
-//     transactions but its counters.
+//     transactions but its counters. A delay the target returns is the target's extra
+//     time: the engine adds it where it waits for the transfer (engine/host_bus.h
+//     contract 3), so a user's interconnect (7) shows in the model's times.
 //  3. HostMemory: a bus address is an address of this process (host_bus.h contract 1; the
 //     engine issues only transfers inside registered regions). Reads and writes copy the
 //     bytes and answer TLM_OK_RESPONSE; any other command TLM_COMMAND_ERROR_RESPONSE, byte
@@ -35,6 +36,12 @@
 //     DmaKind), the QP, the slot and the engine's time, so a target or a monitor can tell
 //     a CQE from payload. An observer (SetObserver) sees each transaction after it
 //     completed, with its outcome (the CLI's `qptwin run --dma`).
+//  7. A program's own path from the slots to host memory (an interconnect, an IOMMU, a
+//     latency or fault model): SetBinder before the first model use; while the platform is
+//     elaborated the binder is called once per slot, instead of binding slot.dma to
+//     host.portK directly, and may make modules and bind them (e.g. dma -> its module ->
+//     memory). Whatever it binds must end at the given memory socket (addresses are this
+//     process's, 3), answer without wait(), and may return a delay (2).
 #pragma once
 
 #include <systemc>
@@ -120,6 +127,11 @@ class Platform : public sc_core::sc_module {
   static Platform* Get();
   // kernel.cc: builds it if SystemC is still elaborating (once).
   static void Elaborate();
+
+  // Contract 7. False (nothing set) when the platform exists already.
+  using Binder = std::function<void(int slot, tlm_utils::simple_initiator_socket<NicSlot>& dma,
+                                    HostMemory::Socket& memory)>;
+  static bool SetBinder(Binder binder);
 
   NicSlot& slot(int device) { return *slots_[device % kSlots]; }
   HostMemory& memory() { return memory_; }
