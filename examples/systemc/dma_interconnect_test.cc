@@ -64,35 +64,48 @@ const bool kBound = Platform::SetBinder(
       Bridges().back()->out.bind(memory);
     });
 
-// One signaled 8-byte RDMA WRITE from mdev0 to mdev1 on cx6-100g: the time its CQE is seen.
-uint64_t WriteCompletesAt(sc_core::sc_time latency) {
+// One signaled 8-byte RDMA WRITE (or READ) from mdev0 to mdev1 on cx6-100g: how long
+// until its CQE is seen.
+uint64_t CompletesAfter(sc_core::sc_time latency, qptwin::WrOpcode op) {
   using namespace qptwin::testing;
   LatencyBridge::latency = latency;
   qptwin::model::ModelOptions o;
   o.profile = "cx6-100g";
   auto [be, a, b] = ConnectedSides(qptwin::model::MakeModelBackend(o));
   a.buf[0] = 42;
+  b.buf[64] = 43;
   size_t bad = 0;
   const uint64_t start = be->NowNs();
-  EXPECT_EQ(a.dev->PostSend(a.qp, {WriteWr(a, b, 1, 0, 8)}, &bad), 0);
+  const qptwin::SendWr wr = op == qptwin::WrOpcode::kRdmaWrite
+                                ? WriteWr(a, b, 1, 0, 8)
+                                : RemoteWr(1, op, a.At(64, 8), b, 64);
+  EXPECT_EQ(a.dev->PostSend(a.qp, {wr}, &bad), 0);
   auto wc = Wait(a, a.scq, 1);
   EXPECT_EQ(wc.size(), 1u);
-  EXPECT_EQ(b.buf[0], 42);
+  EXPECT_EQ(b.buf[0], op == qptwin::WrOpcode::kRdmaWrite ? 42 : 0);
+  EXPECT_EQ(a.buf[64], op == qptwin::WrOpcode::kRdmaRead ? 43 : 0);
   return be->NowNs() - start;
 }
 
 TEST(DmaInterconnect, EveryDmaCrossesTheUsersModuleAndItsLatencyShowsInTheModelsTimes) {
   ASSERT_TRUE(kBound);
-  const uint64_t plain = WriteCompletesAt(sc_core::SC_ZERO_TIME);
+  using qptwin::WrOpcode;
+  const uint64_t plain = CompletesAfter(sc_core::SC_ZERO_TIME, WrOpcode::kRdmaWrite);
   EXPECT_EQ(LatencyBridge::seen["SEND_WQE"], 1);
   EXPECT_EQ(LatencyBridge::seen["PAYLOAD_READ"], 1);
   EXPECT_EQ(LatencyBridge::seen["WRITE_DATA"], 1);
   EXPECT_EQ(LatencyBridge::seen["CQE"], 1);
   ASSERT_NE(sc_core::sc_find_object("qptwin_platform.bridge0"), nullptr);
-  const uint64_t slow = WriteCompletesAt(sc_core::sc_time(1, sc_core::SC_US));
+  const sc_core::sc_time us(1, sc_core::SC_US);
+  const uint64_t slow = CompletesAfter(us, WrOpcode::kRdmaWrite);
   // On the WRITE's critical path: the WQE fetch, the payload read, the responder's write
   // (before its ACK) and the CQE write: four transfers, each 1 us later.
   EXPECT_EQ(slow - plain, 4000u) << "plain " << plain << " ns, with 1 us per DMA " << slow;
+  // A READ's: the WQE fetch, the responder's read (before its response), the requester's
+  // write of the data (before its CQE) and the CQE write.
+  const uint64_t read_plain = CompletesAfter(sc_core::SC_ZERO_TIME, WrOpcode::kRdmaRead);
+  const uint64_t read_slow = CompletesAfter(us, WrOpcode::kRdmaRead);
+  EXPECT_EQ(read_slow - read_plain, 4000u) << read_plain << " ns vs " << read_slow;
 }
 
 }  // namespace

@@ -97,8 +97,13 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
           data = orig;
           len = 8;
         }
+        const uint64_t before = bus_->delay_total();
         WcStatus st = mrs_.Scatter(Dma(DmaKind::kResponseData, qp.qpn), w.wr.sg_list,
                                    qp.init.pd.id, data, len);
+        // host_bus.h contract 3: the CQE waits for the data's write.
+        if (const uint64_t extra = bus_->delay_total() - before) {
+          w.data_written_ns = world_->events().Now() + extra;
+        }
         if (st != WcStatus::kSuccess) {
           FailWqe(qp, index, st, "local error on response data");
           return;
@@ -238,7 +243,8 @@ void Nic::DrainSq(Qp& qp) {
 Nic::Retired Nic::RetireWqe(Qp& qp, const SendWqe& w) {
   // Context caches (timing.h contract 5): the completer reads the WQE it retires.
   const uint64_t ready =
-      RetireWqeReady(qp, w, IsReliable(qp.type) && w.status == WcStatus::kSuccess);
+      std::max(RetireWqeReady(qp, w, IsReliable(qp.type) && w.status == WcStatus::kSuccess),
+               w.data_written_ns);
   // R21: a CQE only for signaled WRs or errors.
   if (w.status == WcStatus::kSuccess && !w.signaled) return Retired::kOk;
   WorkCompletion wc;

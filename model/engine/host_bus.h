@@ -24,8 +24,8 @@
 //     returns), and the engine adds it where it waits for the transfer: a send WQE fetch
 //     to when the NIC has the post's WQEs, a payload read to when the message can leave,
 //     a responder's transfers to when its ACK/NAK/response can leave, a CQE's write to
-//     when the CQE is visible. Not added (yet): the requester's write of READ data or an
-//     atomic result (its CQE follows at the engine's time). The default bus reports 0.
+//     when the CQE is visible, and the requester's write of READ data or an atomic result
+//     to when that WQE's CQE can be written. The default bus reports 0.
 //  4. Not DMA, so not here: the provider's CPU work (copying inline data into the WQE,
 //     writing WQEs into their queues, reading CQEs at a poll) and BlueFlame (a single
 //     inline WQE that comes with the doorbell's MMIO write, timing.h wqe_by_mmio).

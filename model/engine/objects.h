@@ -163,6 +163,9 @@ struct SendWqe {
   // Failed a local check while earlier WQEs were outstanding: completes, and moves the QP to
   // ERR, when it reaches the head (Behaviour::local_error_completes_in_order).
   bool failed_locally = false;
+  // READ data or an atomic result is in host memory then, when the bus took extra time to
+  // write it (host_bus.h contract 3); 0: at once.
+  uint64_t data_written_ns = 0;
   // The NIC's fetch of this WQE from the send queue's buffer failed (send_wqe_image.h):
   // the requester completes it with LOC_QP_OP_ERR.
   bool fetch_failed = false;
