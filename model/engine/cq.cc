@@ -3,20 +3,14 @@
 #include <algorithm>
 #include <cstring>
 
+#include "model/engine/image_bytes.h"
+
 namespace qptwin::model::engine {
 
 namespace {
 
-template <typename T>
-void Put(uint8_t* image, size_t at, T v) {
-  std::memcpy(image + at, &v, sizeof v);
-}
-template <typename T>
-T Get(const uint8_t* image, size_t at) {
-  T v;
-  std::memcpy(&v, image + at, sizeof v);
-  return v;
-}
+using image::Get;
+using image::Put;
 
 }  // namespace
 

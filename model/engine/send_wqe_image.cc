@@ -1,6 +1,8 @@
 #include "model/engine/send_wqe_image.h"
 
 #include <cstring>
+
+#include "model/engine/image_bytes.h"
 #include <vector>
 
 
@@ -9,16 +11,8 @@ namespace {
 
 size_t Pad16(size_t n) { return (n + 15) & ~size_t{15}; }
 
-template <typename T>
-void Put(uint8_t* image, size_t at, T v) {
-  std::memcpy(image + at, &v, sizeof v);
-}
-template <typename T>
-T Get(const uint8_t* image, size_t at) {
-  T v;
-  std::memcpy(&v, image + at, sizeof v);
-  return v;
-}
+using image::Get;
+using image::Put;
 
 }  // namespace
 
