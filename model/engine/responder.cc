@@ -97,6 +97,14 @@ Nic::RespStep Nic::RespCheckPsn(Qp& qp, const Packet& pkt) {
     SendResponse(qp, pkt, std::move(nak));
     return RespStep::kDone;
   }
+  if (d == 0 && qp.write_imm_waiting && qp.write_imm_wait_psn == qp.epsn) {
+    // Inside a WRITE_WITH_IMM whose last packet waits for a receive (ResumesWriteImm): rxe_resp.c
+    // check_op_seq expects that message's MIDDLE/LAST at epsn; a new message there is an
+    // invalid request (RESPST_ERR_MISSING_OPCODE_LAST_C): NAK, the QP to ERR (measured:
+    // differential seed 20261221 sequence 1009).
+    RespondError(qp, pkt, NakCode::kInvalidRequest, EventType::kQpReqErr);
+    return RespStep::kDone;
+  }
   if (d < 0 && ResumesWriteImm(qp, pkt)) {
     // The packets before epsn were executed, the last one waited for a receive
     // (Behaviour::write_imm_receive_at_last_packet): ACK the duplicates (rxe_resp.c

@@ -432,6 +432,51 @@ TEST_P(Conformance, MessageStraddlingTheExpectedPsnIsAnInvalidRequest) {
 }
 
 
+// Differential seed 20261221 sequence 1009: a WRITE_WITH_IMM into a QP with no receive left
+// its first packet executed and its last one waiting for a receive (Behaviour::
+// write_imm_receive_at_last_packet). Its requester, reset and reconnected, starts again at
+// PSN 0: a SEND (a duplicate) and a READ at the PSN the waiting message's last packet has.
+// rxe_resp.c check_op_seq expects that message's MIDDLE/LAST there: the READ is an invalid
+// request (RESPST_ERR_MISSING_OPCODE_LAST_C), NAKed, and the responder goes to ERR.
+TEST_P(Conformance, NewMessageWhereAWriteWithImmWaitsIsAnInvalidRequest) {
+  if (!GetParam().behaviour.write_imm_receive_at_last_packet) {
+    GTEST_SKIP() << "a WRITE_WITH_IMM waits for a receive as a whole message on this device "
+                    "(Behaviour::write_imm_receive_at_last_packet off): no half-executed one";
+  }
+  const uint32_t mtu = MtuBytes(pattr_.active_mtu);
+  Buffer buf = Reg(8 * mtu, kAll);
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca);
+  QpHandle qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+  ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qa, qb), 0);
+  ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qb, qa), 0);
+  SendWr write_imm = Send(1, {buf.At(0, 2 * mtu)});
+  write_imm.opcode = WrOpcode::kRdmaWriteWithImm;
+  write_imm.imm_data = 7;
+  write_imm.remote_addr = buf.Addr(4 * mtu);
+  write_imm.rkey = buf.rkey;
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, {write_imm}, &bad), 0);
+  auto first = WaitWc(ca, 1);  // rnr_retry 0: the RNR NAK ends it
+  ASSERT_EQ(first.size(), 1u);
+  ASSERT_EQ(first[0].status, WcStatus::kRnrRetryExcErr) << ToName(first[0].status);
+  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kReset), attr::kState), 0);
+  ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qa, qb), 0);
+  SendWr read = Send(3, {buf.At(6 * mtu, 64)});
+  read.opcode = WrOpcode::kRdmaRead;
+  read.remote_addr = buf.Addr(0);
+  read.rkey = buf.rkey;
+  ASSERT_EQ(dev_->PostSend(qa, {Send(2, {buf.At(128, 8)}), read}, &bad), 0);
+  auto wcs = Drain(ca, kSecond / 2);
+  const WorkCompletion* read_wc = nullptr;
+  for (const WorkCompletion& wc : wcs) {
+    if (wc.wr_id == 3) read_wc = &wc;
+  }
+  ASSERT_NE(read_wc, nullptr);
+  EXPECT_EQ(read_wc->status, WcStatus::kRemInvReqErr) << ToName(read_wc->status);
+  EXPECT_EQ(StateOf(qb), QpState::kErr);
+}
+
 // Differential seed 20261206 sequence 664: a QP moved to RTS from RESET or INIT with
 // IBV_QP_CUR_STATE = RTS (the kernel's table allows RTS -> RTS) never went through RTR. rxe
 // (Behaviour::responder_ready_only_from_rtr) makes the responder ready only at a modify to
