@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "model/engine/image_bytes.h"
+
 namespace qptwin::model::engine {
 
 void RecvQueue::Relocate(size_t slots, size_t stride) {
@@ -26,14 +28,13 @@ void RecvQueue::push_back(const RecvWr& wr) {
   }
   uint8_t* image = Slot(head_ + size());
   std::memset(image, 0, stride_);
-  const uint32_t n = static_cast<uint32_t>(wr.sg_list.size());
-  std::memcpy(image, &n, 4);
+  image::Put<uint32_t>(image, 0, static_cast<uint32_t>(wr.sg_list.size()));
   for (size_t i = 0; i < wr.sg_list.size(); ++i) {
     const Sge& s = wr.sg_list[i];
     uint8_t* e = image + kHeaderBytes + kSgeBytes * i;
-    std::memcpy(e, &s.addr, 8);
-    std::memcpy(e + 8, &s.length, 4);
-    std::memcpy(e + 12, &s.lkey, 4);
+    image::Put<uint64_t>(e, 0, s.addr);
+    image::Put<uint32_t>(e, 8, s.length);
+    image::Put<uint32_t>(e, 12, s.lkey);
   }
   records_.push_back(wr);
 }
@@ -52,16 +53,15 @@ bool RecvQueue::Fetch(HostBus& bus, RecvWr* out) {
   records_.pop_front();
   ++head_;
   if (!ok) return false;
-  uint32_t n;
-  std::memcpy(&n, image, 4);
-  n = std::min<uint32_t>(n, static_cast<uint32_t>((stride_ - kHeaderBytes) / kSgeBytes));
+  const auto fits = static_cast<uint32_t>((stride_ - kHeaderBytes) / kSgeBytes);
+  const uint32_t n = std::min<uint32_t>(image::Get<uint32_t>(image, 0), fits);
   out->sg_list.resize(n);
   for (uint32_t i = 0; i < n; ++i) {
     const uint8_t* e = image + kHeaderBytes + kSgeBytes * i;
     Sge& s = out->sg_list[i];
-    std::memcpy(&s.addr, e, 8);
-    std::memcpy(&s.length, e + 8, 4);
-    std::memcpy(&s.lkey, e + 12, 4);
+    s.addr = image::Get<uint64_t>(e, 0);
+    s.length = image::Get<uint32_t>(e, 8);
+    s.lkey = image::Get<uint32_t>(e, 12);
   }
   return true;
 }
