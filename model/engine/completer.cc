@@ -470,6 +470,14 @@ void Nic::GoBackTo(Qp& qp, size_t index) {
   // rxe_req.c: a requester in QP_STATE_ERROR runs no req_retry and sends nothing; need_retry
   // stays set, and the completer exits at once while it is (StallRetry).
   if (StallRetry(qp)) return;
+  // Behaviour::rnr_wait_sends_new_wqes: rxe_req.c runs req_retry only when need_retry &&
+  // !wait_for_rnr_timer. A retry a sequence NAK or a timeout asks for while the RNR timer
+  // runs waits for it (RunRnrWait): req.psn and the requester stay where they are, and
+  // ibv_query_qp's sq_psn with them (seed 20261221 sequence 624: sq_psn 2, not 0).
+  if (qp.rnr_wait && profile().behaviour.rnr_wait_sends_new_wqes) {
+    qp.rnr_index = std::min(qp.rnr_index, index);
+    return;
+  }
   index = DropGhosts(qp, index);
   if (UnsendInSqd(qp, index)) return;
   if (index < qp.sq_next) qp.sq_next = index;

@@ -854,5 +854,43 @@ TEST_P(Conformance, RetryDueAtAnRnrTimerRunsWhenTheQpLeavesErr) {
   EXPECT_EQ(std::memcmp(buf.buf + 4096, buf.buf, 16), 0) << "the WRITE landed";
 }
 
+// Differential seed 20261221 sequence 624: a SEND RNR-NAKed (the peer has no receive) and a
+// second one behind it, which reaches the responder out of sequence and draws a PSN sequence
+// NAK. That NAK asks for a retry (rxe_comp.c: req.need_retry), but rxe_req.c runs req_retry
+// only once the RNR timer has fired (wait_for_rnr_timer): until then req.psn, which
+// ibv_query_qp reports as sq_psn, stays past both SENDs. When the timer fires the retry
+// resends both, and with the receives posted meanwhile they complete.
+TEST_P(Conformance, SequenceNakDuringAnRnrWaitRetriesWhenTheRnrTimerFires) {
+  if (!GetParam().behaviour.rnr_wait_sends_new_wqes) {
+    GTEST_SKIP() << "the requester sends nothing while it waits out an RNR timer on this "
+                    "device (Behaviour::rnr_wait_sends_new_wqes off): no sequence NAK comes";
+  }
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+  // timeout 18 (1.07 s): no transport timeout during the RNR wait; min_rnr_timer 26 (82 ms).
+  const BringUpParams p = Transport(pattr_.active_mtu, 18, 3, 7, 26);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
+  QpAttr before;
+  QpInitAttr init;
+  ASSERT_EQ(dev_->QueryQp(qa, &before, &init), 0);
+  Buffer buf = Reg(8192, kAll);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(0, 8)}), Send(2, {buf.At(64, 8)})}, &bad), 0);
+  EXPECT_TRUE(Drain(ca, 20 * kSecond / 1000).empty()) << "both wait for the RNR timer";
+  QpAttr during;
+  ASSERT_EQ(dev_->QueryQp(qa, &during, &init), 0);
+  EXPECT_EQ(during.sq_psn, (before.sq_psn + 2) & 0xffffff)
+      << "the sequence NAK's retry waits for the RNR timer";
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(4096, 64)}), Recv(11, {buf.At(4160, 64)})},
+                           &bad), 0);
+  auto wcs = WaitWc(ca, 2);
+  ASSERT_EQ(wcs.size(), 2u);
+  for (const WorkCompletion& wc : wcs) {
+    EXPECT_EQ(wc.status, WcStatus::kSuccess) << wc.wr_id << ": " << ToName(wc.status);
+  }
+  EXPECT_EQ(WaitWc(cb, 2).size(), 2u);
+}
+
 }  // namespace
 }  // namespace qptwin::testing
