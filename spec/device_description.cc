@@ -409,7 +409,10 @@ DeviceDescription Rxe() {
        "them again, without completions; differential seed 20261208 sequence 1767). "
        "req.need_retry survives ERR as well (rnr_nak_timer sets it there): the first run "
        "after ERR -> RTS is req_retry, from the consumer index at comp.psn (seed 20261214 "
-       "sequence 1712)"},
+       "sequence 1712). req.wqe_index counts modulo the ring's slots: a post in ERR that "
+       "puts the producer a whole ring past it finds the ring empty, flushes nothing, and "
+       "its WRs wait for the next post (measured: 8 WRs, the second failing, then 11 in ERR; "
+       "seed 20261220 sequence 1092)"},
       {"dereg_mr_bound_mw_errno", EINVAL,
        "rxe_verbs.c rxe_dereg_mr: atomic_read(&mr->num_mw) > 0 -> -EINVAL (measured: "
        "memory_window_test DeallocOfABoundWindowClosesIt)"},

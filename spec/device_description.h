@@ -211,6 +211,8 @@ struct Behaviour {
   // ERR other than to RESET (IBV_QP_CUR_STATE) lets it run them again: they go out without a
   // completion, and one that fails a local check stops the requester, which then takes one WQE
   // per post, flushing the first the program posted (and the QP) when it gets there.
+  // The requester's place is an index into the send ring, modulo its slots: a post in ERR
+  // whose WRs put the producer a whole ring past it flushes nothing until the next post.
   // Default: leaving ERR starts from the program's next WR.
   bool requester_walks_one_wqe_in_error = false;
   // A solicited-only CQ arm fires only for a receive CQE of a message with the SE bit or a

@@ -177,7 +177,7 @@ class Nic {
   // puts the unwalked ahead of the queue as ghosts; a stopped requester takes one per post.
   void NoteUnwalked(Qp& qp, size_t from);
   void WalkOneInError(Qp& qp);
-  void FlushPostedInError(Qp& qp);
+  void FlushPostedInError(Qp& qp, size_t from);
   void ResumeUnwalked(Qp& qp);
   void WalkStopped(Qp& qp);
   void FlushRq(Qp& qp);

@@ -125,7 +125,7 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
       // started 15 WRs queued in SQD).
       FetchPosted(*qp, first_posted, by_mmio);
       if (posted || b.rts_waits_for_doorbell) Doorbell(*qp);
-      if (flush_after) FlushPostedInError(*qp);
+      if (flush_after) FlushPostedInError(*qp, first_posted);
       return queue_anyway ? EINVAL : err;  // rxe: the doorbell's EINVAL wins
     }
     w.serial = qp->next_serial++;
@@ -151,7 +151,7 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     posted = true;
   }
   FetchPosted(*qp, first_posted, by_mmio);
-  if (flush_after) FlushPostedInError(*qp);
+  if (flush_after) FlushPostedInError(*qp, first_posted);
   if (queue_anyway) {
     // Queued, not started: the requester starts them once the QP is in RTS.
     if (bad) *bad = wrs.size();

@@ -439,17 +439,35 @@ void Nic::NoteUnwalked(Qp& qp, size_t from) {
   for (size_t i = from; i < qp.sq.size(); ++i) {
     if (!qp.sq[i].done) qp.unwalked.push_back(GhostOf(qp.sq[i]));
   }
+  // req.wqe_index and the producer index count modulo the ring's slots (rxe_queue.c: the
+  // granted max_send_wr + 1, a power of two). The requester sees (producer - wqe_index) mod
+  // slots WQEs, the newest ones: a slot the posts went round to holds a newer WQE. With
+  // the stale WQEs and the new ones a whole ring apart, it sees none (seed 20261220
+  // sequence 1092).
+  size_t slots = 1;
+  while (slots < qp.cap.max_send_wr + 1u) slots <<= 1;
+  for (size_t lapped = qp.unwalked.size() - qp.unwalked.size() % slots; lapped > 0; --lapped) {
+    qp.unwalked.pop_front();
+  }
 }
 
 void Nic::WalkOneInError(Qp& qp) {
   if (!qp.unwalked.empty()) qp.unwalked.pop_front();
 }
 
-void Nic::FlushPostedInError(Qp& qp) {
-  // What this post queued is flushed (rxe: the completer drains it) and its one requester
-  // run takes the oldest WQE not taken yet.
+void Nic::FlushPostedInError(Qp& qp, size_t from) {
+  // The post's one requester run takes the oldest WQE not taken yet (sq[from] on: this
+  // call's WQEs) and has the completer drain the ring (rxe_req.c err: -> rxe_run_task
+  // comp): everything queued is flushed, WQEs left by an earlier post too.
   if (profile().behaviour.requester_walks_one_wqe_in_error) {
-    NoteUnwalked(qp, 0);
+      NoteUnwalked(qp, from);
+    if (qp.unwalked.empty()) {
+      // req_next_wqe finds req.wqe_index == producer (the ring went round, NoteUnwalked):
+      // the requester takes nothing and runs no completer. These WQEs wait unflushed for
+      // the next requester run (measured: 11 WRs posted in ERR behind 5 a flush left
+      // untaken in a 16-slot ring complete only at the next post, with its WR).
+      return;
+    }
     WalkOneInError(qp);
   }
   FlushSq(qp);

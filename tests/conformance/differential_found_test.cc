@@ -892,5 +892,65 @@ TEST_P(Conformance, SequenceNakDuringAnRnrWaitRetriesWhenTheRnrTimerFires) {
   EXPECT_EQ(WaitWc(cb, 2).size(), 2u);
 }
 
+// Differential seed 20261220 sequence 1092: rxe's requester walks its send ring by index
+// (req.wqe_index), modulo the ring's slots (rxe_queue.c: max_send_wr + 1, a power of two).
+// Eight WRs whose second fails with RNR_RETRY_EXC_ERR (the peer has one receive): the
+// requester stopped past the failed one, took one more in ERR, and left five untaken while
+// the completer flushed all eight. WRs posted in ERR are flushed by the requester run of the
+// post, which takes the next untaken slot and has the completer drain the ring; but when
+// the posts put the producer a whole ring ahead of req.wqe_index, req_next_wqe finds the
+// ring empty: nothing is flushed until the next post.
+TEST_P(Conformance, PostInErrWhereTheRingWentRoundWaitsForTheNextPost) {
+  if (!GetParam().behaviour.requester_walks_one_wqe_in_error ||
+      !GetParam().behaviour.post_send_runs_to_completion) {
+    GTEST_SKIP() << "the requester does not walk the send ring one WQE per run in ERR on this "
+                    "device (Behaviour::requester_walks_one_wqe_in_error off): every WR "
+                    "posted in ERR is flushed";
+  }
+  CqHandle ca = Cq(64), cb = Cq(64);
+  QpHandle qa = Qp(QpType::kRc, 15, 16, 2, false, ca), qb = Qp(QpType::kRc, 15, 16, 2, false, cb);
+  QpAttr attr;
+  QpInitAttr init;
+  ASSERT_EQ(dev_->QueryQp(qa, &attr, &init), 0);
+  const uint32_t slots = attr.cap.max_send_wr + 1;
+  ASSERT_EQ(slots & (slots - 1), 0u) << "granted max_send_wr " << attr.cap.max_send_wr;
+  ASSERT_GE(slots, 16u);
+  const BringUpParams p = Transport(pattr_.active_mtu, 14, 1, 0, 17);  // rnr_retry 0
+  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
+  Buffer buf = Reg(16384, kAll);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(100, {buf.At(8192, 64)})}, &bad), 0);
+  std::vector<SendWr> eight;
+  for (uint64_t i = 1; i <= 8; ++i) {
+    SendWr w = Send(i, {buf.At(0, 64)});
+    w.opcode = WrOpcode::kRdmaWriteWithImm;
+    w.imm_data = 7;
+    w.remote_addr = buf.Addr(4096);
+    w.rkey = buf.rkey;
+    w.send_flags = send_flag::kSignaled;
+    eight.push_back(w);
+  }
+  ASSERT_EQ(dev_->PostSend(qa, eight, &bad), 0);
+  auto wcs = WaitWc(ca, 8);
+  ASSERT_EQ(wcs.size(), 8u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kSuccess) << ToName(wcs[0].status);
+  EXPECT_EQ(wcs[1].status, WcStatus::kRnrRetryExcErr) << ToName(wcs[1].status);
+  ASSERT_EQ(StateOf(qa), QpState::kErr);
+  // Five untaken: a whole ring is 16 slots with these.
+  std::vector<SendWr> lap;
+  for (uint64_t i = 0; i < slots - 5; ++i) lap.push_back(Send(20 + i, {buf.At(128, 8)}));
+  ASSERT_EQ(dev_->PostSend(qa, lap, &bad), 0);
+  EXPECT_TRUE(Drain(ca, 50 * kSecond / 1000).empty()) << "the requester found the ring empty";
+  ASSERT_EQ(dev_->PostSend(qa, {Send(99, {buf.At(128, 8)})}, &bad), 0);
+  wcs = WaitWc(ca, static_cast<int>(lap.size()) + 1);
+  ASSERT_EQ(wcs.size(), lap.size() + 1);
+  for (size_t i = 0; i < wcs.size(); ++i) {
+    EXPECT_EQ(wcs[i].wr_id, i < lap.size() ? 20 + i : 99u);
+    EXPECT_EQ(wcs[i].status, WcStatus::kWrFlushErr) << ToName(wcs[i].status);
+  }
+  EXPECT_TRUE(WaitWc(cb, 1).size() == 1u) << "the first WRITE_WITH_IMM's receive";
+}
+
 }  // namespace
 }  // namespace qptwin::testing
