@@ -352,7 +352,13 @@ DeviceDescription Rxe() {
        "rxe_req.c req_retry: qp->req.psn = qp->comp.psn, and rxe_qp.c rxe_qp_to_attr reports "
        "req.psn as sq_psn (measured: differential seed 20261209 sequence 1119 with a query "
        "after every command: a SEND timed out, its retry ran a bind again, which failed and "
-       "stopped the requester before the FETCH_ADD behind it: sq_psn 1, not 2)"},
+       "stopped the requester before the FETCH_ADD behind it: sq_psn 1, not 2). comp.psn "
+       "can lie behind the retried WQE (a WQE failed unanswered, then ERR -> RTS): the "
+       "resent WQEs take PSNs from there, and retry_first_write_send skips (comp.psn - "
+       "first_psn) & 0xffffff packets of the first one, all its data: it goes as one empty "
+       "packet (measured: differential seed 20261220 sequence 1292, a WRITE through a "
+       "window without REMOTE_WRITE completes; RetryFromBehindTheFirstPsnResendsTheWrite"
+       "WithoutItsData)"},
       {"retry_cnt_7_is_infinite", 1,
        "rxe_comp.c COMPST_ERROR_RETRY: `if (qp->comp.retry_cnt != 7) qp->comp.retry_cnt--;` "
        "(the same as for rnr_retry)"},

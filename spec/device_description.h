@@ -243,8 +243,10 @@ struct Behaviour {
   bool retry_cnt_7_is_infinite = false;
   // ibv_query_qp's sq_psn is the requester's next PSN, which a retry sets back to the first
   // unacknowledged PSN and each packet sent again moves on: a requester that stops partway
-  // through the resend (a local error) reads the PSN it got to. Default: sq_psn is the next
-  // PSN a new message would take.
+  // through the resend (a local error) reads the PSN it got to. The retry starts at the
+  // PSN after the last one answered, behind the retried WQE when WQEs before it took PSNs
+  // and failed unanswered; its first SEND/WRITE then goes again without its data. Default:
+  // sq_psn is the next PSN a new message would take.
   bool retry_rewinds_sq_psn = false;
 
   // CQE and query fields (issue 11 part 1; measured in tools/rxe-vm, examples/*.qps):

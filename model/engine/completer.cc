@@ -115,6 +115,7 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
         switch (pkt.nak) {
           case NakCode::kRnr: OnRnrNak(qp, index, pkt.psn, pkt.rnr_timer); return;
           case NakCode::kPsnSeqErr:
+            AdvanceCompPsn(qp, pkt.psn);  // rxe_comp.c check_ack: a NAK acknowledges before it
             if (profile().behaviour.psn_nak_uses_retry) {
               if (progress) ResetRetries(qp);
               nak_counted = true;
@@ -153,6 +154,10 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
     }
   }
   if (progress && !nak_counted) ResetRetries(qp);
+  // rxe_comp.c COMPST_UPDATE_COMP: comp.psn = the response's PSN + 1.
+  if (pkt.kind != PacketKind::kNak && (progress || index < sent)) {
+    AdvanceCompPsn(qp, PsnAdd(pkt.psn, 1));
+  }
   DrainSq(qp);
   if (qp.state == QpState::kErr) return;
   if (progress) {
@@ -361,11 +366,39 @@ void Nic::RunRnrWait(std::weak_ptr<Qp>& weak) {
   RunRequester(*q);
 }
 
+void Nic::AdvanceCompPsn(Qp& qp, uint32_t psn) {
+  if (PsnDiff(psn, qp.comp_psn) > 0) qp.comp_psn = psn;
+}
+
 uint32_t Nic::RetryPsn(const Qp& qp, size_t index) const {
   // rxe's comp.psn: past the packets of this message already acknowledged
   // (Behaviour::partial_ack_resets_retries_only keeps the latest such ACK).
   const SendWqe& w = qp.sq[index];
-  return w.serial == qp.partial_ack_serial ? PsnAdd(qp.partial_ack_psn, 1) : w.psn;
+  const uint32_t psn = w.serial == qp.partial_ack_serial ? PsnAdd(qp.partial_ack_psn, 1) : w.psn;
+  // Behind the WQE when WQEs that took PSNs before it were never answered (RebasePsns).
+  if (profile().behaviour.retry_rewinds_sq_psn && PsnDiff(qp.comp_psn, psn) < 0) {
+    return qp.comp_psn;
+  }
+  return psn;
+}
+
+void Nic::RebasePsns(Qp& qp, size_t index, uint32_t psn) {
+  // rxe_req.c update_wqe_psn: a resent WQE's first packet takes req.psn as its first_psn.
+  bool first = true;
+  for (size_t i = index; i < qp.sq.size(); ++i) {
+    SendWqe& w = qp.sq[i];
+    if (!w.sent || w.done) continue;
+    // req_retry: the first SEND/WRITE retried from behind its first PSN loses its data
+    // (SendWqe::emptied_by_retry; seed 20261220 sequence 1292: a WRITE through a window
+    // without REMOTE_WRITE completes, its RETH length 0).
+    if (first && IsSendOrWrite(w.wr.opcode) && PsnDiff(psn, w.psn) < 0) {
+      w.emptied_by_retry = true;
+      w.npkts = 1;
+    }
+    first = false;
+    w.psn = psn;
+    psn = PsnAdd(psn, w.npkts);
+  }
 }
 
 void Nic::RewindPsn(Qp& qp, size_t index) {
@@ -374,6 +407,21 @@ void Nic::RewindPsn(Qp& qp, size_t index) {
   if (!profile().behaviour.retry_rewinds_sq_psn || index >= qp.sq.size()) return;
   if (!qp.sq[index].sent || qp.sq[index].done) return;
   qp.next_psn = RetryPsn(qp, index);
+  // A later retry resends an emptied WQE whole (req_retry: dma.resid = dma.length), and the
+  // WQEs behind it take their PSNs after it again.
+  bool refill = false;
+  for (size_t i = index; i < qp.sq.size(); ++i) {
+    SendWqe& w = qp.sq[i];
+    if (!w.emptied_by_retry) continue;
+    w.emptied_by_retry = false;
+    w.npkts = PacketCount(w.length, PathMtuBytes(qp));
+    refill = true;
+  }
+  if (refill) RebasePsns(qp, index, qp.next_psn);
+  // comp.psn behind the retried WQE: the PSNs of WQEs that failed unanswered and left with
+  // ERR -> RTS lie between; the resent WQEs take PSNs from comp.psn on (seed 20261220
+  // sequence 1292: a WRITE after an RNR_RETRY_EXC_ERR SEND is resent at that SEND's PSN).
+  if (PsnDiff(qp.next_psn, qp.sq[index].psn) < 0) RebasePsns(qp, index, qp.next_psn);
 }
 
 bool Nic::UnsendInSqd(Qp& qp, size_t index) {
@@ -459,14 +507,7 @@ size_t Nic::DropGhosts(Qp& qp, size_t index) {
     if (qp.rnr_index > 0) --qp.rnr_index;
   }
   index -= dropped;
-  if (rebase && profile().behaviour.retry_rewinds_sq_psn) {
-    for (size_t i = index; i < qp.sq.size(); ++i) {
-      SendWqe& w = qp.sq[i];
-      if (!w.sent || w.done) continue;
-      w.psn = psn;
-      psn = PsnAdd(psn, w.npkts);
-    }
-  }
+  if (rebase && profile().behaviour.retry_rewinds_sq_psn) RebasePsns(qp, index, psn);
   return index;
 }
 

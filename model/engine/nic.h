@@ -301,6 +301,8 @@ class Nic {
   // The PSN a retry from WQE `index` starts at (rxe's comp.psn), and the requester's PSN set
   // back to it (Behaviour::retry_rewinds_sq_psn).
   uint32_t RetryPsn(const Qp& qp, size_t index) const;
+  void AdvanceCompPsn(Qp& qp, uint32_t psn);
+  void RebasePsns(Qp& qp, size_t index, uint32_t psn);
   void RewindPsn(Qp& qp, size_t index);
 
   // Responder (responder.cc).

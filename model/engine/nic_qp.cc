@@ -225,7 +225,7 @@ int Nic::ModifyQp(uint32_t ctx, uint32_t h, const QpAttr& a, AttrMask mask) {
     s.alt_timeout = a.alt_timeout;
   }
   if (mask & attr::kMinRnrTimer) s.min_rnr_timer = a.min_rnr_timer;
-  if (mask & attr::kSqPsn) qp->next_psn = s.sq_psn = a.sq_psn & 0xffffff;
+  if (mask & attr::kSqPsn) qp->next_psn = qp->comp_psn = s.sq_psn = a.sq_psn & 0xffffff;
   if (mask & attr::kMaxDestRdAtomic) {
     s.max_dest_rd_atomic = pow2 ? RoundUpPow2U8(a.max_dest_rd_atomic) : a.max_dest_rd_atomic;
     // rxe_qp.c: free_rd_atomic_resources, then alloc_rd_atomic_resources (res_head 0).

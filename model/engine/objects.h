@@ -169,6 +169,10 @@ struct SendWqe {
   // The NIC's fetch of this WQE from the send queue's buffer failed (send_wqe_image.h):
   // the requester completes it with LOC_QP_OP_ERR.
   bool fetch_failed = false;
+  // Resent by a retry from a comp.psn behind its first PSN (Nic::RebasePsns): rxe_req.c
+  // retry_first_write_send skips (comp.psn - first_psn) & 0xffffff packets' worth of its data,
+  // all of it, so it goes again as one packet with no payload (RETH length 0).
+  bool emptied_by_retry = false;
   // A stale copy the requester runs again after ERR -> RTS (Behaviour::
   // requester_walks_one_wqe_in_error): it is sent but never completes (no CQE), and it does
   // not count against max_send_wr.
@@ -251,6 +255,11 @@ struct Qp : std::enable_shared_from_this<Qp> {
   // (serial) acknowledged (rxe_comp.c comp.psn: only a newer one reaches reset_retry_counters).
   uint64_t partial_ack_serial = 0;
   uint32_t partial_ack_psn = 0;
+  // rxe_comp.c comp.psn: the PSN after the last packet a response answered (set with
+  // sq_psn; moved on by each response the completer takes and by a later sequence NAK's
+  // PSN). A retry starts there (req_retry: req.psn = comp.psn), behind the retried WQE's own
+  // PSN when WQEs that were never answered took PSNs and left (failed, then ERR -> RTS).
+  uint32_t comp_psn = 0;
   // Behaviour::dup_read_needs_its_resource: the READ/atomic resources the responder holds
   // (rxe_resp.c resp.resources, max_dest_rd_atomic slots taken in turn).
   struct RdAtomicRes {

@@ -305,7 +305,11 @@ Nic::ReqStep Nic::ReqTransmit(Qp& qp, Payload* payload) {
     p.dst_qpn = qp.attr.dest_qp_num;
     p.xrc_srqn = w.wr.remote_srqn;  // XRCETH; not looked at by RC/UC targets
   }
-  uint32_t npkts = PacketCount(p.kind == PacketKind::kAtomic ? 8 : w.length, mtu);
+  if (w.emptied_by_retry) {  // one packet, no payload, RETH length 0
+    p.length = 0;
+    payload->clear();
+  }
+  uint32_t npkts = PacketCount(p.kind == PacketKind::kAtomic ? 8 : p.length, mtu);
   if (!w.sent) {
     w.sent = true;
     w.psn = qp.next_psn;

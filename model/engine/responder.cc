@@ -291,7 +291,10 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
             wc.wr_id = r.wr_id;
             wc.qp_num = qp.qpn;
             wc.status = WcStatus::kRemAccessErr;
-            PushCqe(qp, RecvCq(qp), wc, pkt.solicited);
+            // Into a full CQ, do_complete returns RESPST_ERR_CQ_OVERFLOW before the NAK
+            // (PushCqe moved the QP to ERR): the sender hears nothing (as in
+            // InvalidateForSend and ReceiveSendLike's errors).
+            if (!PushCqe(qp, RecvCq(qp), wc, pkt.solicited)) return RespStep::kDone;
           }
           RespondError(qp, pkt, NakCode::kRemoteAccess, EventType::kQpAccessErr);
         } else if (per_packet && pkt.npkts == 1 && qp.srq) {
@@ -531,10 +534,14 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
     }
     if (malformed) st = WcStatus::kLocQpOpErr;
     wc.status = st;
-    PushCqe(qp, RecvCq(qp), wc, pkt.solicited);
+    const bool posted = PushCqe(qp, RecvCq(qp), wc, pkt.solicited);
     if (qp.type == QpType::kUd && !malformed) return;  // a UD QP carries on
     bool defer = false;
-    if (IsReliable(qp.type)) {
+    // rxe_resp.c: the class A/C error's NAK goes in RESPST_ACKNOWLEDGE, after do_complete
+    // posted the receive's CQE. Into a full receive CQ do_complete returns
+    // RESPST_ERR_CQ_OVERFLOW (class G, RESPST_ERROR): no NAK, the QP to ERR (PushCqe did),
+    // and the sender times out (seed 20261223 sequence 811; row 101 for SEND_WITH_INV).
+    if (IsReliable(qp.type) && posted) {
       Packet nak;
       nak.kind = PacketKind::kNak;
       nak.nak = st == WcStatus::kLocLenErr ? NakCode::kInvalidRequest : NakCode::kRemoteOp;

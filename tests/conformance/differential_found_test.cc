@@ -713,6 +713,38 @@ TEST_P(Conformance, FailedInvalidateIntoAFullReceiveCqIsNotAcknowledged) {
   EXPECT_EQ(wcs[0].wr_id, 10u);
 }
 
+// Differential seed 20261223 sequence 811: the same for a receive that fails. A SEND longer
+// than its receive: the responder completes the receive with an error and NAKs (class A/C,
+// RESPST_COMPLETE then RESPST_ACKNOWLEDGE), but only after do_complete posted the CQE. Into
+// a full receive CQ it returns RESPST_ERR_CQ_OVERFLOW (class G): the responder goes to ERR
+// and sends no NAK; the sender times out.
+TEST_P(Conformance, ReceiveErrorIntoAFullReceiveCqIsNotNaked) {
+  CqHandle ca = Cq(16), cb = Cq(1);
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+  const BringUpParams p = Transport(pattr_.active_mtu, 11, 0, 7, 12);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
+  Buffer buf = Reg(8192, kAll);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(4096, 64)}), Recv(11, {buf.At(6144, 16)})}, &bad),
+            0);
+  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(0, 8)})}, &bad), 0);
+  auto wcs = WaitWc(ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  ASSERT_EQ(wcs[0].status, WcStatus::kSuccess);  // its receive CQE fills cb
+  SendWr big = Send(2, {buf.At(0, 64)});         // 64 bytes into the 16-byte receive
+  big.send_flags = send_flag::kSignaled;
+  ASSERT_EQ(dev_->PostSend(qa, {big}, &bad), 0);
+  wcs = WaitWc(ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].wr_id, 2u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr) << ToName(wcs[0].status);
+  EXPECT_EQ(StateOf(qb), QpState::kErr);
+  wcs = Drain(cb);
+  ASSERT_EQ(wcs.size(), 1u);  // only the first receive's: the failed one's did not fit
+  EXPECT_EQ(wcs[0].wr_id, 10u);
+}
+
 // RTS -> SQD after a local error behind an unacknowledged SEND (differential seed 20261216
 // sequence 1763; examples/fidelity/29). rxe (Behaviour::sqd_retry_unsends) sets the stopped
 // requester running again (rxe_qp_drain: req.state DRAIN over QP_STATE_ERROR): when the SEND's
@@ -950,6 +982,61 @@ TEST_P(Conformance, PostInErrWhereTheRingWentRoundWaitsForTheNextPost) {
     EXPECT_EQ(wcs[i].status, WcStatus::kWrFlushErr) << ToName(wcs[i].status);
   }
   EXPECT_TRUE(WaitWc(cb, 1).size() == 1u) << "the first WRITE_WITH_IMM's receive";
+}
+
+// Differential seed 20261220 sequence 1292: rxe's retry starts at comp.psn (req_retry:
+// req.psn = comp.psn), the PSN after the last packet a response answered. A SEND that
+// failed RNR_RETRY_EXC_ERR took PSN 0 unanswered; after ERR -> RTS (IBV_QP_CUR_STATE) a
+// WRITE goes at PSN 1, out of sequence for the peer, whose sequence NAK starts a retry from
+// PSN 0. For the first WQE of a retry rxe_req.c retry_first_write_send skips
+// (comp.psn - first_psn) & 0xffffff packets' worth of data: all of it. The WRITE goes again
+// at PSN 0 as one packet with no payload (RETH length 0), is executed and ACKed: it
+// completes successfully, and none of its data lands.
+TEST_P(Conformance, RetryFromBehindTheFirstPsnResendsTheWriteWithoutItsData) {
+  const Behaviour& b = GetParam().behaviour;
+  if (!b.retry_rewinds_sq_psn || !b.psn_nak_uses_retry) {
+    GTEST_SKIP() << "a retry resends from the retried WQE's own PSN on this device "
+                    "(Behaviour::retry_rewinds_sq_psn off)";
+  }
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+  const BringUpParams p = Transport(pattr_.active_mtu, 14, 3, 0, 17);  // rnr_retry 0
+  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
+  Buffer buf = Reg(8192, kAll);
+  std::memset(buf.buf, 0x3c, 64);
+  std::memset(buf.buf + 4096, 0x00, 64);
+  size_t bad = 99;
+  SendWr send = Send(1, {buf.At(1024, 8)});
+  send.send_flags = send_flag::kSignaled;
+  ASSERT_EQ(dev_->PostSend(qa, {send}, &bad), 0);  // qb has no receive
+  auto wcs = WaitWc(ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  ASSERT_EQ(wcs[0].status, WcStatus::kRnrRetryExcErr) << ToName(wcs[0].status);
+  ASSERT_EQ(StateOf(qa), QpState::kErr);
+  QpAttr back = StateOnly(QpState::kRts);
+  back.cur_qp_state = QpState::kRts;
+  ASSERT_EQ(dev_->ModifyQp(qa, back, attr::kState | attr::kCurState), 0);
+  QpAttr a;
+  QpInitAttr init;
+  ASSERT_EQ(dev_->QueryQp(qa, &a, &init), 0);
+  SendWr write = Send(2, {buf.At(0, 64)});
+  write.opcode = WrOpcode::kRdmaWrite;
+  write.remote_addr = buf.Addr(4096);
+  write.rkey = buf.rkey;
+  write.send_flags = send_flag::kSignaled;
+  ASSERT_EQ(dev_->PostSend(qa, {write}, &bad), 0);
+  wcs = WaitWc(ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].wr_id, 2u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kSuccess) << ToName(wcs[0].status);
+  for (int i = 0; i < 64; ++i) {
+    ASSERT_EQ(buf.buf[4096 + i], 0) << "byte " << i << " of the WRITE landed";
+  }
+  QpAttr after;
+  ASSERT_EQ(dev_->QueryQp(qa, &after, &init), 0);
+  EXPECT_EQ(after.sq_psn, a.sq_psn) << "resent at the SEND's PSN, as one packet";
+  EXPECT_TRUE(Drain(cb, 20 * kSecond / 1000).empty());
 }
 
 }  // namespace
