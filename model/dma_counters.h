@@ -12,6 +12,7 @@ struct DmaCounters {
   uint64_t bytes_read = 0;
   uint64_t bytes_written = 0;
   uint64_t errors = 0;  // transactions the host memory answered with an error
+  uint64_t doorbells = 0;  // MMIO doorbell writes the slot received (platform.h contract 8)
 };
 
 }  // namespace qptwin::model

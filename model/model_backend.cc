@@ -93,6 +93,8 @@ class ModelBackend : public Backend {
     // sim/platform.h contract 2: device k's DMA crosses slot k's TLM-2.0 socket.
     for (int i = 0; i < world_->nic_count(); ++i) {
       world_->nic(i)->SetHostBus(&sim::Platform::Get()->slot(i));
+      // Contract 8: its doorbells cross the slot's MMIO target socket.
+      world_->nic(i)->SetDoorbellPort(&sim::Platform::Get()->slot(i));
     }
   }
 

@@ -74,7 +74,14 @@ TEST_F(DmaTest, EachTransactionSaysWhatItIsForWhichQpAndWhen) {
   ASSERT_EQ(a_.dev->PostSend(a_.qp, {WriteWr(a_, b_, 1, 0, 100)}, &bad), 0);
   ASSERT_EQ(Wait(a_, a_.scq, 1).at(0).status, WcStatus::kSuccess);
   ASSERT_TRUE(SetModelDmaObserver(nullptr));
-  ASSERT_EQ(seen.size(), 4u);
+  ASSERT_EQ(seen.size(), 5u);
+  // sim/platform.h contract 8: the post's doorbell, an MMIO write, comes first.
+  EXPECT_STREQ(seen[0].kind, "DOORBELL");
+  EXPECT_EQ(seen[0].bytes, 8u);
+  EXPECT_TRUE(seen[0].write);
+  EXPECT_EQ(seen[0].qpn, a_.qpn);
+  EXPECT_EQ(seen[0].slot, 0);
+  seen.erase(seen.begin());
   EXPECT_STREQ(seen[0].kind, "SEND_WQE");
   EXPECT_EQ(seen[0].bytes, 128u);
   EXPECT_EQ(seen[0].qpn, a_.qpn);
@@ -95,6 +102,51 @@ TEST_F(DmaTest, EachTransactionSaysWhatItIsForWhichQpAndWhen) {
   EXPECT_LT(seen[1].time_ns, seen[2].time_ns);  // the ACK's way back
   EXPECT_LE(seen[2].time_ns, be_->NowNs());
   for (const DmaTransfer& t : seen) EXPECT_TRUE(t.ok);
+}
+
+// sim/platform.h contract 8: a post rings one doorbell, an 8-byte MMIO write through the
+// host CPU's socket to the slot's target socket, whatever number of WRs it carries; the
+// NIC fetches them after it. With BlueFlame (cx6) a single inline WR's image comes in the
+// write and no fetch follows.
+TEST_F(DmaTest, EachPostRingsOneDoorbellThroughTheSlotsMmioSocket) {
+  std::vector<DmaTransfer> seen;
+  const DmaCounters a0 = ModelDmaCounters(0);
+  ASSERT_TRUE(SetModelDmaObserver([&seen](const DmaTransfer& t) { seen.push_back(t); }));
+  size_t bad = 0;
+  ASSERT_EQ(a_.dev->PostSend(a_.qp, {WriteWr(a_, b_, 1, 0, 8), WriteWr(a_, b_, 2, 8, 8)}, &bad),
+            0);
+  ASSERT_EQ(Wait(a_, a_.scq, 2).size(), 2u);
+  ASSERT_TRUE(SetModelDmaObserver(nullptr));
+  EXPECT_EQ(ModelDmaCounters(0).doorbells - a0.doorbells, 1u);
+  ASSERT_GE(seen.size(), 2u);
+  EXPECT_STREQ(seen[0].kind, "DOORBELL");
+  EXPECT_EQ(seen[0].bytes, 8u);
+  EXPECT_STREQ(seen[1].kind, "SEND_WQE");
+  EXPECT_EQ(seen[1].bytes, 256u);  // both WQEs in one read
+  int doorbells = 0;
+  for (const DmaTransfer& t : seen) doorbells += std::string(t.kind) == "DOORBELL";
+  EXPECT_EQ(doorbells, 1);
+
+  ModelOptions o;
+  o.profile = "cx6-100g";
+  auto cx6 = MakeModelBackend(o);
+  ASSERT_NE(cx6, nullptr);
+  Side c = MakeSide(*cx6, "mdev0"), d = MakeSide(*cx6, "mdev1");
+  Connect(c, d);
+  seen.clear();
+  ASSERT_TRUE(SetModelDmaObserver([&seen](const DmaTransfer& t) { seen.push_back(t); }));
+  SendWr inl = WriteWr(c, d, 3, 0, 8);
+  inl.send_flags |= send_flag::kInline;
+  ASSERT_EQ(c.dev->PostSend(c.qp, {inl}, &bad), 0);
+  ASSERT_EQ(Wait(c, c.scq, 1).at(0).status, WcStatus::kSuccess);
+  ASSERT_TRUE(SetModelDmaObserver(nullptr));
+  ASSERT_GE(seen.size(), 1u);
+  EXPECT_STREQ(seen[0].kind, "DOORBELL");
+  EXPECT_GT(seen[0].bytes, 8u + 112u);  // the doorbell word, then the WQE with its data
+  for (const DmaTransfer& t : seen) {
+    EXPECT_STRNE(t.kind, "SEND_WQE");
+    EXPECT_STRNE(t.kind, "PAYLOAD_READ");
+  }
 }
 
 TEST_F(DmaTest, ASendFetchesTheReceiveWqeBeforeWritingIntoIt) {

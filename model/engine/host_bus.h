@@ -52,8 +52,10 @@ enum class DmaKind : uint8_t {
   kCqe,           // a CQE into its CQ's ring (cq.h contract 5)
   kRecvWqe,       // the responder fetches a receive WQE (recv_queue.h contract 3)
   kSendWqe,       // the NIC fetches a post's send WQEs (send_wqe_image.h)
+  kDoorbell,      // not DMA: the host's MMIO doorbell write to the NIC (doorbell_port.h),
+                  // labelled alike on the platform (model/sim/platform.h contract 8)
 };
-inline constexpr int kNumDmaKinds = 9;
+inline constexpr int kNumDmaKinds = 10;
 const char* ToName(DmaKind k);
 
 struct DmaTag {
@@ -99,6 +101,7 @@ inline const char* ToName(DmaKind k) {
     case DmaKind::kCqe: return "CQE";
     case DmaKind::kRecvWqe: return "RECV_WQE";
     case DmaKind::kSendWqe: return "SEND_WQE";
+    case DmaKind::kDoorbell: return "DOORBELL";
   }
   return "?";
 }

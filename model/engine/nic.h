@@ -22,6 +22,7 @@
 
 #include "model/engine/context_cache.h"
 #include "model/engine/event_source.h"
+#include "model/engine/doorbell_port.h"
 #include "model/engine/host_bus.h"
 #include "model/engine/memory.h"
 #include "model/engine/objects.h"
@@ -148,6 +149,12 @@ class Nic {
   // DirectBus; model_backend gives each device its platform slot's TLM-2.0 initiator
   // (model/sim/platform.h).
   void SetHostBus(HostBus* bus) { bus_ = bus; }
+  // Posts ring their doorbells through `port` (doorbell_port.h; never null, it outlives the
+  // Nic). Default: DirectDoorbell; model_backend gives each device its platform slot, whose
+  // TLM-2.0 MMIO target socket the ring crosses.
+  void SetDoorbellPort(DoorbellPort* port) { doorbell_ = port; }
+  // doorbell_port.h contract 1: the NIC's side of a ring. `extra_ns`: contract 3.
+  void OnDoorbell(const DoorbellWrite& db, uint64_t extra_ns = 0);
   HostBus& bus() const { return *bus_; }
   // The bus, told what the transfers that follow are (host_bus.h contract 6).
   HostBus& Dma(DmaKind kind, uint32_t qpn) const;
@@ -201,10 +208,16 @@ class Nic {
   // type 2 window afterwards (window.h contract 4).
   void NoteBindPosted(uint32_t ctx, const SendWr& wr, SendWqe* w);
 
-  // A post's WQEs sq[first..]: the provider writes their images into qp.sq_buf, the NIC
-  // fetches them (one DMA read; with `by_mmio` they came with the doorbell, BlueFlame) and
-  // takes the WR and inline data from what it fetched (send_wqe_image.h; nic_post.cc).
-  void FetchPosted(Qp& qp, size_t first, bool by_mmio);
+  // The WQEs the NIC has not fetched, sq[first..]: the provider writes their images into
+  // qp.sq_buf and rings; the NIC fetches them (one DMA read; by_mmio: they come with the
+  // doorbell, BlueFlame) and takes the WR and inline data from what it fetched
+  // (send_wqe_image.h; nic_post.cc).
+  // doorbell_port.h: the provider writes the images of the WQEs the NIC has not fetched and
+  // rings; the NIC fetches them (OnDoorbell).
+  size_t FirstUnfetched(const Qp& qp) const;
+  size_t WriteWqeImages(Qp& qp, size_t first);
+  void RingDoorbell(Qp& qp, bool by_mmio);
+  void FetchWqes(Qp& qp, size_t first, const DoorbellWrite& db, uint64_t extra_ns);
 
   // Requester (requester.cc).
   enum class ReqStep { kGetWqe, kCheckLimits, kCheckLocal, kTransmit, kDone };
@@ -390,6 +403,7 @@ class Nic {
   std::map<uint32_t, Pd> pds_;
   MrTable mrs_;
   HostBus* bus_ = &DirectBus::Instance();
+  DoorbellPort* doorbell_ = &DirectDoorbell::Instance();
   MwTable mws_;
   std::map<uint32_t, Channel> channels_;
   std::map<uint32_t, std::shared_ptr<Cq>> cqs_;

@@ -23,8 +23,13 @@ bool Nic::InlineSourceReadable(const std::vector<Sge>& sges) const {
   return true;
 }
 
-void Nic::FetchPosted(Qp& qp, size_t first, bool by_mmio) {
-  if (first >= qp.sq.size()) return;
+size_t Nic::FirstUnfetched(const Qp& qp) const {
+  size_t first = qp.sq.size();
+  while (first > 0 && !qp.sq[first - 1].fetched && !qp.sq[first - 1].ghost) --first;
+  return first;
+}
+
+size_t Nic::WriteWqeImages(Qp& qp, size_t first) {
   auto inline_len = [](const SendWqe& w) {
     return w.is_inline && w.inline_data ? static_cast<uint32_t>(w.length) : 0u;
   };
@@ -42,20 +47,55 @@ void Nic::FetchPosted(Qp& qp, size_t first, bool by_mmio) {
     SendWqeImage::Encode(w.wr, w.inline_data.get(), inline_len(w), at);
     at += SendWqeImage::Bytes(w.wr, inline_len(w));
   }
+  return total;
+}
+
+void Nic::RingDoorbell(Qp& qp, bool by_mmio) {
+  const size_t first = FirstUnfetched(qp);
+  const size_t total = WriteWqeImages(qp, first);
+  DoorbellWrite db;
+  db.qpn = qp.qpn;
+  db.wqes = static_cast<uint32_t>(qp.sq.size() - first);
+  if (by_mmio && db.wqes == 1) {  // BlueFlame pushes one WQE
+    db.images = qp.sq_buf.get();
+    db.image_bytes = total;
+  }
+  doorbell_->Ring(*this, db);  // doorbell_port.h contract 1: OnDoorbell, maybe elsewhere
+}
+
+void DirectDoorbell::Ring(Nic& nic, const DoorbellWrite& db) { nic.OnDoorbell(db); }
+
+void Nic::OnDoorbell(const DoorbellWrite& db, uint64_t extra_ns) {
+  auto it = by_qpn_.find(db.qpn);
+  if (it == by_qpn_.end()) return;  // no such QP: a stray write, ignored
+  Qp& qp = *it->second;
+  const size_t n = std::min<size_t>(db.wqes, qp.sq.size());
+  FetchWqes(qp, qp.sq.size() - n, db, extra_ns);
+  Doorbell(qp);
+}
+
+void Nic::FetchWqes(Qp& qp, size_t first, const DoorbellWrite& db, uint64_t extra_ns) {
+  if (first >= qp.sq.size()) return;
+  size_t total = 0;
+  for (size_t i = first; i < qp.sq.size(); ++i) {
+    const SendWqe& w = qp.sq[i];
+    total += SendWqeImage::Bytes(w.wr, w.is_inline && w.inline_data ? static_cast<uint32_t>(w.length) : 0u);
+  }
   if (wqe_fetch_.size() < total) wqe_fetch_.resize(total);
   bool fetched = true;
-  if (by_mmio) {
-    std::memcpy(wqe_fetch_.data(), qp.sq_buf.get(), total);  // in the doorbell's MMIO write
+  if (db.images && db.image_bytes >= total) {
+    std::memcpy(wqe_fetch_.data(), db.images, total);  // in the doorbell's MMIO write
   } else {
     const uint64_t before = bus_->delay_total();
     fetched = Dma(DmaKind::kSendWqe, qp.qpn)
                   .Read(Addr(qp.sq_buf.get()), wqe_fetch_.data(), total);
-    const uint64_t extra = bus_->delay_total() - before;  // host_bus.h contract 3
-    for (size_t i = first; i < qp.sq.size(); ++i) qp.sq[i].ready_ns += extra;
+    extra_ns += bus_->delay_total() - before;  // host_bus.h contract 3
   }
   const uint8_t* image = wqe_fetch_.data();
   for (size_t i = first; i < qp.sq.size(); ++i) {
     SendWqe& w = qp.sq[i];
+    w.ready_ns += extra_ns;
+    w.fetched = true;
     if (!fetched) {
       w.fetch_failed = true;  // the WQE keeps the provider's fields for its completion
       continue;
@@ -83,7 +123,7 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     ready += t.nic.pcie_read_ns +
              (SerializationPs(t.nic.pcie_gbps, wrs.size() * uint64_t{t.nic.wqe_bytes}) + 999) / 1000;
   }
-  const size_t first_posted = qp->sq.size();  // this call's WQEs: FetchPosted
+  const size_t first_posted = qp->sq.size();  // this call's WQEs
   bool posted = false;
   bool flush_after = false;  // WRs posted in ERR, flushed once the list is in (below)
   // R2: a QP below RTS refuses the post. With post_send_below_rts_queues (rxe) the WRs are
@@ -123,8 +163,7 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
       // refused: the WRs queued before (this call's or, after SQD/RTR -> RTS, earlier ones)
       // start (Behaviour::rts_waits_for_doorbell; measured: sequence 838, a refused post
       // started 15 WRs queued in SQD).
-      FetchPosted(*qp, first_posted, by_mmio);
-      if (posted || b.rts_waits_for_doorbell) Doorbell(*qp);
+      if (posted || b.rts_waits_for_doorbell) RingDoorbell(*qp, by_mmio);
       if (flush_after) FlushPostedInError(*qp, first_posted);
       return queue_anyway ? EINVAL : err;  // rxe: the doorbell's EINVAL wins
     }
@@ -150,14 +189,14 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     qp->sq.push_back(std::move(w));
     posted = true;
   }
-  FetchPosted(*qp, first_posted, by_mmio);
   if (flush_after) FlushPostedInError(*qp, first_posted);
   if (queue_anyway) {
-    // Queued, not started: the requester starts them once the QP is in RTS.
+    // Queued, not started: the requester starts them once the QP is in RTS (the NIC
+    // fetches them at the ring that does).
     if (bad) *bad = wrs.size();
     return EINVAL;
   }
-  if (posted) Doorbell(*qp);
+  if (posted) RingDoorbell(*qp, by_mmio);
   return 0;
 }
 

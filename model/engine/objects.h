@@ -177,6 +177,9 @@ struct SendWqe {
   // requester_walks_one_wqe_in_error): it is sent but never completes (no CQE), and it does
   // not count against max_send_wr.
   bool ghost = false;
+  // The NIC has fetched it (doorbell_port.h contract 1); until then it has the provider's
+  // fields only.
+  bool fetched = false;
 };
 
 // Owned by shared_ptr (Nic::qps_); the engine's sources hold weak references (weak_from_this).

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <string>
 
+#include "model/engine/nic.h"
+
 namespace qptwin::model::sim {
 namespace {
 
@@ -72,12 +74,93 @@ unsigned int HostMemory::TransportDbg(tlm::tlm_generic_payload& gp) {
   return static_cast<unsigned int>(len);
 }
 
-NicSlot::NicSlot(sc_core::sc_module_name name, int index) : sc_module(name), dma("dma") {
-  ext_.slot = index;
-  gp_.set_extension(&ext_);
+HostCpu::HostCpu(sc_core::sc_module_name name, int ports) : sc_module(name) {
+  for (int i = 0; i < ports; ++i) {
+    mmio_.push_back(std::make_unique<Socket>(("mmio" + std::to_string(i)).c_str()));
+  }
 }
 
-NicSlot::~NicSlot() { gp_.clear_extension(&ext_); }  // ours, not the payload's to free
+NicSlot::NicSlot(sc_core::sc_module_name name, int index, HostCpu::Socket* cpu)
+    : sc_module(name), dma("dma"), mmio("mmio"), cpu_(cpu) {
+  ext_.slot = index;
+  gp_.set_extension(&ext_);
+  mmio.register_b_transport(this, &NicSlot::MmioTransport);
+  mmio_gp_.set_extension(&mmio_ext_);
+  mmio_gp_.set_extension(&ext_);  // labelled as the DMA is (contract 6: kind DOORBELL)
+}
+
+NicSlot::~NicSlot() {  // ours, not the payloads' to free
+  gp_.clear_extension(&ext_);
+  mmio_gp_.clear_extension(&mmio_ext_);
+  mmio_gp_.clear_extension(&ext_);
+}
+
+void NicSlot::Ring(engine::Nic& nic, const engine::DoorbellWrite& db) {
+  // Contract 8: the doorbell word, then the BlueFlame image.
+  mmio_data_.resize(8 + db.image_bytes);
+  for (int i = 0; i < 4; ++i) {
+    mmio_data_[i] = static_cast<uint8_t>(db.qpn >> (8 * i));
+    mmio_data_[4 + i] = static_cast<uint8_t>(db.wqes >> (8 * i));
+  }
+  if (db.image_bytes) std::memcpy(mmio_data_.data() + 8, db.images, db.image_bytes);
+  mmio_gp_.set_command(tlm::TLM_WRITE_COMMAND);
+  mmio_gp_.set_address(kDoorbellOffset);
+  mmio_gp_.set_data_ptr(mmio_data_.data());
+  mmio_gp_.set_data_length(static_cast<unsigned int>(mmio_data_.size()));
+  mmio_gp_.set_streaming_width(static_cast<unsigned int>(mmio_data_.size()));
+  mmio_gp_.set_byte_enable_ptr(nullptr);
+  mmio_gp_.set_dmi_allowed(false);
+  mmio_gp_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  mmio_ext_.nic = &nic;
+  engine::DmaTag tag = this->tag();
+  tag.kind = engine::DmaKind::kDoorbell;
+  tag.qpn = db.qpn;
+  ext_.tag = tag;
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  (*cpu_)->b_transport(mmio_gp_, delay);
+  // An accepted ring was observed when it arrived (MmioTransport); a refused one now.
+  if (const DmaObserver& observe = Platform::observer(); observe && !mmio_gp_.is_response_ok()) {
+    observe(DmaRecord{ext_.slot, tag, true, kDoorbellOffset, mmio_data_.size(), false});
+  }
+}
+
+void NicSlot::MmioTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+  const MmioExtension* ext = gp.get_extension<MmioExtension>();
+  const uint64_t len = gp.get_data_length();
+  if (!gp.is_write()) {
+    gp.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+    return;
+  }
+  if (gp.get_address() != kDoorbellOffset) {
+    gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return;
+  }
+  if (len < 8 || gp.get_byte_enable_ptr() != nullptr || ext == nullptr || ext->nic == nullptr) {
+    gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+    return;
+  }
+  ++counters_.doorbells;
+  const uint8_t* d = gp.get_data_ptr();
+  engine::DoorbellWrite db;
+  for (int i = 0; i < 4; ++i) {
+    db.qpn |= uint32_t{d[i]} << (8 * i);
+    db.wqes |= uint32_t{d[4 + i]} << (8 * i);
+  }
+  if (len > 8) {
+    db.images = d + 8;
+    db.image_bytes = len - 8;
+  }
+  gp.set_response_status(tlm::TLM_OK_RESPONSE);
+  // Contract 6: the ring before what it causes (the fetch and the requester run inside it).
+  if (const DmaObserver& observe = Platform::observer()) {
+    const DmaExtension* label = gp.get_extension<DmaExtension>();
+    observe(DmaRecord{ext_.slot, label ? label->tag : engine::DmaTag{}, true, kDoorbellOffset,
+                      len, true});
+  }
+  // The delay so far is the path's: when the NIC has the WQEs (doorbell_port.h contract 3).
+  const uint64_t extra_ns = static_cast<uint64_t>(delay.to_seconds() * 1e9 + 0.5);
+  ext->nic->OnDoorbell(db, extra_ns);
+}
 
 bool NicSlot::Transfer(tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint64_t len) {
   constexpr uint64_t kMax = uint64_t{1} << 30;  // a generic payload's length is 32 bits
@@ -120,9 +203,12 @@ bool NicSlot::Write(uint64_t addr, const uint8_t* src, uint64_t len) {
   return Transfer(tlm::TLM_WRITE_COMMAND, addr, const_cast<uint8_t*>(src), len);
 }
 
-Platform::Platform(sc_core::sc_module_name name) : sc_module(name), memory_("host", kSlots) {
+Platform::Platform(sc_core::sc_module_name name)
+    : sc_module(name), memory_("host", kSlots), cpu_("cpu", kSlots) {
   for (int k = 0; k < kSlots; ++k) {
-    slots_.push_back(std::make_unique<NicSlot>(("nic" + std::to_string(k)).c_str(), k));
+    slots_.push_back(
+        std::make_unique<NicSlot>(("nic" + std::to_string(k)).c_str(), k, &cpu_.mmio(k)));
+    cpu_.mmio(k).bind(slots_.back()->mmio);  // contract 8
     if (TheBinder()) {
       TheBinder()(k, slots_.back()->dma, memory_.port(k));  // contract 7
     } else {

@@ -2,9 +2,11 @@
 // elaborated once, before the first sc_start; scenarios (Backends) come and go on it.
 //
 //   qptwin_platform          sc_module
-//     nic0 .. nic15          NicSlot: sc_module, dma = tlm_utils::simple_initiator_socket
+//     nic0 .. nic15          NicSlot: sc_module, dma = tlm_utils::simple_initiator_socket,
+//                            mmio = tlm_utils::simple_target_socket (its doorbell register)
 //     host                   HostMemory: sc_module, port0 .. port15 = simple_target_socket
-//   nicK.dma  ->  host.portK
+//     cpu                    HostCpu: sc_module, mmio0 .. mmio15 = simple_initiator_socket
+//   nicK.dma  ->  host.portK        cpu.mmioK  ->  nicK.mmio
 //
 // Contract:
 //  1. Elaboration: kernel.cc elaborates the platform when it starts the kernel (the first
@@ -42,6 +44,16 @@
 //     host.portK directly, and may make modules and bind them (e.g. dma -> its module ->
 //     memory). Whatever it binds must end at the given memory socket (addresses are this
 //     process's, 3), answer without wait(), and may return a delay (2).
+//  8. Doorbells (engine/doorbell_port.h): a post that rings writes the doorbell through
+//     cpu.mmioK to nicK.mmio, b_transport, TLM_WRITE_COMMAND at NicSlot::kDoorbellOffset:
+//     8 bytes, the QP number (little-endian bits 0-31) and the count of WQEs the NIC has
+//     not fetched (bits 32-63), followed by the WQE image with BlueFlame. The slot hands it
+//     to the engine NIC the write's MmioExtension names (slots are shared by the Backends
+//     alive, 2), which fetches the WQEs and starts its requester inside the b_transport. A
+//     delay returned along the path is added to when the NIC has the WQEs (doorbell_port.h
+//     contract 3). A write elsewhere, a read, or a malformed write answers
+//     TLM_ADDRESS_ERROR_RESPONSE / TLM_COMMAND_ERROR_RESPONSE / TLM_GENERIC_ERROR_RESPONSE
+//     and does nothing. The observer (6) sees each ring as kind DOORBELL.
 #pragma once
 
 #include <systemc>
@@ -56,6 +68,7 @@
 #include <vector>
 
 #include "model/dma_counters.h"
+#include "model/engine/doorbell_port.h"
 #include "model/engine/host_bus.h"
 
 namespace qptwin::model::sim {
@@ -67,6 +80,15 @@ struct DmaExtension : tlm::tlm_extension<DmaExtension> {
   tlm::tlm_extension_base* clone() const override { return new DmaExtension(*this); }
   void copy_from(const tlm::tlm_extension_base& other) override {
     *this = static_cast<const DmaExtension&>(other);
+  }
+};
+
+// Contract 8: the engine NIC a doorbell write is for.
+struct MmioExtension : tlm::tlm_extension<MmioExtension> {
+  engine::Nic* nic = nullptr;
+  tlm::tlm_extension_base* clone() const override { return new MmioExtension(*this); }
+  void copy_from(const tlm::tlm_extension_base& other) override {
+    *this = static_cast<const MmioExtension&>(other);
   }
 };
 
@@ -101,19 +123,41 @@ class HostMemory : public sc_core::sc_module {
   std::vector<std::pair<uint64_t, uint64_t>> faults_;  // (addr, len)
 };
 
-// The SystemC side of one engine NIC: today its DMA initiator (the engine's HostBus).
-class NicSlot : public sc_core::sc_module, public engine::HostBus {
+// The host CPU's side of the MMIO writes (contract 8): one initiator socket per slot.
+class HostCpu : public sc_core::sc_module {
  public:
-  tlm_utils::simple_initiator_socket<NicSlot> dma;
+  using Socket = tlm_utils::simple_initiator_socket<HostCpu>;
+  HostCpu(sc_core::sc_module_name name, int ports);
+  Socket& mmio(int i) { return *mmio_[i]; }
 
-  NicSlot(sc_core::sc_module_name name, int index);
+ private:
+  std::vector<std::unique_ptr<Socket>> mmio_;
+};
+
+// The SystemC side of one engine NIC: its DMA initiator (the engine's HostBus) and its
+// doorbell register (an MMIO target; the engine's DoorbellPort rings through the host CPU).
+class NicSlot : public sc_core::sc_module, public engine::HostBus, public engine::DoorbellPort {
+ public:
+  static constexpr uint64_t kDoorbellOffset = 0x800;  // in the slot's MMIO space (contract 8)
+
+  tlm_utils::simple_initiator_socket<NicSlot> dma;
+  tlm_utils::simple_target_socket<NicSlot> mmio;
+
+  NicSlot(sc_core::sc_module_name name, int index, HostCpu::Socket* cpu);
   ~NicSlot() override;
   bool Read(uint64_t addr, uint8_t* dst, uint64_t len) override;
   bool Write(uint64_t addr, const uint8_t* src, uint64_t len) override;
+  // engine::DoorbellPort: the host CPU's write through cpu.mmioK (contract 8).
+  void Ring(engine::Nic& nic, const engine::DoorbellWrite& db) override;
   const DmaCounters& counters() const { return counters_; }
 
  private:
   bool Transfer(tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint64_t len);
+  void MmioTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+  HostCpu::Socket* cpu_;
+  tlm::tlm_generic_payload mmio_gp_;
+  MmioExtension mmio_ext_;
+  std::vector<uint8_t> mmio_data_;
   tlm::tlm_generic_payload gp_;  // reused: one transaction at a time (contract 2)
   DmaExtension ext_;             // set on gp_ for good (contract 6)
   DmaCounters counters_;
@@ -135,6 +179,7 @@ class Platform : public sc_core::sc_module {
 
   NicSlot& slot(int device) { return *slots_[device % kSlots]; }
   HostMemory& memory() { return memory_; }
+  HostCpu& cpu() { return cpu_; }
   // Contract 6; an empty function turns it off.
   static void SetObserver(DmaObserver observer);
   static const DmaObserver& observer();
@@ -142,6 +187,7 @@ class Platform : public sc_core::sc_module {
  private:
   explicit Platform(sc_core::sc_module_name name);
   HostMemory memory_;
+  HostCpu cpu_;
   std::vector<std::unique_ptr<NicSlot>> slots_;
 };
 

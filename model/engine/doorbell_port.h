@@ -1,0 +1,54 @@
+// The host's side of a NIC's MMIO: the send doorbell a post rings (issue 12, "a target socket
+// for doorbell/MMIO writes from the host side"). The engine's post is the provider's part
+// (checks, the WQE images in the send queue's buffer, send_wqe_image.h); what the NIC does
+// starts when the ring reaches it.
+//
+// Contract:
+//  1. A post that rings (Nic::PostSend: WRs accepted, or a refused list where the device
+//     rings anyway) calls Ring once, after the provider wrote the images of every WQE the
+//     NIC has not fetched yet. Nothing of the NIC's for them happens before the ring arrives:
+//     Nic::OnDoorbell fetches those WQEs (one DMA read, or the images the ring carries:
+//     BlueFlame) and starts the requester.
+//  2. The doorbell word is 8 bytes: the QP number (bits 0-31) and the number of WQEs the
+//     provider has written and the NIC has not fetched (bits 32-63). A BlueFlame ring
+//     carries the WQE images after it (timing.h wqe_by_mmio).
+//  3. A ring is synchronous and issued at the engine's current time. `extra_ns`, a delay its
+//     path reports (a TLM target's annotated delay, model/sim/platform.h), is added to when
+//     the NIC has the WQEs, as a send WQE fetch's (host_bus.h contract 3).
+//  4. WRs posted in ERR and flushed at once ring nothing (the flush needs no fetch: a NIC
+//     reports a flushed WQE by its index).
+//  5. The default port delivers at once (DirectDoorbell): engine unit tests, and a World
+//     given no other port.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace qptwin::model::engine {
+
+class Nic;
+
+struct DoorbellWrite {
+  uint32_t qpn = 0;
+  uint32_t wqes = 0;              // written by the provider, not fetched yet (contract 2)
+  const uint8_t* images = nullptr;  // BlueFlame: the WQE images, else nullptr
+  size_t image_bytes = 0;
+};
+
+class DoorbellPort {
+ public:
+  virtual ~DoorbellPort() = default;
+  // Contract 1: hand the doorbell to `nic` (Nic::OnDoorbell) along the port's path.
+  virtual void Ring(Nic& nic, const DoorbellWrite& db) = 0;
+};
+
+class DirectDoorbell final : public DoorbellPort {
+ public:
+  void Ring(Nic& nic, const DoorbellWrite& db) override;
+  static DirectDoorbell& Instance() {
+    static DirectDoorbell port;
+    return port;
+  }
+};
+
+}  // namespace qptwin::model::engine
