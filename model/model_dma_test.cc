@@ -123,6 +123,7 @@ TEST_F(DmaTest, EachPostRingsOneDoorbellThroughTheSlotsMmioSocket) {
   EXPECT_EQ(seen[0].bytes, 8u);
   EXPECT_STREQ(seen[1].kind, "SEND_WQE");
   EXPECT_EQ(seen[1].bytes, 256u);  // both WQEs in one read
+  EXPECT_EQ(seen[0].time_ns, seen[1].time_ns);  // labelled with the engine's time of the ring
   int doorbells = 0;
   for (const DmaTransfer& t : seen) doorbells += std::string(t.kind) == "DOORBELL";
   EXPECT_EQ(doorbells, 1);

@@ -33,6 +33,7 @@ struct DoorbellWrite {
   uint32_t wqes = 0;              // written by the provider, not fetched yet (contract 2)
   const uint8_t* images = nullptr;  // BlueFlame: the WQE images, else nullptr
   size_t image_bytes = 0;
+  uint64_t now_ns = 0;  // the engine's time of the ring (a label, as DmaTag::now_ns)
 };
 
 class DoorbellPort {

@@ -55,6 +55,7 @@ void Nic::RingDoorbell(Qp& qp, bool by_mmio) {
   const size_t total = WriteWqeImages(qp, first);
   DoorbellWrite db;
   db.qpn = qp.qpn;
+  db.now_ns = world_->events().Now();
   db.wqes = static_cast<uint32_t>(qp.sq.size() - first);
   if (by_mmio && db.wqes == 1) {  // BlueFlame pushes one WQE
     db.images = qp.sq_buf.get();

@@ -112,9 +112,10 @@ void NicSlot::Ring(engine::Nic& nic, const engine::DoorbellWrite& db) {
   mmio_gp_.set_dmi_allowed(false);
   mmio_gp_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   mmio_ext_.nic = &nic;
-  engine::DmaTag tag = this->tag();
+  engine::DmaTag tag;
   tag.kind = engine::DmaKind::kDoorbell;
   tag.qpn = db.qpn;
+  tag.now_ns = db.now_ns;
   ext_.tag = tag;
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   (*cpu_)->b_transport(mmio_gp_, delay);
