@@ -28,8 +28,9 @@ constexpr char kRunUsage[] =
     "  runs each .qps FILE (- = stdin; spec/scenario/FORMAT.md) and prints its transcript\n"
     "  (--compared: the form `qptwin diff` and the differential fuzzer compare);\n"
     "  --vcd/--trace-json trace one FILE. --dma (model): a '# dma' line for every DMA of\n"
-    "  the model's devices (a TLM-2.0 transaction on its SystemC platform), before the\n"
-    "  result of the step it happened in: time, device, QP, what, bytes.\n"
+    "  the model's devices and every doorbell they are rung with (TLM-2.0 transactions on\n"
+    "  its SystemC platform), before the result of the step it happened in: time, device,\n"
+    "  QP, what, bytes.\n"
     "  Exit 0: every expectation held, 1: one failed,\n"
     "  2: bad usage, an unreadable or malformed FILE, or no such backend.\n";
 constexpr char kDiffUsage[] =
