@@ -12,9 +12,10 @@
 //  2. The doorbell word is 8 bytes: the QP number (bits 0-31) and the number of WQEs the
 //     provider has written and the NIC has not fetched (bits 32-63). A BlueFlame ring
 //     carries the WQE images after it (timing.h wqe_by_mmio).
-//  3. A ring is synchronous and issued at the engine's current time. `extra_ns`, a delay its
-//     path reports (a TLM target's annotated delay, model/sim/platform.h), is added to when
-//     the NIC has the WQEs, as a send WQE fetch's (host_bus.h contract 3).
+//  3. A ring is synchronous and issued at the engine's current time. `extra_ns`, the delay
+//     its path added before it reached the NIC (the annotated delay at the TLM target,
+//     model/sim/platform.h contract 8), is added to when the NIC has the WQEs, as a send
+//     WQE fetch's (host_bus.h contract 3).
 //  4. WRs posted in ERR and flushed at once ring nothing (the flush needs no fetch: a NIC
 //     reports a flushed WQE by its index).
 //  5. The default port delivers at once (DirectDoorbell): engine unit tests, and a World

@@ -18,6 +18,11 @@ Platform::Binder& TheBinder() {
   return *binder;
 }
 
+Platform::MmioBinder& TheMmioBinder() {
+  static auto* binder = new Platform::MmioBinder;
+  return *binder;
+}
+
 DmaObserver& Observer() {
   static auto* observer = new DmaObserver;
   return *observer;
@@ -209,7 +214,11 @@ Platform::Platform(sc_core::sc_module_name name)
   for (int k = 0; k < kSlots; ++k) {
     slots_.push_back(
         std::make_unique<NicSlot>(("nic" + std::to_string(k)).c_str(), k, &cpu_.mmio(k)));
-    cpu_.mmio(k).bind(slots_.back()->mmio);  // contract 8
+    if (TheMmioBinder()) {  // contract 8
+      TheMmioBinder()(k, cpu_.mmio(k), slots_.back()->mmio);
+    } else {
+      cpu_.mmio(k).bind(slots_.back()->mmio);
+    }
     if (TheBinder()) {
       TheBinder()(k, slots_.back()->dma, memory_.port(k));  // contract 7
     } else {
@@ -223,6 +232,12 @@ Platform* Platform::Get() { return Instance(); }
 bool Platform::SetBinder(Binder binder) {
   if (Instance() != nullptr) return false;
   TheBinder() = std::move(binder);
+  return true;
+}
+
+bool Platform::SetMmioBinder(MmioBinder binder) {
+  if (Instance() != nullptr) return false;
+  TheMmioBinder() = std::move(binder);
   return true;
 }
 

@@ -49,11 +49,16 @@
 //     8 bytes, the QP number (little-endian bits 0-31) and the count of WQEs the NIC has
 //     not fetched (bits 32-63), followed by the WQE image with BlueFlame. The slot hands it
 //     to the engine NIC the write's MmioExtension names (slots are shared by the Backends
-//     alive, 2), which fetches the WQEs and starts its requester inside the b_transport. A
-//     delay returned along the path is added to when the NIC has the WQEs (doorbell_port.h
-//     contract 3). A write elsewhere, a read, or a malformed write answers
+//     alive, 2), which fetches the WQEs and starts its requester inside the b_transport. The
+//     delay the write carries when it reaches the slot (what the path added on the way in)
+//     is added to when the NIC has the WQEs (doorbell_port.h contract 3); a delay added
+//     after the slot returned is the CPU's business (the NIC acted on arrival). A write elsewhere, a read, or a malformed write answers
 //     TLM_ADDRESS_ERROR_RESPONSE / TLM_COMMAND_ERROR_RESPONSE / TLM_GENERIC_ERROR_RESPONSE
-//     and does nothing. The observer (6) sees each ring as kind DOORBELL.
+//     and does nothing. The observer (6) sees each ring as kind DOORBELL. A program's own
+//     path from the CPU to the slots: SetMmioBinder, as SetBinder (7) for the DMA: called
+//     once per slot while the platform is elaborated, instead of binding cpu.mmioK to
+//     nicK.mmio directly; whatever it binds must end at the slot's socket, keep the
+//     payload's extensions, answer without wait(), and may return a delay.
 #pragma once
 
 #include <systemc>
@@ -176,6 +181,10 @@ class Platform : public sc_core::sc_module {
   using Binder = std::function<void(int slot, tlm_utils::simple_initiator_socket<NicSlot>& dma,
                                     HostMemory::Socket& memory)>;
   static bool SetBinder(Binder binder);
+  // Contract 8. False (nothing set) when the platform exists already.
+  using MmioBinder = std::function<void(int slot, HostCpu::Socket& cpu,
+                                        tlm_utils::simple_target_socket<NicSlot>& nic)>;
+  static bool SetMmioBinder(MmioBinder binder);
 
   NicSlot& slot(int device) { return *slots_[device % kSlots]; }
   HostMemory& memory() { return memory_; }
