@@ -62,11 +62,16 @@ void Nic::Doorbell(Qp& qp) {
     const bool sent = RunRequester(qp, /*one_message=*/true);
     in_post_ = false;
     if (!sent) return;
-    if (qp.sq_next > 0 && qp.sq[qp.sq_next - 1].wr.opcode == WrOpcode::kRdmaRead) {
+    if (qp.sq_next > 0 && qp.sq[qp.sq_next - 1].wr.opcode == WrOpcode::kRdmaRead &&
+        qp.dst_nic == index_) {
       // rxe_resp_queue_pkt schedules the responder for a READ request (and for whatever
-      // queues behind it): the post's requester goes on without its answer, running the
-      // WQEs after it first (seed 20261219 sequence 1543: a bind behind a READ fails before
-      // the READ's sequence NAK comes back).
+      // queues behind it): over loopback the post's requester goes on without its answer,
+      // running the WQEs after it first (seed 20261219 sequence 1543: a bind behind a READ
+      // fails before the READ's sequence NAK comes back). To another device the request
+      // crosses the NET_RX softirq at the transmit's local_bh_enable, and the scheduled
+      // responder tasklet runs in the same softirq pass: answered before the next WQE
+      // (seed 20261225 sequence 243: a bind behind a READ NAKed invalid is flushed, never
+      // bound).
       in_post_ = true;
       RunRequester(qp);
       in_post_ = false;
