@@ -439,7 +439,15 @@ bool Nic::UnsendInSqd(Qp& qp, size_t index) {
     w.status = WcStatus::kSuccess;
   }
   qp.requester_revived = false;
-  const size_t end = std::min(qp.sq.size(), std::max(qp.sq_next, index) + 1);
+  size_t end = std::min(qp.sq.size(), std::max(qp.sq_next, index) + 1);
+  // req_retry's loop goes on to the first WQE still posted, skipping done ones: a WQE the
+  // requester sent before a later run stopped short of it (a bind run again by a retry and
+  // failing, row 98) goes back to posted too (seed 20261225 sequence 7: a FETCH_ADD behind
+  // such a bind kept the SQ from draining).
+  for (size_t i = end; i < qp.sq.size(); ++i) {
+    if (!qp.sq[i].sent && !qp.sq[i].done) break;
+    end = i + 1;
+  }
   bool rewound = false;
   for (size_t i = index; i < end; ++i) {
     SendWqe& w = qp.sq[i];
