@@ -35,8 +35,11 @@ failed=0
 "$dir/programs_outcomes" compare "$dir/programs_rxe_outcomes.txt" "$tmp/run.txt" \
   "$dir/programs_expected_diffs.txt" || failed=1
 # The explicit override: a model thread of its own on both sides (every call a hand-off)
-# serves ib_write_lat, which spins on memory between verbs calls, as well.
-QPTWIN_MODEL_THREAD=dedicated PROGRAMS_ONLY=write_lat PROGRAMS_VERBOSE=1 \
+# serves ib_write_lat, which spins on memory between verbs calls, as well. One retry: with
+# two model threads spinning beside ASan's CI step, perftest's own clock calibration
+# (sample_get_cpu_mhz needs r^2 >= 0.9) can fail and its client prints every latency as inf
+# (seen once in CI, 2026-12-03); the failed try is printed on stderr, not hidden.
+QPTWIN_MODEL_THREAD=dedicated PROGRAMS_ONLY=write_lat PROGRAMS_VERBOSE=1 PROGRAMS_RETRIES=1 \
   "$dir/programs_outcomes" run qptwin0 0 "$lib" >"$tmp/dedicated.txt"
 sed 's/^write_lat /write_lat (QPTWIN_MODEL_THREAD=dedicated) /' "$tmp/dedicated.txt"
 grep -q '^write_lat ok ' "$tmp/dedicated.txt" || failed=1
