@@ -417,11 +417,10 @@ void Nic::RewindPsn(Qp& qp, size_t index) {
     w.npkts = PacketCount(w.length, PathMtuBytes(qp));
     refill = true;
   }
-  if (refill) RebasePsns(qp, index, qp.next_psn);
   // comp.psn behind the retried WQE: the PSNs of WQEs that failed unanswered and left with
   // ERR -> RTS lie between; the resent WQEs take PSNs from comp.psn on (seed 20261220
   // sequence 1292: a WRITE after an RNR_RETRY_EXC_ERR SEND is resent at that SEND's PSN).
-  if (PsnDiff(qp.next_psn, qp.sq[index].psn) < 0) RebasePsns(qp, index, qp.next_psn);
+  if (refill || PsnDiff(qp.next_psn, qp.sq[index].psn) < 0) RebasePsns(qp, index, qp.next_psn);
 }
 
 bool Nic::UnsendInSqd(Qp& qp, size_t index) {

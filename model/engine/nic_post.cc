@@ -29,13 +29,17 @@ size_t Nic::FirstUnfetched(const Qp& qp) const {
   return first;
 }
 
+namespace {
+// The inline data a WQE's image carries (send_wqe_image.h).
+uint32_t InlineLen(const SendWqe& w) {
+  return w.is_inline && w.inline_data ? static_cast<uint32_t>(w.length) : 0u;
+}
+}  // namespace
+
 size_t Nic::WriteWqeImages(Qp& qp, size_t first) {
-  auto inline_len = [](const SendWqe& w) {
-    return w.is_inline && w.inline_data ? static_cast<uint32_t>(w.length) : 0u;
-  };
   size_t total = 0;
   for (size_t i = first; i < qp.sq.size(); ++i) {
-    total += SendWqeImage::Bytes(qp.sq[i].wr, inline_len(qp.sq[i]));
+    total += SendWqeImage::Bytes(qp.sq[i].wr, InlineLen(qp.sq[i]));
   }
   if (total > qp.sq_buf_bytes) {
     qp.sq_buf_bytes = std::max(total, 2 * qp.sq_buf_bytes);
@@ -44,8 +48,8 @@ size_t Nic::WriteWqeImages(Qp& qp, size_t first) {
   uint8_t* at = qp.sq_buf.get();  // the provider's writes
   for (size_t i = first; i < qp.sq.size(); ++i) {
     const SendWqe& w = qp.sq[i];
-    SendWqeImage::Encode(w.wr, w.inline_data.get(), inline_len(w), at);
-    at += SendWqeImage::Bytes(w.wr, inline_len(w));
+    SendWqeImage::Encode(w.wr, w.inline_data.get(), InlineLen(w), at);
+    at += SendWqeImage::Bytes(w.wr, InlineLen(w));
   }
   return total;
 }
@@ -79,8 +83,7 @@ void Nic::FetchWqes(Qp& qp, size_t first, const DoorbellWrite& db, uint64_t extr
   if (first >= qp.sq.size()) return;
   size_t total = 0;
   for (size_t i = first; i < qp.sq.size(); ++i) {
-    const SendWqe& w = qp.sq[i];
-    total += SendWqeImage::Bytes(w.wr, w.is_inline && w.inline_data ? static_cast<uint32_t>(w.length) : 0u);
+    total += SendWqeImage::Bytes(qp.sq[i].wr, InlineLen(qp.sq[i]));
   }
   if (wqe_fetch_.size() < total) wqe_fetch_.resize(total);
   bool fetched = true;
