@@ -53,6 +53,7 @@ const std::vector<BehaviourSetting> kSettings = {
          &Behaviour::duplicate_ack_psn_is_last_executed),
     Flag("ud_ah_resolved_at_send", &Behaviour::ud_ah_resolved_at_send),
     Flag("fence_counts_sent_rd_atomic", &Behaviour::fence_counts_sent_rd_atomic),
+    Flag("failed_rd_atomic_keeps_credit", &Behaviour::failed_rd_atomic_keeps_credit),
     Flag("local_error_stops_retries", &Behaviour::local_error_stops_retries),
     Flag("partial_ack_resets_retries_only", &Behaviour::partial_ack_resets_retries_only),
     Flag("dup_read_needs_its_resource", &Behaviour::dup_read_needs_its_resource),
@@ -77,7 +78,7 @@ const std::vector<BehaviourSetting> kSettings = {
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 57;
+constexpr size_t kFlags = 58;
 constexpr size_t kNumbers = 3;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -265,7 +266,10 @@ DeviceDescription Rxe() {
        "retry_cnt 0: a SEND into an RNR loop and a second WR end with RETRY_EXC_ERR); "
        "check_psn sends a response past a pending READ/atomic there too (measured: "
        "differential seed 20261210 sequence 234: a READ answered by nothing, the RNR NAK of "
-       "a WRITE_IMM behind it, retry_cnt 0: RETRY_EXC_ERR at once)"},
+       "a WRITE_IMM behind it, retry_cnt 0: RETRY_EXC_ERR at once); rxe_qp_reset and "
+       "rxe_qp_from_attr leave comp.started_retry (measured: differential seed 20261227 "
+       "sequence 1184: after a RETRY_EXC_ERR, RESET and RTS with retry_cnt 0, a 2-packet SEND "
+       "into an RNR loop stays in it)"},
       {"rnr_wait_sends_new_wqes", 1,
        "rxe_req.c rxe_requester: req_retry runs only when need_retry && !wait_for_rnr_timer, "
        "req_next_wqe still hands out the next unsent WQE (measured: examples/fidelity/18, "
@@ -295,6 +299,13 @@ DeviceDescription Rxe() {
        "the AH pool when rxe_req.c sends (NULL -> 'Failed no address vector', "
        "IB_WC_LOC_QP_OP_ERR) (measured: differential seed 748177376976 sequence 1035, a UD "
        "SEND queued in RESET whose AH was destroyed before RTS)"},
+      {"failed_rd_atomic_keeps_credit", 1,
+       "rxe_req.c check_init_depth decrements req.rd_atomic once per WQE (has_rd_atomic); only "
+       "rxe_comp.c complete_ack, on a successful response, increments it; rxe_qp.c sets it to "
+       "max_rd_atomic only under IB_QP_MAX_QP_RD_ATOMIC (rxe_qp_reset leaves it) (measured: "
+       "differential seed 20261227 sequence 1603: a FETCH_ADD that ended RETRY_EXC_ERR, then "
+       "ERR -> RTS with cur_state RTS and max_rd_atomic 1: the next FETCH_ADD is never sent and "
+       "is flushed at ERR)"},
       {"fence_counts_sent_rd_atomic", 1,
        "rxe_req.c rxe_wqe_is_fenced (6.1): IB_SEND_FENCE waits while atomic_read(&rd_atomic) != "
        "attr.max_rd_atomic; check_init_depth takes a credit once (wqe->has_rd_atomic), only "

@@ -119,7 +119,9 @@ struct Behaviour {
   // A NAK PSN sequence error, and a response past a READ/atomic that got none (an implied
   // NAK), count retry_cnt down as a transport timeout does (at 0 the WR ends with
   // RETRY_EXC_ERR), once per retry: while a retry that a NAK or a timeout started is under
-  // way (until the next acknowledged progress) they start nothing.
+  // way (until the next acknowledged progress) they start nothing. Only acknowledged
+  // progress ends it: a retry under way when the QP went to ERR and RESET is still under way
+  // in its next life, so a NAK starts nothing there until a response has made progress.
   // Default: each resends from its PSN without counting.
   bool psn_nak_uses_retry = false;
   // While the requester waits out an RNR NAK's timer it goes on sending the WQEs it has not
@@ -159,6 +161,13 @@ struct Behaviour {
   // not resent, nothing behind it is, no timer runs, and the QP waits until it is moved to
   // ERR. IBTA 10.8.3.3: the fence waits for the READ/atomics posted before it.
   bool fence_counts_sent_rd_atomic = false;
+  // A READ/atomic gives its max_rd_atomic credit back only when it completes successfully:
+  // one that took a credit and then failed (an error NAK, RETRY_EXC_ERR, a local error, a
+  // flush, a RESET) keeps it for good, and only a modify that sets max_rd_atomic gives them
+  // all back. So after ERR -> RTS (IBV_QP_CUR_STATE) or RESET -> RTS without max_rd_atomic,
+  // a READ/atomic may wait for a credit that never comes. IBTA: a QP's READ/atomic
+  // resources are its own again once it has left the error.
+  bool failed_rd_atomic_keeps_credit = false;
   // Once the requester has failed a WR locally while earlier WRs wait for their responses
   // (local_error_completes_in_order), it sends nothing more, retries included: a transport
   // timeout with retry_cnt left, or the end of an RNR wait, starts a retry that never comes,

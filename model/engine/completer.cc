@@ -207,6 +207,16 @@ void Nic::StopAtNak(Qp& qp, size_t index, uint32_t psn) {
   if (qp.sq_next > index + 1) qp.sq_next = index + 1;
 }
 
+void Nic::ReturnRdCredit(Qp& qp, SendWqe& w) {
+  if (!w.has_rd_credit) return;
+  w.has_rd_credit = false;
+  // rxe_comp.c complete_ack alone gives the credit back (a successful response).
+  if (profile().behaviour.failed_rd_atomic_keeps_credit &&
+      !(w.done && w.status == WcStatus::kSuccess)) {
+    ++qp.rd_credits_lost;
+  }
+}
+
 void Nic::ResetRetries(Qp& qp) {
   qp.retry_left = qp.attr.retry_cnt;
   qp.rnr_left = qp.attr.rnr_retry;
@@ -226,6 +236,7 @@ void Nic::DrainSq(Qp& qp) {
   while (!qp.sq.empty() && qp.sq.front().done) {
     SendWqe w = std::move(qp.sq.front());
     qp.sq.pop_front();
+    ReturnRdCredit(qp, w);
     if (qp.sq_next > 0) --qp.sq_next;
     if (qp.rnr_index > 0) --qp.rnr_index;
     if (w.ghost) {  // rxe: the completer consumed its slot before; no CQE
@@ -243,6 +254,7 @@ void Nic::DrainSq(Qp& qp) {
     SendWqe& w = qp.sq[i];
     if (w.ghost) continue;
     if (!w.done) return;
+    ReturnRdCredit(qp, w);
     w.ghost = true;
     ++qp.ghosts;
     if (RetireWqe(qp, w) != Retired::kOk) return;  // the queue may have changed

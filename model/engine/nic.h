@@ -302,6 +302,9 @@ class Nic {
   void DrainSq(Qp& qp);
   // Acknowledged progress: retry_cnt and rnr_retry count again (rxe_comp.c reset_retry_counters).
   void ResetRetries(Qp& qp);
+  // A WQE leaves the send queue (or is retired as a ghost): its READ/atomic credit comes
+  // back, or is lost (Behaviour::failed_rd_atomic_keeps_credit) unless it succeeded.
+  void ReturnRdCredit(Qp& qp, SendWqe& w);
   // A fatal NAK of packet `psn` ends what the requester sends (post_send_runs_to_completion).
   void StopAtNak(Qp& qp, size_t index, uint32_t psn);
   void OnRnrNak(Qp& qp, size_t index, uint32_t psn, uint8_t timer);

@@ -216,6 +216,7 @@ int Nic::ModifyQp(uint32_t ctx, uint32_t h, const QpAttr& a, AttrMask mask) {
   const bool pow2 = profile().behaviour.rd_atomic_rounded_up;
   if (mask & attr::kMaxQpRdAtomic) {
     s.max_rd_atomic = pow2 ? RoundUpPow2U8(a.max_rd_atomic) : a.max_rd_atomic;
+    qp->rd_credits_lost = 0;  // rxe_qp.c: atomic_set(&qp->req.rd_atomic, max_rd_atomic)
   }
   if (mask & attr::kAltPath) {
     s.alt_ah_attr = a.alt_ah_attr;
@@ -347,6 +348,7 @@ void Nic::SetState(Qp& qp, QpState to, const std::string& cause) {
 }
 
 void Nic::ResetQueues(Qp& qp) {
+  for (SendWqe& w : qp.sq) ReturnRdCredit(qp, w);
   qp.sq.clear();
   qp.unwalked.clear();
   qp.ghosts = 0;
@@ -354,7 +356,10 @@ void Nic::ResetQueues(Qp& qp) {
   qp.rq.clear();
   qp.sq_next = 0;
   StopTimer(qp);
-  qp.rnr_wait = qp.sq_draining = qp.started_retry = false;
+  qp.rnr_wait = qp.sq_draining = false;
+  // Behaviour::psn_nak_uses_retry: a retry under way stays so (rxe_qp_reset leaves
+  // comp.started_retry; only reset_retry_counters clears it).
+  if (!profile().behaviour.psn_nak_uses_retry) qp.started_retry = false;
   qp.completer_due = false;  // (a stale_timeout stays: rxe_qp_reset leaves comp.timeout)
   qp.retry_stalled = qp.retry_parked_at_fence = qp.requester_revived = false;
   qp.retry_after_err = qp.rnr_timer_in_err = false;
@@ -518,7 +523,8 @@ void Nic::FlushSq(Qp& qp) {
   sq.swap(qp.sq);
   qp.sq_next = 0;
   qp.ghosts = 0;
-  for (const SendWqe& w : sq) {
+  for (SendWqe& w : sq) {
+    ReturnRdCredit(qp, w);
     if (w.ghost) continue;  // the completer consumed it before
     WorkCompletion wc;
     wc.wr_id = w.wr.wr_id;

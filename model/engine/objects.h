@@ -159,6 +159,9 @@ struct SendWqe {
   bool is_inline = false;
   bool signaled = false;
   bool sent = false;  // transmitted at least once (psn/npkts assigned)
+  // A READ/atomic that has taken one of max_rd_atomic credits (rxe: wqe->has_rd_atomic); a
+  // retry does not take another. Nic::ReturnRdCredit gives it back when the WQE leaves.
+  bool has_rd_credit = false;
   bool done = false;  // finished; `status` holds the outcome
   // Failed a local check while earlier WQEs were outstanding: completes, and moves the QP to
   // ERR, when it reaches the head (Behaviour::local_error_completes_in_order).
@@ -263,6 +266,10 @@ struct Qp : std::enable_shared_from_this<Qp> {
   // PSN). A retry starts there (req_retry: req.psn = comp.psn), behind the retried WQE's own
   // PSN when WQEs that were never answered took PSNs and left (failed, then ERR -> RTS).
   uint32_t comp_psn = 0;
+  // Behaviour::failed_rd_atomic_keeps_credit: the max_rd_atomic credits of READ/atomics that
+  // left without a successful completion (rxe: req.rd_atomic never incremented for them);
+  // a modify that sets max_rd_atomic gives them back.
+  int rd_credits_lost = 0;
   // Behaviour::dup_read_needs_its_resource: the READ/atomic resources the responder holds
   // (rxe_resp.c resp.resources, max_dest_rd_atomic slots taken in turn).
   struct RdAtomicRes {

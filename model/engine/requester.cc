@@ -138,7 +138,7 @@ Nic::ReqStep Nic::ReqGetWqe(Qp& qp) {
 }
 
 Nic::ReqStep Nic::ReqCheckLimits(Qp& qp) {
-  const SendWqe& w = qp.sq[qp.sq_next];
+  SendWqe& w = qp.sq[qp.sq_next];
   const bool fenced = (w.wr.send_flags & send_flag::kFence) != 0;
   // Behaviour::local_inv_waits_for_all (rxe_req.c rxe_wqe_is_fenced).
   const bool inv_fenced =
@@ -160,6 +160,7 @@ Nic::ReqStep Nic::ReqCheckLimits(Qp& qp) {
     // a credit, also one at or behind this WR that a retry went back past (rxe_req.c
     // rxe_wqe_is_fenced: rd_atomic != max_rd_atomic): the retry stalls here.
     if (profile().behaviour.fence_counts_sent_rd_atomic) {
+      blocking += qp.rd_credits_lost;  // failed_rd_atomic_keeps_credit
       for (size_t i = qp.sq_next; i < qp.sq.size(); ++i) {
         const SendWqe& o = qp.sq[i];
         if (o.sent && !o.done && IsReadOrAtomic(o.wr.opcode)) ++blocking;
@@ -176,10 +177,15 @@ Nic::ReqStep Nic::ReqCheckLimits(Qp& qp) {
   // with 0 none ever starts (the WR and those after it wait; measured on rxe).
   // rxe_req.c checks the opcode against the QP type (next_opcode) before the depth: a READ
   // on UC fails in ReqCheckLocal rather than waiting for a depth it never has.
+  // Behaviour::failed_rd_atomic_keeps_credit: the credits of READ/atomics that failed stay
+  // taken, and a WQE that has its credit (a retry) takes no other (rxe check_init_depth).
   const int max_rd = qp.attr.max_rd_atomic;
-  if (IsReadOrAtomic(w.wr.opcode) && OpcodeAllowed(qp.type, w.wr.opcode) &&
-      outstanding_rd >= max_rd) {
-    return ReqStep::kDone;
+  if (IsReadOrAtomic(w.wr.opcode) && OpcodeAllowed(qp.type, w.wr.opcode)) {
+    const bool keeps = profile().behaviour.failed_rd_atomic_keeps_credit;
+    if (!(keeps && w.has_rd_credit) && outstanding_rd + qp.rd_credits_lost >= max_rd) {
+      return ReqStep::kDone;
+    }
+    w.has_rd_credit = true;
   }
   return ReqStep::kCheckLocal;
 }

@@ -1039,5 +1039,117 @@ TEST_P(Conformance, RetryFromBehindTheFirstPsnResendsTheWriteWithoutItsData) {
   EXPECT_TRUE(Drain(cb, 20 * kSecond / 1000).empty());
 }
 
+// A FETCH_ADD to a peer that drops it (RESET) ends RETRY_EXC_ERR; ERR -> RTS by
+// IBV_QP_CUR_STATE sets no max_rd_atomic. rxe (Behaviour::failed_rd_atomic_keeps_credit; seed
+// 20261227 sequence 1603): the failed FETCH_ADD kept its credit (only rxe_comp.c complete_ack
+// gives one back), so the next one never leaves, nor the WRITE behind it, until the QP is moved
+// to ERR. Elsewhere it is answered. Either way a bring-up that sets max_rd_atomic again gives
+// the credit back: after RESET the FETCH_ADD adds.
+TEST_P(Conformance, AnAtomicThatFailedKeepsItsCreditUntilMaxRdAtomicIsSetAgain) {
+  const bool keeps = GetParam().behaviour.failed_rd_atomic_keeps_credit;
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+  const BringUpParams p = Transport(Mtu::k1024, 11, 0, 0, 17);  // retry_cnt 0, max_rd_atomic 1
+  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);  // qb stays in RESET: it drops every request
+  Buffer buf = Reg(8192, kAll);
+  std::memset(buf.buf, 0, 8192);
+  auto fetch_add = [&](uint64_t wr_id) {
+    SendWr fa = Send(wr_id, {buf.At(0, 8)});
+    fa.opcode = WrOpcode::kAtomicFetchAndAdd;
+    fa.remote_addr = buf.Addr(4096);
+    fa.rkey = buf.rkey;
+    fa.compare_add = 1;
+    fa.send_flags = send_flag::kSignaled;
+    return fa;
+  };
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, {fetch_add(1)}, &bad), 0);
+  auto wcs = WaitWc(ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  ASSERT_EQ(wcs[0].status, WcStatus::kRetryExcErr) << ToName(wcs[0].status);
+  ASSERT_EQ(StateOf(qa), QpState::kErr);
+  QpAttr back = StateOnly(QpState::kRts);
+  back.cur_qp_state = QpState::kRts;
+  ASSERT_EQ(dev_->ModifyQp(qa, back, attr::kState | attr::kCurState), 0);
+  // qb now answers, from the PSN qa goes on with (the failed FETCH_ADD took the first).
+  BringUpParams pb = p;
+  pb.rq_psn = p.sq_psn + 1;
+  ASSERT_EQ(ToRtsWith(*dev_, pb, qb, qa), 0);
+  SendWr write = Send(3, {buf.At(64, 8)});
+  write.opcode = WrOpcode::kRdmaWrite;
+  write.remote_addr = buf.Addr(4160);
+  write.rkey = buf.rkey;
+  write.send_flags = send_flag::kSignaled;
+  ASSERT_EQ(dev_->PostSend(qa, {fetch_add(2), write}, &bad), 0);
+  if (keeps) {
+    EXPECT_TRUE(Drain(ca, kSecond / 10).empty()) << "the FETCH_ADD found a credit";
+    ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kErr), attr::kState), 0);
+    wcs = WaitWc(ca, 2);
+    ASSERT_EQ(wcs.size(), 2u);
+    EXPECT_EQ(wcs[0].wr_id, 2u);
+    EXPECT_EQ(wcs[0].status, WcStatus::kWrFlushErr) << ToName(wcs[0].status);
+    EXPECT_EQ(wcs[1].wr_id, 3u);
+    EXPECT_EQ(wcs[1].status, WcStatus::kWrFlushErr) << ToName(wcs[1].status);
+  } else {
+    wcs = WaitWc(ca, 2);
+    ASSERT_EQ(wcs.size(), 2u);
+    EXPECT_EQ(wcs[0].status, WcStatus::kSuccess) << ToName(wcs[0].status);
+    EXPECT_EQ(wcs[1].status, WcStatus::kSuccess) << ToName(wcs[1].status);
+  }
+  // RESET and a bring-up that sets max_rd_atomic: the credit is back.
+  for (QpHandle q : {qa, qb}) {
+    ASSERT_EQ(dev_->ModifyQp(q, StateOnly(QpState::kReset), attr::kState), 0);
+  }
+  std::memset(buf.buf + 4096, 0, 8);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
+  ASSERT_EQ(dev_->PostSend(qa, {fetch_add(4)}, &bad), 0);
+  wcs = WaitWc(ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].wr_id, 4u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kSuccess) << ToName(wcs[0].status);
+  EXPECT_EQ(buf.buf[4096], 1) << "the FETCH_ADD added";
+}
+
+// A SEND to a peer in RESET times out once (retry_cnt 1: a retry starts) and then ends
+// RETRY_EXC_ERR. After RESET -> RTS with retry_cnt 0, a 2-packet SEND to the peer, which has
+// no receive, draws an RNR NAK for its first packet and a sequence NAK for its second. rxe
+// (Behaviour::psn_nak_uses_retry; seed 20261227 sequence 1184): rxe_qp_reset leaves
+// comp.started_retry set, so the sequence NAK starts no retry and counts nothing, and the SEND
+// waits out its RNR loop until a receive comes (a fresh QP ends RETRY_EXC_ERR at once,
+// examples/fidelity/18). Elsewhere a sequence NAK counts nothing either.
+TEST_P(Conformance, ARetryUnderWayOutlivesAResetOfTheQp) {
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+  ASSERT_EQ(ToRtsWith(*dev_, Transport(Mtu::k1024, 11, 1, 0, 17), qa, qb), 0);
+  Buffer buf = Reg(8192, kAll);
+  std::memset(buf.buf, 0x6b, 4096);
+  std::memset(buf.buf + 4096, 0, 4096);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(0, 8)})}, &bad), 0);
+  auto wcs = WaitWc(ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  ASSERT_EQ(wcs[0].status, WcStatus::kRetryExcErr) << ToName(wcs[0].status);
+  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kReset), attr::kState), 0);
+  const BringUpParams p = Transport(Mtu::k1024, 11, 0, 7, 17);  // retry_cnt 0, rnr_retry 7
+  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
+  SendWr send = Send(2, {buf.At(0, 2048)});
+  send.send_flags = send_flag::kSignaled;
+  ASSERT_EQ(dev_->PostSend(qa, {send}, &bad), 0);
+  wcs = Drain(ca, kSecond / 10);
+  EXPECT_TRUE(wcs.empty()) << "the SEND ended " << (wcs.empty() ? "" : ToName(wcs[0].status));
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(4096, 2048)})}, &bad), 0);
+  wcs = WaitWc(ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].wr_id, 2u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kSuccess) << ToName(wcs[0].status);
+  wcs = WaitWc(cb, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kSuccess) << ToName(wcs[0].status);
+  EXPECT_EQ(wcs[0].byte_len, 2048u);
+  EXPECT_EQ(buf.buf[4096 + 2047], 0x6b);
+}
+
 }  // namespace
 }  // namespace qptwin::testing
