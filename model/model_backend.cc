@@ -178,6 +178,10 @@ std::unique_ptr<Backend> MakeModelBackend(const ModelOptions& opts, std::string*
   }
   Profile chosen = *profile;
   chosen.timing.cache.enabled = chosen.timing.cache.enabled && opts.context_cache;
+  const double phase = std::clamp(opts.tick_phase, 0.0, 1.0);
+  chosen.timing.nic.timer_tick_phase_ns = std::min<uint64_t>(
+      static_cast<uint64_t>(phase * static_cast<double>(chosen.timing.nic.timer_tick_ns)),
+      chosen.timing.nic.timer_tick_ns == 0 ? 0 : chosen.timing.nic.timer_tick_ns - 1);
   return std::make_unique<ModelBackend>(chosen, opts);
 }
 

@@ -55,6 +55,10 @@ struct ModelOptions {
   // port when packets may leave the process (RoceBridge below): GID 0 becomes
   // ::ffff:<ip>, GID 1 fe80::<ip>, and on an IB profile the LID the address's low 16 bits.
   std::vector<uint32_t> ipv4;
+  // Where the host kernel's ticks fall (a profile with NicTiming::timer_tick_ns, e.g. rxe),
+  // as a fraction of a tick in [0, 1): timer_tick_phase_ns = tick_phase * timer_tick_ns. A
+  // program on a real host starts at an arbitrary point of the tick; 0 is the model's default.
+  double tick_phase = 0;
 };
 
 std::unique_ptr<Backend> MakeModelBackend(const ModelOptions& opts, std::string* why = nullptr);

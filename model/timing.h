@@ -75,6 +75,10 @@ struct NicTiming {
   // the next tick; 8 ticks from 63 ticks on, 64 from 504, ...); timers of one bucket fire
   // in the reverse order of their arming (hlist_add_head).
   uint64_t timer_tick_ns = 0;
+  // Where the ticks fall: the kernel's tick count at simulated time t is
+  // (t + timer_tick_phase_ns) / timer_tick_ns (< timer_tick_ns). A program on a real host
+  // starts at an arbitrary point of the kernel's tick, so no one value is the device's.
+  uint64_t timer_tick_phase_ns = 0;
 };
 
 struct HostTiming {

@@ -445,7 +445,7 @@ uint64_t Nic::KernelBucket(uint64_t from_ns, uint64_t delay_ns, bool round_up) c
   // 3(n-1)), then calc_index: the next bucket boundary of that level's granularity.
   unsigned shift = 0;
   for (uint64_t start = 63; ticks >= start && shift < 21; start <<= 3) shift += 3;
-  const uint64_t expires = from_ns / tick + ticks;
+  const uint64_t expires = (from_ns + profile().timing.nic.timer_tick_phase_ns) / tick + ticks;
   return ((expires >> shift) + 1) << shift;
 }
 
@@ -456,12 +456,13 @@ uint64_t Nic::KernelBucketTime(uint64_t bucket) {
   // other. Every one runs at jiffies == bucket, as in the kernel.
   static_assert(kMaxTimerRank * kTimerOrderNs < 4'000'000, "inside a 4 ms tick");
   const uint64_t rank = std::min<uint64_t>(world_->ArmTimerAtTick(bucket), kMaxTimerRank);
-  return bucket * profile().timing.nic.timer_tick_ns + (kMaxTimerRank - rank) * kTimerOrderNs;
+  return bucket * profile().timing.nic.timer_tick_ns - profile().timing.nic.timer_tick_phase_ns +
+         (kMaxTimerRank - rank) * kTimerOrderNs;
 }
 
 uint64_t Nic::KernelTick(uint64_t at) const {
   const uint64_t tick = profile().timing.nic.timer_tick_ns;
-  return tick == 0 ? at : at / tick;
+  return tick == 0 ? at : (at + profile().timing.nic.timer_tick_phase_ns) / tick;
 }
 
 void Nic::StopTimer(Qp& qp) {

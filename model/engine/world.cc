@@ -89,7 +89,8 @@ uint32_t World::ArmTimerAtTick(uint64_t tick) {
   // Ticks that have passed hold no timer any more: forget them now and then.
   if (timers_per_tick_.size() > 256) {
     const uint64_t tick_ns = profile_.timing.nic.timer_tick_ns;
-    const uint64_t now_tick = tick_ns == 0 ? 0 : clock_->Now() / tick_ns;
+    const uint64_t now_tick =
+        tick_ns == 0 ? 0 : (clock_->Now() + profile_.timing.nic.timer_tick_phase_ns) / tick_ns;
     for (auto it = timers_per_tick_.begin(); it != timers_per_tick_.end();) {
       it = it->first < now_tick ? timers_per_tick_.erase(it) : std::next(it);
     }

@@ -18,7 +18,9 @@ std::string Join(const std::vector<std::string>& names) {
 
 }  // namespace
 
-std::vector<FlagSpec> BackendFlags() { return {{"--backend"}, {"--profile"}, {"--device"}}; }
+std::vector<FlagSpec> BackendFlags() {
+  return {{"--backend"}, {"--profile"}, {"--device"}, {"--tick-phase"}};
+}
 
 std::string CheckBackendKind(const std::string& kind) {
   if (kind == "model" || kind == "hw") return {};
@@ -40,6 +42,21 @@ bool BackendSpecFromFlags(const Flags& flags, BackendSpec* spec, std::string* er
     spec->profile = flags.Get("--profile");
   }
   spec->device = flags.Get("--device", spec->device);
+  if (flags.Has("--tick-phase")) {
+    const std::string s = flags.Get("--tick-phase");
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    if (s.empty() || end != s.c_str() + s.size() || !(v >= 0 && v < 1)) {
+      *error = "--tick-phase '" + EscapeControl(s) +
+               "' is not a fraction of a tick (valid: 0 <= F < 1, e.g. 0.375)";
+      return false;
+    }
+    if (spec->kind == "hw") {
+      *error = "--tick-phase is for --backend model (where its kernel's ticks fall)";
+      return false;
+    }
+    spec->tick_phase = v;
+  }
   return true;
 }
 
@@ -54,6 +71,7 @@ std::unique_ptr<Backend> MakeBackend(const BackendSpec& spec, std::string* error
     opts.profile = spec.profile.empty() ? "rxe" : spec.profile;
     opts.devices = std::max(1, spec.devices);
     opts.context_cache = spec.context_cache;
+    opts.tick_phase = spec.tick_phase;
     backend = model::MakeModelBackend(opts);
     if (!backend) {
       *error = "unknown model profile '" + EscapeControl(opts.profile) +

@@ -25,6 +25,7 @@ struct BackendSpec {
   std::string device;          // a device name ListDevices() reports; "" = the default
   int devices = 1;             // how many model devices
   bool context_cache = true;   // model: false turns the profile's context caches off
+  double tick_phase = 0;       // model: where the kernel's ticks fall (ModelOptions)
 };
 
 // The flags of BackendSpecFromFlags, to append to a subcommand's FlagSpec list.

@@ -50,7 +50,8 @@ std::string Label(const cli::BackendSpec& s) {
 const char kDifferentialUsage[] =
     "       qptwin fuzz --differential [--profile P] [--against hw|model[:P]] [--device D]\n"
     "                   [--seed S] [--sequences K] [--seconds N] [--shard I/N] [--max-len A]\n"
-    "                   [--poll-ms T] [--reruns R] [--out DIR] [--replay n]\n"
+    "                   [--poll-ms T] [--reruns R] [--tick-phases P] [--out DIR]\n"
+    "                   [--replay n]\n"
     "  runs whole-surface .qps sequences (several QPs of every type, SRQs, every opcode,\n"
     "  bad keys, odd modifies, destroys, SQD, RESET; spec/differential/generator.h) of up to\n"
     "  A random steps (default 24) on the model (profile P, default rxe) and on --against\n"
@@ -61,10 +62,15 @@ const char kDifferentialUsage[] =
     "  TEST_TOTAL_SHARDS); --poll-ms: every poll's timeout (default 30). --reruns R: a\n"
     "  sequence that differs runs again on --against up to R times (default 0); when one\n"
     "  run gives the model's transcript, the device is nondeterministic there and it is\n"
-    "  counted and saved (S-n-rerun.qps) apart from the differences.\n";
+    "  counted and saved (S-n-rerun.qps) apart from the differences. --tick-phases P: a\n"
+    "  sequence that differs runs first on the model with its kernel's ticks (rxe: 4 ms\n"
+    "  jiffies) at the phases k/P of a tick, k = 1..P-1 (default 8; 0 or 1: none): a\n"
+    "  program starts at an arbitrary point of the host's tick, so when --against gives\n"
+    "  one of those transcripts it is counted and saved (S-n-phase.qps) apart as well.\n";
 
 std::vector<cli::FlagSpec> DifferentialFlags() {
-  return {{"--differential", false}, {"--against"}, {"--shard"}, {"--poll-ms"}, {"--reruns"}};
+  return {{"--differential", false}, {"--against"}, {"--shard"},      {"--poll-ms"},
+          {"--reruns"},              {"--tick-phases"}};
 }
 
 int RunDifferentialFuzz(const cli::Flags& flags, std::ostream& out, std::ostream& err,
@@ -140,6 +146,13 @@ int RunDifferentialFuzz(const cli::Flags& flags, std::ostream& out, std::ostream
                                                 "' is not a number of re-runs (valid: 0..10)");
     o.reruns = static_cast<int>(*r);
   }
+  o.tick_phases = 8;
+  if (flags.Has("--tick-phases")) {
+    auto p = Uint(flags.Get("--tick-phases"));
+    if (!p || *p > 64) return BadInput(err, "fuzz: --tick-phases '" + flags.Get("--tick-phases") +
+                                                "' is not a number of phases (valid: 0..64)");
+    o.tick_phases = static_cast<int>(*p);
+  }
   const char* env_index = std::getenv("TEST_SHARD_INDEX");
   const char* env_total = std::getenv("TEST_TOTAL_SHARDS");
   if (flags.Has("--shard")) {
@@ -188,7 +201,15 @@ int RunDifferentialFuzz(const cli::Flags& flags, std::ostream& out, std::ostream
   // without the helper). A fuzz run keeps what it has freed for the next sequences instead.
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
   mallopt(M_MMAP_THRESHOLD, 4 << 20);
-  const DiffStats s = RunDifferentialLoop(o, maker(a), maker(b), err);
+  // Contract 7: side a at other tick phases (a model; its tick_phase 0 otherwise).
+  const PhasedMaker phased = [a, &make](int devices, double tick_phase) mutable {
+    a.devices = devices;
+    a.tick_phase = tick_phase;
+    std::string ignored;
+    return make(a, &ignored);
+  };
+  const DiffStats s = RunDifferentialLoop(o, maker(a), maker(b), err,
+                                          a.kind == "model" ? &phased : nullptr);
   if (!s.io_error.empty()) return BadInput(err, "fuzz: " + s.io_error);
   if (o.replay) out << s.replay_text;
   out << "fuzz --differential: " << s.sequences << " sequences (seed " << o.seed << ", shard "
@@ -201,9 +222,18 @@ int RunDifferentialFuzz(const cli::Flags& flags, std::ostream& out, std::ostream
         << o.label_b << " (" << s.reruns << " re-runs)";
   }
   out << "\n";
+  if (o.tick_phases > 1 && a.kind == "model") {
+    out << "fuzz --differential: " << s.phase_matched << " more gave " << o.label_a
+        << "'s transcript at another tick phase (" << s.phase_runs << " runs at "
+        << o.tick_phases - 1 << " phases)\n";
+  }
   if (s.rerun_matched > 0) {
     out << "fuzz --differential: the re-run matches saved as " << o.out_dir << "/" << o.seed
         << "-*-rerun.qps\n";
+  }
+  if (s.phase_matched > 0) {
+    out << "fuzz --differential: the tick phase matches saved as " << o.out_dir << "/" << o.seed
+        << "-*-phase.qps\n";
   }
   if (s.differences == 0) return cli::kExitOk;
   std::vector<std::pair<uint64_t, std::string>> clusters;

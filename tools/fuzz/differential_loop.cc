@@ -125,7 +125,9 @@ void PrintProgress(std::ostream& os, const DiffStats& s) {
   os << "fuzz --differential: " << std::fixed << std::setprecision(1) << s.seconds << " s  "
      << s.sequences << " sequences  " << std::setprecision(0)
      << (s.seconds > 0 ? s.sequences / s.seconds : 0) << " sequences/s  " << s.differences
-     << " differences" << (s.reruns ? "  " + std::to_string(s.rerun_matched) + " matched on a re-run" : "") << "\n"
+     << " differences" << (s.reruns ? "  " + std::to_string(s.rerun_matched) + " matched on a re-run" : "")
+     << (s.phase_runs ? "  " + std::to_string(s.phase_matched) + " at another tick phase" : "")
+     << "\n"
      << std::defaultfloat << std::flush;
 }
 
@@ -319,8 +321,12 @@ std::string DifferencePath(const DiffOptions& opts, uint64_t n, const std::strin
       .string();
 }
 
+std::string PhaseName(int k, int phases) {
+  return std::to_string(k) + "/" + std::to_string(phases);
+}
+
 DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const SideMaker& b,
-                              std::ostream& progress) {
+                              std::ostream& progress, const PhasedMaker* a_phased) {
   DiffStats stats;
   HangWatch watch(opts);
   const Clock::time_point start = Clock::now();
@@ -346,10 +352,35 @@ DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const
     std::optional<differential::Difference> d;
     // Equal texts have no differing line (the usual case, the model against itself).
     if (why.empty() && ta != tb) d = differential::FirstDifference(ta, tb);
-    // Contract 6: side b again, until it gives side a's transcript or the re-runs run out.
+    // Contract 7: side a at its other tick phases; phased[k - 1] is phase k / P.
+    std::vector<std::string> phased;
+    const int phases = a_phased != nullptr && !opts.replay ? opts.tick_phases : 0;
+    for (int k = 1; d && k < phases; ++k) {
+      std::string pwhy;
+      const double phase = static_cast<double>(k) / phases;
+      const SideMaker at = [a_phased, phase](int devices) { return (*a_phased)(devices, phase); };
+      watch.Arm(n, opts.label_a + " (tick phase " + PhaseName(k, phases) + ")");
+      phased.push_back(RunOn(at, sc, &pwhy));
+      watch.Disarm();
+      ++stats.phase_runs;
+      if (!pwhy.empty()) {
+        phased.pop_back();
+        break;
+      }
+    }
+    auto phase_of = [&phased](const std::string& t) {
+      for (size_t i = 0; i < phased.size(); ++i) {
+        if (phased[i] == t) return static_cast<int>(i) + 1;
+      }
+      return 0;
+    };
+    int phase_match = d ? phase_of(tb) : 0;  // 0: none; else k of the phase b's transcript is
+    size_t phase_match_run = 0;              // b's run that gave it: 0 first, r re-run r
+    // Contract 6: side b again, until it gives side a's transcript (or, contract 7, one of
+    // side a's at another phase) or the re-runs run out.
     std::vector<std::string> reruns;
     bool rerun_matched = false;
-    if (d && !opts.replay) {
+    if (d && !opts.replay && phase_match == 0) {
       for (int r = 0; r < opts.reruns && !rerun_matched; ++r) {
         std::string rwhy;
         watch.Arm(n, opts.label_b + " (re-run " + std::to_string(r + 1) + ")");
@@ -358,7 +389,38 @@ DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const
         ++stats.reruns;
         if (!rwhy.empty()) break;
         rerun_matched = reruns.back() == ta;
+        if (!rerun_matched && (phase_match = phase_of(reruns.back())) != 0) {
+          phase_match_run = reruns.size();
+          break;
+        }
       }
+    }
+    if (phase_match != 0) {
+      ++stats.phase_matched;
+      const std::string path = DifferencePath(opts, n, "-phase");
+      if (stats.saved < kMaxSaved) {
+        const std::string which =
+            phase_match_run == 0 ? "first run" : "re-run " + std::to_string(phase_match_run);
+        std::ostringstream f;
+        f << text << "# ---- qptwin fuzz --differential: sequence " << n << " of seed "
+          << opts.seed << ": " << opts.label_b << "'s transcript (" << which << ") is "
+          << opts.label_a << "'s at tick phase " << PhaseName(phase_match, phases)
+          << " (contract 7; replay: qptwin diff " << opts.replay_flags << " --tick-phase "
+          << static_cast<double>(phase_match) / phases << " THIS_FILE)\n"
+          << "# first run's first difference: line " << d->line << ": " << opts.label_a
+          << " '" << d->a << "' vs " << opts.label_b << " '" << d->b << "'\n"
+          << "# ---- compared transcript on " << opts.label_a << "\n"
+          << Commented(ta) << "# ---- compared transcript on " << opts.label_a
+          << " at tick phase " << PhaseName(phase_match, phases) << "\n"
+          << Commented(phased[phase_match - 1]) << "# ---- compared transcript on "
+          << opts.label_b << " (first run)\n" << Commented(tb)
+          << CommentedReruns(opts.label_b, reruns, reruns.size());
+        if (!SaveFile(opts, path, f.str(), &stats)) break;
+        progress << "fuzz --differential: sequence " << n << ": " << opts.label_b
+                 << "'s transcript is " << opts.label_a << "'s at tick phase "
+                 << PhaseName(phase_match, phases) << " -> " << path << "\n";
+      }
+      d.reset();
     }
     if (rerun_matched) {
       ++stats.rerun_matched;

@@ -23,6 +23,16 @@
 //     (reported, saved as <S>-<n>-rerun.qps with every transcript b gave), not as a
 //     difference. Nothing is sorted away or dropped: a difference is a transcript of a that
 //     b never gave. Side a (the model) is deterministic and never runs again.
+//  7. A software device's timers run on its host kernel's tick (rxe: jiffies of 4 ms), and a
+//     program starts at an arbitrary point of that tick: where the ticks fall is not a
+//     property of the device (model/model_backend.h ModelOptions::tick_phase). With
+//     `tick_phases` P > 1 and a maker of side a at a phase, a sequence whose transcripts
+//     differ runs on side a again at phases k/P (k = 1 .. P-1; the model, so cheap) before
+//     side b re-runs; if a transcript side b gives (its first run or a re-run) equals one of
+//     them line for line, the sequence counts as `phase_matched` (reported, saved as
+//     <S>-<n>-phase.qps with side a's transcripts at phase 0 and at the matching phase and
+//     every one b gave), not as a difference. Side b re-runs only when its first transcript
+//     matches none of them.
 //  5. A sequence that runs longer than sequence_seconds (a call into a backend that never
 //     returns) ends the process with exit code 3 and one stderr line naming the sequence,
 //     the side it was on and its replay command: a hang is reported, never waited out.
@@ -57,6 +67,8 @@ struct DiffOptions {
   double sequence_seconds = 120;
   // Contract 6: side b's runs again after a difference (0: none).
   int reruns = 0;
+  // Contract 7: side a's tick phases tried after a difference (0 or 1: none).
+  int tick_phases = 0;
 };
 
 struct DiffStats {
@@ -66,6 +78,8 @@ struct DiffStats {
   uint64_t saved = 0;
   uint64_t rerun_matched = 0;  // contract 6: a re-run of side b gave side a's transcript
   uint64_t reruns = 0;         // side b's extra runs
+  uint64_t phase_matched = 0;  // contract 7: side a at another tick phase gave b's transcript
+  uint64_t phase_runs = 0;     // side a's runs at other tick phases
   double seconds = 0;
   std::string first;         // the first difference's summary
   std::string io_error;      // a file that could not be written
@@ -75,9 +89,11 @@ struct DiffStats {
 
 // Makes a backend with `devices` devices; null when it cannot.
 using SideMaker = std::function<std::unique_ptr<Backend>(int devices)>;
+// Makes side a's backend with its kernel's ticks at `tick_phase` (contract 7).
+using PhasedMaker = std::function<std::unique_ptr<Backend>(int devices, double tick_phase)>;
 
 DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const SideMaker& b,
-                              std::ostream& progress);
+                              std::ostream& progress, const PhasedMaker* a_phased = nullptr);
 
 // The file sequence `n` is saved to (`suffix` "-rerun": matched on a re-run, contract 6).
 std::string DifferencePath(const DiffOptions& opts, uint64_t n, const std::string& suffix = "");

@@ -164,6 +164,50 @@ TEST(Differential, AReRunThatGivesSideAsTranscriptIsNotADifference) {
   EXPECT_EQ(files, matched);
 }
 
+// Contract 7: where the model's kernel ticks fall is not the device's to say. Side b here is
+// the model with its ticks half a tick later: every sequence where that changes the outcome
+// differs from side a at phase 0, and is side a's own transcript at phase 1/2.
+TEST(Differential, SideBsTranscriptAtAnotherTickPhaseOfSideAIsNotADifference) {
+  auto make = [](int devices, double phase) {
+    model::ModelOptions o;
+    o.profile = "rxe";
+    o.devices = devices;
+    o.tick_phase = phase;
+    return model::MakeModelBackend(o);
+  };
+  const SideMaker a = [&make](int devices) { return make(devices, 0); };
+  const SideMaker b = [&make](int devices) { return make(devices, 0.5); };
+  const PhasedMaker phased = make;
+  DiffOptions opts;
+  opts.seed = 9;
+  opts.sequences = 400;
+  opts.seconds = 600;
+  opts.label_b = "model/rxe-later";
+  opts.out_dir = TempDir("phase_none");
+  std::ostringstream progress;
+  const DiffStats without = RunDifferentialLoop(opts, a, b, progress);
+  ASSERT_GT(without.differences, 0u) << "seed 9 must have sequences whose outcome the phase decides";
+  EXPECT_EQ(without.phase_runs, 0u) << "no phased maker: no phases tried";
+  opts.tick_phases = 2;
+  opts.reruns = 2;
+  opts.out_dir = TempDir("phase");
+  const DiffStats with = RunDifferentialLoop(opts, a, b, progress, &phased);
+  EXPECT_EQ(with.differences, 0u) << progress.str();
+  EXPECT_EQ(with.phase_matched, without.differences);
+  EXPECT_EQ(with.phase_runs, without.differences) << "one other phase per differing sequence";
+  EXPECT_EQ(with.reruns, 0u) << "side b's first transcript matched: no re-run";
+  size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(opts.out_dir)) {
+    ++files;
+    EXPECT_NE(e.path().string().find("-phase.qps"), std::string::npos) << e.path();
+    std::ifstream f(e.path());
+    std::stringstream text;
+    text << f.rdbuf();
+    EXPECT_NE(text.str().find("at tick phase 1/2"), std::string::npos) << e.path();
+  }
+  EXPECT_EQ(files, std::min<uint64_t>(with.phase_matched, kMaxSaved));
+}
+
 // Contract 5: a side that never returns ends the run with exit code 3 and a line naming the
 // sequence, the side and the replay command, instead of hanging the CI step.
 TEST(DifferentialDeathTest, ASequenceThatHangsEndsTheRunWithExitThree) {
@@ -205,6 +249,8 @@ TEST(Differential, BadInputIsOneLineAndExitTwo) {
            {"--differential", "--against", "hw:rxe"},
            {"--differential", "--against", "model:nope"},
            {"--differential", "--poll-ms", "0"},
+           {"--differential", "--tick-phases", "65"},
+           {"--differential", "--tick-phase", "1"},
            {"--differential", "--replay", "1"},
            {"--differential", "--backend", "hw"},
            {"--shard", "0/2"},

@@ -10,6 +10,7 @@ std::unique_ptr<Backend> MakeScenarioBackend(const BackendChoice& choice, std::s
   spec.profile = choice.profile;
   spec.device = choice.device;
   spec.devices = choice.devices;
+  spec.tick_phase = choice.tick_phase;
   return cli::MakeBackend(spec, error);
 }
 

@@ -22,7 +22,7 @@ namespace qptwin::scenario {
 namespace {
 
 constexpr char kRunUsage[] =
-    "usage: qptwin run [--backend model|hw] [--profile P] [--device D]\n"
+    "usage: qptwin run [--backend model|hw] [--profile P] [--device D] [--tick-phase F]\n"
     "                  [--canonical | --compared | --narrate] [--vcd OUT.vcd]\n"
     "                  [--trace-json OUT.json] [--dma] FILE...\n"
     "  runs each .qps FILE (- = stdin; spec/scenario/FORMAT.md) and prints its transcript\n"
@@ -30,12 +30,14 @@ constexpr char kRunUsage[] =
     "  --vcd/--trace-json trace one FILE. --dma (model): a '# dma' line for every DMA of\n"
     "  the model's devices and every doorbell they are rung with (TLM-2.0 transactions on\n"
     "  its SystemC platform), before the result of the step it happened in: time, device,\n"
-    "  QP, what, bytes.\n"
+    "  QP, what, bytes. --tick-phase F (model): its host kernel's ticks (rxe: 4 ms\n"
+    "  jiffies) fall F of a tick later (0 <= F < 1, default 0): where a real program\n"
+    "  starts in the tick is arbitrary, and timer races follow it.\n"
     "  Exit 0: every expectation held, 1: one failed,\n"
     "  2: bad usage, an unreadable or malformed FILE, or no such backend.\n";
 constexpr char kDiffUsage[] =
-    "usage: qptwin diff [--backend model|hw] [--profile P] [--device D] --against model[:P]|hw\n"
-    "                   FILE...\n"
+    "usage: qptwin diff [--backend model|hw] [--profile P] [--device D] [--tick-phase F]\n"
+    "                   --against model[:P]|hw FILE...\n"
     "  runs each .qps FILE on both backends and compares the canonical transcripts.\n"
     "  Exit 0: identical, 1: a difference (the first one is printed), 2: bad input.\n";
 
@@ -58,6 +60,7 @@ void ToChoice(const cli::BackendSpec& spec, BackendChoice* out) {
   out->kind = spec.kind;
   out->profile = spec.profile;
   out->device = spec.device;
+  out->tick_phase = spec.tick_phase;
 }
 
 // --against model[:PROFILE] | hw

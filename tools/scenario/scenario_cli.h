@@ -24,6 +24,7 @@ struct BackendChoice {
   std::string profile;  // model profile ("rxe", "ibta"); none for hw
   int devices = 1;      // how many devices the scenario opens (its `device` lines)
   std::string device;   // --device: hw device name ("" = $QPTWIN_DEVICE, else the first)
+  double tick_phase = 0;  // --tick-phase: model, where its kernel's ticks fall (ModelOptions)
 };
 
 // Returns null and sets *error (one line) when the backend cannot be had.
