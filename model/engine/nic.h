@@ -401,6 +401,9 @@ class Nic {
   uint64_t payload_delay_ns_ = 0;    // the last payload read's extra target time  // the request being handled: its contexts are on chip
   std::vector<uint8_t> wqe_fetch_;  // FetchPosted's buffer on the NIC side
   bool in_post_ = false;             // Doorbell's requester run (Packet::sent_by_post)
+  // The QP whose post runs the event loop for its answers (Behaviour::post_answers_each_message):
+  // its requester runs from Doorbell's loop, one message at a time, not from RunReady.
+  const Qp* posting_ = nullptr;
   bool in_retry_response_ = false;   // Receive: a loopback response to a request not from a post
 
   std::map<uint32_t, Pd> pds_;

@@ -75,17 +75,26 @@ void Nic::Doorbell(Qp& qp) {
       in_post_ = true;
       RunRequester(qp);
       in_post_ = false;
-      return;
+      // The READ's responder tasklet still runs before the post's requester task ends: a
+      // requester that stopped with WQEs left (waiting for a READ/atomic credit or a fence)
+      // is run again, in that task, by the completer the answer starts (rxe_run_task on a
+      // busy task), and what it sends then is answered inline again (seed 20261220 sequence
+      // 1202: a CMP_SWP behind the READ waits for its credit, then goes and fails the QP
+      // before the SEND behind it is taken).
+      if (qp.sq_next >= qp.sq.size()) return;
     }
     EventQueue& clock = world_->events();
+    posting_ = &qp;
     clock.RunUntil([this] { return world_->ExchangesSettled(); },
                    clock.Now() + kPostRunNs);
+    posting_ = nullptr;
   }
 }
 
 void Nic::RunReady(std::weak_ptr<Qp>& weak) {
   if (auto q = weak.lock()) {
     q->kick_pending = false;
+    if (q.get() == posting_) return;  // Doorbell's loop runs it next
     RunRequester(*q);
   }
 }

@@ -1151,5 +1151,63 @@ TEST_P(Conformance, ARetryUnderWayOutlivesAResetOfTheQp) {
   EXPECT_EQ(buf.buf[4096 + 2047], 0x6b);
 }
 
+// One post of a READ, a CMP_SWP whose local SGE lies in another PD, and a 2,048-byte SEND
+// to a peer of the same device whose receive holds 240 bytes; max_rd_atomic 1. rxe
+// (Behaviour::post_answers_each_message; seed 20261220 sequence 1202): the READ's responder is
+// a scheduled tasklet, the CMP_SWP waits for the READ's credit, and the READ's answer comes
+// while the post's requester task still runs: the completer re-runs the requester in that task,
+// the CMP_SWP goes and is answered inline, its result cannot be written (LOC_PROT_ERR), and the
+// QP is in ERR before the SEND is taken: the SEND is flushed and the peer's receive stays.
+// Elsewhere the requester sends the CMP_SWP and the SEND back to back once the credit is back.
+TEST_P(Conformance, AnAtomicResumedByAReadsCreditInThePostIsAnsweredBeforeTheNextWqe) {
+  const Behaviour& b = GetParam().behaviour;
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+  const BringUpParams p = Transport(Mtu::k1024, 14, 3, 7, 12);  // max_rd_atomic 1
+  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
+  Buffer buf = Reg(8192, kAll);
+  std::memset(buf.buf, 0x2d, 8192);
+  PdHandle other;
+  ASSERT_EQ(dev_->AllocPd(&other), 0);
+  Buffer foreign;
+  ASSERT_EQ(dev_->RegMr(other, 4096, kAll, &foreign.mr, &foreign.buf, &foreign.lkey,
+                        &foreign.rkey), 0);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(6144, 240)})}, &bad), 0);
+  SendWr read = Send(1, {buf.At(0, 200)});
+  read.opcode = WrOpcode::kRdmaRead;
+  read.remote_addr = buf.Addr(4096);
+  read.rkey = buf.rkey;
+  read.send_flags = send_flag::kSignaled;
+  SendWr cas = Send(2, {foreign.At(0, 8)});
+  cas.opcode = WrOpcode::kAtomicCmpAndSwp;
+  cas.remote_addr = buf.Addr(5120);
+  cas.rkey = buf.rkey;
+  cas.compare_add = 0;
+  cas.swap = 7;
+  cas.send_flags = send_flag::kSignaled;
+  SendWr send = Send(3, {buf.At(2048, 2048)});
+  send.send_flags = send_flag::kSignaled;
+  ASSERT_EQ(dev_->PostSend(qa, {read, cas, send}, &bad), 0);
+  auto wcs = WaitWc(ca, 3);
+  ASSERT_EQ(wcs.size(), 3u);
+  EXPECT_EQ(wcs[0].wr_id, 1u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kSuccess) << ToName(wcs[0].status);
+  EXPECT_EQ(wcs[1].wr_id, 2u);
+  EXPECT_EQ(wcs[1].status, WcStatus::kLocProtErr) << ToName(wcs[1].status);
+  EXPECT_EQ(wcs[2].wr_id, 3u);
+  const auto theirs = Drain(cb, kSecond / 10);
+  if (b.post_answers_each_message) {
+    EXPECT_EQ(wcs[2].status, WcStatus::kWrFlushErr) << ToName(wcs[2].status);
+    EXPECT_TRUE(theirs.empty()) << "the SEND reached the peer: "
+                                << (theirs.empty() ? "" : ToName(theirs[0].status));
+    EXPECT_EQ(StateOf(qb), QpState::kRts);
+  } else {
+    ASSERT_EQ(theirs.size(), 1u) << "the SEND never reached the peer";
+    EXPECT_NE(theirs[0].status, WcStatus::kSuccess) << "240 bytes took a 2,048-byte SEND";
+  }
+}
+
 }  // namespace
 }  // namespace qptwin::testing
