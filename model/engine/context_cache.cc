@@ -90,6 +90,9 @@ void SetAssociativeLru::Unindex(size_t pos) {
 bool SetAssociativeLru::Access(uint64_t key) {
   if (capacity_ == 0) return true;
   if (sets_ == 0) {
+    // The most recently used key again (a QP's context, an MR's, per packet): a hit that
+    // changes nothing.
+    if (head_ != kNone && keys_[head_] == key) return true;
     size_t pos = Find(key);
     if (index_[pos] != 0) {
       const uint32_t slot = index_[pos] - 1;
