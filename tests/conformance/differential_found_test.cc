@@ -262,9 +262,7 @@ TEST_P(Conformance, ResponderOfAQpMovedFromErrToRtsAnswersWhereTheDeviceRevivesI
   ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qa, qb), 0);
   ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qb, qa), 0);
   ASSERT_EQ(dev_->ModifyQp(qb, StateOnly(QpState::kErr), attr::kState), 0);
-  QpAttr back = StateOnly(QpState::kRts);
-  back.cur_qp_state = QpState::kRts;
-  ASSERT_EQ(dev_->ModifyQp(qb, back, attr::kState | attr::kCurState), 0);
+  ASSERT_EQ(ModifyToRtsClaimingRts(qb), 0);
   EXPECT_EQ(StateOf(qb), QpState::kRts);
   Buffer buf = Reg(4096, kAll);
   size_t bad = 99;
@@ -587,9 +585,7 @@ TEST_P(Conformance, SendsPostedInErrGoOutAgainAfterLeavingErrWhereTheDeviceLeave
   wcs = WaitWc(ca, 3);
   ASSERT_EQ(wcs.size(), 3u);
   for (const WorkCompletion& wc : wcs) EXPECT_EQ(wc.status, WcStatus::kWrFlushErr);
-  QpAttr back = StateOnly(QpState::kRts);
-  back.cur_qp_state = QpState::kRts;
-  ASSERT_EQ(dev_->ModifyQp(qa, back, attr::kState | attr::kCurState), 0);
+  ASSERT_EQ(ModifyToRtsClaimingRts(qa), 0);
   for (uint64_t i = 0; i < 4; ++i) {
     ASSERT_EQ(dev_->PostRecv(qb, {Recv(100 + i, {buf.At(4096 + 1024 * i, 1024)})}, &bad), 0);
   }
@@ -821,9 +817,7 @@ TEST_P(Conformance, RetryAfterLeavingErrSkipsTheWrsFlushedInErr) {
   wcs = WaitWc(ca, 3);
   ASSERT_EQ(wcs.size(), 3u);
   for (const WorkCompletion& wc : wcs) EXPECT_EQ(wc.status, WcStatus::kWrFlushErr);
-  QpAttr back = StateOnly(QpState::kRts);
-  back.cur_qp_state = QpState::kRts;
-  ASSERT_EQ(dev_->ModifyQp(qa, back, attr::kState | attr::kCurState), 0);
+  ASSERT_EQ(ModifyToRtsClaimingRts(qa), 0);
   // A type 1 bind first (seed 20261214 sequence 81): the requester runs it behind the ghosts,
   // and as they hold no completion back it completes at once, before the SEND fails.
   Buffer target = Reg(4096, kAll | access::kMwBind);
@@ -870,9 +864,7 @@ TEST_P(Conformance, RetryDueAtAnRnrTimerRunsWhenTheQpLeavesErr) {
   // The RNR timer (one jiffy on rxe) fires meanwhile. Brought back before it fires, the
   // requester would send the WRITE at its PSN past the SEND, out of sequence for qb.
   EXPECT_TRUE(Drain(ca, 50 * kSecond / 1000).empty());
-  QpAttr back = StateOnly(QpState::kRts);
-  back.cur_qp_state = QpState::kRts;
-  ASSERT_EQ(dev_->ModifyQp(qa, back, attr::kState | attr::kCurState), 0);
+  ASSERT_EQ(ModifyToRtsClaimingRts(qa), 0);
   std::memset(buf.buf, 0x3c, 16);
   SendWr write = Send(2, {buf.At(0, 16)});
   write.opcode = WrOpcode::kRdmaWrite;
@@ -1014,9 +1006,7 @@ TEST_P(Conformance, RetryFromBehindTheFirstPsnResendsTheWriteWithoutItsData) {
   ASSERT_EQ(wcs.size(), 1u);
   ASSERT_EQ(wcs[0].status, WcStatus::kRnrRetryExcErr) << ToName(wcs[0].status);
   ASSERT_EQ(StateOf(qa), QpState::kErr);
-  QpAttr back = StateOnly(QpState::kRts);
-  back.cur_qp_state = QpState::kRts;
-  ASSERT_EQ(dev_->ModifyQp(qa, back, attr::kState | attr::kCurState), 0);
+  ASSERT_EQ(ModifyToRtsClaimingRts(qa), 0);
   QpAttr a;
   QpInitAttr init;
   ASSERT_EQ(dev_->QueryQp(qa, &a, &init), 0);
@@ -1068,9 +1058,7 @@ TEST_P(Conformance, AnAtomicThatFailedKeepsItsCreditUntilMaxRdAtomicIsSetAgain) 
   ASSERT_EQ(wcs.size(), 1u);
   ASSERT_EQ(wcs[0].status, WcStatus::kRetryExcErr) << ToName(wcs[0].status);
   ASSERT_EQ(StateOf(qa), QpState::kErr);
-  QpAttr back = StateOnly(QpState::kRts);
-  back.cur_qp_state = QpState::kRts;
-  ASSERT_EQ(dev_->ModifyQp(qa, back, attr::kState | attr::kCurState), 0);
+  ASSERT_EQ(ModifyToRtsClaimingRts(qa), 0);
   // qb now answers, from the PSN qa goes on with (the failed FETCH_ADD took the first).
   BringUpParams pb = p;
   pb.rq_psn = p.sq_psn + 1;

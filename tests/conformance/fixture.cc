@@ -20,6 +20,12 @@ void Conformance::TearDown() {
   backend_.reset();
 }
 
+int Conformance::ModifyToRtsClaimingRts(QpHandle qp) {
+  QpAttr back = StateOnly(QpState::kRts);
+  back.cur_qp_state = QpState::kRts;
+  return dev_->ModifyQp(qp, back, attr::kState | attr::kCurState);
+}
+
 Buffer Conformance::Reg(size_t len, AccessFlags access) {
   Buffer b;
   b.len = len;

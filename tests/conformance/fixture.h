@@ -56,6 +56,9 @@ class Conformance : public ::testing::TestWithParam<BackendCase> {
   // Polls what is there without waiting further than `settle_ns` of quiet time.
   std::vector<WorkCompletion> Drain(CqHandle cq, uint64_t settle_ns = kSecond / 10);
 
+  // A modify of `qp` to RTS that claims RTS as its current state (IBV_QP_CUR_STATE): how a
+  // QP in ERR is put back to RTS where the device takes the claim (rxe). Returns the errno.
+  int ModifyToRtsClaimingRts(QpHandle qp);
   // A QpAttr for a modify with attr::kState only (to RESET or ERR, or SQD <-> RTS).
   static QpAttr StateOnly(QpState s) {
     QpAttr a;
