@@ -221,12 +221,12 @@ int RunDifferentialFuzz(const cli::Flags& flags, std::ostream& out, std::ostream
     out << "; " << s.rerun_matched << " more gave the model's transcript on a re-run of "
         << o.label_b << " (" << s.reruns << " re-runs)";
   }
-  out << "\n";
-  if (o.tick_phases > 1 && a.kind == "model") {
-    out << "fuzz --differential: " << s.phase_matched << " more gave " << o.label_a
+  if (o.tick_phases > 1 && a.kind == "model" && (o.reruns > 0 || s.phase_runs > 0)) {
+    out << "; " << s.phase_matched << " more gave " << o.label_a
         << "'s transcript at another tick phase (" << s.phase_runs << " runs at "
-        << o.tick_phases - 1 << " phases)\n";
+        << o.tick_phases - 1 << " phases)";
   }
+  out << "\n";
   if (s.rerun_matched > 0) {
     out << "fuzz --differential: the re-run matches saved as " << o.out_dir << "/" << o.seed
         << "-*-rerun.qps\n";
