@@ -285,6 +285,36 @@ TEST(RunCommand, DmaLinesShowEveryTransferOfTheStepBeforeItsResult) {
   EXPECT_EQ(quiet.out.find("# dma"), std::string::npos) << quiet.out;
 }
 
+// --tick-phase moves the model's kernel ticks (rxe: 4 ms jiffies): 2 ms after RTS -> SQD of a
+// QP in an RNR loop, the retry in SQD (which unsends the SENDs and drains the SQ) has come at
+// phase 0.75 and not yet at phase 0 (seed 20261225 sequence 1445: rxe gives either).
+TEST(RunCommand, TickPhaseDecidesWhichTimerComesFirst) {
+  const std::string text =
+      "device d0 profile=rxe\npd p0 dev=d0\nmr m0 pd=p0 len=4096 access=LOCAL_WRITE\n"
+      "cq c0 cqe=63 dev=d0\nqp q0 type=RC pd=p0 send_cq=c0 recv_cq=c0\n"
+      "qp q1 type=RC pd=p0 send_cq=c0 recv_cq=c0\n"
+      "modify q0 state=INIT pkey_index=0 port=1 access=0\n"
+      "modify q0 state=RTR path_mtu=1024 dest=q1 rq_psn=0 max_dest_rd_atomic=0 min_rnr_timer=17\n"
+      "modify q0 state=RTS sq_psn=0 timeout=11 retry_cnt=1 rnr_retry=7 max_rd_atomic=1\n"
+      "modify q1 state=INIT pkey_index=0 port=1 access=0\n"
+      "modify q1 state=RTR path_mtu=1024 dest=q0 rq_psn=0 max_dest_rd_atomic=0 min_rnr_timer=17\n"
+      "modify q1 state=RTS sq_psn=0 timeout=11 retry_cnt=0 rnr_retry=0 max_rd_atomic=1\n"
+      "post_send q0 wr_id=1 op=SEND sge=m0:0:64 flags=SIGNALED\n"
+      "post_send q0 wr_id=2 op=SEND sge=m0:64:64 flags=SIGNALED\n"
+      "advance us=60000\nmodify q0 state=SQD\nadvance us=2000\nquery q0\n";
+  const Cli at0 = RunCli({"--compared", "-"}, text);
+  const Cli later = RunCli({"--compared", "--tick-phase", "0.75", "-"}, text);
+  ASSERT_EQ(at0.code, 0) << at0.err;
+  ASSERT_EQ(later.code, 0) << later.err;
+  EXPECT_NE(at0.out.find("sq_psn=2 "), std::string::npos) << at0.out;
+  EXPECT_NE(at0.out.find("sq_draining=1"), std::string::npos) << at0.out;
+  EXPECT_NE(later.out.find("sq_psn=0 "), std::string::npos) << later.out;
+  EXPECT_NE(later.out.find("sq_draining=0"), std::string::npos) << later.out;
+  const Cli bad = RunCli({"--tick-phase", "-0.5", "-"}, text);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--tick-phase"), std::string::npos) << bad.err;
+}
+
 TEST(RunCommand, DmaNeedsTheModelAndTheReadableTranscript) {
   Cli hw = RunCli({"--backend", "hw", "--dma", "-"}, kGood);
   EXPECT_EQ(hw.code, 2);
