@@ -48,14 +48,15 @@ std::string Label(const cli::BackendSpec& s) {
 }  // namespace
 
 const char kDifferentialUsage[] =
-    "       qptwin fuzz --differential [--profile P] [--against hw|model[:P]] [--device D]\n"
+    "       qptwin fuzz --differential [--profile P] [--against hw|model[:P]|none] [--device D]\n"
     "                   [--seed S] [--sequences K] [--seconds N] [--shard I/N] [--max-len A]\n"
     "                   [--poll-ms T] [--reruns R] [--tick-phases P] [--out DIR]\n"
     "                   [--replay n]\n"
     "  runs whole-surface .qps sequences (several QPs of every type, SRQs, every opcode,\n"
     "  bad keys, odd modifies, destroys, SQD, RESET; spec/differential/generator.h) of up to\n"
     "  A random steps (default 24) on the model (profile P, default rxe) and on --against\n"
-    "  (hw: the real device; model:P; default: the same model again, for determinism) and\n"
+    "  (hw: the real device; model:P; default: the same model again, for determinism; none:\n"
+    "  the model alone, its transcripts made and compared with nothing: its rate) and\n"
     "  compares their canonical transcripts (spec/differential/canonical.h). Each difference\n"
     "  is saved as DIR/S-n.qps (replayable with qptwin diff) and the exit code is 1.\n"
     "  --shard I/N runs the sequences n with n % N == I (default: Bazel's TEST_SHARD_INDEX/\n"
@@ -84,7 +85,8 @@ int RunDifferentialFuzz(const cli::Flags& flags, std::ostream& out, std::ostream
   }
   if (a.profile.empty()) a.profile = "rxe";
   cli::BackendSpec b = a;
-  if (flags.Has("--against")) {
+  const bool alone = flags.Get("--against") == "none";  // side a only: nothing compared
+  if (flags.Has("--against") && !alone) {
     const std::string s = flags.Get("--against");
     const size_t colon = s.find(':');
     b.kind = s.substr(0, colon);
@@ -175,14 +177,14 @@ int RunDifferentialFuzz(const cli::Flags& flags, std::ostream& out, std::ostream
   }
   o.out_dir = flags.Get("--out", ".");
   o.label_a = Label(a);
-  o.label_b = Label(b);
+  o.label_b = alone ? "none" : Label(b);
   o.replay_flags = "--backend model --profile " + a.profile + " --against " +
                    (b.kind == "hw" ? std::string("hw") : "model:" + b.profile);
   if (!a.device.empty()) o.replay_flags += " --device " + a.device;
 
   // Both backends up front: a bad profile or a missing device is bad input.
   if (!make(a, &error)) return BadInput(err, "fuzz: " + error);
-  if (!make(b, &error)) return BadInput(err, "fuzz: --against: " + error);
+  if (!alone && !make(b, &error)) return BadInput(err, "fuzz: --against: " + error);
   auto maker = [&make](cli::BackendSpec spec) {
     return [spec, &make](int devices) mutable {
       spec.devices = devices;
@@ -208,13 +210,15 @@ int RunDifferentialFuzz(const cli::Flags& flags, std::ostream& out, std::ostream
     std::string ignored;
     return make(a, &ignored);
   };
-  const DiffStats s = RunDifferentialLoop(o, maker(a), maker(b), err,
+  const DiffStats s = RunDifferentialLoop(o, maker(a), alone ? SideMaker() : maker(b), err,
                                           a.kind == "model" ? &phased : nullptr);
   if (!s.io_error.empty()) return BadInput(err, "fuzz: " + s.io_error);
   if (o.replay) out << s.replay_text;
   out << "fuzz --differential: " << s.sequences << " sequences (seed " << o.seed << ", shard "
       << o.shard_index << "/" << o.shard_count << "), " << s.lines
-      << " transcript lines compared in " << s.seconds << " s ("
+      << (alone ? " transcript lines made (" + o.label_a + " alone) in "
+                : std::string(" transcript lines compared in "))
+      << s.seconds << " s ("
       << static_cast<uint64_t>(s.sequences / std::max(s.seconds, 1e-9))
       << " sequences/s); " << s.differences << " differences";
   if (o.reruns > 0) {

@@ -344,7 +344,11 @@ DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const
       watch.Arm(n, opts.label_a);
       ta = RunOn(a, sc, &why);
       watch.Side(opts.label_b);
-      if (why.empty()) tb = RunOn(b, sc, &why);
+      if (!b) {
+        tb = ta;  // side a alone (`--against none`): nothing to compare
+      } else if (why.empty()) {
+        tb = RunOn(b, sc, &why);
+      }
       watch.Disarm();
     }
     ++stats.sequences;

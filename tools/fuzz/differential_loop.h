@@ -87,7 +87,8 @@ struct DiffStats {
   std::string replay_text;   // --replay: the scenario and both transcripts
 };
 
-// Makes a backend with `devices` devices; null when it cannot.
+// Makes a backend with `devices` devices; null when it cannot. An empty side b: side a runs
+// alone (its transcripts are made, nothing is compared; `--against none`, its rate).
 using SideMaker = std::function<std::unique_ptr<Backend>(int devices)>;
 // Makes side a's backend with its kernel's ticks at `tick_phase` (contract 7).
 using PhasedMaker = std::function<std::unique_ptr<Backend>(int devices, double tick_phase)>;

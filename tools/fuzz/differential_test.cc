@@ -241,6 +241,17 @@ TEST(Differential, ReplayPrintsTheSequenceAndBothTranscripts) {
   EXPECT_NE(r.out.find(": 1 sequences"), std::string::npos);
 }
 
+// `--against none`: the model alone, each sequence's transcript made and compared with nothing
+// (the generator's rate on the model).
+TEST(Differential, AgainstNoneRunsTheModelAlone) {
+  const Result r = Fuzz({"--differential", "--against", "none", "--seed", "9", "--sequences",
+                         "50", "--shard", "0/1", "--out", TempDir("alone")});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("50 sequences"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("made (model/rxe alone)"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("model/rxe against none"), std::string::npos) << r.err;
+}
+
 TEST(Differential, BadInputIsOneLineAndExitTwo) {
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"--differential", "--shard", "3/2"},
