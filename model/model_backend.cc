@@ -131,6 +131,17 @@ class ModelBackend : public Backend {
     return ENODEV;
   }
 
+  std::vector<std::string> DeviceFaults() const override {
+    std::vector<std::string> out;
+    if (!sim::OnKernelThread()) return out;
+    for (int i = 0; i < world_->nic_count(); ++i) {
+      for (const std::string& f : world_->nic(i)->device_faults()) {
+        out.push_back(world_->nic(i)->name() + ": " + f);
+      }
+    }
+    return out;
+  }
+
   engine::World& world() { return *world_; }
   void Attach(RoceBridge* bridge) {
     world_->SetExternalPort(nullptr);

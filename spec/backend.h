@@ -548,6 +548,11 @@ class Backend {
   virtual uint64_t NowNs() = 0;
   // Lets `ns` pass (simulated time runs on the model; hw sleeps).
   virtual void Advance(uint64_t ns) = 0;
+  // The calls so far that the modelled device answers but the real one would not: it would
+  // crash its host (rxe 6.1 oopses on some invalidates; its profile names each rule, e.g.
+  // Behaviour::invalidate_free_type2_window_faults). One line each, in order, a few at most.
+  // Empty on a real device, which cannot tell: it crashes.
+  virtual std::vector<std::string> DeviceFaults() const { return {}; }
 };
 
 // ---- Helpers every backend and test share ------------------------------------------------

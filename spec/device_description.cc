@@ -75,10 +75,12 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("retry_reruns_local_ops", &Behaviour::retry_reruns_local_ops),
     Flag("retry_cnt_7_is_infinite", &Behaviour::retry_cnt_7_is_infinite),
     Flag("retry_rewinds_sq_psn", &Behaviour::retry_rewinds_sq_psn),
+    Flag("invalidate_free_type2_window_faults",
+         &Behaviour::invalidate_free_type2_window_faults),
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 58;
+constexpr size_t kFlags = 59;
 constexpr size_t kNumbers = 3;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -370,6 +372,12 @@ DeviceDescription Rxe() {
        "packet (measured: differential seed 20261220 sequence 1292, a WRITE through a "
        "window without REMOTE_WRITE completes; RetryFromBehindTheFirstPsnResendsTheWrite"
        "WithoutItsData)"},
+      {"invalidate_free_type2_window_faults", 1,
+       "rxe_mw.c rxe_check_invalidate_mw refuses only an INVALID or type 1 window, so a FREE "
+       "type 2 one reaches rxe_do_invalidate_mw, whose rxe_put(mw->qp) puts a NULL QP "
+       "(measured: differential seed 20261230 sequence 2135, a SEND_WITH_INV of a window "
+       "whose bind had failed, panics the guest 7 s after boot, every time; "
+       "tests/differential/found/20261230-2135-rxe-panic.qps)"},
       {"retry_cnt_7_is_infinite", 1,
        "rxe_comp.c COMPST_ERROR_RETRY: `if (qp->comp.retry_cnt != 7) qp->comp.retry_cnt--;` "
        "(the same as for rnr_retry)"},

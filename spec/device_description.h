@@ -257,6 +257,13 @@ struct Behaviour {
   // and failed unanswered; its first SEND/WRITE then goes again without its data. Default:
   // sq_psn is the next PSN a new message would take.
   bool retry_rewinds_sq_psn = false;
+  // An invalidate (LOCAL_INV, or the responder's for a SEND_WITH_INV) with the rkey of a
+  // type 2 window that is not bound (allocated and never bound, or invalidated already)
+  // crashes the device's host: no answer at all. The model answers as for an invalid key
+  // (LOC_QP_OP_ERR, REM_INV_REQ_ERR) and records the fault (Backend::DeviceFaults), so a
+  // differential run does not send it to the device. IBTA o10-37.2.26: only a bound type 2
+  // window can be invalidated; the invalidate fails.
+  bool invalidate_free_type2_window_faults = false;
 
   // CQE and query fields (issue 11 part 1; measured in tools/rxe-vm, examples/*.qps):
   // A successful receive CQE has IBV_WC_GRH for every QP type. IBTA 11.4.2.1: GRH only when

@@ -74,6 +74,11 @@ class Nic {
   const Profile& profile() const;
   uint32_t NewContext() { return next_ctx_++; }
   void ReleaseContext(uint32_t ctx);  // destroys everything the context created
+  // What the device was asked that its profile says the real device faults on (a host
+  // kernel oops, e.g. Behaviour::invalidate_free_type2_window_faults), in order, at most
+  // kMaxFaults of them. The model answers anyway; a real device would not answer at all.
+  static constexpr size_t kMaxFaults = 8;
+  const std::vector<std::string>& device_faults() const { return device_faults_; }
 
   // ---- Resources (nic_resources.cc) ----
   int AllocPd(uint32_t ctx, uint32_t* out);
@@ -348,6 +353,9 @@ class Nic {
   // SEND_WITH_INV at the responder (nic_mw.cc rules): false when the rkey could not be
   // invalidated (the receive's error CQE is pushed and the QP is in ERR).
   bool InvalidateForSend(Qp& qp, const Packet& pkt, WorkCompletion* wc);
+  // Invalidates window `rkey` for QP `qp` (a LOCAL_INV or a SEND_WITH_INV, `how`): the
+  // verbs' error, and device_faults() gets the invalidate when the profile says it faults.
+  int InvalidateWindow(const Qp& qp, uint32_t rkey, const char* how);
   void RespondError(Qp& qp, const Packet& pkt, NakCode code, EventType event);
   // A responder DMA of the request's data failed (host_bus.h contract 2): RC/XRC NAK remote
   // operational error and ERR; UC and UD drop the message.
@@ -411,6 +419,7 @@ class Nic {
   HostBus* bus_ = &DirectBus::Instance();
   DoorbellPort* doorbell_ = &DirectDoorbell::Instance();
   MwTable mws_;
+  std::vector<std::string> device_faults_;  // device_faults()
   std::map<uint32_t, Channel> channels_;
   std::map<uint32_t, std::shared_ptr<Cq>> cqs_;
   std::map<uint32_t, std::shared_ptr<Srq>> srqs_;

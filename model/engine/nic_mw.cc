@@ -3,6 +3,7 @@
 // an rkey that names a window. The rules are window.h's; the sources are listed there and
 // in spec/backend.h (Memory windows).
 #include <cerrno>
+#include <cstdio>
 
 #include "model/engine/nic.h"
 #include "model/engine/world.h"
@@ -115,8 +116,22 @@ WcStatus Nic::RunLocalOp(Qp& qp, const SendWqe& w) {
   // LOCAL_INV: a window's rkey (rxe_invalidate_mw); a region's is refused too (measured on
   // rxe 6.1 for a region from ibv_reg_mr). A failure is IB_WC_LOC_QP_OP_ERR.
   const uint32_t key = w.wr.imm_data;
-  const int err = mws_.ByIndex(key) ? mws_.Invalidate(key) : EINVAL;
-  return err == 0 ? WcStatus::kSuccess : WcStatus::kLocQpOpErr;
+  return InvalidateWindow(qp, key, "LOCAL_INV") == 0 ? WcStatus::kSuccess
+                                                     : WcStatus::kLocQpOpErr;
+}
+
+int Nic::InvalidateWindow(const Qp& qp, uint32_t rkey, const char* how) {
+  if (mws_.ByIndex(rkey) == nullptr) return EINVAL;
+  if (profile().behaviour.invalidate_free_type2_window_faults && mws_.NamesFreeType2(rkey) &&
+      device_faults_.size() < kMaxFaults) {
+    char what[160];
+    std::snprintf(what, sizeof what,
+                  "%s of rkey 0x%x on qpn %u names a type 2 window that is not bound "
+                  "(Behaviour::invalidate_free_type2_window_faults)",
+                  how, static_cast<unsigned>(rkey), static_cast<unsigned>(qp.qpn));
+    device_faults_.push_back(what);
+  }
+  return mws_.Invalidate(rkey);
 }
 
 }  // namespace qptwin::model::engine

@@ -594,8 +594,7 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
 bool Nic::InvalidateForSend(Qp& qp, const Packet& pkt, WorkCompletion* wc) {
   // rxe_resp.c execute: after the data is placed, invalidate_rkey (a window's rkey:
   // rxe_invalidate_mw; a region's is refused as by LOCAL_INV, nic_mw.cc).
-  const int err = mws_.ByIndex(pkt.imm) ? mws_.Invalidate(pkt.imm) : EINVAL;
-  if (err == 0) return true;
+  if (InvalidateWindow(qp, pkt.imm, "SEND_WITH_INV") == 0) return true;
   // RESPST_ERR_INVALIDATE_RKEY (class J): the receive completes with REM_INV_REQ_ERR and
   // the QP goes to ERR; the sender's SEND is ACKed (measured on rxe 6.1: it completes
   // successfully, its QP stays in RTS).

@@ -118,8 +118,9 @@ int MwTable::Invalidate(uint32_t rkey) {
   Mw* mw = ByIndex(rkey);
   if (mw == nullptr || mw->rkey != rkey) return EINVAL;
   if (mw->type == MwType::kType1) return EINVAL;  // o10-37.2.26
-  // A FREE type 2 window: rxe 6.1 rxe_do_invalidate_mw dereferences its NULL region (a
-  // kernel oops, never run on rxe); the model refuses it like an invalid one.
+  // A FREE type 2 window: rxe 6.1 rxe_do_invalidate_mw puts its NULL QP (a kernel oops, so
+  // no answer to twin; the caller records the fault, NamesFreeType2); the model refuses it
+  // like an invalid one.
   if (!mw->valid) return EINVAL;
   mw->valid = false;
   mw->mr = 0;
@@ -128,6 +129,13 @@ int MwTable::Invalidate(uint32_t rkey) {
   mw->addr = 0;
   mw->length = 0;
   return 0;
+}
+
+bool MwTable::NamesFreeType2(uint32_t rkey) const {
+  auto it = by_index_.find(IndexOf(rkey));
+  if (it == by_index_.end()) return false;
+  const Mw& mw = by_handle_.at(it->second);
+  return mw.rkey == rkey && mw.type == MwType::kType2 && !mw.valid;
 }
 
 const Mw* MwTable::Lookup(uint32_t rkey, const WindowAccess& a, uint64_t* region_addr) const {

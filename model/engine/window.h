@@ -88,6 +88,11 @@ class MwTable {
   int Bind(const BindRequest& r);
   // rxe_invalidate_mw: a VALID type 2 window with exactly this rkey becomes FREE.
   int Invalidate(uint32_t rkey);
+  // Whether `rkey` is the key of a type 2 window that is not bound (FREE: allocated and never
+  // bound, or invalidated): rxe 6.1's rxe_check_invalidate_mw lets it through and
+  // rxe_do_invalidate_mw puts its NULL QP, a kernel oops (Behaviour::
+  // invalidate_free_type2_window_faults).
+  bool NamesFreeType2(uint32_t rkey) const;
   // The window `rkey` names, if it lets `a` through (rxe_lookup_mw); *region_addr is the
   // address in the window's region the access starts at (a zero-based window adds its
   // start, rxe_resp.c check_rkey). The caller checks the bytes against the region.

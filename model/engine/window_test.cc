@@ -124,5 +124,20 @@ TEST_F(MwTableTest, InvalidateFreesOnlyABoundType2Window) {
   EXPECT_EQ(mws_.Bind(Request(*t2)), 0) << "free again: rebindable";
 }
 
+// rxe 6.1 oopses on an invalidate of a FREE type 2 window (Behaviour::
+// invalidate_free_type2_window_faults): the table names exactly those keys.
+TEST_F(MwTableTest, NamesFreeType2IsTheKeyOfAnUnboundType2Window) {
+  Mw* t1 = mws_.Alloc(1, 1, 7, MwType::kType1);
+  Mw* t2 = mws_.Alloc(2, 1, 7, MwType::kType2);
+  EXPECT_FALSE(mws_.NamesFreeType2(t1->rkey)) << "type 1";
+  EXPECT_TRUE(mws_.NamesFreeType2(t2->rkey)) << "allocated, never bound";
+  EXPECT_FALSE(mws_.NamesFreeType2(t2->rkey ^ 1)) << "another key byte";
+  ASSERT_EQ(mws_.Bind(Request(*t2)), 0);
+  EXPECT_FALSE(mws_.NamesFreeType2(t2->rkey)) << "bound";
+  ASSERT_EQ(mws_.Invalidate(t2->rkey), 0);
+  EXPECT_TRUE(mws_.NamesFreeType2(t2->rkey)) << "invalidated: FREE again";
+  EXPECT_FALSE(mws_.NamesFreeType2(0x12345)) << "no window";
+}
+
 }  // namespace
 }  // namespace qptwin::model::engine

@@ -31,7 +31,9 @@ double SecondsSince(Clock::time_point start) {
 }
 
 // The transcript of `text` on a fresh backend from `make`, or "" with *why.
-std::string RunOn(const SideMaker& make, const scenario::Scenario& sc, std::string* why) {
+// With `faults`, the backend's DeviceFaults() after the run (contract 8).
+std::string RunOn(const SideMaker& make, const scenario::Scenario& sc, std::string* why,
+                  std::vector<std::string>* faults = nullptr) {
   std::unique_ptr<Backend> backend = make(std::max(1, sc.device_lines));
   if (!backend) {
     *why = "the backend could not be created";
@@ -50,6 +52,7 @@ std::string RunOn(const SideMaker& make, const scenario::Scenario& sc, std::stri
     runner.Next(c, &step);
     differential::AppendComparableStep(step, &transcript);
   }
+  if (faults != nullptr) *faults = backend->DeviceFaults();
   return transcript;
 }
 
@@ -340,12 +343,14 @@ DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const
     const std::string& text = next->text;
     const scenario::Scenario& sc = next->sc;
     std::string ta, tb, why = next->why;
+    std::vector<std::string> faults;
     if (why.empty()) {
       watch.Arm(n, opts.label_a);
-      ta = RunOn(a, sc, &why);
+      ta = RunOn(a, sc, &why, &faults);
       watch.Side(opts.label_b);
-      if (!b) {
-        tb = ta;  // side a alone (`--against none`): nothing to compare
+      if (!faults.empty()) ++stats.device_faults;
+      if (!b || (!faults.empty() && opts.spare_b)) {
+        tb = ta;  // side a alone (`--against none`), or b spared (contract 8): not compared
       } else if (why.empty()) {
         tb = RunOn(b, sc, &why);
       }
@@ -353,6 +358,20 @@ DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const
     }
     ++stats.sequences;
     stats.lines += CountLines(ta);
+    if (!faults.empty() && b && opts.spare_b && why.empty()) {
+      const std::string path = DifferencePath(opts, n, "-fault");
+      if (stats.saved < kMaxSaved) {
+        std::ostringstream f;
+        f << text << "# ---- qptwin fuzz --differential: sequence " << n << " of seed "
+          << opts.seed << " was not run on " << opts.label_b << ": " << opts.label_a
+          << " says it would crash it (contract 8):\n";
+        for (const std::string& fault : faults) f << "#   " << fault << "\n";
+        f << "# ---- compared transcript on " << opts.label_a << "\n" << Commented(ta);
+        if (!SaveFile(opts, path, f.str(), &stats)) break;
+        progress << "fuzz --differential: sequence " << n << ": not run on " << opts.label_b
+                 << " (" << faults.front() << ") -> " << path << "\n";
+      }
+    }
     std::optional<differential::Difference> d;
     // Equal texts have no differing line (the usual case, the model against itself).
     if (why.empty() && ta != tb) d = differential::FirstDifference(ta, tb);

@@ -33,6 +33,14 @@
 //     <S>-<n>-phase.qps with side a's transcripts at phase 0 and at the matching phase and
 //     every one b gave), not as a difference. Side b re-runs only when its first transcript
 //     matches none of them.
+//  8. A real device may crash on what the model answers (rxe 6.1 oopses on some
+//     invalidates; Backend::DeviceFaults, named by the model's profile). A sequence whose
+//     side a reports device faults counts as `device_faults`; with `spare_b` (side b is a
+//     real device) it is not run on side b at all: it is saved as <S>-<n>-fault.qps with the
+//     faults and side a's transcript, and is neither a difference nor a match. The faults
+//     are the model's word: a sequence on which the model already differs from the device
+//     before the fault may be spared wrongly (or crash the device), and the count says how
+//     often a campaign spared one.
 //  5. A sequence that runs longer than sequence_seconds (a call into a backend that never
 //     returns) ends the process with exit code 3 and one stderr line naming the sequence,
 //     the side it was on and its replay command: a hang is reported, never waited out.
@@ -69,6 +77,8 @@ struct DiffOptions {
   int reruns = 0;
   // Contract 7: side a's tick phases tried after a difference (0 or 1: none).
   int tick_phases = 0;
+  // Contract 8: a sequence side a says would crash the device is not run on side b.
+  bool spare_b = false;
 };
 
 struct DiffStats {
@@ -80,6 +90,7 @@ struct DiffStats {
   uint64_t reruns = 0;         // side b's extra runs
   uint64_t phase_matched = 0;  // contract 7: side a at another tick phase gave b's transcript
   uint64_t phase_runs = 0;     // side a's runs at other tick phases
+  uint64_t device_faults = 0;  // contract 8: side a reported faults (spared when spare_b)
   double seconds = 0;
   std::string first;         // the first difference's summary
   std::string io_error;      // a file that could not be written

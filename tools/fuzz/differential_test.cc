@@ -208,6 +208,58 @@ TEST(Differential, SideBsTranscriptAtAnotherTickPhaseOfSideAIsNotADifference) {
   EXPECT_EQ(files, std::min<uint64_t>(with.phase_matched, kMaxSaved));
 }
 
+// Contract 8: seed 20261230 sequence 2135 sends a SEND_WITH_INV to an unbound type 2 window,
+// which panics rxe 6.1 (tests/differential/found/20261230-2135-rxe-panic.qps). The model with
+// profile rxe says so, and a real device as side b is spared it; a model as side b is not.
+TEST(Differential, ASequenceTheModelSaysWouldCrashTheDeviceIsNotRunOnIt) {
+  auto make = [](const std::string& profile, int devices) {
+    model::ModelOptions o;
+    o.profile = profile;
+    o.devices = devices;
+    return model::MakeModelBackend(o);
+  };
+  const SideMaker a = [&make](int devices) { return make("rxe", devices); };
+  int b_runs = 0;
+  const SideMaker b = [&](int devices) {
+    ++b_runs;
+    return make("rxe", devices);
+  };
+  DiffOptions opts;
+  opts.seed = 20261230;
+  opts.sequences = 2136;
+  opts.shard_index = 2135;
+  opts.shard_count = 100000;  // exactly sequence 2135
+  opts.label_b = "hw";
+  opts.spare_b = true;
+  opts.out_dir = TempDir("fault");
+  std::ostringstream progress;
+  const DiffStats spared = RunDifferentialLoop(opts, a, b, progress);
+  EXPECT_EQ(spared.sequences, 1u);
+  EXPECT_EQ(spared.device_faults, 1u);
+  EXPECT_EQ(spared.differences, 0u);
+  EXPECT_EQ(b_runs, 0) << "side b never ran the sequence";
+  const std::string path = DifferencePath(opts, 2135, "-fault");
+  std::ifstream f(path);
+  std::stringstream text;
+  text << f.rdbuf();
+  EXPECT_NE(text.str().find("was not run on hw"), std::string::npos) << path;
+  EXPECT_NE(text.str().find("SEND_WITH_INV of rkey"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("invalidate_free_type2_window_faults"), std::string::npos);
+  EXPECT_NE(progress.str().find("not run on hw"), std::string::npos) << progress.str();
+  // Without spare_b (side b another model) it runs, and the fault is still counted.
+  opts.spare_b = false;
+  opts.out_dir = TempDir("fault_run");
+  const DiffStats run = RunDifferentialLoop(opts, a, b, progress);
+  EXPECT_EQ(run.device_faults, 1u);
+  EXPECT_EQ(run.differences, 0u);
+  EXPECT_EQ(b_runs, 1);
+  // The ibta profile answers the same and names no fault: a real IBTA device refuses it.
+  const SideMaker ibta = [&make](int devices) { return make("ibta", devices); };
+  opts.spare_b = true;
+  const DiffStats on_ibta = RunDifferentialLoop(opts, ibta, ibta, progress);
+  EXPECT_EQ(on_ibta.device_faults, 0u);
+}
+
 // Contract 5: a side that never returns ends the run with exit code 3 and a line naming the
 // sequence, the side and the replay command, instead of hanging the CI step.
 TEST(DifferentialDeathTest, ASequenceThatHangsEndsTheRunWithExitThree) {
