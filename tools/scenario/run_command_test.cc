@@ -217,6 +217,44 @@ TEST(DiffCommand, NeedsFilesAndAgainst) {
             "qptwin: diff: --against hw takes no profile (valid: model[:PROFILE], hw)\n");
 }
 
+// rxe 6.1 oopses on a LOCAL_INV of an unbound type 2 window (Behaviour::
+// invalidate_free_type2_window_faults): diff runs the model first and spares the device,
+// whichever side it is on. The model alone still runs it.
+TEST(DiffCommand, AScenarioTheModelSaysWouldCrashTheDeviceIsNotRunOnIt) {
+  const std::string path = TempFile("fault.qps",
+      "device d profile=rxe\npd p\ncq c\n"
+      "qp a type=RC pd=p send_cq=c recv_cq=c\nqp b type=RC pd=p send_cq=c recv_cq=c\n"
+      "modify a state=INIT pkey_index=0 port=1 access=0\n"
+      "modify b state=INIT pkey_index=0 port=1 access=0\n"
+      "modify a state=RTR path_mtu=1024 dest=b rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=12\n"
+      "modify b state=RTR path_mtu=1024 dest=a rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=12\n"
+      "modify a state=RTS sq_psn=0 timeout=14 retry_cnt=7 rnr_retry=7 max_rd_atomic=1\n"
+      "alloc_mw w pd=p type=2\n"
+      "post_send a wr_id=1 op=LOCAL_INV inv=w flags=SIGNALED\n"
+      "poll c\n");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--backend", "model", "--against", "hw", path},
+        std::vector<std::string>{"--backend", "hw", "--against", "model", path}}) {
+    std::istringstream in;
+    std::ostringstream out, err;
+    EXPECT_EQ(DiffScenarioCli(args, in, out, err), 2) << err.str();
+    EXPECT_EQ(out.str(), "");
+    const std::string e = err.str();
+    EXPECT_EQ(std::count(e.begin(), e.end(), '\n'), 1) << e;
+    EXPECT_EQ(e.rfind("qptwin diff: " + path + ": not run on hw: model/rxe says it "
+                              "would crash the device: mdev0: LOCAL_INV of rkey 0x",
+                              0),
+              0u)
+        << e;
+  }
+  Cli r = RunCli({path});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("status=LOC_QP_OP_ERR"), std::string::npos) << r.out;
+  std::istringstream in;
+  std::ostringstream out, err;
+  EXPECT_EQ(DiffScenarioCli({"--against", "model:ibta", path}, in, out, err), 0) << err.str();
+}
+
 TEST(DiffCommand, ReportsTheFirstDifferingLine) {
   // A UD receive on RoCE (the rxe profile) counts the 40-byte GRH in byte_len; the ibta
   // profile models an InfiniBand port without GRH. The diff must find that line.
