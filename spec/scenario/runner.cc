@@ -98,6 +98,7 @@ void Runner::NextInto(const Command& c, Step* out) {
       if (at == before_.end() || at->name != c.name) before_.insert(at, ViewOf(c.name, *it->second));
     }
   }
+  if (options_.host_ns > 0 && c.verb != Verb::kAdvance) backend_->Advance(options_.host_ns);
   int ret = Execute(c, &step);
   if (step.outcomes.empty()) {
     Outcome& o = step.outcomes.emplace_back();

@@ -74,6 +74,11 @@ struct RunOptions {
   // only compares outcomes (the differential fuzzer) needs. The outcomes, failures, trace
   // and the calls made to the backend are the same either way.
   bool narrate = true;
+  // Simulated host time before each command but `advance` (Backend::Advance): what a
+  // program's own code and the verb's way into the kernel take on a slow host (rxe in an
+  // emulated VM: 0.2-3 ms a command, measured in tools/rxe-vm), during which the device's
+  // timers run. For a model backend; a real host spends its own. 0: commands take no time.
+  uint64_t host_ns = 0;
 };
 
 class Runner {

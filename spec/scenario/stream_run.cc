@@ -33,7 +33,10 @@ StreamResult StreamRun(ScenarioStream* stream, const StreamBackendMaker& make,
     backend = make(stream->header());
     if (!backend) return result.backend_ok = false;
     runner = std::make_unique<Runner>(backend.get());
-    runner->Start(RunOptions{/*keep_trace=*/false});
+    RunOptions run_options;
+    run_options.keep_trace = false;
+    run_options.host_ns = options.host_ns;
+    runner->Start(run_options);
     if (!options.canonical) {
       out << NarratedHeader(backend->Kind() == "model" ? "simulated" : "real");
     }

@@ -24,6 +24,7 @@ namespace qptwin::scenario {
 struct StreamOptions {
   bool canonical = false;  // else narrated
   bool explain = false;    // narrated with Step::why (--narrate)
+  uint64_t host_ns = 0;    // RunOptions::host_ns
 };
 
 struct StreamResult {

@@ -50,7 +50,8 @@ std::string Label(const cli::BackendSpec& s) {
 const char kDifferentialUsage[] =
     "       qptwin fuzz --differential [--profile P] [--against hw|model[:P]|none] [--device D]\n"
     "                   [--seed S] [--sequences K] [--seconds N] [--shard I/N] [--max-len A]\n"
-    "                   [--poll-ms T] [--reruns R] [--tick-phases P] [--out DIR]\n"
+    "                   [--poll-ms T] [--reruns R] [--tick-phases P] [--host-times H,...]\n"
+    "                   [--out DIR]\n"
     "                   [--replay n]\n"
     "  runs whole-surface .qps sequences (several QPs of every type, SRQs, every opcode,\n"
     "  bad keys, odd modifies, destroys, SQD, RESET; spec/differential/generator.h) of up to\n"
@@ -68,13 +69,16 @@ const char kDifferentialUsage[] =
     "  jiffies) at the phases k/P of a tick, k = 1..P-1 (default 8; 0 or 1: none): a\n"
     "  program starts at an arbitrary point of the host's tick, so when --against gives\n"
     "  one of those transcripts it is counted and saved (S-n-phase.qps) apart as well.\n"
+    "  --host-times H,...: then the model again at each host time (microseconds before each\n"
+    "  command, as a slow host spends: default 500,1000,2000; none: no host times) at every\n"
+    "  phase; a match is counted and saved (S-n-host.qps) apart as well.\n"
     "  A sequence the model's profile says would crash the real device (rxe 6.1 oopses on\n"
     "  an invalidate of an unbound type 2 window) is not run on hw: counted and saved\n"
     "  (S-n-fault.qps) apart.\n";
 
 std::vector<cli::FlagSpec> DifferentialFlags() {
   return {{"--differential", false}, {"--against"}, {"--shard"},      {"--poll-ms"},
-          {"--reruns"},              {"--tick-phases"}};
+          {"--reruns"},              {"--tick-phases"}, {"--host-times"}};
 }
 
 int RunDifferentialFuzz(const cli::Flags& flags, std::ostream& out, std::ostream& err,
@@ -152,6 +156,22 @@ int RunDifferentialFuzz(const cli::Flags& flags, std::ostream& out, std::ostream
     o.reruns = static_cast<int>(*r);
   }
   o.tick_phases = 8;
+  o.host_us = {500, 1000, 2000};
+  if (flags.Has("--host-times")) {
+    o.host_us.clear();
+    const std::string list = flags.Get("--host-times");
+    for (size_t b = 0; list != "none" && b <= list.size();) {
+      const size_t e = std::min(list.find(',', b), list.size());
+      auto v = Uint(list.substr(b, e - b));
+      if (!v || *v > 100000) {
+        return BadInput(err, "fuzz: --host-times '" + list +
+                                 "' is not a list of host times (valid: none, or microseconds "
+                                 "0..100000 separated by commas, e.g. 500,1000,2000)");
+      }
+      if (*v > 0) o.host_us.push_back(*v);
+      b = e + 1;
+    }
+  }
   if (flags.Has("--tick-phases")) {
     auto p = Uint(flags.Get("--tick-phases"));
     if (!p || *p > 64) return BadInput(err, "fuzz: --tick-phases '" + flags.Get("--tick-phases") +
@@ -231,13 +251,16 @@ int RunDifferentialFuzz(const cli::Flags& flags, std::ostream& out, std::ostream
   }
   if (o.tick_phases > 1 && a.kind == "model" && (o.reruns > 0 || s.phase_runs > 0)) {
     out << "; " << s.phase_matched << " more gave " << o.label_a
-        << "'s transcript at another tick phase (" << s.phase_runs << " runs at "
-        << o.tick_phases - 1 << " phases)";
+        << "'s transcript at another tick phase";
+    if (!o.host_us.empty()) out << " and " << s.host_matched << " at a host time";
+    out << " (" << s.phase_runs << " runs at " << o.tick_phases - 1 << " phases";
+    if (!o.host_us.empty()) out << " and " << o.host_us.size() << " host times";
+    out << ")";
   }
   if (s.device_faults > 0) {
-    out << "; " << s.device_faults << (o.spare_b ? " not run on " + o.label_b + ": " : " ")
-        << o.label_a << "'s profile says " << (o.spare_b ? "they" : "those")
-        << " would crash the device (contract 8)";
+    out << "; " << s.device_faults
+        << (o.spare_b ? " not run on " + o.label_b + ": " : std::string(" of them "))
+        << "would crash the device, says " << o.label_a << "'s profile (contract 8)";
   }
   out << "\n";
   if (s.device_faults > 0 && o.spare_b) {
@@ -247,6 +270,10 @@ int RunDifferentialFuzz(const cli::Flags& flags, std::ostream& out, std::ostream
   if (s.rerun_matched > 0) {
     out << "fuzz --differential: the re-run matches saved as " << o.out_dir << "/" << o.seed
         << "-*-rerun.qps\n";
+  }
+  if (s.host_matched > 0) {
+    out << "fuzz --differential: the host time matches saved as " << o.out_dir << "/" << o.seed
+        << "-*-host.qps\n";
   }
   if (s.phase_matched > 0) {
     out << "fuzz --differential: the tick phase matches saved as " << o.out_dir << "/" << o.seed

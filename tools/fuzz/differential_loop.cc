@@ -32,8 +32,9 @@ double SecondsSince(Clock::time_point start) {
 
 // The transcript of `text` on a fresh backend from `make`, or "" with *why.
 // With `faults`, the backend's DeviceFaults() after the run (contract 8).
+// `host_ns`: the host's time before each command (scenario::RunOptions::host_ns, contract 9).
 std::string RunOn(const SideMaker& make, const scenario::Scenario& sc, std::string* why,
-                  std::vector<std::string>* faults = nullptr) {
+                  std::vector<std::string>* faults = nullptr, uint64_t host_ns = 0) {
   std::unique_ptr<Backend> backend = make(std::max(1, sc.device_lines));
   if (!backend) {
     *why = "the backend could not be created";
@@ -43,6 +44,7 @@ std::string RunOn(const SideMaker& make, const scenario::Scenario& sc, std::stri
   scenario::RunOptions options;
   options.narrate = false;  // only the outcomes are compared
   options.keep_trace = false;  // nor is the trace: WR slots are reused, no state events kept
+  options.host_ns = host_ns;
   scenario::Runner runner(backend.get());
   runner.Start(options);
   std::string transcript;
@@ -324,9 +326,34 @@ std::string DifferencePath(const DiffOptions& opts, uint64_t n, const std::strin
       .string();
 }
 
-std::string PhaseName(int k, int phases) {
-  return std::to_string(k) + "/" + std::to_string(phases);
+namespace {
+
+// Side a as it may run again after a difference (contracts 7 and 9).
+struct Variant {
+  double phase = 0;
+  uint64_t host_ns = 0;
+  std::string name;  // "tick phase 3/8", "host time 1000 us a command, tick phase 0/8"
+};
+
+std::vector<Variant> Variants(const DiffOptions& opts) {
+  std::vector<Variant> out;
+  const int phases = std::max(1, opts.tick_phases);
+  auto phase_name = [phases](int k) { return std::to_string(k) + "/" + std::to_string(phases); };
+  for (int k = 1; k < phases; ++k) {
+    out.push_back({static_cast<double>(k) / phases, 0, "tick phase " + phase_name(k)});
+  }
+  for (uint64_t host_us : opts.host_us) {
+    if (host_us == 0) continue;
+    for (int k = 0; k < phases; ++k) {
+      out.push_back({static_cast<double>(k) / phases, host_us * 1000,
+                     "host time " + std::to_string(host_us) + " us a command, tick phase " +
+                         phase_name(k)});
+    }
+  }
+  return out;
 }
+
+}  // namespace
 
 DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const SideMaker& b,
                               std::ostream& progress, const PhasedMaker* a_phased) {
@@ -335,6 +362,7 @@ DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const
   const Clock::time_point start = Clock::now();
   double next_report = 1.0;
   SequenceMaker maker(opts);
+  const std::vector<Variant> variants = Variants(opts);
   std::unique_ptr<Sequence> next;
   for (uint64_t k = 0;; ++k) {
     next = maker.Take(k, std::move(next));
@@ -352,7 +380,7 @@ DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const
       if (!b || (!faults.empty() && opts.spare_b)) {
         tb = ta;  // side a alone (`--against none`), or b spared (contract 8): not compared
       } else if (why.empty()) {
-        tb = RunOn(b, sc, &why);
+        tb = RunOn(b, sc, &why, nullptr, opts.b_host_ns);
       }
       watch.Disarm();
     }
@@ -375,20 +403,22 @@ DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const
     std::optional<differential::Difference> d;
     // Equal texts have no differing line (the usual case, the model against itself).
     if (why.empty() && ta != tb) d = differential::FirstDifference(ta, tb);
-    // Contract 7: side a at its other tick phases; phased[k - 1] is phase k / P.
+    // Contracts 7 and 9: side a at its other tick phases, then at each host time at every
+    // phase; phased[i] is variants[i]'s transcript.
     std::vector<std::string> phased;
-    const int phases = a_phased != nullptr && !opts.replay ? opts.tick_phases : 0;
-    for (int k = 1; d && k < phases; ++k) {
-      std::string pwhy;
-      const double phase = static_cast<double>(k) / phases;
-      const SideMaker at = [a_phased, phase](int devices) { return (*a_phased)(devices, phase); };
-      watch.Arm(n, opts.label_a + " (tick phase " + PhaseName(k, phases) + ")");
-      phased.push_back(RunOn(at, sc, &pwhy));
-      watch.Disarm();
-      ++stats.phase_runs;
-      if (!pwhy.empty()) {
-        phased.pop_back();
-        break;
+    if (d && a_phased != nullptr && !opts.replay) {
+      for (const Variant& v : variants) {
+        std::string pwhy;
+        const double phase = v.phase;
+        const SideMaker at = [a_phased, phase](int devices) { return (*a_phased)(devices, phase); };
+        watch.Arm(n, opts.label_a + " (" + v.name + ")");
+        phased.push_back(RunOn(at, sc, &pwhy, nullptr, v.host_ns));
+        watch.Disarm();
+        ++stats.phase_runs;
+        if (!pwhy.empty()) {
+          phased.pop_back();
+          break;
+        }
       }
     }
     auto phase_of = [&phased](const std::string& t) {
@@ -397,7 +427,7 @@ DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const
       }
       return 0;
     };
-    int phase_match = d ? phase_of(tb) : 0;  // 0: none; else k of the phase b's transcript is
+    int phase_match = d ? phase_of(tb) : 0;  // 0: none; else 1 + the variant b's transcript is
     size_t phase_match_run = 0;              // b's run that gave it: 0 first, r re-run r
     // Contract 6: side b again, until it gives side a's transcript (or, contract 7, one of
     // side a's at another phase) or the re-runs run out.
@@ -407,7 +437,7 @@ DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const
       for (int r = 0; r < opts.reruns && !rerun_matched; ++r) {
         std::string rwhy;
         watch.Arm(n, opts.label_b + " (re-run " + std::to_string(r + 1) + ")");
-        reruns.push_back(RunOn(b, sc, &rwhy));
+        reruns.push_back(RunOn(b, sc, &rwhy, nullptr, opts.b_host_ns));
         watch.Disarm();
         ++stats.reruns;
         if (!rwhy.empty()) break;
@@ -419,29 +449,31 @@ DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const
       }
     }
     if (phase_match != 0) {
-      ++stats.phase_matched;
-      const std::string path = DifferencePath(opts, n, "-phase");
+      const Variant& v = variants[phase_match - 1];
+      ++(v.host_ns == 0 ? stats.phase_matched : stats.host_matched);
+      const std::string path = DifferencePath(opts, n, v.host_ns == 0 ? "-phase" : "-host");
       if (stats.saved < kMaxSaved) {
         const std::string which =
             phase_match_run == 0 ? "first run" : "re-run " + std::to_string(phase_match_run);
         std::ostringstream f;
         f << text << "# ---- qptwin fuzz --differential: sequence " << n << " of seed "
           << opts.seed << ": " << opts.label_b << "'s transcript (" << which << ") is "
-          << opts.label_a << "'s at tick phase " << PhaseName(phase_match, phases)
-          << " (contract 7; replay: qptwin diff " << opts.replay_flags << " --tick-phase "
-          << static_cast<double>(phase_match) / phases << " THIS_FILE)\n"
+          << opts.label_a << "'s at " << v.name << " (contract " << (v.host_ns ? 9 : 7)
+          << "; replay: qptwin diff " << opts.replay_flags << " --tick-phase " << v.phase
+          << (v.host_ns ? " --host-us " + std::to_string(v.host_ns / 1000) : "")
+          << " THIS_FILE)\n"
           << "# first run's first difference: line " << d->line << ": " << opts.label_a
           << " '" << d->a << "' vs " << opts.label_b << " '" << d->b << "'\n"
           << "# ---- compared transcript on " << opts.label_a << "\n"
-          << Commented(ta) << "# ---- compared transcript on " << opts.label_a
-          << " at tick phase " << PhaseName(phase_match, phases) << "\n"
+          << Commented(ta) << "# ---- compared transcript on " << opts.label_a << " at "
+          << v.name << "\n"
           << Commented(phased[phase_match - 1]) << "# ---- compared transcript on "
           << opts.label_b << " (first run)\n" << Commented(tb)
           << CommentedReruns(opts.label_b, reruns, reruns.size());
         if (!SaveFile(opts, path, f.str(), &stats)) break;
         progress << "fuzz --differential: sequence " << n << ": " << opts.label_b
-                 << "'s transcript is " << opts.label_a << "'s at tick phase "
-                 << PhaseName(phase_match, phases) << " -> " << path << "\n";
+                 << "'s transcript is " << opts.label_a << "'s at " << v.name << " -> " << path
+                 << "\n";
       }
       d.reset();
     }

@@ -41,6 +41,15 @@
 //     are the model's word: a sequence on which the model already differs from the device
 //     before the fault may be spared wrongly (or crash the device), and the count says how
 //     often a campaign spared one.
+//  9. A host spends time between a program's verb calls: its own code, and each verb's way
+//     into the kernel (rxe in an emulated VM: 0.2-3 ms a command, measured), while the
+//     device's timers run; the model's commands take none. That time is the host's, not a
+//     property of the device (scenario::RunOptions::host_ns, `qptwin run --host-us`). With
+//     `host_us` H and a maker of side a at a phase, a sequence that still differs after the
+//     tick phases of contract 7 runs on side a at each host time of H at every phase
+//     (P * |H| runs of the model); a transcript side b gives that equals one of them
+//     counts as `host_matched` (reported, saved as <S>-<n>-host.qps with the host time and
+//     phase to replay it), not as a difference.
 //  5. A sequence that runs longer than sequence_seconds (a call into a backend that never
 //     returns) ends the process with exit code 3 and one stderr line naming the sequence,
 //     the side it was on and its replay command: a hang is reported, never waited out.
@@ -53,6 +62,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "spec/backend.h"
 #include "spec/differential/generator.h"
@@ -77,6 +87,12 @@ struct DiffOptions {
   int reruns = 0;
   // Contract 7: side a's tick phases tried after a difference (0 or 1: none).
   int tick_phases = 0;
+  // Contract 9: host times (microseconds before each command) side a tries at every tick
+  // phase after a difference (none: empty).
+  std::vector<uint64_t> host_us;
+  // Side b's host time before each command: a model as side b standing in for a slow host
+  // (the tests of contract 9). A real device's host spends its own: 0.
+  uint64_t b_host_ns = 0;
   // Contract 8: a sequence side a says would crash the device is not run on side b.
   bool spare_b = false;
 };
@@ -89,7 +105,8 @@ struct DiffStats {
   uint64_t rerun_matched = 0;  // contract 6: a re-run of side b gave side a's transcript
   uint64_t reruns = 0;         // side b's extra runs
   uint64_t phase_matched = 0;  // contract 7: side a at another tick phase gave b's transcript
-  uint64_t phase_runs = 0;     // side a's runs at other tick phases
+  uint64_t host_matched = 0;   // contract 9: side a at a host time gave b's transcript
+  uint64_t phase_runs = 0;     // side a's runs at other tick phases and host times
   uint64_t device_faults = 0;  // contract 8: side a reported faults (spared when spare_b)
   double seconds = 0;
   std::string first;         // the first difference's summary

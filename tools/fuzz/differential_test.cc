@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -208,6 +209,53 @@ TEST(Differential, SideBsTranscriptAtAnotherTickPhaseOfSideAIsNotADifference) {
   EXPECT_EQ(files, std::min<uint64_t>(with.phase_matched, kMaxSaved));
 }
 
+// Contract 9: a host that spends a millisecond before each command gives, where that
+// decides a race with the device's timers, the model's transcript at that host time. Side b
+// here is the model standing in for such a host.
+TEST(Differential, SideBsTranscriptAtAHostTimeOfSideAIsNotADifference) {
+  auto make = [](int devices, double phase) {
+    model::ModelOptions o;
+    o.profile = "rxe";
+    o.devices = devices;
+    o.tick_phase = phase;
+    return model::MakeModelBackend(o);
+  };
+  const SideMaker a = [&make](int devices) { return make(devices, 0); };
+  const PhasedMaker phased = make;
+  DiffOptions opts;
+  opts.seed = 9;
+  opts.sequences = 2000;
+  opts.seconds = 600;
+  opts.label_b = "model/rxe-slow-host";
+  opts.b_host_ns = 2'000'000;
+  opts.tick_phases = 2;
+  opts.out_dir = TempDir("host_none");
+  std::ostringstream progress;
+  const DiffStats without = RunDifferentialLoop(opts, a, a, progress, &phased);
+  ASSERT_GT(without.differences, 0u) << "seed 9 must have sequences a slow host decides";
+  EXPECT_EQ(without.host_matched, 0u) << "no host times: none tried";
+  opts.host_us = {1000, 2000};
+  opts.out_dir = TempDir("host");
+  const DiffStats with = RunDifferentialLoop(opts, a, a, progress, &phased);
+  EXPECT_EQ(with.differences, 0u) << progress.str();
+  EXPECT_EQ(with.host_matched + with.phase_matched - without.phase_matched, without.differences);
+  EXPECT_GT(with.host_matched, 0u);
+  std::cout << without.differences << " of 2000 differ at 2 ms a command; "
+            << with.host_matched << " at a host time, " << with.phase_matched
+            << " at another tick phase\n";
+  size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(opts.out_dir)) {
+    if (e.path().string().find("-host.qps") == std::string::npos) continue;
+    ++files;
+    std::ifstream f(e.path());
+    std::stringstream text;
+    text << f.rdbuf();
+    EXPECT_NE(text.str().find("'s at host time "), std::string::npos) << e.path();
+    EXPECT_NE(text.str().find(" --host-us "), std::string::npos) << e.path();
+  }
+  EXPECT_EQ(files, std::min<uint64_t>(with.host_matched, kMaxSaved));
+}
+
 // Contract 8: seed 20261230 sequence 2135 sends a SEND_WITH_INV to an unbound type 2 window,
 // which panics rxe 6.1 (tests/differential/found/20261230-2135-rxe-panic.qps). The model with
 // profile rxe says so, and a real device as side b is spared it; a model as side b is not.
@@ -314,6 +362,9 @@ TEST(Differential, BadInputIsOneLineAndExitTwo) {
            {"--differential", "--poll-ms", "0"},
            {"--differential", "--tick-phases", "65"},
            {"--differential", "--tick-phase", "1"},
+           {"--differential", "--host-times", "500,x"},
+           {"--differential", "--host-times", "200000"},
+           {"--differential", "--host-times", ""},
            {"--differential", "--replay", "1"},
            {"--differential", "--backend", "hw"},
            {"--shard", "0/2"},

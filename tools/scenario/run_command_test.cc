@@ -353,6 +353,42 @@ TEST(RunCommand, TickPhaseDecidesWhichTimerComesFirst) {
   EXPECT_NE(bad.err.find("--tick-phase"), std::string::npos) << bad.err;
 }
 
+// A SEND to a QP without a receive waits out RNR timers while its transport timer (retry_cnt
+// 0) runs; the receive comes four commands later. On a fast host those take no time and the
+// SEND succeeds; on a host that spends 2 ms a command (rxe in an emulated VM) the transport
+// timer runs out first.
+TEST(RunCommand, HostTimeDecidesARaceWithTheDevicesTimers) {
+  const std::string text =
+      "device d0 profile=rxe\npd p0 dev=d0\nmr m0 pd=p0 len=4096 access=LOCAL_WRITE\n"
+      "cq c0 cqe=63 dev=d0\nqp q0 type=RC pd=p0 send_cq=c0 recv_cq=c0\n"
+      "qp q1 type=RC pd=p0 send_cq=c0 recv_cq=c0\n"
+      "modify q0 state=INIT pkey_index=0 port=1 access=0\n"
+      "modify q0 state=RTR path_mtu=1024 dest=q1 rq_psn=0 max_dest_rd_atomic=0 min_rnr_timer=17\n"
+      "modify q0 state=RTS sq_psn=0 timeout=11 retry_cnt=0 rnr_retry=7 max_rd_atomic=1\n"
+      "modify q1 state=INIT pkey_index=0 port=1 access=0\n"
+      "modify q1 state=RTR path_mtu=1024 dest=q0 rq_psn=0 max_dest_rd_atomic=0 min_rnr_timer=17\n"
+      "modify q1 state=RTS sq_psn=0 timeout=11 retry_cnt=0 rnr_retry=0 max_rd_atomic=1\n"
+      "post_send q0 wr_id=1 op=SEND sge=m0:0:64 flags=SIGNALED\n"
+      "query q1\nquery q1\nquery q1\n"
+      "post_recv q1 wr_id=2 sge=m0:1024:64\npoll c0 n=2 timeout_ms=30\n";
+  const Cli fast = RunCli({"--compared", "-"}, text);
+  const Cli slow = RunCli({"--compared", "--host-us", "2000", "-"}, text);
+  ASSERT_EQ(fast.code, 0) << fast.err;
+  ASSERT_EQ(slow.code, 0) << slow.err;
+  EXPECT_NE(fast.out.find("L18 wc wr_id=1 status=SUCCESS"), std::string::npos) << fast.out;
+  EXPECT_NE(slow.out.find("L18 wc wr_id=1 status=RETRY_EXC_ERR"), std::string::npos) << slow.out;
+  const Cli narrated = RunCli({"--host-us", "2000", "-"}, text);
+  EXPECT_NE(narrated.out.find("[   32003.686 us] L17  post_recv q1"), std::string::npos)
+      << narrated.out;
+  const Cli bad = RunCli({"--host-us", "x", "-"}, text);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err, "qptwin: run: --host-us 'x' is not a host time per command (valid: 0 <= T "
+                     "<= 100000 microseconds)\n");
+  const Cli hw = RunCli({"--backend", "hw", "--host-us", "5", "-"}, text);
+  EXPECT_EQ(hw.code, 2);
+  EXPECT_NE(hw.err.find("--host-us is for --backend model"), std::string::npos) << hw.err;
+}
+
 TEST(RunCommand, DmaNeedsTheModelAndTheReadableTranscript) {
   Cli hw = RunCli({"--backend", "hw", "--dma", "-"}, kGood);
   EXPECT_EQ(hw.code, 2);

@@ -23,7 +23,7 @@ namespace {
 
 constexpr char kRunUsage[] =
     "usage: qptwin run [--backend model|hw] [--profile P] [--device D] [--tick-phase F]\n"
-    "                  [--canonical | --compared | --narrate] [--vcd OUT.vcd]\n"
+    "                  [--host-us T] [--canonical | --compared | --narrate] [--vcd OUT.vcd]\n"
     "                  [--trace-json OUT.json] [--dma] FILE...\n"
     "  runs each .qps FILE (- = stdin; spec/scenario/FORMAT.md) and prints its transcript\n"
     "  (--compared: the form `qptwin diff` and the differential fuzzer compare);\n"
@@ -32,12 +32,14 @@ constexpr char kRunUsage[] =
     "  its SystemC platform), before the result of the step it happened in: time, device,\n"
     "  QP, what, bytes. --tick-phase F (model): its host kernel's ticks (rxe: 4 ms\n"
     "  jiffies) fall F of a tick later (0 <= F < 1, default 0): where a real program\n"
-    "  starts in the tick is arbitrary, and timer races follow it.\n"
+    "  starts in the tick is arbitrary, and timer races follow it. --host-us T (model):\n"
+    "  every command but advance takes T microseconds of the host's time first, as on a\n"
+    "  slow host (rxe in an emulated VM: 200-3000 us), while the device's timers run.\n"
     "  Exit 0: every expectation held, 1: one failed,\n"
     "  2: bad usage, an unreadable or malformed FILE, or no such backend.\n";
 constexpr char kDiffUsage[] =
     "usage: qptwin diff [--backend model|hw] [--profile P] [--device D] [--tick-phase F]\n"
-    "                   --against model[:P]|hw FILE...\n"
+    "                   [--host-us T] --against model[:P]|hw FILE...\n"
     "  runs each .qps FILE on both backends and compares the canonical transcripts.\n"
     "  The model runs first: a FILE its profile says would crash the real device (rxe 6.1\n"
     "  oopses on an invalidate of an unbound type 2 window) is not run on hw (exit 2).\n"
@@ -57,6 +59,12 @@ struct Options {
 
 // "qptwin: <text>" with control bytes escaped; returns 2.
 int Problem(std::ostream& err, const std::string& text) { return cli::BadInput(err, text); }
+
+RunOptions OptionsFor(const BackendChoice& choice) {
+  RunOptions options;
+  options.host_ns = choice.host_ns;
+  return options;
+}
 
 void ToChoice(const cli::BackendSpec& spec, BackendChoice* out) {
   out->kind = spec.kind;
@@ -88,6 +96,7 @@ int ParseArgs(const std::vector<std::string>& args, bool diff, Options* o, std::
               std::ostream& err) {
   const char* name = diff ? "diff" : "run";
   std::vector<cli::FlagSpec> specs = cli::BackendFlags();
+  specs.push_back({"--host-us"});
   if (diff) {
     specs.push_back({"--against"});
   } else {
@@ -106,6 +115,21 @@ int ParseArgs(const std::vector<std::string>& args, bool diff, Options* o, std::
     return Problem(err, std::string(name) + ": " + error);
   }
   ToChoice(spec, &o->backend);
+  if (flags->Has("--host-us")) {
+    const std::string s = flags->Get("--host-us");
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    if (s.empty() || end != s.c_str() + s.size() || !(v >= 0 && v <= 100000)) {
+      return Problem(err, std::string(name) + ": --host-us '" + cli::EscapeControl(s) +
+                              "' is not a host time per command (valid: 0 <= T <= 100000 "
+                              "microseconds)");
+    }
+    if (o->backend.kind == "hw") {
+      return Problem(err, std::string(name) +
+                              ": --host-us is for --backend model (a real host spends its own)");
+    }
+    o->backend.host_ns = static_cast<uint64_t>(v * 1000.0 + 0.5);
+  }
   if (diff && flags->Has("--against")) {
     if (!ParseAgainst(flags->Get("--against"), &o->against, &error)) {
       return Problem(err, std::string(name) + ": " + error);
@@ -192,7 +216,7 @@ int StreamOne(const std::string& path, std::istream& in, const Options& o,
   ScenarioStream stream = path == "-" ? ScenarioStream(&in) : ScenarioStream(text);
   if (o.files.size() > 1) out << "== " << cli::EscapeControl(path) << "\n";
   if (!o.canonical) out << "# " << cli::EscapeControl(path) << " on " << Label(o.backend) << "\n";
-  StreamOptions options{o.canonical, o.narrate};
+  StreamOptions options{o.canonical, o.narrate, o.backend.host_ns};
   StreamResult r = StreamRun(
       &stream,
       [&](const Scenario& h) { return Make("run", make, o.backend, path == "-" ? h : header, err); },
@@ -222,7 +246,7 @@ int LoadAndRun(const std::string& path, std::istream& in, const BackendChoice& c
   if (used.profile.empty()) used.profile = out->scenario.first_profile;
   out->backend_label = Label(used);
   out->clock = backend->Kind() == "model" ? "simulated" : "real";
-  out->result = Runner(backend.get()).Run(out->scenario);
+  out->result = Runner(backend.get()).Run(out->scenario, OptionsFor(choice));
   return 0;
 }
 
@@ -264,7 +288,7 @@ int RunScenarios(const std::vector<std::string>& args, std::istream& in, std::os
     }
     std::unique_ptr<Backend> backend = Make("run", make, o.backend, sc, err);
     if (!backend) return 2;
-    RunResult result = Runner(backend.get()).Run(sc);
+    RunResult result = Runner(backend.get()).Run(sc, OptionsFor(o.backend));
     const std::string clock = backend->Kind() == "model" ? "simulated" : "real";
     if (o.files.size() > 1) out << "== " << cli::EscapeControl(path) << "\n";
     if (o.compared) {
@@ -320,7 +344,8 @@ int DiffScenarios(const std::vector<std::string>& args, std::istream& in, std::o
       if (!backend) return 2;
       // The compared form: where rxe is nondeterministic, a documented window is sorted
       // (spec/differential/canonical.h), as the differential fuzzer compares.
-      transcripts[side] = differential::ComparableTranscript(Runner(backend.get()).Run(sc));
+      transcripts[side] = differential::ComparableTranscript(
+          Runner(backend.get()).Run(sc, OptionsFor(*choices[side])));
       const std::vector<std::string> faults = backend->DeviceFaults();
       if (i == 0 && !faults.empty() && choices[1 - side]->kind == "hw") {
         fault = Label(*choices[side]) + " says it would crash the device: " + faults.front();

@@ -25,6 +25,7 @@ struct BackendChoice {
   int devices = 1;      // how many devices the scenario opens (its `device` lines)
   std::string device;   // --device: hw device name ("" = $QPTWIN_DEVICE, else the first)
   double tick_phase = 0;  // --tick-phase: model, where its kernel's ticks fall (ModelOptions)
+  uint64_t host_ns = 0;   // --host-us: model, host time before each command (RunOptions)
 };
 
 // Returns null and sets *error (one line) when the backend cannot be had.
