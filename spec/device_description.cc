@@ -436,8 +436,11 @@ DeviceDescription Rxe() {
        "after ERR -> RTS is req_retry, from the consumer index at comp.psn (seed 20261214 "
        "sequence 1712). req.wqe_index counts modulo the ring's slots: a post in ERR that "
        "puts the producer a whole ring past it finds the ring empty, flushes nothing, and "
-       "its WRs wait for the next post (measured: 8 WRs, the second failing, then 11 in ERR; "
-       "seed 20261220 sequence 1092)"},
+       "its WRs wait for the completer's next run: rxe_comp.c rxe_completer in ERR flushes every "
+       "WQE up to the producer (rxe_drain_resp_pkts), and a response or the transport timer "
+       "runs it (measured: 8 WRs, the second failing, then 11 in ERR, seed 20261220 sequence "
+       "1092; 10 posted 80 us after a CMP_SWP's NAK are flushed when its timer runs out, seed "
+       "20261232 sequence 16220)"},
       {"dereg_mr_bound_mw_errno", EINVAL,
        "rxe_verbs.c rxe_dereg_mr: atomic_read(&mr->num_mw) > 0 -> -EINVAL (measured: "
        "memory_window_test DeallocOfABoundWindowClosesIt)"},

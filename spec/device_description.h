@@ -221,7 +221,9 @@ struct Behaviour {
   // completion, and one that fails a local check stops the requester, which then takes one WQE
   // per post, flushing the first the program posted (and the QP) when it gets there.
   // The requester's place is an index into the send ring, modulo its slots: a post in ERR
-  // whose WRs put the producer a whole ring past it flushes nothing until the next post.
+  // whose WRs put the producer a whole ring past it flushes nothing until the completer's next
+  // run in ERR (the next post's walk, a response, the transport timer running out), which
+  // flushes every queued WQE.
   // Default: leaving ERR starts from the program's next WR.
   bool requester_walks_one_wqe_in_error = false;
   // A solicited-only CQ arm fires only for a receive CQE of a message with the SE bit or a

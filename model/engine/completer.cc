@@ -25,7 +25,21 @@ uint32_t LastPsn(const SendWqe& w) { return PsnAdd(w.psn, w.npkts - 1); }
 
 }  // namespace
 
+void Nic::CompleterRunsInError(Qp& qp) {
+  // rxe_comp.c rxe_completer in ERR: rxe_drain_resp_pkts completes every WQE from the
+  // consumer to the producer, WR_FLUSH_ERR, whatever the requester's index: WQEs posted in
+  // ERR that the post's walk did not reach (Behaviour::requester_walks_one_wqe_in_error,
+  // FlushPostedInError) are flushed by the completer's next run, which a response to the QP
+  // or its transport timer running out starts (measured: seed 20261232 sequence 16220, 10
+  // FETCH_ADDs posted in ERR 80 us after a CMP_SWP's NAK are flushed when the CMP_SWP's timer
+  // runs out; 17 variants in tools/rxe-vm).
+  if (qp.state != QpState::kErr || qp.flush_pending || qp.sq.empty()) return;
+  if (!profile().behaviour.requester_walks_one_wqe_in_error) return;
+  FlushSq(qp);
+}
+
 void Nic::HandleResponse(Qp& qp, Packet& pkt) {
+  if (qp.state == QpState::kErr) CompleterRunsInError(qp);
   // R10: responses are dropped while the QP is not (or no longer) sending.
   if (qp.state != QpState::kRts && qp.state != QpState::kSqd && qp.state != QpState::kSqe) return;
   if (!IsReliable(qp.type)) return;

@@ -190,6 +190,8 @@ class Nic {
   void NoteUnwalked(Qp& qp, size_t from);
   void WalkOneInError(Qp& qp);
   void FlushPostedInError(Qp& qp, size_t from);
+  // rxe's completer run in ERR (a response, the transport timer): every queued WQE flushed.
+  void CompleterRunsInError(Qp& qp);
   void ResumeUnwalked(Qp& qp);
   void WalkStopped(Qp& qp);
   void FlushRq(Qp& qp);

@@ -505,6 +505,7 @@ void Nic::OnTimeout(Qp& qp) {
   // and RTR nothing was sent: that run finds nothing outstanding.
   if (profile().behaviour.retrans_timer_runs_out) {
     qp.stale_timeout = qp.state == QpState::kErr || qp.state == QpState::kReset;
+    if (qp.state == QpState::kErr) CompleterRunsInError(qp);
     if (qp.stale_timeout) return;
   }
   CompleterTimedOut(qp);

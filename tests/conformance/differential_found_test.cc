@@ -1197,5 +1197,67 @@ TEST_P(Conformance, AnAtomicResumedByAReadsCreditInThePostIsAnsweredBeforeTheNex
   }
 }
 
+// After a CMP_SWP's error NAK in ERR, a post whose WRs bring the send ring's producer round to
+// the requester's index: rxe (Behaviour::requester_walks_one_wqe_in_error; seed 20261232
+// sequence 16220) takes one WQE per requester run in ERR, and req_next_wqe sees an empty ring
+// when the index equals the producer (both modulo the ring's 16 slots), so the post flushes
+// nothing. The completer's next run in ERR does: rxe_drain_resp_pkts completes every WQE up
+// to the producer, and the transport timer the CMP_SWP armed (timeout 16: 268 ms) runs it.
+// Elsewhere a WR posted in ERR is flushed at once.
+TEST_P(Conformance, WrsAPostInErrLeftUnwalkedAreFlushedWhenTheTransportTimerRunsOut) {
+  const bool walks = GetParam().behaviour.requester_walks_one_wqe_in_error;
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 15, 16, 2, false, ca), qb = Qp(QpType::kRc, 15, 16, 2, false, cb);
+  if (SendDepth(qa) != 15) GTEST_SKIP() << "the device grants a send queue of " << SendDepth(qa);
+  const BringUpParams p = Transport(Mtu::k1024, 16, 7, 7, 12);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
+  Buffer buf = Reg(4096, kAll);
+  Buffer no_atomic = Reg(4096, access::kLocalWrite | access::kRemoteWrite);
+  std::vector<SendWr> first, second;
+  for (uint64_t i = 1; i <= 8; ++i) {
+    SendWr cs = Send(i, {buf.At(8 * i, 8)});
+    cs.opcode = WrOpcode::kAtomicCmpAndSwp;
+    cs.remote_addr = no_atomic.Addr(0);
+    cs.rkey = no_atomic.rkey;
+    cs.swap = 1;
+    first.push_back(cs);
+  }
+  for (uint64_t i = 11; i <= 20; ++i) second.push_back(Send(i, {buf.At(1024, 64)}));
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, first, &bad), 0);
+  if (!walks) {  // the first post's completions make room for the second
+    auto all = WaitWc(ca, 8, kSecond);
+    ASSERT_EQ(all.size(), 8u);
+    ASSERT_EQ(dev_->PostSend(qa, second, &bad), 0);
+    const auto rest = WaitWc(ca, 10, kSecond);
+    all.insert(all.end(), rest.begin(), rest.end());
+    ASSERT_EQ(all.size(), 18u);
+    EXPECT_EQ(all[0].wr_id, 1u);
+    EXPECT_EQ(all[0].status, WcStatus::kRemAccessErr) << ToName(all[0].status);
+    for (size_t i = 1; i < all.size(); ++i) {
+      EXPECT_EQ(all[i].status, WcStatus::kWrFlushErr) << i << ": " << ToName(all[i].status);
+    }
+    return;
+  }
+  ASSERT_EQ(dev_->PostSend(qa, second, &bad), 0);  // in ERR: 2 + 16 WQEs on, the index's slot
+  // rxe: the post answered the first CMP_SWP, failing the QP; nothing flushed the second post.
+  WorkCompletion wc[32];
+  const int now = dev_->PollCq(ca, 32, wc);
+  ASSERT_EQ(now, 8);
+  EXPECT_EQ(wc[0].wr_id, 1u);
+  EXPECT_EQ(wc[0].status, WcStatus::kRemAccessErr) << ToName(wc[0].status);
+  for (int i = 1; i < now; ++i) {
+    EXPECT_EQ(wc[i].status, WcStatus::kWrFlushErr) << i << ": " << ToName(wc[i].status);
+  }
+  EXPECT_EQ(StateOf(qa), QpState::kErr);
+  const auto later = WaitWc(ca, 10, kSecond);
+  ASSERT_EQ(later.size(), 10u) << "the transport timer's completer run flushes them";
+  for (size_t i = 0; i < later.size(); ++i) {
+    EXPECT_EQ(later[i].wr_id, 11 + i);
+    EXPECT_EQ(later[i].status, WcStatus::kWrFlushErr) << ToName(later[i].status);
+  }
+}
+
 }  // namespace
 }  // namespace qptwin::testing
