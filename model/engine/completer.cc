@@ -227,8 +227,9 @@ void Nic::ReturnRdCredit(Qp& qp, SendWqe& w) {
   // rxe_comp.c complete_ack alone gives the credit back (a successful response).
   if (profile().behaviour.failed_rd_atomic_keeps_credit &&
       !(w.done && w.status == WcStatus::kSuccess)) {
-    ++qp.rd_credits_lost;
+    return;
   }
+  ++qp.rd_atomic_avail;
 }
 
 void Nic::ResetRetries(Qp& qp) {

@@ -216,7 +216,11 @@ int Nic::ModifyQp(uint32_t ctx, uint32_t h, const QpAttr& a, AttrMask mask) {
   const bool pow2 = profile().behaviour.rd_atomic_rounded_up;
   if (mask & attr::kMaxQpRdAtomic) {
     s.max_rd_atomic = pow2 ? RoundUpPow2U8(a.max_rd_atomic) : a.max_rd_atomic;
-    qp->rd_credits_lost = 0;  // rxe_qp.c: atomic_set(&qp->req.rd_atomic, max_rd_atomic)
+    int held = 0;
+    if (!profile().behaviour.failed_rd_atomic_keeps_credit) {
+      for (const SendWqe& w : qp->sq) held += w.has_rd_credit ? 1 : 0;
+    }
+    qp->rd_atomic_avail = s.max_rd_atomic - held;
   }
   if (mask & attr::kAltPath) {
     s.alt_ah_attr = a.alt_ah_attr;

@@ -266,10 +266,13 @@ struct Qp : std::enable_shared_from_this<Qp> {
   // PSN). A retry starts there (req_retry: req.psn = comp.psn), behind the retried WQE's own
   // PSN when WQEs that were never answered took PSNs and left (failed, then ERR -> RTS).
   uint32_t comp_psn = 0;
-  // Behaviour::failed_rd_atomic_keeps_credit: the max_rd_atomic credits of READ/atomics that
-  // left without a successful completion (rxe: req.rd_atomic never incremented for them);
-  // a modify that sets max_rd_atomic gives them back.
-  int rd_credits_lost = 0;
+  // The max_rd_atomic credits not taken (rxe: req.rd_atomic). A READ/atomic takes one when
+  // it first starts (SendWqe::has_rd_credit; a retry takes none) and Nic::ReturnRdCredit
+  // gives it back when the WQE leaves: always, or with Behaviour::failed_rd_atomic_keeps_credit
+  // only after a successful response (rxe_comp.c complete_ack). A modify that sets
+  // max_rd_atomic sets it: to the new value less the credits held, or (keeps_credit: rxe_qp.c
+  // atomic_set) to the new value whatever is in flight, whose credits then come back on top.
+  int rd_atomic_avail = 0;
   // Behaviour::dup_read_needs_its_resource: the READ/atomic resources the responder holds
   // (rxe_resp.c resp.resources, max_dest_rd_atomic slots taken in turn).
   struct RdAtomicRes {

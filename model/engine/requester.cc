@@ -164,36 +164,28 @@ Nic::ReqStep Nic::ReqCheckLimits(Qp& qp) {
   // R20: a fenced WR waits for every earlier READ/ATOMIC of this SQ (rxe: for every
   // earlier WR).
   if (w.wr.send_flags & send_flag::kFence) {
-    int blocking = profile().behaviour.fence_waits_for_all ? outstanding : outstanding_rd;
-    // Behaviour::fence_counts_sent_rd_atomic: every READ/atomic sent and not completed holds
-    // a credit, also one at or behind this WR that a retry went back past (rxe_req.c
-    // rxe_wqe_is_fenced: rd_atomic != max_rd_atomic): the retry stalls here.
+    bool blocking = (profile().behaviour.fence_waits_for_all ? outstanding : outstanding_rd) > 0;
+    // Behaviour::fence_counts_sent_rd_atomic (rxe_req.c rxe_wqe_is_fenced: rd_atomic !=
+    // max_rd_atomic): any credit taken blocks, a lost one too, and one a READ/atomic at or
+    // behind this WR holds that a retry went back past: the retry stalls here.
     if (profile().behaviour.fence_counts_sent_rd_atomic) {
-      blocking += qp.rd_credits_lost;  // failed_rd_atomic_keeps_credit
-      for (size_t i = qp.sq_next; i < qp.sq.size(); ++i) {
-        const SendWqe& o = qp.sq[i];
-        if (o.sent && !o.done && IsReadOrAtomic(o.wr.opcode)) ++blocking;
-      }
+      blocking = qp.rd_atomic_avail != qp.attr.max_rd_atomic;
       // req_retry had set req.psn back to comp.psn: ibv_query_qp's sq_psn reads this WR's.
-      if (blocking > 0 && w.sent) {
+      if (blocking && w.sent) {
         qp.next_psn = w.psn;
         qp.retry_parked_at_fence = true;
       }
     }
-    if (blocking > 0) return ReqStep::kDone;
+    if (blocking) return ReqStep::kDone;
   }
   // IBTA 10.2.4 / rxe_req.c rd_atomic: at most max_rd_atomic READ/ATOMICs outstanding;
   // with 0 none ever starts (the WR and those after it wait; measured on rxe).
   // rxe_req.c checks the opcode against the QP type (next_opcode) before the depth: a READ
   // on UC fails in ReqCheckLocal rather than waiting for a depth it never has.
-  // Behaviour::failed_rd_atomic_keeps_credit: the credits of READ/atomics that failed stay
-  // taken, and a WQE that has its credit (a retry) takes no other (rxe check_init_depth).
-  const int max_rd = qp.attr.max_rd_atomic;
-  if (IsReadOrAtomic(w.wr.opcode) && OpcodeAllowed(qp.type, w.wr.opcode)) {
-    const bool keeps = profile().behaviour.failed_rd_atomic_keeps_credit;
-    if (!(keeps && w.has_rd_credit) && outstanding_rd + qp.rd_credits_lost >= max_rd) {
-      return ReqStep::kDone;
-    }
+  // A WQE that has its credit (a retry) takes no other (rxe check_init_depth).
+  if (IsReadOrAtomic(w.wr.opcode) && OpcodeAllowed(qp.type, w.wr.opcode) && !w.has_rd_credit) {
+    if (qp.rd_atomic_avail <= 0) return ReqStep::kDone;
+    --qp.rd_atomic_avail;
     w.has_rd_credit = true;
   }
   return ReqStep::kCheckLocal;
