@@ -38,6 +38,20 @@ std::string TempDir(const std::string& name) {
   return dir;
 }
 
+// The model with `profile` and `devices` devices, its kernel's ticks at `phase`.
+std::unique_ptr<Backend> ModelWith(const std::string& profile, int devices, double phase = 0) {
+  model::ModelOptions o;
+  o.profile = profile;
+  o.devices = devices;
+  o.tick_phase = phase;
+  return model::MakeModelBackend(o);
+}
+
+// Profile rxe at a tick phase (contracts 7 and 9).
+std::unique_ptr<Backend> RxeAtPhase(int devices, double phase) {
+  return ModelWith("rxe", devices, phase);
+}
+
 TEST(Differential, ModelAgainstItselfIsDeterministic) {
   const std::string dir = TempDir("self");
   const Result r = Fuzz({"--differential", "--seed", "5", "--sequences", "400", "--shard", "0/1",
@@ -112,12 +126,7 @@ TEST(Differential, AnotherProfileDiffersAndIsSaved) {
 // there, not different. Side b here is the ibta profile on its first run of each sequence
 // and rxe (side a's profile) on every re-run.
 TEST(Differential, AReRunThatGivesSideAsTranscriptIsNotADifference) {
-  auto make = [](const std::string& profile, int devices) {
-    model::ModelOptions o;
-    o.profile = profile;
-    o.devices = devices;
-    return model::MakeModelBackend(o);
-  };
+  auto make = [](const std::string& profile, int devices) { return ModelWith(profile, devices); };
   const SideMaker a = [&make](int devices) { return make("rxe", devices); };
   int calls = 0;
   uint64_t last_sequence_calls = 0;
@@ -165,24 +174,24 @@ TEST(Differential, AReRunThatGivesSideAsTranscriptIsNotADifference) {
   EXPECT_EQ(files, matched);
 }
 
+
+// The first `sequences` of seed 9, with time for all of them.
+DiffOptions SeedNine(uint64_t sequences) {
+  DiffOptions opts;
+  opts.seed = 9;
+  opts.sequences = sequences;
+  opts.seconds = 600;
+  return opts;
+}
+
 // Contract 7: where the model's kernel ticks fall is not the device's to say. Side b here is
 // the model with its ticks half a tick later: every sequence where that changes the outcome
 // differs from side a at phase 0, and is side a's own transcript at phase 1/2.
 TEST(Differential, SideBsTranscriptAtAnotherTickPhaseOfSideAIsNotADifference) {
-  auto make = [](int devices, double phase) {
-    model::ModelOptions o;
-    o.profile = "rxe";
-    o.devices = devices;
-    o.tick_phase = phase;
-    return model::MakeModelBackend(o);
-  };
-  const SideMaker a = [&make](int devices) { return make(devices, 0); };
-  const SideMaker b = [&make](int devices) { return make(devices, 0.5); };
-  const PhasedMaker phased = make;
-  DiffOptions opts;
-  opts.seed = 9;
-  opts.sequences = 400;
-  opts.seconds = 600;
+  const PhasedMaker phased = RxeAtPhase;
+  const SideMaker a = [](int devices) { return RxeAtPhase(devices, 0); };
+  const SideMaker b = [](int devices) { return RxeAtPhase(devices, 0.5); };
+  DiffOptions opts = SeedNine(400);
   opts.label_b = "model/rxe-later";
   opts.out_dir = TempDir("phase_none");
   std::ostringstream progress;
@@ -213,19 +222,9 @@ TEST(Differential, SideBsTranscriptAtAnotherTickPhaseOfSideAIsNotADifference) {
 // decides a race with the device's timers, the model's transcript at that host time. Side b
 // here is the model standing in for such a host.
 TEST(Differential, SideBsTranscriptAtAHostTimeOfSideAIsNotADifference) {
-  auto make = [](int devices, double phase) {
-    model::ModelOptions o;
-    o.profile = "rxe";
-    o.devices = devices;
-    o.tick_phase = phase;
-    return model::MakeModelBackend(o);
-  };
-  const SideMaker a = [&make](int devices) { return make(devices, 0); };
-  const PhasedMaker phased = make;
-  DiffOptions opts;
-  opts.seed = 9;
-  opts.sequences = 2000;
-  opts.seconds = 600;
+  const PhasedMaker phased = RxeAtPhase;
+  const SideMaker a = [](int devices) { return RxeAtPhase(devices, 0); };
+  DiffOptions opts = SeedNine(2000);
   opts.label_b = "model/rxe-slow-host";
   opts.b_host_ns = 2'000'000;
   opts.tick_phases = 2;
@@ -260,12 +259,7 @@ TEST(Differential, SideBsTranscriptAtAHostTimeOfSideAIsNotADifference) {
 // which panics rxe 6.1 (tests/differential/found/20261230-2135-rxe-panic.qps). The model with
 // profile rxe says so, and a real device as side b is spared it; a model as side b is not.
 TEST(Differential, ASequenceTheModelSaysWouldCrashTheDeviceIsNotRunOnIt) {
-  auto make = [](const std::string& profile, int devices) {
-    model::ModelOptions o;
-    o.profile = profile;
-    o.devices = devices;
-    return model::MakeModelBackend(o);
-  };
+  auto make = [](const std::string& profile, int devices) { return ModelWith(profile, devices); };
   const SideMaker a = [&make](int devices) { return make("rxe", devices); };
   int b_runs = 0;
   const SideMaker b = [&](int devices) {

@@ -323,21 +323,29 @@ TEST(RunCommand, DmaLinesShowEveryTransferOfTheStepBeforeItsResult) {
   EXPECT_EQ(quiet.out.find("# dma"), std::string::npos) << quiet.out;
 }
 
+// Two RC QPs of device d0 connected in RTS (timeout 11: 8.4 ms), q0 with `retry_cnt` and
+// rnr_retry 7, q1 with neither; a 4 KB region m0 and one CQ c0. Lines 2-12 of a scenario.
+std::string TwoRcQps(int retry_cnt) {
+  return "device d0 profile=rxe\npd p0 dev=d0\nmr m0 pd=p0 len=4096 access=LOCAL_WRITE\n"
+         "cq c0 cqe=63 dev=d0\nqp q0 type=RC pd=p0 send_cq=c0 recv_cq=c0\n"
+         "qp q1 type=RC pd=p0 send_cq=c0 recv_cq=c0\n"
+         "modify q0 state=INIT pkey_index=0 port=1 access=0\n"
+         "modify q0 state=RTR path_mtu=1024 dest=q1 rq_psn=0 max_dest_rd_atomic=0 "
+         "min_rnr_timer=17\n"
+         "modify q0 state=RTS sq_psn=0 timeout=11 retry_cnt=" + std::to_string(retry_cnt) +
+         " rnr_retry=7 max_rd_atomic=1\n"
+         "modify q1 state=INIT pkey_index=0 port=1 access=0\n"
+         "modify q1 state=RTR path_mtu=1024 dest=q0 rq_psn=0 max_dest_rd_atomic=0 "
+         "min_rnr_timer=17\n"
+         "modify q1 state=RTS sq_psn=0 timeout=11 retry_cnt=0 rnr_retry=0 max_rd_atomic=1\n";
+}
+
 // --tick-phase moves the model's kernel ticks (rxe: 4 ms jiffies): 2 ms after RTS -> SQD of a
 // QP in an RNR loop, the retry in SQD (which unsends the SENDs and drains the SQ) has come at
 // phase 0.75 and not yet at phase 0 (seed 20261225 sequence 1445: rxe gives either).
 TEST(RunCommand, TickPhaseDecidesWhichTimerComesFirst) {
   const std::string text =
-      "device d0 profile=rxe\npd p0 dev=d0\nmr m0 pd=p0 len=4096 access=LOCAL_WRITE\n"
-      "cq c0 cqe=63 dev=d0\nqp q0 type=RC pd=p0 send_cq=c0 recv_cq=c0\n"
-      "qp q1 type=RC pd=p0 send_cq=c0 recv_cq=c0\n"
-      "modify q0 state=INIT pkey_index=0 port=1 access=0\n"
-      "modify q0 state=RTR path_mtu=1024 dest=q1 rq_psn=0 max_dest_rd_atomic=0 min_rnr_timer=17\n"
-      "modify q0 state=RTS sq_psn=0 timeout=11 retry_cnt=1 rnr_retry=7 max_rd_atomic=1\n"
-      "modify q1 state=INIT pkey_index=0 port=1 access=0\n"
-      "modify q1 state=RTR path_mtu=1024 dest=q0 rq_psn=0 max_dest_rd_atomic=0 min_rnr_timer=17\n"
-      "modify q1 state=RTS sq_psn=0 timeout=11 retry_cnt=0 rnr_retry=0 max_rd_atomic=1\n"
-      "post_send q0 wr_id=1 op=SEND sge=m0:0:64 flags=SIGNALED\n"
+      TwoRcQps(1) + "post_send q0 wr_id=1 op=SEND sge=m0:0:64 flags=SIGNALED\n"
       "post_send q0 wr_id=2 op=SEND sge=m0:64:64 flags=SIGNALED\n"
       "advance us=60000\nmodify q0 state=SQD\nadvance us=2000\nquery q0\n";
   const Cli at0 = RunCli({"--compared", "-"}, text);
@@ -359,16 +367,7 @@ TEST(RunCommand, TickPhaseDecidesWhichTimerComesFirst) {
 // timer runs out first.
 TEST(RunCommand, HostTimeDecidesARaceWithTheDevicesTimers) {
   const std::string text =
-      "device d0 profile=rxe\npd p0 dev=d0\nmr m0 pd=p0 len=4096 access=LOCAL_WRITE\n"
-      "cq c0 cqe=63 dev=d0\nqp q0 type=RC pd=p0 send_cq=c0 recv_cq=c0\n"
-      "qp q1 type=RC pd=p0 send_cq=c0 recv_cq=c0\n"
-      "modify q0 state=INIT pkey_index=0 port=1 access=0\n"
-      "modify q0 state=RTR path_mtu=1024 dest=q1 rq_psn=0 max_dest_rd_atomic=0 min_rnr_timer=17\n"
-      "modify q0 state=RTS sq_psn=0 timeout=11 retry_cnt=0 rnr_retry=7 max_rd_atomic=1\n"
-      "modify q1 state=INIT pkey_index=0 port=1 access=0\n"
-      "modify q1 state=RTR path_mtu=1024 dest=q0 rq_psn=0 max_dest_rd_atomic=0 min_rnr_timer=17\n"
-      "modify q1 state=RTS sq_psn=0 timeout=11 retry_cnt=0 rnr_retry=0 max_rd_atomic=1\n"
-      "post_send q0 wr_id=1 op=SEND sge=m0:0:64 flags=SIGNALED\n"
+      TwoRcQps(0) + "post_send q0 wr_id=1 op=SEND sge=m0:0:64 flags=SIGNALED\n"
       "query q1\nquery q1\nquery q1\n"
       "post_recv q1 wr_id=2 sge=m0:1024:64\npoll c0 n=2 timeout_ms=30\n";
   const Cli fast = RunCli({"--compared", "-"}, text);
