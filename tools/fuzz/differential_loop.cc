@@ -132,6 +132,8 @@ void PrintProgress(std::ostream& os, const DiffStats& s) {
      << (s.seconds > 0 ? s.sequences / s.seconds : 0) << " sequences/s  " << s.differences
      << " differences" << (s.reruns ? "  " + std::to_string(s.rerun_matched) + " matched on a re-run" : "")
      << (s.phase_runs ? "  " + std::to_string(s.phase_matched) + " at another tick phase" : "")
+     << (s.host_matched ? "  " + std::to_string(s.host_matched) + " at a host time" : "")
+     << (s.device_faults ? "  " + std::to_string(s.device_faults) + " would crash the device" : "")
      << "\n"
      << std::defaultfloat << std::flush;
 }
