@@ -241,7 +241,7 @@ TEST(DiffCommand, AScenarioTheModelSaysWouldCrashTheDeviceIsNotRunOnIt) {
     EXPECT_EQ(out.str(), "");
     const std::string e = err.str();
     EXPECT_EQ(std::count(e.begin(), e.end(), '\n'), 1) << e;
-    EXPECT_EQ(e.rfind("qptwin diff: " + path + ": not run on hw: model/rxe says it "
+    EXPECT_EQ(e.rfind("qptwin: diff: " + path + ": not run on hw: model/rxe says it "
                               "would crash the device: mdev0: LOCAL_INV of rkey 0x",
                               0),
               0u)

@@ -352,8 +352,8 @@ int DiffScenarios(const std::vector<std::string>& args, std::istream& in, std::o
       }
     }
     if (!fault.empty()) {
-      err << "qptwin diff: " << cli::EscapeControl(path) << ": not run on hw: " << fault
-          << " (qptwin run --backend hw runs it anyway)\n";
+      Problem(err, "diff: " + path + ": not run on hw: " + fault +
+                       " (qptwin run --backend hw runs it anyway)");
       exit_code = 2;
       continue;
     }
