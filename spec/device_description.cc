@@ -440,7 +440,11 @@ DeviceDescription Rxe() {
        "WQE up to the producer (rxe_drain_resp_pkts), and a response or the transport timer "
        "runs it (measured: 8 WRs, the second failing, then 11 in ERR, seed 20261220 sequence "
        "1092; 10 posted 80 us after a CMP_SWP's NAK are flushed when its timer runs out, seed "
-       "20261232 sequence 16220)"},
+       "20261232 sequence 16220). Stale WQEs keep their slots after ERR -> RTS: the requester "
+       "walks slots up to the producer, so a post that goes round onto them is sent only "
+       "where it wrote over them; the rest lie behind it, the completer's head never starts "
+       "(get_wqe drops responses, COMPST_ERROR_RETRY retries nothing) and the QP hangs "
+       "(measured: seed 20261232 sequence 12293, 15 SEND_IMMs, ERR -> RTS, 12 SENDs: 9 sent)"},
       {"dereg_mr_bound_mw_errno", EINVAL,
        "rxe_verbs.c rxe_dereg_mr: atomic_read(&mr->num_mw) > 0 -> -EINVAL (measured: "
        "memory_window_test DeallocOfABoundWindowClosesIt)"},

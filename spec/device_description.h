@@ -223,7 +223,9 @@ struct Behaviour {
   // The requester's place is an index into the send ring, modulo its slots: a post in ERR
   // whose WRs put the producer a whole ring past it flushes nothing until the completer's next
   // run in ERR (the next post's walk, a response, the transport timer running out), which
-  // flushes every queued WQE.
+  // flushes every queued WQE. Stale WQEs keep their slots after ERR -> RTS: a post that goes
+  // round onto them is sent only where it wrote over them, and the WQEs behind the
+  // requester are never sent (the QP hangs until ERR or RESET).
   // Default: leaving ERR starts from the program's next WR.
   bool requester_walks_one_wqe_in_error = false;
   // A solicited-only CQ arm fires only for a receive CQE of a message with the SE bit or a

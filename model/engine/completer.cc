@@ -40,6 +40,8 @@ void Nic::CompleterRunsInError(Qp& qp) {
 
 void Nic::HandleResponse(Qp& qp, Packet& pkt) {
   if (qp.state == QpState::kErr) CompleterRunsInError(qp);
+  // rxe_comp.c get_wqe: the head never started: the response is dropped (COMPST_DONE).
+  if (HeadStuck(qp)) return;
   // R10: responses are dropped while the QP is not (or no longer) sending.
   if (qp.state != QpState::kRts && qp.state != QpState::kSqd && qp.state != QpState::kSqe) return;
   if (!IsReliable(qp.type)) return;

@@ -193,6 +193,11 @@ class Nic {
   // rxe's completer run in ERR (a response, the transport timer): every queued WQE flushed.
   void CompleterRunsInError(Qp& qp);
   void ResumeUnwalked(Qp& qp);
+  // A post while stale WQEs (ghosts) wait ahead of the requester: WQEs that go round the
+  // send ring onto their slots (nic_qp.cc).
+  void OverwriteStaleSlots(Qp& qp, size_t first_posted);
+  // Whether the first WQE the program posted and not yet retired is stuck (never sent).
+  bool HeadStuck(const Qp& qp) const;
   void WalkStopped(Qp& qp);
   void FlushRq(Qp& qp);
   void ResetQueues(Qp& qp);

@@ -167,6 +167,7 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
       // refused: the WRs queued before (this call's or, after SQD/RTR -> RTS, earlier ones)
       // start (Behaviour::rts_waits_for_doorbell; measured: sequence 838, a refused post
       // started 15 WRs queued in SQD).
+      if (posted && b.requester_walks_one_wqe_in_error) OverwriteStaleSlots(*qp, first_posted);
       if (posted || b.rts_waits_for_doorbell) RingDoorbell(*qp, by_mmio);
       if (flush_after) FlushPostedInError(*qp, first_posted);
       return queue_anyway ? EINVAL : err;  // rxe: the doorbell's EINVAL wins
@@ -200,6 +201,7 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     if (bad) *bad = wrs.size();
     return EINVAL;
   }
+  if (posted && b.requester_walks_one_wqe_in_error) OverwriteStaleSlots(*qp, first_posted);
   if (posted) RingDoorbell(*qp, by_mmio);
   return 0;
 }

@@ -501,6 +501,57 @@ void Nic::ResumeUnwalked(Qp& qp) {
   qp.sq_next = 0;
 }
 
+void Nic::OverwriteStaleSlots(Qp& qp, size_t first_posted) {
+  // rxe: the stale WQEs ResumeUnwalked put ahead sit in ring slots req.wqe_index .. consumer
+  // - 1, the WQEs the program posted since from the consumer on; a post writes its WQEs at
+  // the producer, modulo the ring's slots, onto stale ones once it goes round. The requester
+  // walks slot by slot from its index up to the producer (req_next_wqe: index == producer is
+  // an empty ring). So when O of this post's WQEs land on stale slots, the requester sends
+  // just those O (the post's last ones) and stops: the stale slots after them are written
+  // over by later posts before it reaches them, and the WQEs from the consumer on lie behind
+  // it for good. The completer's head is then a WQE never started: rxe_comp.c get_wqe drops
+  // every response (COMPST_DONE) and COMPST_ERROR_RETRY has nothing to retry, so the QP
+  // hangs in RTS until it is moved to ERR or RESET (measured: seed 20261232 sequence 12293;
+  // 15 SEND_IMMs posted, the first RNR-NAKed with rnr_retry 0, ERR -> RTS by IBV_QP_CUR_STATE,
+  // then 12 SENDs: sq_psn moves from 1 to 10, 9 SENDs sent, no completion for 60 ms; with 8
+  // and 12: 2 sent; 15 and 4: 1; 15 and 1, 4 and 12: all, ghosts first).
+  size_t stale = 0;
+  while (qp.sq_next + stale < first_posted && qp.sq[qp.sq_next + stale].ghost &&
+         !qp.sq[qp.sq_next + stale].sent) {
+    ++stale;
+  }
+  if (stale == 0) return;
+  size_t behind = 0;  // WQEs the program posted earlier that are not retired
+  for (size_t i = qp.sq_next + stale; i < first_posted; ++i) {
+    if (!qp.sq[i].ghost && !qp.sq[i].done) ++behind;
+  }
+  size_t slots = 1;
+  while (slots < qp.cap.max_send_wr + 1u) slots <<= 1;
+  const size_t posted = qp.sq.size() - first_posted;
+  if (stale + behind + posted <= slots) return;  // not round to a stale slot
+  const size_t over = stale + behind + posted - slots;
+  for (size_t i = qp.sq_next + stale; i < qp.sq.size() - over; ++i) {
+    if (!qp.sq[i].ghost && !qp.sq[i].done) qp.sq[i].stuck = true;
+  }
+  // The stale WQEs are never sent: out of the queue (the ghosts before sq_next stay).
+  Ring<SendWqe> sq;
+  for (size_t i = 0; i < qp.sq.size(); ++i) {
+    if (i >= qp.sq_next && i < qp.sq_next + stale) continue;
+    sq.push_back(std::move(qp.sq[i]));
+  }
+  qp.sq.swap(sq);
+  qp.ghosts -= stale;
+  qp.sq_next = qp.sq.size() - over;
+}
+
+bool Nic::HeadStuck(const Qp& qp) const {
+  for (const SendWqe& w : qp.sq) {
+    if (w.ghost || w.done) continue;
+    return w.stuck;
+  }
+  return false;
+}
+
 void Nic::WalkStopped(Qp& qp) {
   // rxe_req.c in QP_STATE_ERROR: the WQE at req.wqe_index is marked WR_FLUSH_ERR; the
   // completer reports it only when it is the head, i.e. one the program posted, and then

@@ -180,6 +180,10 @@ struct SendWqe {
   // requester_walks_one_wqe_in_error): it is sent but never completes (no CQE), and it does
   // not count against max_send_wr.
   bool ghost = false;
+  // Behind the requester for good (Nic::OverwriteStaleSlots): its ring slot lies between the
+  // consumer and the requester's index, so it is never sent, and while it is the head the
+  // completer drops every response and has nothing to retry.
+  bool stuck = false;
   // The NIC has fetched it (doorbell_port.h contract 1); until then it has the provider's
   // fields only.
   bool fetched = false;

@@ -528,6 +528,8 @@ void Nic::CompleterTimedOut(Qp& qp) {
     }
   }
   if (first == sent) return;  // nothing outstanding
+  // rxe_comp.c COMPST_ERROR_RETRY: a head never started has nothing to retry.
+  if (qp.sq[first].stuck) return;
   if (!TakeRetry(qp)) {
     FailWqe(qp, first, WcStatus::kRetryExcErr, "retry count exceeded");
     return;

@@ -1259,5 +1259,58 @@ TEST_P(Conformance, WrsAPostInErrLeftUnwalkedAreFlushedWhenTheTransportTimerRuns
   }
 }
 
+// After ERR -> RTS by IBV_QP_CUR_STATE, the WQEs the requester never reached in ERR wait
+// ahead of it in their ring slots (rxe: Behaviour::requester_walks_one_wqe_in_error). A post
+// of 12 behind 13 of them goes round the 16-slot ring onto 9 of those slots: rxe's requester
+// walks its slots up to the producer, so it sends just those 9 SENDs (the post's last) and
+// stops; the post's first three are behind it for good, the completer's head never starts,
+// so every response is dropped and no timeout retries: the QP hangs in RTS until ERR flushes
+// the 12 (seed 20261232 sequence 12293). Elsewhere the 12 SENDs go in order and the first
+// fails the QP (no receive, no retries).
+TEST_P(Conformance, APostThatGoesRoundOntoStaleSlotsIsSentOnlyInPart) {
+  const bool walks = GetParam().behaviour.requester_walks_one_wqe_in_error;
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 15, 16, 2, false, ca), qb = Qp(QpType::kRc, 15, 16, 2, false, cb);
+  if (SendDepth(qa) != 15) GTEST_SKIP() << "the device grants a send queue of " << SendDepth(qa);
+  const BringUpParams p = Transport(Mtu::k1024, 14, 0, 0, 12);  // 67 ms, no retries
+  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);  // qb has no receive: an RNR NAK ends qa
+  Buffer buf = Reg(4096, kAll);
+  std::vector<SendWr> first, second;
+  for (uint64_t i = 1; i <= 15; ++i) {
+    SendWr w = Send(i, {buf.At(0, 1)});
+    w.opcode = WrOpcode::kSendWithImm;
+    first.push_back(w);
+  }
+  for (uint64_t i = 101; i <= 112; ++i) second.push_back(Send(i, {buf.At(64, 7)}));
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, first, &bad), 0);
+  auto wcs = WaitWc(ca, 15);
+  ASSERT_EQ(wcs.size(), 15u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kRnrRetryExcErr) << ToName(wcs[0].status);
+  ASSERT_EQ(ModifyToRtsClaimingRts(qa), 0);
+  ASSERT_EQ(dev_->PostSend(qa, second, &bad), 0);
+  if (!walks) {
+    wcs = WaitWc(ca, 12);
+    ASSERT_EQ(wcs.size(), 12u);
+    EXPECT_EQ(wcs[0].wr_id, 101u);
+    EXPECT_NE(wcs[0].status, WcStatus::kSuccess) << "no receive, no retries";
+    return;
+  }
+  EXPECT_TRUE(Drain(ca, 3 * kSecond / 10).empty()) << "no response and no timeout completes one";
+  QpAttr attr;
+  QpInitAttr init;
+  ASSERT_EQ(dev_->QueryQp(qa, &attr, &init), 0);
+  EXPECT_EQ(attr.qp_state, QpState::kRts);
+  EXPECT_EQ(attr.sq_psn, p.sq_psn + 1 + 9) << "the first SEND_IMM and the post's last 9 SENDs";
+  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kErr), attr::kState), 0);
+  wcs = WaitWc(ca, 12);
+  ASSERT_EQ(wcs.size(), 12u);
+  for (size_t i = 0; i < wcs.size(); ++i) {
+    EXPECT_EQ(wcs[i].wr_id, 101 + i);
+    EXPECT_EQ(wcs[i].status, WcStatus::kWrFlushErr) << ToName(wcs[i].status);
+  }
+}
+
 }  // namespace
 }  // namespace qptwin::testing
