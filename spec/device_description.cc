@@ -422,8 +422,10 @@ DeviceDescription Rxe() {
        "the responder and completer inline (measured: differential seed 20261207 sequence "
        "1176: a BIND_MW posted behind an atomic that draws NAK invalid request is flushed, "
        "its MR stays deregistrable). rxe_resp_queue_pkt schedules the responder for a READ "
-       "request and for what queues behind it: the post goes on without that answer (seed "
-       "20261219 sequence 1543)"},
+       "request, and the pending tasklet runs at the requester task's next spin_unlock_bh: "
+       "answered before the next WQE as well (measured: 5 READs of one post whose responses "
+       "fail locally: one sent, sq_psn + 1; AReadsResponseOnTheSameDeviceIsHandledBefore"
+       "TheNextRead)"},
       {"requester_walks_one_wqe_in_error", 1,
        "rxe_req.c rxe_requester: in QP_STATE_ERROR each run marks the WQE at req.wqe_index "
        "(WR_FLUSH_ERR, err:) and returns -EAGAIN, so rxe_do_task stops after one; rxe_comp.c "

@@ -1312,5 +1312,51 @@ TEST_P(Conformance, APostThatGoesRoundOntoStaleSlotsIsSentOnlyInPart) {
   }
 }
 
+// One post of 5 READs to a QP of the same device whose responses cannot be written (the
+// local SGE runs past its region's end). rxe (Behaviour::post_answers_each_message): the
+// READ's responder is a scheduled tasklet, and the pending softirq runs at the requester
+// task's next spin_unlock_bh, so the first READ's response fails the QP (LOC_PROT_ERR)
+// before the second is sent: sq_psn moves by one, the responder executed one READ.
+// Elsewhere the READs go out back to back.
+TEST_P(Conformance, AReadsResponseOnTheSameDeviceIsHandledBeforeTheNextRead) {
+  const bool inline_answers = GetParam().behaviour.post_answers_each_message;
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 15, 16, 2, false, ca), qb = Qp(QpType::kRc, 15, 16, 2, false, cb);
+  BringUpParams p = Transport(Mtu::k1024, 14, 0, 0, 12);
+  p.max_rd_atomic = 4;
+  p.max_dest_rd_atomic = 4;
+  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
+  Buffer buf = Reg(4096, kAll);
+  Buffer small = Reg(256, kAll);
+  std::vector<SendWr> reads;
+  for (uint64_t i = 1; i <= 5; ++i) {
+    SendWr r = Send(i, {small.At(200, 100)});
+    r.opcode = WrOpcode::kRdmaRead;
+    r.remote_addr = buf.Addr(1024);
+    r.rkey = buf.rkey;
+    reads.push_back(r);
+  }
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, reads, &bad), 0);
+  const auto wcs = WaitWc(ca, 5);
+  ASSERT_EQ(wcs.size(), 5u);
+  EXPECT_EQ(wcs[0].wr_id, 1u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kLocProtErr) << ToName(wcs[0].status);
+  for (size_t i = 1; i < wcs.size(); ++i) {
+    EXPECT_EQ(wcs[i].status, WcStatus::kWrFlushErr) << ToName(wcs[i].status);
+  }
+  QpAttr a, b;
+  QpInitAttr init;
+  ASSERT_EQ(dev_->QueryQp(qa, &a, &init), 0);
+  ASSERT_EQ(dev_->QueryQp(qb, &b, &init), 0);
+  if (inline_answers) {
+    EXPECT_EQ(a.sq_psn, p.sq_psn + 1) << "one READ sent";
+    EXPECT_EQ(b.rq_psn, p.rq_psn + 1) << "one READ executed";
+  } else {
+    EXPECT_GT(a.sq_psn, p.sq_psn + 1) << "the READs went back to back";
+  }
+}
+
 }  // namespace
 }  // namespace qptwin::testing
