@@ -170,9 +170,12 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
     }
   }
   if (progress && !nak_counted) ResetRetries(qp);
-  // rxe_comp.c COMPST_UPDATE_COMP: comp.psn = the response's PSN + 1.
+  // rxe_comp.c COMPST_UPDATE_COMP: comp.psn = the response's PSN + 1. A READ's response
+  // is one packet here for the npkts rxe sends: comp.psn passes the last one (seed 20261232
+  // sequence 12735: a 2-packet READ, then a SEND's RNR retry resends it from PSN 2, not 1).
   if (pkt.kind != PacketKind::kNak && (progress || index < sent)) {
-    AdvanceCompPsn(qp, PsnAdd(pkt.psn, 1));
+    const uint32_t npkts = pkt.kind == PacketKind::kReadResp ? std::max<uint32_t>(pkt.npkts, 1) : 1;
+    AdvanceCompPsn(qp, PsnAdd(pkt.psn, npkts));
   }
   DrainSq(qp);
   if (qp.state == QpState::kErr) return;

@@ -1358,5 +1358,42 @@ TEST_P(Conformance, AReadsResponseOnTheSameDeviceIsHandledBeforeTheNextRead) {
   }
 }
 
+// A 2-packet READ, then a SEND into a QP without a receive (an RNR loop). A retry starts from
+// the completer's PSN, past the READ's last response packet: the SEND is resent with its own
+// PSN, and sq_psn reads the READ's two PSNs and the SEND's one past the start (rxe_req.c
+// req_retry: req.psn = comp.psn; seed 20261232 sequence 12735).
+TEST_P(Conformance, ARetryAfterAMultiPacketReadResendsFromPastItsLastResponse) {
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+  const BringUpParams p = Transport(Mtu::k1024, 14, 0, 7, 1);  // 67 ms; RNR waits of 0.01 ms
+  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
+  Buffer buf = Reg(8192, kAll);
+  SendWr read = Send(1, {buf.At(0, 2048)});
+  read.opcode = WrOpcode::kRdmaRead;
+  read.remote_addr = buf.Addr(4096);
+  read.rkey = buf.rkey;
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, {read}, &bad), 0);
+  auto wcs = WaitWc(ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  ASSERT_EQ(wcs[0].status, WcStatus::kSuccess) << ToName(wcs[0].status);
+  ASSERT_EQ(dev_->PostSend(qa, {Send(2, {buf.At(64, 64)})}, &bad), 0);
+  backend_->Advance(20 * kSecond / 1000);  // RNR retries, before the transport timeout
+  QpAttr a;
+  QpInitAttr init;
+  ASSERT_EQ(dev_->QueryQp(qa, &a, &init), 0);
+  EXPECT_EQ(a.qp_state, QpState::kRts);
+  EXPECT_EQ(a.sq_psn, p.sq_psn + 3) << "the READ's 2 PSNs and the SEND's";
+  // rxe's transport timer runs during the RNR loop (Behaviour::retry_timer_runs_during_rnr)
+  // and ends it; elsewhere the loop goes on until ERR flushes the SEND.
+  const bool timer_runs = GetParam().behaviour.retry_timer_runs_during_rnr;
+  if (!timer_runs) ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kErr), attr::kState), 0);
+  wcs = WaitWc(ca, 1, kSecond);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].status, timer_runs ? WcStatus::kRetryExcErr : WcStatus::kWrFlushErr)
+      << ToName(wcs[0].status);
+}
+
 }  // namespace
 }  // namespace qptwin::testing
