@@ -222,7 +222,7 @@ struct Behaviour {
   // per post, flushing the first the program posted (and the QP) when it gets there.
   // The requester's place is an index into the send ring, modulo its slots: a post in ERR
   // whose WRs put the producer a whole ring past it flushes nothing until the completer's next
-  // run in ERR (the next post's walk, a response, the transport timer running out), which
+  // run in ERR (the next post's walk, the transport timer running out), which
   // flushes every queued WQE. Stale WQEs keep their slots after ERR -> RTS: a post that goes
   // round onto them is sent only where it wrote over them, and the WQEs behind the
   // requester are never sent (the QP hangs until ERR or RESET).

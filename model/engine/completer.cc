@@ -29,8 +29,9 @@ void Nic::CompleterRunsInError(Qp& qp) {
   // rxe_comp.c rxe_completer in ERR: rxe_drain_resp_pkts completes every WQE from the
   // consumer to the producer, WR_FLUSH_ERR, whatever the requester's index: WQEs posted in
   // ERR that the post's walk did not reach (Behaviour::requester_walks_one_wqe_in_error,
-  // FlushPostedInError) are flushed by the completer's next run, which a response to the QP
-  // or its transport timer running out starts (measured: seed 20261232 sequence 16220, 10
+  // FlushPostedInError) are flushed by the completer's next run, which the transport timer
+  // running out starts (a response to a QP in ERR is dropped before the completer,
+  // rxe_recv.c check_type_state) (measured: seed 20261232 sequence 16220, 10
   // FETCH_ADDs posted in ERR 80 us after a CMP_SWP's NAK are flushed when the CMP_SWP's timer
   // runs out; 17 variants in tools/rxe-vm).
   if (qp.state != QpState::kErr || qp.flush_pending || qp.sq.empty()) return;
@@ -39,13 +40,14 @@ void Nic::CompleterRunsInError(Qp& qp) {
 }
 
 void Nic::HandleResponse(Qp& qp, Packet& pkt) {
-  if (qp.state == QpState::kErr) CompleterRunsInError(qp);
-  // rxe_comp.c get_wqe: the head never started: the response is dropped (COMPST_DONE).
-  if (HeadStuck(qp)) return;
-  // R10: responses are dropped while the QP is not (or no longer) sending.
+  // R10: responses are dropped while the QP is not (or no longer) sending (rxe_recv.c
+  // check_type_state: req.state beyond DRAINED, ERR included, drops them before the
+  // completer).
   if (qp.state != QpState::kRts && qp.state != QpState::kSqd && qp.state != QpState::kSqe) return;
   if (!IsReliable(qp.type)) return;
   qp.stale_timeout = false;  // this completer run has a response: no timeout is taken
+  // rxe_comp.c get_wqe: the head never started: the response is dropped (COMPST_DONE).
+  if (HeadStuck(qp)) return;
   if (qp.retry_stalled) return;  // rxe_completer exits while req.need_retry is set
   // The WQE the response is about, and implicit ACKs of earlier SEND/WRITEs.
   // Waiting out an RNR timer the requester went back to the NAKed WQE (sq_next), yet the
@@ -394,6 +396,7 @@ void Nic::RunRnrWait(std::weak_ptr<Qp>& weak) {
   const size_t from = profile().behaviour.rnr_wait_sends_new_wqes ? q->rnr_index : q->sq_next;
   if (UnsendInSqd(*q, from)) return;
   if (from < q->sq_next) q->sq_next = from;
+  ClearStuck(*q);  // req_retry: req.wqe_index = the consumer index
   RewindPsn(*q, from);
   RunRequester(*q);
 }
@@ -461,6 +464,7 @@ bool Nic::UnsendInSqd(Qp& qp, size_t index) {
   // nothing started (req_next_wqe) and the SQ is drained (SQ_DRAINED). The completer counts
   // no retry of a posted WQE, so they wait for SQD -> RTS and the next doorbell.
   if (qp.state != QpState::kSqd || !profile().behaviour.sqd_retry_unsends) return false;
+  ClearStuck(qp);  // req_retry: req.wqe_index = the consumer index
   // req_retry also sets a WQE the requester failed (wqe_state_error) back to posted.
   for (size_t i = index; i < qp.sq.size(); ++i) {
     SendWqe& w = qp.sq[i];
@@ -539,6 +543,7 @@ size_t Nic::DropGhosts(Qp& qp, size_t index) {
       rebase = true;
       psn = g.psn;
     }
+    ReturnRdCredit(qp, qp.sq.front());
     qp.sq.pop_front();
     --qp.ghosts;
     ++dropped;
@@ -554,6 +559,7 @@ void Nic::GoBackTo(Qp& qp, size_t index) {
   // rxe_req.c: a requester in QP_STATE_ERROR runs no req_retry and sends nothing; need_retry
   // stays set, and the completer exits at once while it is (StallRetry).
   if (StallRetry(qp)) return;
+  ClearStuck(qp);  // req_retry: req.wqe_index = the consumer index
   // Behaviour::rnr_wait_sends_new_wqes: rxe_req.c runs req_retry only when need_retry &&
   // !wait_for_rnr_timer. A retry a sequence NAK or a timeout asks for while the RNR timer
   // runs waits for it (RunRnrWait): req.psn and the requester stay where they are, and

@@ -198,6 +198,8 @@ class Nic {
   void OverwriteStaleSlots(Qp& qp, size_t first_posted);
   // Whether the first WQE the program posted and not yet retired is stuck (never sent).
   bool HeadStuck(const Qp& qp) const;
+  // A retry takes the requester back to the consumer index: nothing is stuck any more.
+  void ClearStuck(Qp& qp);
   void WalkStopped(Qp& qp);
   void FlushRq(Qp& qp);
   void ResetQueues(Qp& qp);

@@ -528,7 +528,9 @@ void Nic::OverwriteStaleSlots(Qp& qp, size_t first_posted) {
   size_t slots = 1;
   while (slots < qp.cap.max_send_wr + 1u) slots <<= 1;
   const size_t posted = qp.sq.size() - first_posted;
-  if (stale + behind + posted <= slots) return;  // not round to a stale slot
+  // Round to the requester's own slot (the sum is the ring) counts too: req_next_wqe then sees
+  // index == producer, an empty ring, and sends none of them.
+  if (stale + behind + posted < slots) return;  // not round to a stale slot
   const size_t over = stale + behind + posted - slots;
   for (size_t i = qp.sq_next + stale; i < qp.sq.size() - over; ++i) {
     if (!qp.sq[i].ghost && !qp.sq[i].done) qp.sq[i].stuck = true;
@@ -536,12 +538,19 @@ void Nic::OverwriteStaleSlots(Qp& qp, size_t first_posted) {
   // The stale WQEs are never sent: out of the queue (the ghosts before sq_next stay).
   Ring<SendWqe> sq;
   for (size_t i = 0; i < qp.sq.size(); ++i) {
-    if (i >= qp.sq_next && i < qp.sq_next + stale) continue;
+    if (i >= qp.sq_next && i < qp.sq_next + stale) {
+      ReturnRdCredit(qp, qp.sq[i]);
+      continue;
+    }
     sq.push_back(std::move(qp.sq[i]));
   }
   qp.sq.swap(sq);
   qp.ghosts -= stale;
   qp.sq_next = qp.sq.size() - over;
+}
+
+void Nic::ClearStuck(Qp& qp) {
+  for (SendWqe& w : qp.sq) w.stuck = false;
 }
 
 bool Nic::HeadStuck(const Qp& qp) const {
@@ -561,6 +570,11 @@ void Nic::WalkStopped(Qp& qp) {
   if (w.ghost) {
     w.done = true;
     DrainSq(qp);
+    return;
+  }
+  if (HeadStuck(qp)) {  // marked, but the completer's head never started: no CQE, no ERR
+    w.done = true;
+    w.status = WcStatus::kWrFlushErr;
     return;
   }
   FailWqe(qp, qp.sq_next - 1, WcStatus::kWrFlushErr, "requester stopped by a stale WQE");

@@ -155,7 +155,7 @@ Nic::ReqStep Nic::ReqCheckLimits(Qp& qp) {
     // max_rd_atomic): any credit taken blocks, a lost one too, and one a READ/atomic at or
     // behind this WR holds that a retry went back past: the retry stalls here.
     if (profile().behaviour.fence_counts_sent_rd_atomic) {
-      blocking = qp.rd_atomic_avail != qp.attr.max_rd_atomic;
+      blocking = blocking || qp.rd_atomic_avail != qp.attr.max_rd_atomic;
       // req_retry had set req.psn back to comp.psn: ibv_query_qp's sq_psn reads this WR's.
       if (blocking && w.sent) {
         qp.next_psn = w.psn;

@@ -249,11 +249,12 @@ int RunDifferentialFuzz(const cli::Flags& flags, std::ostream& out, std::ostream
     out << "; " << s.rerun_matched << " more gave the model's transcript on a re-run of "
         << o.label_b << " (" << s.reruns << " re-runs)";
   }
-  if (o.tick_phases > 1 && a.kind == "model" && (o.reruns > 0 || s.phase_runs > 0)) {
+  if ((o.tick_phases > 1 || !o.host_us.empty()) && a.kind == "model" &&
+      (o.reruns > 0 || s.phase_runs > 0)) {
     out << "; " << s.phase_matched << " more gave " << o.label_a
         << "'s transcript at another tick phase";
     if (!o.host_us.empty()) out << " and " << s.host_matched << " at a host time";
-    out << " (" << s.phase_runs << " runs at " << o.tick_phases - 1 << " phases";
+    out << " (" << s.phase_runs << " runs at " << std::max(o.tick_phases - 1, 0) << " phases";
     if (!o.host_us.empty()) out << " and " << o.host_us.size() << " host times";
     out << ")";
   }
