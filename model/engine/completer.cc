@@ -39,6 +39,20 @@ void Nic::CompleterRunsInError(Qp& qp) {
   FlushSq(qp);
 }
 
+void Nic::RequesterRunsInError(Qp& qp) {
+  // rxe_req.c rnr_nak_timer schedules the requester, which in QP_STATE_ERROR takes the WQE
+  // at req.wqe_index (req_next_wqe: none when the index is the producer) and runs the
+  // completer, which drains the ring (measured: seed 605888837999 sequence 1321; 14
+  // SEND_IMMs into a QP without a receive, rnr_retry 7, retry_cnt 0: the first's sequence
+  // NAK fails the QP inside the post, whose requester took 3 slots; the RNR timer pending
+  // then takes a fourth, so 3 posts in ERR later, a post of 5 is flushed at once: its
+  // producer is not the requester's index).
+  if (qp.state != QpState::kErr || qp.flush_pending) return;
+  if (!profile().behaviour.requester_walks_one_wqe_in_error || qp.unwalked.empty()) return;
+  WalkOneInError(qp);
+  FlushSq(qp);
+}
+
 void Nic::HandleResponse(Qp& qp, Packet& pkt) {
   // R10: responses are dropped while the QP is not (or no longer) sending (rxe_recv.c
   // check_type_state: req.state beyond DRAINED, ERR included, drops them before the
@@ -226,6 +240,14 @@ void Nic::StopAtNak(Qp& qp, size_t index, uint32_t psn) {
   // and the WQEs from there on stay in the ring untaken (NoteUnwalked; measured with the
   // ring's wrap, seed 20261220 sequence 1092: 8 WRs whose second failed leave 5).
   if (qp.sq_next > index + 1) qp.sq_next = index + 1;
+  // A NAK before the message's last packet: the requester never sent its END packet, so
+  // req.wqe_index is still on this WQE (Qp::req_index_on_failed; measured: seed 20261232
+  // sequence 16527, a 2-packet WRITE to an invalidated window NAKed at its first packet; the
+  // 15 WQEs three later posts in ERR leave bring the producer round to the requester's index,
+  // which is one behind the consumer, and nothing is flushed).
+  if (w.wr.opcode != WrOpcode::kRdmaRead && PsnDiff(LastPsn(w), psn) > 0) {
+    qp.req_index_on_failed = true;
+  }
 }
 
 void Nic::ReturnRdCredit(Qp& qp, SendWqe& w) {
@@ -388,6 +410,7 @@ void Nic::RunRnrWait(std::weak_ptr<Qp>& weak) {
     q->rnr_timer_in_err = false;
     q->retry_after_err = true;
     if (q->state == QpState::kRts || q->state == QpState::kSqd) RunRequester(*q);
+    if (q->state == QpState::kErr) RequesterRunsInError(*q);
     return;
   }
   if (!q || !q->rnr_wait) return;

@@ -356,6 +356,7 @@ void Nic::ResetQueues(Qp& qp) {
   qp.sq.clear();
   qp.unwalked.clear();
   qp.ghosts = 0;
+  qp.req_index_on_failed = qp.may_have_stuck = false;
   qp.requester_dead = false;
   qp.rq.clear();
   qp.sq_next = 0;
@@ -388,10 +389,30 @@ void Nic::EnterError(Qp& qp, const std::string& cause, bool defer_flush) {
   if (!defer_flush) FlushOnError(qp);
 }
 
+namespace {
+SendWqe GhostOf(const SendWqe& w) {
+  SendWqe g;
+  g.wr = w.wr;
+  if (w.is_inline && w.length > 0 && w.inline_data) {
+    g.inline_data.reset(new uint8_t[w.length]);
+    std::memcpy(g.inline_data.get(), w.inline_data.get(), w.length);
+  }
+  g.ah_at_post = w.ah_at_post;
+  g.length = w.length;
+  g.is_inline = w.is_inline;
+  g.signaled = w.signaled;
+  g.ghost = true;
+  return g;
+}
+}  // namespace
+
 void Nic::FlushOnError(Qp& qp) {
   qp.flush_pending = false;
   // rxe_qp_error: the completer flushes every WQE; the requester, scheduled once, takes one.
   const bool walks = profile().behaviour.requester_walks_one_wqe_in_error;
+  if (walks && std::exchange(qp.req_index_on_failed, false) && qp.sq_next > 0) {
+    qp.unwalked.push_back(GhostOf(qp.sq[qp.sq_next - 1]));  // its slot comes first
+  }
   if (walks) NoteUnwalked(qp, qp.sq_next);
   // A WR that failed locally and waited for the head is flushed like the rest (rxe_comp.c
   // flush_send_queue: WR_FLUSH_ERR for every WQE left, wqe_state_error too); so is a BIND_MW
@@ -425,23 +446,6 @@ void Nic::FlushOnError(Qp& qp) {
   if (walks) WalkOneInError(qp);
 }
 
-namespace {
-SendWqe GhostOf(const SendWqe& w) {
-  SendWqe g;
-  g.wr = w.wr;
-  if (w.is_inline && w.length > 0 && w.inline_data) {
-    g.inline_data.reset(new uint8_t[w.length]);
-    std::memcpy(g.inline_data.get(), w.inline_data.get(), w.length);
-  }
-  g.ah_at_post = w.ah_at_post;
-  g.length = w.length;
-  g.is_inline = w.is_inline;
-  g.signaled = w.signaled;
-  g.ghost = true;
-  return g;
-}
-}  // namespace
-
 void Nic::NoteUnwalked(Qp& qp, size_t from) {
   // rxe_req.c: req.wqe_index has passed the WQEs the requester sent, ran or failed; those
   // it has not reached stay in the ring after the completer flushed them.
@@ -453,8 +457,7 @@ void Nic::NoteUnwalked(Qp& qp, size_t from) {
   // slots WQEs, the newest ones: a slot the posts went round to holds a newer WQE. With
   // the stale WQEs and the new ones a whole ring apart, it sees none (seed 20261220
   // sequence 1092).
-  size_t slots = 1;
-  while (slots < qp.cap.max_send_wr + 1u) slots <<= 1;
+  const size_t slots = qp.send_ring_slots();
   for (size_t lapped = qp.unwalked.size() - qp.unwalked.size() % slots; lapped > 0; --lapped) {
     qp.unwalked.pop_front();
   }
@@ -525,15 +528,14 @@ void Nic::OverwriteStaleSlots(Qp& qp, size_t first_posted) {
   for (size_t i = qp.sq_next + stale; i < first_posted; ++i) {
     if (!qp.sq[i].ghost && !qp.sq[i].done) ++behind;
   }
-  size_t slots = 1;
-  while (slots < qp.cap.max_send_wr + 1u) slots <<= 1;
+  const size_t slots = qp.send_ring_slots();
   const size_t posted = qp.sq.size() - first_posted;
   // Round to the requester's own slot (the sum is the ring) counts too: req_next_wqe then sees
   // index == producer, an empty ring, and sends none of them.
   if (stale + behind + posted < slots) return;  // not round to a stale slot
   const size_t over = stale + behind + posted - slots;
   for (size_t i = qp.sq_next + stale; i < qp.sq.size() - over; ++i) {
-    if (!qp.sq[i].ghost && !qp.sq[i].done) qp.sq[i].stuck = true;
+    if (!qp.sq[i].ghost && !qp.sq[i].done) qp.sq[i].stuck = qp.may_have_stuck = true;
   }
   // The stale WQEs are never sent: out of the queue (the ghosts before sq_next stay).
   Ring<SendWqe> sq;
@@ -550,10 +552,12 @@ void Nic::OverwriteStaleSlots(Qp& qp, size_t first_posted) {
 }
 
 void Nic::ClearStuck(Qp& qp) {
+  if (!std::exchange(qp.may_have_stuck, false)) return;
   for (SendWqe& w : qp.sq) w.stuck = false;
 }
 
 bool Nic::HeadStuck(const Qp& qp) const {
+  if (!qp.may_have_stuck) return false;
   for (const SendWqe& w : qp.sq) {
     if (w.ghost || w.done) continue;
     return w.stuck;

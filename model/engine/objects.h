@@ -221,8 +221,23 @@ struct Qp : std::enable_shared_from_this<Qp> {
   // a ghost failed (rxe: req.state ERROR while the QP is in RTS) takes one WQE per post.
   Ring<SendWqe> unwalked;
   size_t ghosts = 0;  // ghost WQEs in `sq`
+  // A fatal NAK of a message's first packets, answered inside the post, stopped the
+  // requester before the message's last packet: rxe's req.wqe_index is still on that WQE
+  // (rxe_req.c update_state moves it on at the END packet only), so the requester's walks
+  // in ERR take its slot first (Nic::StopAtNak sets it, Nic::FlushOnError takes it).
+  bool req_index_on_failed = false;
+  // Some WQE in `sq` may be SendWqe::stuck (set by Nic::OverwriteStaleSlots, cleared by
+  // Nic::ClearStuck): Nic::HeadStuck looks only then.
+  bool may_have_stuck = false;
   // The WQEs the program posted and that have not retired (what max_send_wr bounds).
   size_t posted_wqes() const { return sq.size() - ghosts; }
+  // rxe's send ring (rxe_queue.c rxe_queue_init): the granted max_send_wr + 1 slots, rounded
+  // up to a power of two; its producer, consumer and req.wqe_index count modulo this.
+  size_t send_ring_slots() const {
+    size_t slots = 1;
+    while (slots < cap.max_send_wr + size_t{1}) slots <<= 1;
+    return slots;
+  }
   // The first WQE not finished (rxe's consumer index once the ghosts are gone).
   size_t first_undone() const {
     size_t i = 0;

@@ -1259,6 +1259,109 @@ TEST_P(Conformance, WrsAPostInErrLeftUnwalkedAreFlushedWhenTheTransportTimerRuns
   }
 }
 
+// A 2-packet WRITE whose first packet draws a remote access NAK, then a SEND, in one post. rxe
+// answers the first packet inside the post (Behaviour::post_send_runs_to_completion), so the
+// requester never sends the WRITE's last packet and its index stays on the WRITE's slot
+// (rxe_req.c update_state moves req.wqe_index at an END packet only); in ERR it walks that slot
+// (Behaviour::requester_walks_one_wqe_in_error), one behind the consumer. A later post of 15
+// brings the producer round to that index: req_next_wqe sees an empty ring and nothing is
+// flushed, the ring is full, and only the next move to ERR flushes the 15 (seed 20261232
+// sequence 16527). Elsewhere the 15 are flushed at once.
+TEST_P(Conformance, AWriteNakedBeforeItsLastPacketLeavesTheRequesterOnItsSlot) {
+  const Behaviour& b = GetParam().behaviour;
+  const bool lags = b.requester_walks_one_wqe_in_error && b.post_send_runs_to_completion;
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 15, 16, 2, false, ca), qb = Qp(QpType::kRc, 15, 16, 2, false, cb);
+  if (SendDepth(qa) != 15) GTEST_SKIP() << "the device grants a send queue of " << SendDepth(qa);
+  const BringUpParams p = Transport(Mtu::k1024, 10, 0, 0, 12);  // 4 ms, no retries
+  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
+  Buffer buf = Reg(4096, kAll);
+  Buffer read_only = Reg(4096, access::kLocalWrite | access::kRemoteRead);
+  SendWr write = Send(1, {buf.At(0, 2048)});
+  write.opcode = WrOpcode::kRdmaWrite;
+  write.remote_addr = read_only.Addr(0);
+  write.rkey = read_only.rkey;
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, {write, Send(2, {buf.At(2048, 8)})}, &bad), 0);
+  auto wcs = WaitWc(ca, 2);
+  ASSERT_EQ(wcs.size(), 2u);
+  EXPECT_EQ(wcs[0].wr_id, 1u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kRemAccessErr) << ToName(wcs[0].status);
+  EXPECT_EQ(wcs[1].status, WcStatus::kWrFlushErr) << ToName(wcs[1].status);
+  EXPECT_TRUE(Drain(ca, kSecond / 10).empty()) << "the WRITE's transport timer has run out";
+  std::vector<SendWr> fill;
+  for (uint64_t i = 11; i <= 25; ++i) fill.push_back(Send(i, {buf.At(3072, 8)}));
+  ASSERT_EQ(dev_->PostSend(qa, fill, &bad), 0);
+  if (!lags) {
+    wcs = WaitWc(ca, 15);
+    ASSERT_EQ(wcs.size(), 15u) << "a post in ERR is flushed";
+    return;
+  }
+  EXPECT_TRUE(Drain(ca, 3 * kSecond / 10).empty()) << "the requester saw an empty ring";
+  EXPECT_EQ(dev_->PostSend(qa, {Send(26, {buf.At(3072, 8)})}, &bad), ENOMEM) << "the ring is full";
+  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kErr), attr::kState), 0);
+  wcs = WaitWc(ca, 15);
+  ASSERT_EQ(wcs.size(), 15u);
+  for (size_t i = 0; i < wcs.size(); ++i) {
+    EXPECT_EQ(wcs[i].wr_id, 11 + i);
+    EXPECT_EQ(wcs[i].status, WcStatus::kWrFlushErr) << ToName(wcs[i].status);
+  }
+}
+
+// 14 SEND_IMMs into a QP without a receive (rnr_retry 7, retry_cnt 0) fail the QP inside
+// the post (RETRY_EXC_ERR; rxe: the second message's sequence NAK ends the first), while the
+// first's RNR timer is pending. rxe's requester walks its send ring slot by slot in ERR
+// (Behaviour::requester_walks_one_wqe_in_error): the post's run, each later post's run and
+// also the run the RNR timer schedules when it fires in ERR (rxe_req.c rnr_nak_timer). So
+// after three single posts in ERR, a post of 5 does not bring the producer round to the
+// requester's index and is flushed at once, as everywhere (seed 605888837999 sequence 1321;
+// without the timer's walk it would wait for the next move to ERR).
+TEST_P(Conformance, TheRnrTimerFiringInErrMovesTheRequesterOn) {
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 15, 16, 2, false, ca), qb = Qp(QpType::kRc, 15, 16, 2, false, cb);
+  if (SendDepth(qa) != 15) GTEST_SKIP() << "the device grants a send queue of " << SendDepth(qa);
+  const BringUpParams p = Transport(Mtu::k1024, 11, 0, 7, 17);  // 8 ms, no retries, RNR 0.96 ms
+  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);  // qb has no receive
+  Buffer buf = Reg(4096, kAll);
+  std::vector<SendWr> first;
+  for (uint64_t i = 1; i <= 14; ++i) {
+    SendWr w = Send(i, {buf.At(0, 7)});
+    w.opcode = WrOpcode::kSendWithImm;
+    first.push_back(w);
+  }
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, first, &bad), 0);
+  // Where the transport timer does not run during RNR waits (rxe:
+  // Behaviour::retry_timer_runs_during_rnr), rnr_retry 7 retries for ever: ERR by a modify.
+  if (!GetParam().behaviour.retry_timer_runs_during_rnr) {
+    ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kErr), attr::kState), 0);
+  }
+  auto wcs = WaitWc(ca, 14);
+  ASSERT_EQ(wcs.size(), 14u);
+  EXPECT_NE(wcs[0].status, WcStatus::kSuccess) << "no receive";
+  for (size_t i = 1; i < wcs.size(); ++i) {
+    EXPECT_EQ(wcs[i].status, WcStatus::kWrFlushErr) << i << ": " << ToName(wcs[i].status);
+  }
+  EXPECT_TRUE(Drain(ca, kSecond / 10).empty()) << "its timers have run out";
+  for (uint64_t i = 21; i <= 23; ++i) {
+    ASSERT_EQ(dev_->PostSend(qa, {Send(i, {buf.At(64, 8)})}, &bad), 0);
+    wcs = WaitWc(ca, 1);
+    ASSERT_EQ(wcs.size(), 1u) << "a post in ERR is flushed";
+    EXPECT_EQ(wcs[0].status, WcStatus::kWrFlushErr) << ToName(wcs[0].status);
+  }
+  std::vector<SendWr> five;
+  for (uint64_t i = 31; i <= 35; ++i) five.push_back(Send(i, {buf.At(128, 8)}));
+  ASSERT_EQ(dev_->PostSend(qa, five, &bad), 0);
+  wcs = WaitWc(ca, 5, 3 * kSecond / 10);
+  ASSERT_EQ(wcs.size(), 5u) << "the post is flushed before the next move to ERR";
+  for (size_t i = 0; i < wcs.size(); ++i) {
+    EXPECT_EQ(wcs[i].wr_id, 31 + i);
+    EXPECT_EQ(wcs[i].status, WcStatus::kWrFlushErr) << ToName(wcs[i].status);
+  }
+}
+
 // After ERR -> RTS by IBV_QP_CUR_STATE, the WQEs the requester never reached in ERR wait
 // ahead of it in their ring slots (rxe: Behaviour::requester_walks_one_wqe_in_error). A post
 // of 12 behind 13 of them goes round the 16-slot ring onto 9 of those slots: rxe's requester
@@ -1388,7 +1491,9 @@ TEST_P(Conformance, ARetryAfterAMultiPacketReadResendsFromPastItsLastResponse) {
   // rxe's transport timer runs during the RNR loop (Behaviour::retry_timer_runs_during_rnr)
   // and ends it; elsewhere the loop goes on until ERR flushes the SEND.
   const bool timer_runs = GetParam().behaviour.retry_timer_runs_during_rnr;
-  if (!timer_runs) ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kErr), attr::kState), 0);
+  if (!timer_runs) {
+    ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kErr), attr::kState), 0);
+  }
   wcs = WaitWc(ca, 1, kSecond);
   ASSERT_EQ(wcs.size(), 1u);
   EXPECT_EQ(wcs[0].status, timer_runs ? WcStatus::kRetryExcErr : WcStatus::kWrFlushErr)
