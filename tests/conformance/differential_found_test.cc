@@ -17,15 +17,6 @@ namespace {
 
 using access::kAll;
 
-// Brings `self` from RESET to RTS connected to `peer` with the attributes of `p`.
-int ToRtsWith(Device& dev, const BringUpParams& p, QpHandle self, QpHandle peer) {
-  ConnectionInfo info;
-  QpAttr attr;
-  if (int e = dev.LocalConnectionInfo(peer, &info)) return e;
-  if (int e = BringUpAttr(dev, p, info, &attr)) return e;
-  return BringUp(dev, self, attr, QpState::kRts);
-}
-
 // Transport attributes: timeout, retry_cnt, rnr_retry, min_rnr_timer on a path of `mtu`.
 BringUpParams Transport(Mtu mtu, uint8_t timeout, uint8_t retry_cnt, uint8_t rnr_retry,
                         uint8_t min_rnr_timer) {
@@ -1206,12 +1197,11 @@ TEST_P(Conformance, AnAtomicResumedByAReadsCreditInThePostIsAnsweredBeforeTheNex
 // Elsewhere a WR posted in ERR is flushed at once.
 TEST_P(Conformance, WrsAPostInErrLeftUnwalkedAreFlushedWhenTheTransportTimerRunsOut) {
   const bool walks = GetParam().behaviour.requester_walks_one_wqe_in_error;
-  CqHandle ca = Cq(), cb = Cq();
-  QpHandle qa = Qp(QpType::kRc, 15, 16, 2, false, ca), qb = Qp(QpType::kRc, 15, 16, 2, false, cb);
-  if (SendDepth(qa) != 15) GTEST_SKIP() << "the device grants a send queue of " << SendDepth(qa);
   const BringUpParams p = Transport(Mtu::k1024, 16, 7, 7, 12);
-  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
-  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
+  RcPair pair;
+  FifteenDeepRcPair(p, &pair);
+  if (IsSkipped() || HasFatalFailure()) return;
+  const auto [ca, cb, qa, qb] = pair;
   Buffer buf = Reg(4096, kAll);
   Buffer no_atomic = Reg(4096, access::kLocalWrite | access::kRemoteWrite);
   std::vector<SendWr> first, second;
@@ -1270,12 +1260,11 @@ TEST_P(Conformance, WrsAPostInErrLeftUnwalkedAreFlushedWhenTheTransportTimerRuns
 TEST_P(Conformance, AWriteNakedBeforeItsLastPacketLeavesTheRequesterOnItsSlot) {
   const Behaviour& b = GetParam().behaviour;
   const bool lags = b.requester_walks_one_wqe_in_error && b.post_send_runs_to_completion;
-  CqHandle ca = Cq(), cb = Cq();
-  QpHandle qa = Qp(QpType::kRc, 15, 16, 2, false, ca), qb = Qp(QpType::kRc, 15, 16, 2, false, cb);
-  if (SendDepth(qa) != 15) GTEST_SKIP() << "the device grants a send queue of " << SendDepth(qa);
   const BringUpParams p = Transport(Mtu::k1024, 10, 0, 0, 12);  // 4 ms, no retries
-  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
-  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
+  RcPair pair;
+  FifteenDeepRcPair(p, &pair);
+  if (IsSkipped() || HasFatalFailure()) return;
+  const auto [ca, cb, qa, qb] = pair;
   Buffer buf = Reg(4096, kAll);
   Buffer read_only = Reg(4096, access::kLocalWrite | access::kRemoteRead);
   SendWr write = Send(1, {buf.At(0, 2048)});
@@ -1318,12 +1307,12 @@ TEST_P(Conformance, AWriteNakedBeforeItsLastPacketLeavesTheRequesterOnItsSlot) {
 // requester's index and is flushed at once, as everywhere (seed 605888837999 sequence 1321;
 // without the timer's walk it would wait for the next move to ERR).
 TEST_P(Conformance, TheRnrTimerFiringInErrMovesTheRequesterOn) {
-  CqHandle ca = Cq(), cb = Cq();
-  QpHandle qa = Qp(QpType::kRc, 15, 16, 2, false, ca), qb = Qp(QpType::kRc, 15, 16, 2, false, cb);
-  if (SendDepth(qa) != 15) GTEST_SKIP() << "the device grants a send queue of " << SendDepth(qa);
-  const BringUpParams p = Transport(Mtu::k1024, 11, 0, 7, 17);  // 8 ms, no retries, RNR 0.96 ms
-  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
-  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);  // qb has no receive
+  // 8 ms, no retries, RNR NAKs of 0.96 ms; qb has no receive.
+  const BringUpParams p = Transport(Mtu::k1024, 11, 0, 7, 17);
+  RcPair pair;
+  FifteenDeepRcPair(p, &pair);
+  if (IsSkipped() || HasFatalFailure()) return;
+  const auto [ca, cb, qa, qb] = pair;
   Buffer buf = Reg(4096, kAll);
   std::vector<SendWr> first;
   for (uint64_t i = 1; i <= 14; ++i) {
@@ -1372,12 +1361,12 @@ TEST_P(Conformance, TheRnrTimerFiringInErrMovesTheRequesterOn) {
 // fails the QP (no receive, no retries).
 TEST_P(Conformance, APostThatGoesRoundOntoStaleSlotsIsSentOnlyInPart) {
   const bool walks = GetParam().behaviour.requester_walks_one_wqe_in_error;
-  CqHandle ca = Cq(), cb = Cq();
-  QpHandle qa = Qp(QpType::kRc, 15, 16, 2, false, ca), qb = Qp(QpType::kRc, 15, 16, 2, false, cb);
-  if (SendDepth(qa) != 15) GTEST_SKIP() << "the device grants a send queue of " << SendDepth(qa);
-  const BringUpParams p = Transport(Mtu::k1024, 14, 0, 0, 12);  // 67 ms, no retries
-  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
-  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);  // qb has no receive: an RNR NAK ends qa
+  // 67 ms, no retries; qb has no receive: an RNR NAK ends qa.
+  const BringUpParams p = Transport(Mtu::k1024, 14, 0, 0, 12);
+  RcPair pair;
+  FifteenDeepRcPair(p, &pair);
+  if (IsSkipped() || HasFatalFailure()) return;
+  const auto [ca, cb, qa, qb] = pair;
   Buffer buf = Reg(4096, kAll);
   std::vector<SendWr> first, second;
   for (uint64_t i = 1; i <= 15; ++i) {
@@ -1423,13 +1412,13 @@ TEST_P(Conformance, APostThatGoesRoundOntoStaleSlotsIsSentOnlyInPart) {
 // Elsewhere the READs go out back to back.
 TEST_P(Conformance, AReadsResponseOnTheSameDeviceIsHandledBeforeTheNextRead) {
   const bool inline_answers = GetParam().behaviour.post_answers_each_message;
-  CqHandle ca = Cq(), cb = Cq();
-  QpHandle qa = Qp(QpType::kRc, 15, 16, 2, false, ca), qb = Qp(QpType::kRc, 15, 16, 2, false, cb);
   BringUpParams p = Transport(Mtu::k1024, 14, 0, 0, 12);
   p.max_rd_atomic = 4;
   p.max_dest_rd_atomic = 4;
-  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
-  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
+  RcPair pair;
+  FifteenDeepRcPair(p, &pair);
+  if (IsSkipped() || HasFatalFailure()) return;
+  const auto [ca, cb, qa, qb] = pair;
   Buffer buf = Reg(4096, kAll);
   Buffer small = Reg(256, kAll);
   std::vector<SendWr> reads;

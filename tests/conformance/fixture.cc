@@ -123,6 +123,27 @@ uint32_t Conformance::SendDepth(QpHandle qp) {
   return attr.cap.max_send_wr;
 }
 
+int ToRtsWith(Device& dev, const BringUpParams& p, QpHandle self, QpHandle peer) {
+  ConnectionInfo info;
+  QpAttr attr;
+  if (int e = dev.LocalConnectionInfo(peer, &info)) return e;
+  if (int e = BringUpAttr(dev, p, info, &attr)) return e;
+  return BringUp(dev, self, attr, QpState::kRts);
+}
+
+void Conformance::FifteenDeepRcPair(const BringUpParams& p, RcPair* pair) {
+  RcPair& r = *pair;
+  r.ca = Cq();
+  r.cb = Cq();
+  r.qa = Qp(QpType::kRc, 15, 16, 2, false, r.ca);
+  r.qb = Qp(QpType::kRc, 15, 16, 2, false, r.cb);
+  if (const uint32_t depth = SendDepth(r.qa); depth != 15) {
+    GTEST_SKIP() << "the device grants a send queue of " << depth;
+  }
+  ASSERT_EQ(ToRtsWith(*dev_, p, r.qa, r.qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, p, r.qb, r.qa), 0);
+}
+
 std::vector<WorkCompletion> Conformance::WaitWc(CqHandle cq, int n, uint64_t timeout_ns) {
   std::vector<WorkCompletion> out;
   EXPECT_EQ(dev_->WaitForCompletions(cq, n, timeout_ns, &out), 0)

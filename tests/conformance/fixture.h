@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "spec/backend.h"
+#include "spec/bring_up.h"
 #include "spec/qp_state_table.h"
 #include "tests/backend_under_test.h"
 #include "tests/support/constants.h"
@@ -24,6 +25,9 @@ struct Buffer {
   Sge At(size_t off, uint32_t len) const { return {reinterpret_cast<uint64_t>(buf) + off, len, lkey}; }
   uint64_t Addr(size_t off) const { return reinterpret_cast<uint64_t>(buf) + off; }
 };
+
+// Brings `self` from RESET to RTS connected to `peer` with the attributes of `p`; the errno.
+int ToRtsWith(Device& dev, const BringUpParams& p, QpHandle self, QpHandle peer);
 
 class Conformance : public ::testing::TestWithParam<BackendCase> {
  protected:
@@ -48,6 +52,14 @@ class Conformance : public ::testing::TestWithParam<BackendCase> {
                                               uint32_t max_send_wr = 16, bool sig_all_a = false);
   // The send queue depth the device granted `qp`.
   uint32_t SendDepth(QpHandle qp);
+  // Two RC QPs with send queues of 15 (rxe: a ring of 16 slots), each on a CQ of its own,
+  // in RTS connected to each other with the attributes of `p`. Where the device grants
+  // another depth the test is skipped: callers return if IsSkipped() or HasFatalFailure().
+  struct RcPair {
+    CqHandle ca, cb;
+    QpHandle qa, qb;
+  };
+  void FifteenDeepRcPair(const BringUpParams& p, RcPair* pair);
   // Addresses the UD send `wr` to UD QP `dst`: a new AH in pd_ (the caller destroys it), the
   // QP number and the fixture's Q_Key.
   void AddressDatagram(QpHandle dst, SendWr* wr, AhHandle* ah);
