@@ -39,6 +39,24 @@ void Nic::CompleterRunsInError(Qp& qp) {
   FlushSq(qp);
 }
 
+void Nic::CompleterRunsInReset(Qp& qp) {
+  // rxe_comp.c rxe_completer in RESET: rxe_drain_resp_pkts(qp, false) moves the consumer past
+  // every WQE queued, without a completion: the WRs a post refused in RESET left queued
+  // (Behaviour::post_send_below_rts_queues) are gone when the transport timer armed before
+  // the RESET runs out there (Behaviour::retrans_timer_runs_out; measured: a WRITE to a QP in
+  // RESET, RESET 2 ms later, a SEND posted (EINVAL), the timer of 67 ms runs out: after
+  // RESET -> RTS the SEND never completes, 2 of 2; with no WRITE before, or RTS before the
+  // timer runs out, it is sent and completes, 2 of 2 each).
+  if (qp.state != QpState::kReset || qp.sq.empty()) return;
+  if (!profile().behaviour.post_send_below_rts_queues) return;
+  for (SendWqe& w : qp.sq) ReturnRdCredit(qp, w);
+  qp.sq.clear();
+  qp.sq_next = 0;
+  qp.unwalked.clear();
+  qp.ghosts = 0;
+  qp.req_index_on_failed = qp.may_have_stuck = false;
+}
+
 void Nic::RequesterRunsInError(Qp& qp) {
   // rxe_req.c rnr_nak_timer schedules the requester, which in QP_STATE_ERROR takes the WQE
   // at req.wqe_index (req_next_wqe: none when the index is the producer) and runs the

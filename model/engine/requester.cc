@@ -484,6 +484,7 @@ void Nic::OnTimeout(Qp& qp) {
   if (profile().behaviour.retrans_timer_runs_out) {
     qp.stale_timeout = qp.state == QpState::kErr || qp.state == QpState::kReset;
     if (qp.state == QpState::kErr) CompleterRunsInError(qp);
+    if (qp.state == QpState::kReset) CompleterRunsInReset(qp);
     if (qp.stale_timeout) return;
   }
   CompleterTimedOut(qp);

@@ -1351,6 +1351,45 @@ TEST_P(Conformance, TheRnrTimerFiringInErrMovesTheRequesterOn) {
   }
 }
 
+// A WRITE to a peer in RESET arms qa's transport timer (67 ms); qa goes to RESET 2 ms later,
+// and a SEND is posted there (refused, EINVAL; rxe leaves it in the ring:
+// Behaviour::post_send_below_rts_queues). rxe never stops that timer
+// (Behaviour::retrans_timer_runs_out): it runs out in RESET, and the completer it runs there
+// drops every queued WQE without a completion (rxe_comp.c rxe_drain_resp_pkts(qp, false)).
+// So after both QPs are brought up, that SEND never completes; without the timer it would be
+// sent first (row 124). Elsewhere a refused post queues nothing: never sent either.
+TEST_P(Conformance, TheTransportTimerRunningOutInResetDropsWhatAPostLeftThere) {
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 15, 16, 2, false, ca), qb = Qp(QpType::kRc, 15, 16, 2, false, cb);
+  const BringUpParams p = Transport(Mtu::k1024, 14, 7, 7, 12);  // 67 ms
+  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);                   // qb stays in RESET
+  Buffer buf = Reg(4096, kAll);
+  SendWr write = Send(1, {buf.At(0, 8)});
+  write.opcode = WrOpcode::kRdmaWrite;
+  write.remote_addr = buf.Addr(1024);
+  write.rkey = buf.rkey;
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, {write}, &bad), 0);
+  EXPECT_TRUE(Drain(ca, kSecond / 500).empty()) << "qb in RESET answers nothing";
+  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kReset), attr::kState), 0);
+  EXPECT_EQ(dev_->PostSend(qa, {Send(2, {buf.At(64, 8)})}, &bad), EINVAL) << "R2: RESET";
+  EXPECT_TRUE(Drain(ca, kSecond / 5).empty()) << "the timer ran out in RESET";
+  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(2048, 64)})}, &bad), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
+  ASSERT_EQ(dev_->PostSend(qa, {Send(3, {buf.At(128, 16)})}, &bad), 0);
+  auto theirs = WaitWc(cb, 1);
+  ASSERT_EQ(theirs.size(), 1u);
+  EXPECT_EQ(theirs[0].status, WcStatus::kSuccess) << ToName(theirs[0].status);
+  auto ours = Drain(ca, kSecond / 10);
+  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kErr), attr::kState), 0);
+  const auto flushed = Drain(ca, kSecond / 10);
+  ours.insert(ours.end(), flushed.begin(), flushed.end());
+  for (const WorkCompletion& wc : ours) {
+    EXPECT_NE(wc.wr_id, 2u) << "the SEND posted in RESET completed: " << ToName(wc.status);
+  }
+}
+
 // After ERR -> RTS by IBV_QP_CUR_STATE, the WQEs the requester never reached in ERR wait
 // ahead of it in their ring slots (rxe: Behaviour::requester_walks_one_wqe_in_error). A post
 // of 12 behind 13 of them goes round the 16-slot ring onto 9 of those slots: rxe's requester
