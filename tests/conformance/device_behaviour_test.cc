@@ -198,10 +198,7 @@ TEST_P(Conformance, SrqQpEnteringErrRaisesLastWqeReachedAsTheDeviceDoes) {
 TEST_P(Conformance, BadRkeyRaisesAnAccessErrorEventOnlyWhereTheDeviceDoes) {
   auto [qa, qb] = ConnectedPair(QpType::kRc);
   Buffer local = Reg(4096, kAll), remote = Reg(4096, access::kLocalWrite);
-  SendWr w = Send(7, {local.At(0, 64)});
-  w.opcode = WrOpcode::kRdmaWrite;
-  w.remote_addr = remote.Addr(0);
-  w.rkey = remote.rkey;
+  SendWr w = RdmaTo(7, WrOpcode::kRdmaWrite, {local.At(0, 64)}, remote, 0);
   size_t bad;
   ASSERT_EQ(dev_->PostSend(qa, {w}, &bad), 0);
   auto wcs = WaitWc(cq_, 1);
@@ -230,10 +227,7 @@ TEST_P(Conformance, ReadOnUcIsRefusedAtPostOrFailsWithLocQpOpErr) {
   Buffer local = Reg(4096, kAll), remote = Reg(4096, kAll);
   std::memset(remote.buf, 0x7e, 64);
   std::memset(local.buf, 0, 64);
-  SendWr w = Send(3, {local.At(0, 64)});
-  w.opcode = WrOpcode::kRdmaRead;
-  w.remote_addr = remote.Addr(0);
-  w.rkey = remote.rkey;
+  SendWr w = RdmaTo(3, WrOpcode::kRdmaRead, {local.At(0, 64)}, remote, 0);
   size_t bad = 99;
   if (!in_requester) {
     EXPECT_EQ(dev_->PostSend(qa, {w}, &bad), EINVAL);

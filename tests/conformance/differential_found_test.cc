@@ -68,10 +68,7 @@ TEST_P(Conformance, DuplicateRequestAtAReadsPsnIsAnsweredWhereTheDeviceDoes) {
     ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qb, qa), 0);
     Buffer buf = Reg(8192, kAll);
     std::memset(buf.buf, 0, 8192);
-    SendWr read = Send(1, {buf.At(0, 64)});
-    read.opcode = WrOpcode::kRdmaRead;
-    read.remote_addr = buf.Addr(4096);
-    read.rkey = buf.rkey;
+    SendWr read = RdmaTo(1, WrOpcode::kRdmaRead, {buf.At(0, 64)}, buf, 4096);
     size_t bad = 99;
     ASSERT_EQ(dev_->PostSend(qa, {read}, &bad), 0);
     auto first = WaitWc(ca, 1);
@@ -451,10 +448,7 @@ TEST_P(Conformance, NewMessageWhereAWriteWithImmWaitsIsAnInvalidRequest) {
   ASSERT_EQ(first[0].status, WcStatus::kRnrRetryExcErr) << ToName(first[0].status);
   ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kReset), attr::kState), 0);
   ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qa, qb), 0);
-  SendWr read = Send(3, {buf.At(6 * mtu, 64)});
-  read.opcode = WrOpcode::kRdmaRead;
-  read.remote_addr = buf.Addr(0);
-  read.rkey = buf.rkey;
+  SendWr read = RdmaTo(3, WrOpcode::kRdmaRead, {buf.At(6 * mtu, 64)}, buf, 0);
   ASSERT_EQ(dev_->PostSend(qa, {Send(2, {buf.At(128, 8)}), read}, &bad), 0);
   auto wcs = Drain(ca, kSecond / 2);
   const WorkCompletion* read_wc = nullptr;
@@ -857,10 +851,7 @@ TEST_P(Conformance, RetryDueAtAnRnrTimerRunsWhenTheQpLeavesErr) {
   EXPECT_TRUE(Drain(ca, 50 * kSecond / 1000).empty());
   ASSERT_EQ(ModifyToRtsClaimingRts(qa), 0);
   std::memset(buf.buf, 0x3c, 16);
-  SendWr write = Send(2, {buf.At(0, 16)});
-  write.opcode = WrOpcode::kRdmaWrite;
-  write.remote_addr = buf.Addr(4096);
-  write.rkey = buf.rkey;
+  SendWr write = RdmaTo(2, WrOpcode::kRdmaWrite, {buf.At(0, 16)}, buf, 4096);
   ASSERT_EQ(dev_->PostSend(qa, {write}, &bad), 0);
   wcs = WaitWc(ca, 1);
   ASSERT_EQ(wcs.size(), 1u);
@@ -1001,10 +992,7 @@ TEST_P(Conformance, RetryFromBehindTheFirstPsnResendsTheWriteWithoutItsData) {
   QpAttr a;
   QpInitAttr init;
   ASSERT_EQ(dev_->QueryQp(qa, &a, &init), 0);
-  SendWr write = Send(2, {buf.At(0, 64)});
-  write.opcode = WrOpcode::kRdmaWrite;
-  write.remote_addr = buf.Addr(4096);
-  write.rkey = buf.rkey;
+  SendWr write = RdmaTo(2, WrOpcode::kRdmaWrite, {buf.At(0, 64)}, buf, 4096);
   write.send_flags = send_flag::kSignaled;
   ASSERT_EQ(dev_->PostSend(qa, {write}, &bad), 0);
   wcs = WaitWc(ca, 1);
@@ -1035,10 +1023,7 @@ TEST_P(Conformance, AnAtomicThatFailedKeepsItsCreditUntilMaxRdAtomicIsSetAgain) 
   Buffer buf = Reg(8192, kAll);
   std::memset(buf.buf, 0, 8192);
   auto fetch_add = [&](uint64_t wr_id) {
-    SendWr fa = Send(wr_id, {buf.At(0, 8)});
-    fa.opcode = WrOpcode::kAtomicFetchAndAdd;
-    fa.remote_addr = buf.Addr(4096);
-    fa.rkey = buf.rkey;
+    SendWr fa = RdmaTo(wr_id, WrOpcode::kAtomicFetchAndAdd, {buf.At(0, 8)}, buf, 4096);
     fa.compare_add = 1;
     fa.send_flags = send_flag::kSignaled;
     return fa;
@@ -1054,10 +1039,7 @@ TEST_P(Conformance, AnAtomicThatFailedKeepsItsCreditUntilMaxRdAtomicIsSetAgain) 
   BringUpParams pb = p;
   pb.rq_psn = p.sq_psn + 1;
   ASSERT_EQ(ToRtsWith(*dev_, pb, qb, qa), 0);
-  SendWr write = Send(3, {buf.At(64, 8)});
-  write.opcode = WrOpcode::kRdmaWrite;
-  write.remote_addr = buf.Addr(4160);
-  write.rkey = buf.rkey;
+  SendWr write = RdmaTo(3, WrOpcode::kRdmaWrite, {buf.At(64, 8)}, buf, 4160);
   write.send_flags = send_flag::kSignaled;
   ASSERT_EQ(dev_->PostSend(qa, {fetch_add(2), write}, &bad), 0);
   if (keeps) {
@@ -1154,15 +1136,9 @@ TEST_P(Conformance, AnAtomicResumedByAReadsCreditInThePostIsAnsweredBeforeTheNex
                         &foreign.rkey), 0);
   size_t bad = 99;
   ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(6144, 240)})}, &bad), 0);
-  SendWr read = Send(1, {buf.At(0, 200)});
-  read.opcode = WrOpcode::kRdmaRead;
-  read.remote_addr = buf.Addr(4096);
-  read.rkey = buf.rkey;
+  SendWr read = RdmaTo(1, WrOpcode::kRdmaRead, {buf.At(0, 200)}, buf, 4096);
   read.send_flags = send_flag::kSignaled;
-  SendWr cas = Send(2, {foreign.At(0, 8)});
-  cas.opcode = WrOpcode::kAtomicCmpAndSwp;
-  cas.remote_addr = buf.Addr(5120);
-  cas.rkey = buf.rkey;
+  SendWr cas = RdmaTo(2, WrOpcode::kAtomicCmpAndSwp, {foreign.At(0, 8)}, buf, 5120);
   cas.compare_add = 0;
   cas.swap = 7;
   cas.send_flags = send_flag::kSignaled;
@@ -1206,10 +1182,7 @@ TEST_P(Conformance, WrsAPostInErrLeftUnwalkedAreFlushedWhenTheTransportTimerRuns
   Buffer no_atomic = Reg(4096, access::kLocalWrite | access::kRemoteWrite);
   std::vector<SendWr> first, second;
   for (uint64_t i = 1; i <= 8; ++i) {
-    SendWr cs = Send(i, {buf.At(8 * i, 8)});
-    cs.opcode = WrOpcode::kAtomicCmpAndSwp;
-    cs.remote_addr = no_atomic.Addr(0);
-    cs.rkey = no_atomic.rkey;
+    SendWr cs = RdmaTo(i, WrOpcode::kAtomicCmpAndSwp, {buf.At(8 * i, 8)}, no_atomic, 0);
     cs.swap = 1;
     first.push_back(cs);
   }
@@ -1241,12 +1214,7 @@ TEST_P(Conformance, WrsAPostInErrLeftUnwalkedAreFlushedWhenTheTransportTimerRuns
     EXPECT_EQ(wc[i].status, WcStatus::kWrFlushErr) << i << ": " << ToName(wc[i].status);
   }
   EXPECT_EQ(StateOf(qa), QpState::kErr);
-  const auto later = WaitWc(ca, 10, kSecond);
-  ASSERT_EQ(later.size(), 10u) << "the transport timer's completer run flushes them";
-  for (size_t i = 0; i < later.size(); ++i) {
-    EXPECT_EQ(later[i].wr_id, 11 + i);
-    EXPECT_EQ(later[i].status, WcStatus::kWrFlushErr) << ToName(later[i].status);
-  }
+  ExpectFlushedInOrder(ca, 10, 11, kSecond, "the transport timer's completer run flushes them");
 }
 
 // A 2-packet WRITE whose first packet draws a remote access NAK, then a SEND, in one post. rxe
@@ -1267,10 +1235,7 @@ TEST_P(Conformance, AWriteNakedBeforeItsLastPacketLeavesTheRequesterOnItsSlot) {
   const auto [ca, cb, qa, qb] = pair;
   Buffer buf = Reg(4096, kAll);
   Buffer read_only = Reg(4096, access::kLocalWrite | access::kRemoteRead);
-  SendWr write = Send(1, {buf.At(0, 2048)});
-  write.opcode = WrOpcode::kRdmaWrite;
-  write.remote_addr = read_only.Addr(0);
-  write.rkey = read_only.rkey;
+  SendWr write = RdmaTo(1, WrOpcode::kRdmaWrite, {buf.At(0, 2048)}, read_only, 0);
   size_t bad = 99;
   ASSERT_EQ(dev_->PostSend(qa, {write, Send(2, {buf.At(2048, 8)})}, &bad), 0);
   auto wcs = WaitWc(ca, 2);
@@ -1290,12 +1255,7 @@ TEST_P(Conformance, AWriteNakedBeforeItsLastPacketLeavesTheRequesterOnItsSlot) {
   EXPECT_TRUE(Drain(ca, 3 * kSecond / 10).empty()) << "the requester saw an empty ring";
   EXPECT_EQ(dev_->PostSend(qa, {Send(26, {buf.At(3072, 8)})}, &bad), ENOMEM) << "the ring is full";
   ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kErr), attr::kState), 0);
-  wcs = WaitWc(ca, 15);
-  ASSERT_EQ(wcs.size(), 15u);
-  for (size_t i = 0; i < wcs.size(); ++i) {
-    EXPECT_EQ(wcs[i].wr_id, 11 + i);
-    EXPECT_EQ(wcs[i].status, WcStatus::kWrFlushErr) << ToName(wcs[i].status);
-  }
+  ExpectFlushedInOrder(ca, 15, 11);
 }
 
 // 14 SEND_IMMs into a QP without a receive (rnr_retry 7, retry_cnt 0) fail the QP inside
@@ -1343,12 +1303,7 @@ TEST_P(Conformance, TheRnrTimerFiringInErrMovesTheRequesterOn) {
   std::vector<SendWr> five;
   for (uint64_t i = 31; i <= 35; ++i) five.push_back(Send(i, {buf.At(128, 8)}));
   ASSERT_EQ(dev_->PostSend(qa, five, &bad), 0);
-  wcs = WaitWc(ca, 5, 3 * kSecond / 10);
-  ASSERT_EQ(wcs.size(), 5u) << "the post is flushed before the next move to ERR";
-  for (size_t i = 0; i < wcs.size(); ++i) {
-    EXPECT_EQ(wcs[i].wr_id, 31 + i);
-    EXPECT_EQ(wcs[i].status, WcStatus::kWrFlushErr) << ToName(wcs[i].status);
-  }
+  ExpectFlushedInOrder(ca, 5, 31, 3 * kSecond / 10, "flushed before the next move to ERR");
 }
 
 // A WRITE to a peer in RESET arms qa's transport timer (67 ms); qa goes to RESET 2 ms later,
@@ -1364,10 +1319,7 @@ TEST_P(Conformance, TheTransportTimerRunningOutInResetDropsWhatAPostLeftThere) {
   const BringUpParams p = Transport(Mtu::k1024, 14, 7, 7, 12);  // 67 ms
   ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);                   // qb stays in RESET
   Buffer buf = Reg(4096, kAll);
-  SendWr write = Send(1, {buf.At(0, 8)});
-  write.opcode = WrOpcode::kRdmaWrite;
-  write.remote_addr = buf.Addr(1024);
-  write.rkey = buf.rkey;
+  SendWr write = RdmaTo(1, WrOpcode::kRdmaWrite, {buf.At(0, 8)}, buf, 1024);
   size_t bad = 99;
   ASSERT_EQ(dev_->PostSend(qa, {write}, &bad), 0);
   EXPECT_TRUE(Drain(ca, kSecond / 500).empty()) << "qb in RESET answers nothing";
@@ -1435,12 +1387,7 @@ TEST_P(Conformance, APostThatGoesRoundOntoStaleSlotsIsSentOnlyInPart) {
   EXPECT_EQ(attr.qp_state, QpState::kRts);
   EXPECT_EQ(attr.sq_psn, p.sq_psn + 1 + 9) << "the first SEND_IMM and the post's last 9 SENDs";
   ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kErr), attr::kState), 0);
-  wcs = WaitWc(ca, 12);
-  ASSERT_EQ(wcs.size(), 12u);
-  for (size_t i = 0; i < wcs.size(); ++i) {
-    EXPECT_EQ(wcs[i].wr_id, 101 + i);
-    EXPECT_EQ(wcs[i].status, WcStatus::kWrFlushErr) << ToName(wcs[i].status);
-  }
+  ExpectFlushedInOrder(ca, 12, 101);
 }
 
 // One post of 5 READs to a QP of the same device whose responses cannot be written (the
@@ -1462,10 +1409,7 @@ TEST_P(Conformance, AReadsResponseOnTheSameDeviceIsHandledBeforeTheNextRead) {
   Buffer small = Reg(256, kAll);
   std::vector<SendWr> reads;
   for (uint64_t i = 1; i <= 5; ++i) {
-    SendWr r = Send(i, {small.At(200, 100)});
-    r.opcode = WrOpcode::kRdmaRead;
-    r.remote_addr = buf.Addr(1024);
-    r.rkey = buf.rkey;
+    SendWr r = RdmaTo(i, WrOpcode::kRdmaRead, {small.At(200, 100)}, buf, 1024);
     reads.push_back(r);
   }
   size_t bad = 99;
@@ -1500,10 +1444,7 @@ TEST_P(Conformance, ARetryAfterAMultiPacketReadResendsFromPastItsLastResponse) {
   ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
   ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
   Buffer buf = Reg(8192, kAll);
-  SendWr read = Send(1, {buf.At(0, 2048)});
-  read.opcode = WrOpcode::kRdmaRead;
-  read.remote_addr = buf.Addr(4096);
-  read.rkey = buf.rkey;
+  SendWr read = RdmaTo(1, WrOpcode::kRdmaRead, {buf.At(0, 2048)}, buf, 4096);
   size_t bad = 99;
   ASSERT_EQ(dev_->PostSend(qa, {read}, &bad), 0);
   auto wcs = WaitWc(ca, 1);

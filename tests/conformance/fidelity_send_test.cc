@@ -602,10 +602,7 @@ TEST_P(Conformance, FencedReadStallsAtItsRetryWhereTheDeviceDoes) {
   ASSERT_EQ(ConnectShortTimeouts(*dev_, pattr_.active_mtu, qa, qb, 1, 7), 0);
   ASSERT_EQ(dev_->ModifyQp(qb, StateOnly(QpState::kErr), attr::kState), 0);
   Buffer buf = Reg(8192, kAll);
-  SendWr r = Send(1, {buf.At(0, 8)});
-  r.opcode = WrOpcode::kRdmaRead;
-  r.remote_addr = buf.Addr(4096);
-  r.rkey = buf.rkey;
+  SendWr r = RdmaTo(1, WrOpcode::kRdmaRead, {buf.At(0, 8)}, buf, 4096);
   r.send_flags |= send_flag::kFence;
   QpAttr a;
   QpInitAttr init;
@@ -653,10 +650,7 @@ TEST_P(Conformance, TwoPacketWriteImmInAnRnrLoopEndsByTheTimerWhereTheDeviceDoes
     CqHandle ca = Cq();
     QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca), qb = Qp(QpType::kRc);
     ASSERT_EQ(ConnectShortTimeouts(*dev_, pattr_.active_mtu, qa, qb, retry_cnt, 7), 0);
-    SendWr w = Send(1, {buf.At(0, 2 * mtu)});
-    w.opcode = WrOpcode::kRdmaWriteWithImm;
-    w.remote_addr = buf.Addr(4 * mtu);
-    w.rkey = buf.rkey;
+    SendWr w = RdmaTo(1, WrOpcode::kRdmaWriteWithImm, {buf.At(0, 2 * mtu)}, buf, 4 * mtu);
     w.imm_data = 5;
     size_t bad = 99;
     ASSERT_EQ(dev_->PostSend(qa, {w}, &bad), 0);
@@ -686,10 +680,7 @@ TEST_P(Conformance, DuplicateReadWithoutItsResourceIsDroppedWhereTheDeviceDoes) 
   QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca), qb = Qp(QpType::kRc);
   ASSERT_EQ(ConnectShortTimeouts(*dev_, pattr_.active_mtu, qa, qb, 0, 7), 0);
   Buffer buf = Reg(8192, kAll);
-  SendWr f = Send(1, {buf.At(0, 8)});
-  f.opcode = WrOpcode::kAtomicFetchAndAdd;
-  f.remote_addr = buf.Addr(4096);
-  f.rkey = buf.rkey;
+  SendWr f = RdmaTo(1, WrOpcode::kAtomicFetchAndAdd, {buf.At(0, 8)}, buf, 4096);
   f.compare_add = 1;
   size_t bad = 99;
   ASSERT_EQ(dev_->PostSend(qa, {f}, &bad), 0);
@@ -708,10 +699,7 @@ TEST_P(Conformance, DuplicateReadWithoutItsResourceIsDroppedWhereTheDeviceDoes) 
   QpAttr a;
   ASSERT_EQ(BringUpAttr(*dev_, p, info, &a), 0);
   ASSERT_EQ(BringUp(*dev_, qa, a, QpState::kRts), 0);
-  SendWr r = Send(2, {buf.At(64, 8)});
-  r.opcode = WrOpcode::kRdmaRead;
-  r.remote_addr = buf.Addr(4096 + 512);
-  r.rkey = buf.rkey;
+  SendWr r = RdmaTo(2, WrOpcode::kRdmaRead, {buf.At(64, 8)}, buf, 4096 + 512);
   ASSERT_EQ(dev_->PostSend(qa, {r}, &bad), 0);
   auto wcs = WaitWc(ca, 1, kSecond / 2);
   ASSERT_EQ(wcs.size(), 1u);

@@ -144,6 +144,16 @@ void Conformance::FifteenDeepRcPair(const BringUpParams& p, RcPair* pair) {
   ASSERT_EQ(ToRtsWith(*dev_, p, r.qb, r.qa), 0);
 }
 
+void Conformance::ExpectFlushedInOrder(CqHandle cq, int n, uint64_t first_wr_id,
+                                       uint64_t timeout_ns, const std::string& why) {
+  const auto wcs = WaitWc(cq, n, timeout_ns);
+  ASSERT_EQ(wcs.size(), static_cast<size_t>(n)) << why;
+  for (size_t i = 0; i < wcs.size(); ++i) {
+    EXPECT_EQ(wcs[i].wr_id, first_wr_id + i) << why;
+    EXPECT_EQ(wcs[i].status, WcStatus::kWrFlushErr) << ToName(wcs[i].status) << " " << why;
+  }
+}
+
 std::vector<WorkCompletion> Conformance::WaitWc(CqHandle cq, int n, uint64_t timeout_ns) {
   std::vector<WorkCompletion> out;
   EXPECT_EQ(dev_->WaitForCompletions(cq, n, timeout_ns, &out), 0)
@@ -163,6 +173,15 @@ SendWr Conformance::Send(uint64_t wr_id, std::vector<Sge> sges, bool signaled) {
   wr.sg_list = std::move(sges);
   wr.opcode = WrOpcode::kSend;
   wr.send_flags = signaled ? send_flag::kSignaled : 0;
+  return wr;
+}
+
+SendWr Conformance::RdmaTo(uint64_t wr_id, WrOpcode op, std::vector<Sge> sges,
+                           const Buffer& remote, size_t offset) {
+  SendWr wr = Send(wr_id, std::move(sges));
+  wr.opcode = op;
+  wr.remote_addr = remote.Addr(offset);
+  wr.rkey = remote.rkey;
   return wr;
 }
 

@@ -65,6 +65,10 @@ class Conformance : public ::testing::TestWithParam<BackendCase> {
   void AddressDatagram(QpHandle dst, SendWr* wr, AhHandle* ah);
 
   std::vector<WorkCompletion> WaitWc(CqHandle cq, int n, uint64_t timeout_ns = 2 * kSecond);
+  // Waits for `n` completions on `cq` and expects them WR_FLUSH_ERR, of wr_ids first_wr_id,
+  // first_wr_id + 1, ... in that order (`why` names the case in a failure).
+  void ExpectFlushedInOrder(CqHandle cq, int n, uint64_t first_wr_id,
+                            uint64_t timeout_ns = 2 * kSecond, const std::string& why = "");
   // Polls what is there without waiting further than `settle_ns` of quiet time.
   std::vector<WorkCompletion> Drain(CqHandle cq, uint64_t settle_ns = kSecond / 10);
 
@@ -79,6 +83,10 @@ class Conformance : public ::testing::TestWithParam<BackendCase> {
   }
   static SendWr Send(uint64_t wr_id, std::vector<Sge> sges, bool signaled = true);
   static RecvWr Recv(uint64_t wr_id, std::vector<Sge> sges);
+  // A signaled RDMA WR (`op`: READ, WRITE, an atomic...) of `sges` at `remote`'s byte
+  // `offset`, with its rkey.
+  static SendWr RdmaTo(uint64_t wr_id, WrOpcode op, std::vector<Sge> sges, const Buffer& remote,
+                       size_t offset);
 
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<Device> dev_;

@@ -360,10 +360,7 @@ TEST_P(MemoryWindow, BindBehindANakedWriteOfOnePostIsFlushedUnexecutedWhereTheDe
   const Behaviour& b = GetParam().behaviour;
   uint32_t r0 = 0;
   MwHandle mw = Alloc(MwType::kType2, &r0);
-  SendWr write = Send(1, {src_.At(0, 8)});
-  write.opcode = WrOpcode::kRdmaWrite;
-  write.remote_addr = target_.Addr(8192);
-  write.rkey = target_.rkey;
+  SendWr write = RdmaTo(1, WrOpcode::kRdmaWrite, {src_.At(0, 8)}, target_, 8192);
   write.send_flags |= send_flag::kSignaled;
   SendWr bind = BindWr(mw, NextKey(r0), Window());
   bind.send_flags |= send_flag::kSignaled;

@@ -47,10 +47,7 @@ TEST_P(Conformance, SqdCanAlwaysMoveToErrAndEveryWrIsAccountedOnce) {
   Buffer local = Reg(1 << 16, kAll), remote = Reg(1 << 16, kAll);
   std::vector<SendWr> wrs;
   for (int i = 0; i < 8; ++i) {
-    SendWr w = Send(100 + i, {local.At(8192 * (i % 4), 8192)});
-    w.opcode = WrOpcode::kRdmaWrite;
-    w.remote_addr = remote.Addr(8192 * (i % 8));
-    w.rkey = remote.rkey;
+    SendWr w = RdmaTo(100 + i, WrOpcode::kRdmaWrite, {local.At(8192 * (i % 4), 8192)}, remote, 8192 * (i % 8));
     wrs.push_back(w);
   }
   size_t bad;
@@ -83,10 +80,7 @@ TEST_P(Conformance, FencedSendCarriesTheDataOfTheEarlierRead) {
   std::memset(remote.buf, 0xab, 4096);
   size_t bad;
   ASSERT_EQ(dev_->PostRecv(qb, {Recv(50, {remote.At(4096, 4096)})}, &bad), 0);
-  SendWr r = Send(1, {local.At(0, 4096)});
-  r.opcode = WrOpcode::kRdmaRead;
-  r.remote_addr = remote.Addr(0);
-  r.rkey = remote.rkey;
+  SendWr r = RdmaTo(1, WrOpcode::kRdmaRead, {local.At(0, 4096)}, remote, 0);
   SendWr s = Send(2, {local.At(0, 4096)});
   s.send_flags |= send_flag::kFence;
   ASSERT_EQ(dev_->PostSend(qa, {r, s}, &bad), 0);
