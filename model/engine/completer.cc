@@ -268,6 +268,12 @@ void Nic::StopAtNak(Qp& qp, size_t index, uint32_t psn) {
   if (w.wr.opcode != WrOpcode::kRdmaRead && PsnDiff(LastPsn(w), psn) > 0) {
     qp.req_index_on_failed = true;
   }
+  // A READ's NAK inside the post: rxe's responder runs a READ request as a tasklet, at the
+  // requester's next spin_unlock_bh (row 120), and the requester walks two slots in ERR, not
+  // one (measured, 2 of 2 each: 3 READs NAKed at the first, max_rd_atomic 1 or 4, leave no
+  // stale WQE; 4 READs leave one; 3 FETCH_ADDs, answered inline, leave one, as every other
+  // NAK does; seed 20261235 sequence 414).
+  if (w.wr.opcode == WrOpcode::kRdmaRead && posting_ == &qp) qp.read_nak_in_post = true;
 }
 
 void Nic::ReturnRdCredit(Qp& qp, SendWqe& w) {

@@ -356,7 +356,7 @@ void Nic::ResetQueues(Qp& qp) {
   qp.sq.clear();
   qp.unwalked.clear();
   qp.ghosts = 0;
-  qp.req_index_on_failed = qp.may_have_stuck = false;
+  qp.req_index_on_failed = qp.may_have_stuck = qp.read_nak_in_post = false;
   qp.requester_dead = false;
   qp.rq.clear();
   qp.sq_next = 0;
@@ -444,6 +444,7 @@ void Nic::FlushOnError(Qp& qp) {
     RaiseQpEvent(qp, EventType::kQpLastWqeReached);
   }
   if (walks) WalkOneInError(qp);
+  if (std::exchange(qp.read_nak_in_post, false) && walks) WalkOneInError(qp);
 }
 
 void Nic::NoteUnwalked(Qp& qp, size_t from) {

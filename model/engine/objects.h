@@ -226,6 +226,9 @@ struct Qp : std::enable_shared_from_this<Qp> {
   // (rxe_req.c update_state moves it on at the END packet only), so the requester's walks
   // in ERR take its slot first (Nic::StopAtNak sets it, Nic::FlushOnError takes it).
   bool req_index_on_failed = false;
+  // A NAK of a READ answered inside the post moved the QP to ERR: rxe's requester walks two
+  // slots in ERR then, not one (Nic::StopAtNak sets it, Nic::FlushOnError takes it).
+  bool read_nak_in_post = false;
   // Some WQE in `sq` may be SendWqe::stuck (set by Nic::OverwriteStaleSlots, cleared by
   // Nic::ClearStuck): Nic::HeadStuck looks only then.
   bool may_have_stuck = false;

@@ -1342,6 +1342,45 @@ TEST_P(Conformance, TheTransportTimerRunningOutInResetDropsWhatAPostLeftThere) {
   }
 }
 
+// Three READs (max_rd_atomic 1) to a responder with max_dest_rd_atomic 0: the first is
+// NAKed (REM_INV_REQ_ERR) inside the post and the QP goes to ERR. rxe's requester then walks
+// two of its ring slots, not one (a READ's responder runs as a tasklet, row 120), so after
+// ERR -> RTS by IBV_QP_CUR_STATE no stale READ waits ahead of the requester, and a type 1
+// bind completes at once. With one walk (3 FETCH_ADDs: measured) a stale READ would wait
+// for ever for the credit the failed READ kept, and the bind behind it (seed 20261235
+// sequence 414). Elsewhere nothing stale is left at all.
+TEST_P(Conformance, AReadNakedInsideThePostLeavesNoStaleReadBehind) {
+  BringUpParams p = Transport(Mtu::k1024, 11, 1, 0, 17);  // 8 ms, one retry
+  p.max_rd_atomic = 1;
+  p.max_dest_rd_atomic = 0;
+  RcPair pair;
+  FifteenDeepRcPair(p, &pair);
+  if (IsSkipped() || HasFatalFailure()) return;
+  const auto [ca, cb, qa, qb] = pair;
+  Buffer buf = Reg(4096, kAll);
+  std::vector<SendWr> reads;
+  for (uint64_t i = 1; i <= 3; ++i) {
+    reads.push_back(RdmaTo(i, WrOpcode::kRdmaRead, {buf.At(8 * i, 8)}, buf, 2048));
+  }
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, reads, &bad), 0);
+  const auto wcs = WaitWc(ca, 3);
+  ASSERT_EQ(wcs.size(), 3u);
+  EXPECT_EQ(wcs[0].wr_id, 1u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kRemInvReqErr) << ToName(wcs[0].status);
+  EXPECT_EQ(StateOf(qa), QpState::kErr);
+  ASSERT_EQ(ModifyToRtsClaimingRts(qa), 0);
+  Buffer target = Reg(4096, kAll | access::kMwBind);
+  MwHandle mw;
+  uint32_t rkey = 0;
+  ASSERT_EQ(dev_->AllocMw(pd_, MwType::kType1, &mw, &rkey), 0);
+  ASSERT_EQ(dev_->BindMw(qa, mw, SignaledBind(20, target), &rkey), 0);
+  const auto bound = WaitWc(ca, 1, kSecond / 10);
+  ASSERT_EQ(bound.size(), 1u) << "a stale READ waits ahead of the bind";
+  EXPECT_EQ(bound[0].wr_id, 20u);
+  EXPECT_EQ(bound[0].status, WcStatus::kSuccess) << ToName(bound[0].status);
+}
+
 // After ERR -> RTS by IBV_QP_CUR_STATE, the WQEs the requester never reached in ERR wait
 // ahead of it in their ring slots (rxe: Behaviour::requester_walks_one_wqe_in_error). A post
 // of 12 behind 13 of them goes round the 16-slot ring onto 9 of those slots: rxe's requester
