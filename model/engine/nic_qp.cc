@@ -267,6 +267,10 @@ int Nic::ModifyQp(uint32_t ctx, uint32_t h, const QpAttr& a, AttrMask mask) {
     case QpState::kSqd:
       SetState(*qp, next, "modify");
       qp->sq_draining = true;  // R11: in-flight messages finish, nothing new starts
+      // rxe_qp_drain schedules the requester: a retry the RNR timer set in ERR
+      // (Qp::retry_after_err) runs now, req.psn back to comp.psn (measured: seed 20261237
+      // sequence 207, 3 of 3 runs: sq_psn 0, not 2, in SQD after ERR -> RTS).
+      if (qp->retry_after_err) RetryAfterErr(*qp);
       RetryStalledInSqd(*qp);
       CheckDrained(*qp);
       // rxe_qp.c rxe_qp_drain schedules the completer of an RC QP: it takes a stale timeout.

@@ -1381,6 +1381,44 @@ TEST_P(Conformance, AReadNakedInsideThePostLeavesNoStaleReadBehind) {
   EXPECT_EQ(bound[0].status, WcStatus::kSuccess) << ToName(bound[0].status);
 }
 
+// A 2-packet SEND into a QP without a receive (rnr_retry 7, retry_cnt 0): rxe's transport
+// timer ends the RNR loop (Behaviour::retry_timer_runs_during_rnr; RETRY_EXC_ERR) while an
+// RNR timer is pending, and that timer, firing in ERR, leaves a retry set
+// (Qp::retry_after_err). After ERR -> RTS by IBV_QP_CUR_STATE nothing runs the requester
+// until RTS -> SQD schedules it (rxe_qp_drain): its retry puts req.psn back to comp.psn, which
+// the RNR NAK of the first packet left at the SEND's first PSN, so the query in SQD reads
+// that (seed 20261237 sequence 207: sq_psn 0, not 2, 3 of 3 runs). Elsewhere nothing rewinds
+// sq_psn: it is past the SEND's two packets.
+TEST_P(Conformance, EnteringSqdRunsTheRetryTheRnrTimerSetInErr) {
+  const Behaviour& b = GetParam().behaviour;
+  // 8 ms, no retries, RNR NAKs of 0.96 ms; qb has no receive.
+  const BringUpParams p = Transport(Mtu::k1024, 11, 0, 7, 17);
+  RcPair pair;
+  FifteenDeepRcPair(p, &pair);
+  if (IsSkipped() || HasFatalFailure()) return;
+  const auto [ca, cb, qa, qb] = pair;
+  Buffer buf = Reg(4096, kAll);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(0, 2048)})}, &bad), 0);
+  if (!b.retry_timer_runs_during_rnr) {  // rnr_retry 7 retries for ever: ERR by a modify
+    EXPECT_TRUE(Drain(ca, kSecond / 10).empty()) << "RNR retries for ever";
+    ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kErr), attr::kState), 0);
+  }
+  const auto wcs = WaitWc(ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_NE(wcs[0].status, WcStatus::kSuccess) << "no receive";
+  EXPECT_TRUE(Drain(ca, kSecond / 10).empty()) << "its timers have run out";
+  ASSERT_EQ(ModifyToRtsClaimingRts(qa), 0);
+  EXPECT_TRUE(Drain(ca, kSecond / 10).empty());
+  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kSqd), attr::kState), 0);
+  QpAttr attr;
+  QpInitAttr init;
+  ASSERT_EQ(dev_->QueryQp(qa, &attr, &init), 0);
+  const bool retries = b.retry_timer_runs_during_rnr && b.requester_walks_one_wqe_in_error;
+  EXPECT_EQ(attr.sq_psn, retries ? p.sq_psn : p.sq_psn + 2)
+      << (retries ? "the retry puts req.psn back" : "past the SEND's two packets");
+}
+
 // After ERR -> RTS by IBV_QP_CUR_STATE, the WQEs the requester never reached in ERR wait
 // ahead of it in their ring slots (rxe: Behaviour::requester_walks_one_wqe_in_error). A post
 // of 12 behind 13 of them goes round the 16-slot ring onto 9 of those slots: rxe's requester
