@@ -62,11 +62,10 @@ void Nic::CompleterRunsInReset(Qp& qp) {
 void Nic::RequesterRunsInError(Qp& qp) {
   // rxe_req.c rnr_nak_timer schedules the requester, which in QP_STATE_ERROR takes the WQE
   // at req.wqe_index (req_next_wqe: none when the index is the producer) and runs the
-  // completer, which drains the ring (measured: seed 605888837999 sequence 1321; 14
-  // SEND_IMMs into a QP without a receive, rnr_retry 7, retry_cnt 0: the first's sequence
-  // NAK fails the QP inside the post, whose requester took 3 slots; the RNR timer pending
-  // then takes a fourth, so 3 posts in ERR later, a post of 5 is flushed at once: its
-  // producer is not the requester's index).
+  // completer, which drains the ring (measured: seed 605888837999 sequence 1321, 3 of 3 rxe
+  // runs: 14 SEND_IMMs into a QP without a receive, rnr_retry 7, retry_cnt 0, fail the QP
+  // while an RNR timer is pending; three single posts in ERR later, a post of 5 is flushed at
+  // once, which it is not without this walk: its producer would be the requester's index).
   if (qp.state != QpState::kErr || qp.flush_pending) return;
   if (!profile().behaviour.requester_walks_one_wqe_in_error || qp.unwalked.empty()) return;
   WalkOneInError(qp);

@@ -192,7 +192,8 @@ class Nic {
   void FlushPostedInError(Qp& qp, size_t from);
   // rxe's completer run in ERR (a response, the transport timer): every queued WQE flushed.
   void CompleterRunsInError(Qp& qp);
-  // rxe's completer run in RESET (the transport timer): every queued WQE dropped, no CQE.
+  // rxe's completer run in RESET (the transport timer): every queued WQE consumed without a
+  // CQE; the requester's index stays, so after RTS they go out again as ghosts.
   void CompleterRunsInReset(Qp& qp);
   // rxe's requester run in ERR that no post started (the RNR timer): it takes one WQE and,
   // if there was one, the completer it runs flushes every queued WQE.
