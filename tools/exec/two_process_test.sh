@@ -15,8 +15,9 @@ if [ -n "$asan" ]; then
   lib="$asan:$lib"
   export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 fi
-if [ ! -x /usr/bin/ibv_rc_pingpong ]; then
-  echo "SKIPPED: /usr/bin/ibv_rc_pingpong missing (Debian's ibverbs-utils)"; exit 0
+if [ ! -x /usr/bin/ibv_rc_pingpong ] || [ ! -x /usr/bin/ib_write_bw ]; then
+  echo "SKIPPED: /usr/bin/ibv_rc_pingpong or /usr/bin/ib_write_bw missing (Debian's ibverbs-utils, perftest; tools/install-deps installs both)"
+  exit 0
 fi
 if ! LD_PRELOAD="$lib" QPTWIN_BRIDGE=on ibv_devinfo -v 2>&1 | grep -q '::ffff:127\.10\.'; then
   echo "SKIPPED: the bridge cannot bind 127.10.x.y:4791 here (no loopback?):"
