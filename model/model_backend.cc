@@ -154,7 +154,9 @@ class ModelBackend : public Backend {
 
   uint64_t NowNs() override { return sim::OnKernelThread() ? world_->events().Now() : 0; }
   void Advance(uint64_t ns) override {
-    if (sim::OnKernelThread()) world_->events().AdvanceBy(std::min(ns, kMaxWaitNs));
+    if (!sim::OnKernelThread()) return;
+    world_->events().AdvanceBy(std::min(ns, kMaxWaitNs));
+    world_->WaitOutHostStall();  // the program wakes up when its CPU is free again
   }
 
  private:
@@ -193,7 +195,28 @@ std::unique_ptr<Backend> MakeModelBackend(const ModelOptions& opts, std::string*
   chosen.timing.nic.timer_tick_phase_ns = std::min<uint64_t>(
       static_cast<uint64_t>(phase * static_cast<double>(chosen.timing.nic.timer_tick_ns)),
       chosen.timing.nic.timer_tick_ns == 0 ? 0 : chosen.timing.nic.timer_tick_ns - 1);
+  if (opts.retry_skip == RetrySkip::kUntimed) chosen.timing.nic.retry_skip_ps_per_packet = 0;
+  chosen.timing.nic.retry_skip_stalls_host = opts.retry_skip == RetrySkip::kStalled;
   return std::make_unique<ModelBackend>(chosen, opts);
+}
+
+const char* ToName(RetrySkip r) {
+  switch (r) {
+    case RetrySkip::kStalled: return "stalled";
+    case RetrySkip::kBeside: return "beside";
+    case RetrySkip::kUntimed: break;
+  }
+  return "untimed";
+}
+
+bool ParseRetrySkip(const std::string& name, RetrySkip* out) {
+  for (RetrySkip r : {RetrySkip::kUntimed, RetrySkip::kStalled, RetrySkip::kBeside}) {
+    if (name == ToName(r)) {
+      *out = r;
+      return true;
+    }
+  }
+  return false;
 }
 
 void KeepRegionMappings(bool on) { engine::KeepRegionMappings(on); }

@@ -43,6 +43,19 @@
 
 namespace qptwin::model {
 
+// A retry from behind a WQE's first PSN makes a software device step through about 2^24
+// packets (rxe: NicTiming::retry_skip_ps_per_packet, ~0.9 s in tools/rxe-vm). What the
+// host's program does meanwhile is the host's scheduling, not the device's; measured on rxe
+// (docs/differences.md row 127), all three happen to the same program:
+enum class RetrySkip {
+  kUntimed,  // the loop takes no time (what a program whose waits outlast it sees)
+  kStalled,  // it runs on the program's CPU: the program waits for it (World::StallHost)
+  kBeside,   // it runs on another CPU: the program goes on; the QP's requester and its
+             // flush wait for the loop
+};
+const char* ToName(RetrySkip r);  // "untimed", "stalled", "beside"
+bool ParseRetrySkip(const std::string& name, RetrySkip* out);
+
 struct ModelOptions {
   std::string profile = "rxe";
   int devices = 2;  // device names "mdev0", "mdev1", ...
@@ -59,6 +72,7 @@ struct ModelOptions {
   // as a fraction of a tick in [0, 1): timer_tick_phase_ns = tick_phase * timer_tick_ns. A
   // program on a real host starts at an arbitrary point of the tick; 0 is the model's default.
   double tick_phase = 0;
+  RetrySkip retry_skip = RetrySkip::kUntimed;  // the host during a retry's skip loop
 };
 
 std::unique_ptr<Backend> MakeModelBackend(const ModelOptions& opts, std::string* why = nullptr);

@@ -128,7 +128,9 @@ int ModelDevice::GetCqEvent(ChannelHandle ch, uint64_t timeout_ns, CqHandle* cq)
     engine::Channel* c = nic_->FindChannel(ctx_, ch.id);
     return c && !c->events.empty();
   };
-  if (!world_->events().RunUntil(ready, Deadline(timeout_ns))) return ETIMEDOUT;
+  const bool got = world_->events().RunUntil(ready, Deadline(timeout_ns));
+  world_->WaitOutHostStall();  // World::StallHost: the thread runs again only then
+  if (!got) return ETIMEDOUT;
   engine::Channel* c = nic_->FindChannel(ctx_, ch.id);
   cq->id = c->events.front();
   c->events.pop_front();
@@ -158,6 +160,7 @@ int ModelDevice::WaitForCompletions(CqHandle cq, int n, uint64_t timeout_ns,
     return got >= n;
   };
   bool ok = world_->events().RunUntil(done, Deadline(timeout_ns));
+  world_->WaitOutHostStall();  // World::StallHost: the thread runs again only then
   CatchUpHost();  // consuming the CQEs took the thread's time
   return ok ? 0 : ETIMEDOUT;
 }
@@ -237,6 +240,7 @@ int ModelDevice::PostSend(QpHandle qp, const std::vector<SendWr>& wrs, size_t* b
     CatchUpHost();
     world_->events().RunUntil([this] { return world_->ExchangesSettled(); },
                               Deadline(engine::Nic::kPostRunNs));
+    world_->WaitOutHostStall();
   }
   return err;
 }
@@ -252,7 +256,9 @@ int ModelDevice::WaitForAsyncEvent(EventType type, QpHandle qp, uint64_t timeout
   if (qp && nic_->QpNum(ctx_, qp.id, &dummy) != 0) return EINVAL;
   CatchUpHost();
   auto seen = [&] { return nic_->HasEvent(ctx_, type, qp.id); };
-  return world_->events().RunUntil(seen, Deadline(timeout_ns)) ? 0 : ETIMEDOUT;
+  const bool ok = world_->events().RunUntil(seen, Deadline(timeout_ns));
+  world_->WaitOutHostStall();  // World::StallHost: the thread runs again only then
+  return ok ? 0 : ETIMEDOUT;
 }
 
 int ModelDevice::QpHistory(QpHandle qp, std::vector<StateChange>* out) {

@@ -79,6 +79,18 @@ struct NicTiming {
   // (t + timer_tick_phase_ns) / timer_tick_ns (< timer_tick_ns). A program on a real host
   // starts at an arbitrary point of the kernel's tick, so no one value is the device's.
   uint64_t timer_tick_phase_ns = 0;
+  // A software device's retry from behind a WQE's first PSN (rxe_req.c req_retry ->
+  // retry_first_write_send) steps through (comp.psn - first_psn) & 0xffffff packets of the
+  // first SEND/WRITE one by one, about 2^24 when comp.psn is behind: the time per packet
+  // stepped. The requester sends again when the loop ends, and a flush of the QP (ERR)
+  // happens then. 0: no time. Measured for rxe in tools/rxe-vm: 54,000 (docs/differences.md
+  // row 127). Where the host's program runs meanwhile is the host's, not the device's:
+  // model/model_backend.h ModelOptions::retry_skip: whether the model spends this time
+  // (the default does not) and whether the program waits for it (below).
+  uint64_t retry_skip_ps_per_packet = 0;
+  // The loop runs on the CPU of the program's next wake-up: the program waits for it
+  // (World::StallHost; its waits and Advance end no earlier).
+  bool retry_skip_stalls_host = false;
 };
 
 struct HostTiming {

@@ -339,6 +339,9 @@ class Nic {
   uint32_t RetryPsn(const Qp& qp, size_t index) const;
   void AdvanceCompPsn(Qp& qp, uint32_t psn);
   void RebasePsns(Qp& qp, size_t index, uint32_t psn);
+  // The requester steps through `skipped_packets` of a retried WQE's data first
+  // (NicTiming::retry_skip_ps_per_packet): it, and the host, are busy until that ends.
+  void BusyRequesterFor(Qp& qp, uint32_t skipped_packets);
   void RewindPsn(Qp& qp, size_t index);
 
   // Responder (responder.cc).

@@ -98,6 +98,11 @@ uint32_t World::ArmTimerAtTick(uint64_t tick) {
   return timers_per_tick_[tick]++;
 }
 
+void World::WaitOutHostStall() {
+  if (host_stall_end_ns_ <= events().Now()) return;
+  events().RunUntil([] { return false; }, host_stall_end_ns_);
+}
+
 bool World::ExchangesSettled() const {
   if (in_flight() != 0) return false;
   for (const auto& n : nics_) {

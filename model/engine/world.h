@@ -23,6 +23,7 @@
 //     unknown LID (no GRH) is the IPv4-mapped GID of <our addresses' /16>.<LID>.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -95,6 +96,13 @@ class World {
   // No message on its way, no requester waiting to run, no CQE not yet visible: every
   // exchange started so far has been answered (pending timers may still fire later).
   bool ExchangesSettled() const;
+  // The host's program cannot run before `until_ns` (NicTiming::retry_skip_ps_per_packet: a
+  // loop in softirq context on its CPU); its waits end no earlier (ModelBackend::Advance,
+  // ModelDevice's waits). host_stall_end_ns() is the latest such time (0: none).
+  void StallHost(uint64_t until_ns) { host_stall_end_ns_ = std::max(host_stall_end_ns_, until_ns); }
+  uint64_t host_stall_end_ns() const { return host_stall_end_ns_; }
+  // Runs the clock to the end of a host stall still under way.
+  void WaitOutHostStall();
   // A context read of `bytes` (timing.h contract 5) on `nic`'s PCIe read channel, from
   // `at_ns` or when the channel is free: returns when its bytes have crossed (ns, rounded up).
   uint64_t OccupyDmaRead(int nic, uint64_t at_ns, uint64_t bytes);
@@ -113,6 +121,7 @@ class World {
   bool Lose();
 
   std::unordered_map<uint64_t, uint32_t> timers_per_tick_;
+  uint64_t host_stall_end_ns_ = 0;
 
   const Profile profile_;  // a copy: a backend may change its cache setting (ModelOptions)
   std::unique_ptr<EventQueue> clock_;  // first: destroyed after every source

@@ -19,7 +19,7 @@ std::string Join(const std::vector<std::string>& names) {
 }  // namespace
 
 std::vector<FlagSpec> BackendFlags() {
-  return {{"--backend"}, {"--profile"}, {"--device"}, {"--tick-phase"}};
+  return {{"--backend"}, {"--profile"}, {"--device"}, {"--tick-phase"}, {"--retry-skip"}};
 }
 
 std::string CheckBackendKind(const std::string& kind) {
@@ -57,6 +57,20 @@ bool BackendSpecFromFlags(const Flags& flags, BackendSpec* spec, std::string* er
     }
     spec->tick_phase = v;
   }
+  if (flags.Has("--retry-skip")) {
+    const std::string s = flags.Get("--retry-skip");
+    model::RetrySkip r;
+    if (!model::ParseRetrySkip(s, &r)) {
+      *error = "--retry-skip '" + EscapeControl(s) + "' is not a host (valid: untimed, stalled, "
+               "beside)";
+      return false;
+    }
+    if (spec->kind == "hw") {
+      *error = "--retry-skip is for --backend model (what the host does during rxe's skip loop)";
+      return false;
+    }
+    spec->retry_skip = s;
+  }
   return true;
 }
 
@@ -72,6 +86,7 @@ std::unique_ptr<Backend> MakeBackend(const BackendSpec& spec, std::string* error
     opts.devices = std::max(1, spec.devices);
     opts.context_cache = spec.context_cache;
     opts.tick_phase = spec.tick_phase;
+    (void)model::ParseRetrySkip(spec.retry_skip, &opts.retry_skip);  // "": untimed
     backend = model::MakeModelBackend(opts);
     if (!backend) {
       *error = "unknown model profile '" + EscapeControl(opts.profile) +

@@ -71,7 +71,9 @@ const char kDifferentialUsage[] =
     "  one of those transcripts it is counted and saved (S-n-phase.qps) apart as well.\n"
     "  --host-times H,...: then the model again at each host time (microseconds before each\n"
     "  command, as a slow host spends: default 500,1000,2000; none: no host times) at every\n"
-    "  phase; a match is counted and saved (S-n-host.qps) apart as well.\n"
+    "  phase; a match is counted and saved (S-n-host.qps) apart as well. Then (profile rxe)\n"
+    "  the model with rxe's ~0.9 s retry skip loop stalling the program or beside it, at\n"
+    "  every phase (qptwin run --retry-skip): a match is saved as S-n-skip.qps.\n"
     "  A sequence the model's profile says would crash the real device (rxe 6.1 oopses on\n"
     "  an invalidate of an unbound type 2 window) is not run on hw: counted and saved\n"
     "  (S-n-fault.qps) apart.\n";
@@ -228,9 +230,13 @@ int RunDifferentialFuzz(const cli::Flags& flags, std::ostream& out, std::ostream
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
   mallopt(M_MMAP_THRESHOLD, 4 << 20);
   // Contract 7: side a at other tick phases (a model; its tick_phase 0 otherwise).
-  const PhasedMaker phased = [a, &make](int devices, double tick_phase) mutable {
+  // Contract 10: rxe's retry skip loop, stalled and beside (a model with the rxe profile).
+  o.retry_skips = a.kind == "model" && (a.profile.empty() || a.profile == "rxe");
+  const PhasedMaker phased = [a, &make](int devices, double tick_phase,
+                                        const std::string& retry_skip) mutable {
     a.devices = devices;
     a.tick_phase = tick_phase;
+    a.retry_skip = retry_skip;
     std::string ignored;
     return make(a, &ignored);
   };
@@ -254,6 +260,7 @@ int RunDifferentialFuzz(const cli::Flags& flags, std::ostream& out, std::ostream
     out << "; " << s.phase_matched << " more gave " << o.label_a
         << "'s transcript at another tick phase";
     if (!o.host_us.empty()) out << " and " << s.host_matched << " at a host time";
+    if (o.retry_skips) out << " and " << s.skip_matched << " with a retry's skip loop timed";
     out << " (" << s.phase_runs << " runs at " << std::max(o.tick_phases - 1, 0) << " phases";
     if (!o.host_us.empty()) out << " and " << o.host_us.size() << " host times";
     out << ")";
@@ -275,6 +282,10 @@ int RunDifferentialFuzz(const cli::Flags& flags, std::ostream& out, std::ostream
   if (s.host_matched > 0) {
     out << "fuzz --differential: the host time matches saved as " << o.out_dir << "/" << o.seed
         << "-*-host.qps\n";
+  }
+  if (s.skip_matched > 0) {
+    out << "fuzz --differential: the retry skip loop matches saved as " << o.out_dir << "/"
+        << o.seed << "-*-skip.qps\n";
   }
   if (s.phase_matched > 0) {
     out << "fuzz --differential: the tick phase matches saved as " << o.out_dir << "/" << o.seed

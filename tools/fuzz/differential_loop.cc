@@ -335,6 +335,11 @@ struct Variant {
   double phase = 0;
   uint64_t host_ns = 0;
   std::string name;  // "tick phase 3/8", "host time 1000 us a command, tick phase 0/8"
+  std::string retry_skip;  // contract 10: "stalled", "beside" ("": untimed)
+  int contract() const { return !retry_skip.empty() ? 10 : host_ns ? 9 : 7; }
+  const char* suffix() const {
+    return !retry_skip.empty() ? "-skip" : host_ns ? "-host" : "-phase";
+  }
 };
 
 std::vector<Variant> Variants(const DiffOptions& opts) {
@@ -342,14 +347,23 @@ std::vector<Variant> Variants(const DiffOptions& opts) {
   const int phases = std::max(1, opts.tick_phases);
   auto phase_name = [phases](int k) { return std::to_string(k) + "/" + std::to_string(phases); };
   for (int k = 1; k < phases; ++k) {
-    out.push_back({static_cast<double>(k) / phases, 0, "tick phase " + phase_name(k)});
+    out.push_back({static_cast<double>(k) / phases, 0, "tick phase " + phase_name(k), ""});
   }
   for (uint64_t host_us : opts.host_us) {
     if (host_us == 0) continue;
     for (int k = 0; k < phases; ++k) {
       out.push_back({static_cast<double>(k) / phases, host_us * 1000,
                      "host time " + std::to_string(host_us) + " us a command, tick phase " +
-                         phase_name(k)});
+                         phase_name(k),
+                     ""});
+    }
+  }
+  for (const char* skip : {"stalled", "beside"}) {
+    if (!opts.retry_skips) break;
+    for (int k = 0; k < phases; ++k) {
+      out.push_back({static_cast<double>(k) / phases, 0,
+                     std::string("retry skip loop ") + skip + ", tick phase " + phase_name(k),
+                     skip});
     }
   }
   return out;
@@ -412,7 +426,10 @@ DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const
       for (const Variant& v : variants) {
         std::string pwhy;
         const double phase = v.phase;
-        const SideMaker at = [a_phased, phase](int devices) { return (*a_phased)(devices, phase); };
+        const std::string skip = v.retry_skip;
+        const SideMaker at = [a_phased, phase, skip](int devices) {
+          return (*a_phased)(devices, phase, skip);
+        };
         watch.Arm(n, opts.label_a + " (" + v.name + ")");
         phased.push_back(RunOn(at, sc, &pwhy, nullptr, v.host_ns));
         watch.Disarm();
@@ -452,17 +469,20 @@ DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const
     }
     if (phase_match != 0) {
       const Variant& v = variants[phase_match - 1];
-      ++(v.host_ns == 0 ? stats.phase_matched : stats.host_matched);
-      const std::string path = DifferencePath(opts, n, v.host_ns == 0 ? "-phase" : "-host");
+      ++(v.contract() == 10 ? stats.skip_matched
+         : v.contract() == 9 ? stats.host_matched
+                             : stats.phase_matched);
+      const std::string path = DifferencePath(opts, n, v.suffix());
       if (stats.saved < kMaxSaved) {
         const std::string which =
             phase_match_run == 0 ? "first run" : "re-run " + std::to_string(phase_match_run);
         std::ostringstream f;
         f << text << "# ---- qptwin fuzz --differential: sequence " << n << " of seed "
           << opts.seed << ": " << opts.label_b << "'s transcript (" << which << ") is "
-          << opts.label_a << "'s at " << v.name << " (contract " << (v.host_ns ? 9 : 7)
+          << opts.label_a << "'s at " << v.name << " (contract " << v.contract()
           << "; replay: qptwin diff " << opts.replay_flags << " --tick-phase " << v.phase
           << (v.host_ns ? " --host-us " + std::to_string(v.host_ns / 1000) : "")
+          << (v.retry_skip.empty() ? "" : " --retry-skip " + v.retry_skip)
           << " THIS_FILE)\n"
           << "# first run's first difference: line " << d->line << ": " << opts.label_a
           << " '" << d->a << "' vs " << opts.label_b << " '" << d->b << "'\n"

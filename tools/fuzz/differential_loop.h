@@ -50,6 +50,15 @@
 //     (P * |H| runs of the model); a transcript side b gives that equals one of them
 //     counts as `host_matched` (reported, saved as <S>-<n>-host.qps with the host time and
 //     phase to replay it), not as a difference.
+// 10. A software device's retry from behind a WQE's first PSN steps through about 2^24
+//     packets (rxe: ~0.9 s in tools/rxe-vm); whether the program waits for that loop (it
+//     runs on the program's CPU), goes on beside it (another CPU), or outlasts it is the
+//     host's scheduling (model/model_backend.h RetrySkip; measured: all three on one
+//     program). With `retry_skips` and a maker of side a, a sequence that still differs
+//     after contracts 7 and 9 runs on side a with the loop `stalled` and `beside` at every
+//     tick phase; a transcript side b gives that equals one of them counts as
+//     `skip_matched` (reported, saved as <S>-<n>-skip.qps with the flags to replay it), not
+//     as a difference. A sequence without such a retry gives the same transcript there.
 //  5. A sequence that runs longer than sequence_seconds (a call into a backend that never
 //     returns) ends the process with exit code 3 and one stderr line naming the sequence,
 //     the side it was on and its replay command: a hang is reported, never waited out.
@@ -90,6 +99,8 @@ struct DiffOptions {
   // Contract 9: host times (microseconds before each command) side a tries at every tick
   // phase after a difference (none: empty).
   std::vector<uint64_t> host_us;
+  // Contract 10: side a with a retry's skip loop stalled and beside, at every tick phase.
+  bool retry_skips = false;
   // Side b's host time before each command: a model as side b standing in for a slow host
   // (the tests of contract 9). A real device's host spends its own: 0.
   uint64_t b_host_ns = 0;
@@ -106,6 +117,7 @@ struct DiffStats {
   uint64_t reruns = 0;         // side b's extra runs
   uint64_t phase_matched = 0;  // contract 7: side a at another tick phase gave b's transcript
   uint64_t host_matched = 0;   // contract 9: side a at a host time gave b's transcript
+  uint64_t skip_matched = 0;   // contract 10: side a with a retry's skip loop timed gave it
   uint64_t phase_runs = 0;     // side a's runs at other tick phases and host times
   uint64_t device_faults = 0;  // contract 8: side a reported faults (spared when spare_b)
   double seconds = 0;
@@ -118,8 +130,10 @@ struct DiffStats {
 // Makes a backend with `devices` devices; null when it cannot. An empty side b: side a runs
 // alone (its transcripts are made, nothing is compared; `--against none`, its rate).
 using SideMaker = std::function<std::unique_ptr<Backend>(int devices)>;
-// Makes side a's backend with its kernel's ticks at `tick_phase` (contract 7).
-using PhasedMaker = std::function<std::unique_ptr<Backend>(int devices, double tick_phase)>;
+// Makes side a's backend with its kernel's ticks at `tick_phase` (contract 7) and the host
+// `retry_skip` ("" or "untimed", "stalled", "beside": contract 10).
+using PhasedMaker = std::function<std::unique_ptr<Backend>(int devices, double tick_phase,
+                                                           const std::string& retry_skip)>;
 
 DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const SideMaker& b,
                               std::ostream& progress, const PhasedMaker* a_phased = nullptr);

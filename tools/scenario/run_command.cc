@@ -11,6 +11,7 @@ std::unique_ptr<Backend> MakeScenarioBackend(const BackendChoice& choice, std::s
   spec.device = choice.device;
   spec.devices = choice.devices;
   spec.tick_phase = choice.tick_phase;
+  spec.retry_skip = choice.retry_skip;
   return cli::MakeBackend(spec, error);
 }
 

@@ -388,6 +388,71 @@ TEST(RunCommand, HostTimeDecidesARaceWithTheDevicesTimers) {
   EXPECT_NE(hw.err.find("--host-us is for --backend model"), std::string::npos) << hw.err;
 }
 
+// --retry-skip: q1's 2-packet SEND fails RNR_RETRY_EXC_ERR (PSNs 0-1 unanswered), q1 goes
+// ERR -> RTS, and its WRITE (PSN 2) goes to a peer in ERR; the timer's retry starts at
+// comp.psn 0, and rxe steps through 2^24 - 2 packets first (~0.9 s in tools/rxe-vm). A
+// program that slept 60 ms sees each of three outcomes on rxe, by where the loop ran
+// (tests/differential/probes/retry-skip-*.qps, docs/differences.md row 127).
+TEST(RunCommand, RetrySkipDecidesWhatAProgramSeesOfRxesSkipLoop) {
+  const std::string text =
+      "device d0 profile=rxe\n"
+      "pd p0 dev=d0\n"
+      "mr m0 pd=p0 len=65536 access=LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC\n"
+      "fill m0 0 65536 0x5a\n"
+      "mr n0 pd=p0 len=256 access=LOCAL_WRITE\n"
+      "cq c0_0 cqe=63 dev=d0\n"
+      "cq c0_1 cqe=63 dev=d0\n"
+      "pd pf0 dev=d0\n"
+      "mr f0 pd=pf0 len=4096 access=LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC\n"
+      "mr x0 pd=p0 len=64 access=LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ\n"
+      "qp q0 type=RC pd=p0 send_cq=c0_1 recv_cq=c0_1 max_send_wr=15 max_recv_wr=15 "
+      "max_send_sge=2 max_recv_sge=2\n"
+      "qp q1 type=RC pd=p0 send_cq=c0_1 recv_cq=c0_1 max_send_wr=15 max_recv_wr=15 "
+      "max_send_sge=2 max_recv_sge=2 sq_sig_all=1\n"
+      "modify q0 state=INIT pkey_index=0 port=1 "
+      "access=LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC\n"
+      "modify q0 state=RTR path_mtu=1024 dest=q1 rq_psn=0 max_dest_rd_atomic=0 min_rnr_timer=17\n"
+      "modify q0 state=RTS sq_psn=0 timeout=11 retry_cnt=1 rnr_retry=0 max_rd_atomic=4\n"
+      "modify q1 state=INIT pkey_index=0 port=1 "
+      "access=LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC\n"
+      "modify q1 state=RTR path_mtu=1024 dest=q0 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=17\n"
+      "modify q1 state=RTS sq_psn=0 timeout=11 retry_cnt=1 rnr_retry=0 max_rd_atomic=1\n"
+      "post_send q1 wr_id=2 op=SEND_WITH_INV sge=m0:8400:2048 inv=f0\n"
+      "post_send q0 wr_id=3 op=SEND sge=m0:160:8 flags=SOLICITED\n"
+      "advance us=60000\n"
+      "modify q1 state=RTS cur_state=RTS\n"
+      "post_send q1 wr_id=15 op=WRITE sge=m0:8632:8 remote=m0:5960\n"
+      "advance us=60000\n"
+      "modify q0 state=ERR\n"
+      "modify q1 state=ERR\n"
+      "poll c0_1 n=64 timeout_ms=30\n";
+  const Cli untimed = RunCli({"--compared", "-"}, text);
+  const Cli stalled = RunCli({"--compared", "--retry-skip", "stalled", "-"}, text);
+  const Cli beside = RunCli({"--compared", "--retry-skip", "beside", "-"}, text);
+  ASSERT_EQ(untimed.code, 0) << untimed.err;
+  ASSERT_EQ(stalled.code, 0) << stalled.err;
+  ASSERT_EQ(beside.code, 0) << beside.err;
+  const std::string wr2 = "wc wr_id=2 status=RNR_RETRY_EXC_ERR qp=q1";
+  for (const Cli* c : {&untimed, &stalled, &beside}) {
+    EXPECT_NE(c->out.find(wr2), std::string::npos) << c->out;
+  }
+  // Its waits outlast the loop: the resent WRITE's timer runs out.
+  EXPECT_NE(untimed.out.find("wc wr_id=15 status=RETRY_EXC_ERR qp=q1"), std::string::npos)
+      << untimed.out;
+  // The loop ran on its CPU: it woke after the loop, and ERR flushed the WRITE.
+  EXPECT_NE(stalled.out.find("wc wr_id=15 status=WR_FLUSH_ERR qp=q1"), std::string::npos)
+      << stalled.out;
+  // The loop ran beside it: ERR's flush waits for the loop, after the last poll.
+  EXPECT_EQ(beside.out.find("wr_id=15"), std::string::npos) << beside.out;
+  const Cli bad = RunCli({"--retry-skip", "later", "-"}, text);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err, "qptwin: run: --retry-skip 'later' is not a host (valid: untimed, stalled, "
+                     "beside)\n");
+  const Cli hw = RunCli({"--backend", "hw", "--retry-skip", "beside", "-"}, text);
+  EXPECT_EQ(hw.code, 2);
+  EXPECT_NE(hw.err.find("--retry-skip is for --backend model"), std::string::npos) << hw.err;
+}
+
 TEST(RunCommand, DmaNeedsTheModelAndTheReadableTranscript) {
   Cli hw = RunCli({"--backend", "hw", "--dma", "-"}, kGood);
   EXPECT_EQ(hw.code, 2);

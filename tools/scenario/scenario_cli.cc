@@ -23,8 +23,8 @@ namespace {
 
 constexpr char kRunUsage[] =
     "usage: qptwin run [--backend model|hw] [--profile P] [--device D] [--tick-phase F]\n"
-    "                  [--host-us T] [--canonical | --compared | --narrate] [--vcd OUT.vcd]\n"
-    "                  [--trace-json OUT.json] [--dma] FILE...\n"
+    "                  [--host-us T] [--retry-skip H] [--canonical | --compared | --narrate]\n"
+    "                  [--vcd OUT.vcd] [--trace-json OUT.json] [--dma] FILE...\n"
     "  runs each .qps FILE (- = stdin; spec/scenario/FORMAT.md) and prints its transcript\n"
     "  (--compared: the form `qptwin diff` and the differential fuzzer compare);\n"
     "  --vcd/--trace-json trace one FILE. --dma (model): a '# dma' line for every DMA of\n"
@@ -35,11 +35,14 @@ constexpr char kRunUsage[] =
     "  starts in the tick is arbitrary, and timer races follow it. --host-us T (model):\n"
     "  every command but advance takes T microseconds of the host's time first, as on a\n"
     "  slow host (rxe in an emulated VM: 200-3000 us), while the device's timers run.\n"
+    "  --retry-skip H (model): a retry from behind a WQE's first PSN makes rxe step ~2^24\n"
+    "  packets (~0.9 s); the host meanwhile: untimed (default: the loop takes no time),\n"
+    "  stalled (it runs on the program's CPU) or beside (on another CPU).\n"
     "  Exit 0: every expectation held, 1: one failed,\n"
     "  2: bad usage, an unreadable or malformed FILE, or no such backend.\n";
 constexpr char kDiffUsage[] =
     "usage: qptwin diff [--backend model|hw] [--profile P] [--device D] [--tick-phase F]\n"
-    "                   [--host-us T] --against model[:P]|hw FILE...\n"
+    "                   [--host-us T] [--retry-skip H] --against model[:P]|hw FILE...\n"
     "  runs each .qps FILE on both backends and compares the canonical transcripts.\n"
     "  The model runs first: a FILE its profile says would crash the real device (rxe 6.1\n"
     "  oopses on an invalidate of an unbound type 2 window) is not run on hw (exit 2).\n"
@@ -71,6 +74,7 @@ void ToChoice(const cli::BackendSpec& spec, BackendChoice* out) {
   out->profile = spec.profile;
   out->device = spec.device;
   out->tick_phase = spec.tick_phase;
+  out->retry_skip = spec.retry_skip;
 }
 
 // --against model[:PROFILE] | hw

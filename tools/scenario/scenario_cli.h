@@ -25,6 +25,7 @@ struct BackendChoice {
   int devices = 1;      // how many devices the scenario opens (its `device` lines)
   std::string device;   // --device: hw device name ("" = $QPTWIN_DEVICE, else the first)
   double tick_phase = 0;  // --tick-phase: model, where its kernel's ticks fall (ModelOptions)
+  std::string retry_skip{};  // --retry-skip: model, the host during a retry's skip loop
   uint64_t host_ns = 0;   // --host-us: model, host time before each command (RunOptions)
 };
 
