@@ -494,8 +494,31 @@ void Nic::BusyRequesterFor(Qp& qp, uint32_t skipped_packets) {
   if (t.retry_skip_ps_per_packet == 0 || skipped_packets == 0) return;
   const uint64_t until =
       world_->events().Now() + uint64_t{skipped_packets} * t.retry_skip_ps_per_packet / 1000;
-  qp.requester_busy_until_ns = std::max(qp.requester_busy_until_ns, until);
+  if (until <= qp.requester_busy_until_ns) return;
+  qp.requester_busy_until_ns = until;
+  skip_loops_.Push(until, qp.weak_from_this());
   if (t.retry_skip_stalls_host) world_->StallHost(until);
+}
+
+bool Nic::WaitsForSkipLoop(Qp& qp) {
+  if (qp.requester_busy_until_ns <= world_->events().Now()) return false;
+  qp.kick_after_skip_loop = true;
+  return true;
+}
+
+void Nic::EndSkipLoop(std::weak_ptr<Qp>& weak) {
+  auto q = weak.lock();
+  if (!q || q->requester_busy_until_ns > world_->events().Now()) return;  // gone, or a later loop
+  Qp& qp = *q;
+  if (std::exchange(qp.flush_after_skip_loop, false) && qp.flush_pending) {
+    // EnterError during the loop: its flush now; a QP moved on from ERR meanwhile has none.
+    if (qp.state == QpState::kErr) {
+      FlushOnError(qp);
+    } else {
+      qp.flush_pending = false;
+    }
+  }
+  if (std::exchange(qp.kick_after_skip_loop, false)) Kick(qp);
 }
 
 void Nic::RewindPsn(Qp& qp, size_t index) {

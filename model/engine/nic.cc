@@ -13,6 +13,7 @@ Nic::Nic(World* world, int index)
       sent_(&world->events(), [this](SentWqe& s) { RunSent(s); }),
       timers_(&world->events(), [this](QpTimer& t) { RunTimer(t); }),
       rnr_waits_(&world->events(), [this](std::weak_ptr<Qp>& qp) { RunRnrWait(qp); }),
+      skip_loops_(&world->events(), [this](std::weak_ptr<Qp>& qp) { EndSkipLoop(qp); }),
       cache_(world->profile().timing.cache) {}
 Nic::~Nic() = default;
 

@@ -299,6 +299,10 @@ class Nic {
   void RunSent(SentWqe& sent);
   void RunTimer(QpTimer& timer);
   void RunRnrWait(std::weak_ptr<Qp>& qp);  // the RNR timer of a QP has expired
+  // A retry skip loop has ended: the flush and the requester run that waited for it.
+  void EndSkipLoop(std::weak_ptr<Qp>& qp);
+  // True (and the requester's run kept for the loop's end) while a skip loop runs.
+  bool WaitsForSkipLoop(Qp& qp);
 
   // Completer (completer.cc).
   void HandleResponse(Qp& qp, Packet& pkt);
@@ -412,6 +416,9 @@ class Nic {
   EventFifo<SentWqe> sent_;             // in the order their last bytes leave
   EventTimers<QpTimer> timers_;
   EventTimers<std::weak_ptr<Qp>> rnr_waits_;  // RNR NAK timers (completer.cc)
+  // The ends of retry skip loops (BusyRequesterFor): apart from ready_, so that a loop does
+  // not count as the send engine's work (SendEngineBusy) while the host goes on.
+  EventTimers<std::weak_ptr<Qp>> skip_loops_;
   uint32_t next_ctx_ = 1;
   uint64_t history_version_ = 0;  // history_version()
   uint32_t next_qpn_ = 17;  // rxe: RXE_MIN_QP_INDEX = 16; QP0/QP1 are reserved

@@ -374,7 +374,7 @@ void Nic::ResetQueues(Qp& qp) {
   qp.retry_after_err = qp.rnr_timer_in_err = false;
   qp.uc_mid_message = qp.write_imm_waiting = false;
   qp.comm_est_raised = qp.last_wqe_raised = qp.flush_pending = false;
-  qp.flush_after_skip_loop = false;
+  qp.flush_after_skip_loop = qp.kick_after_skip_loop = false;
   qp.requester_busy_until_ns = 0;
   qp.atomic_replay.clear();
   qp.rd_res.clear();
@@ -393,14 +393,9 @@ void Nic::EnterError(Qp& qp, const std::string& cause, bool defer_flush) {
   qp.rnr_wait = qp.sq_draining = false;
   qp.flush_pending = defer_flush;
   // NicTiming::retry_skip_ps_per_packet: the completer's tasklet is in a retry's skip loop;
-  // the flush it was scheduled for runs when the loop ends (RunRequester).
-  const uint64_t busy_until = qp.requester_busy_until_ns;
-  if (!defer_flush && busy_until > world_->events().Now()) {
+  // the flush it was scheduled for runs when the loop ends (EndSkipLoop).
+  if (!defer_flush && qp.requester_busy_until_ns > world_->events().Now()) {
     qp.flush_pending = qp.flush_after_skip_loop = true;
-    if (!qp.kick_pending) {
-      qp.kick_pending = true;
-      ready_.Push(busy_until, qp.weak_from_this());
-    }
     return;
   }
   if (!defer_flush) FlushOnError(qp);

@@ -320,9 +320,12 @@ struct Qp : std::enable_shared_from_this<Qp> {
   size_t rnr_index = 0;  // the RNR-NAKed WQE the retry starts from (rnr_wait_sends_new_wqes)
   bool kick_pending = false;
   // NicTiming::retry_skip_ps_per_packet: the requester is busy stepping through a retry's
-  // skipped packets until then (Nic::RebasePsns); it sends nothing before.
+  // skipped packets until then (Nic::RebasePsns); it sends nothing before (the completer
+  // still handles responses and timers: a simplification, rxe's completer tasklet is the
+  // one looping).
   uint64_t requester_busy_until_ns = 0;
   bool flush_after_skip_loop = false;  // EnterError during that loop: the flush waits for it
+  bool kick_after_skip_loop = false;   // the requester was wanted during it: runs at its end
   bool timer_armed = false;
   uint64_t timer_deadline = 0;  // the transport timer fires then (when armed)
   uint64_t timer_event_at = 0;  // the pending timer event (0: none)

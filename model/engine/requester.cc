@@ -31,10 +31,11 @@ PacketKind KindOf(WrOpcode op) {
 void Nic::Kick(Qp& qp) {
   // Nothing waiting: the requester would stop at once (ReqGetWqe).
   if (qp.kick_pending || qp.sq_next >= qp.sq.size()) return;
+  // A requester in a retry's skip loop (BusyRequesterFor) runs when it ends (EndSkipLoop).
+  if (WaitsForSkipLoop(qp)) return;
   qp.kick_pending = true;
-  // The send engine's ready list: served in the order kicked, one wake-up for the engine;
-  // a requester busy with a retry's skipped packets (BusyRequesterFor) runs when done.
-  ready_.Push(std::max(world_->events().Now(), qp.requester_busy_until_ns), qp.weak_from_this());
+  // The send engine's ready list: served in the order kicked, one wake-up for the engine.
+  ready_.Push(world_->events().Now(), qp.weak_from_this());
 }
 
 void Nic::Doorbell(Qp& qp) {
@@ -87,16 +88,10 @@ void Nic::RunReady(std::weak_ptr<Qp>& weak) {
 }
 
 bool Nic::RunRequester(Qp& qp, bool one_message) {
-  if (qp.requester_busy_until_ns > world_->events().Now()) {
-    Kick(qp);  // BusyRequesterFor: it runs when the loop ends
-    return false;
-  }
-  if (std::exchange(qp.flush_after_skip_loop, false)) {  // EnterError, during the loop
-    if (qp.flush_pending && qp.state == QpState::kErr) FlushOnError(qp);
-    return false;
-  }
+  if (WaitsForSkipLoop(qp)) return false;  // BusyRequesterFor: it runs when the loop ends
   if (qp.retry_after_err && (qp.state == QpState::kRts || qp.state == QpState::kSqd)) {
     RetryAfterErr(qp);
+    if (WaitsForSkipLoop(qp)) return false;  // the retry started one
   }
   Payload payload;
   ReqStep step = ReqStep::kGetWqe;

@@ -99,8 +99,10 @@ uint32_t World::ArmTimerAtTick(uint64_t tick) {
 }
 
 void World::WaitOutHostStall() {
-  if (host_stall_end_ns_ <= events().Now()) return;
-  events().RunUntil([] { return false; }, host_stall_end_ns_);
+  // A loop that starts meanwhile may move the end on.
+  while (host_stall_end_ns_ > events().Now()) {
+    events().RunUntil([] { return false; }, host_stall_end_ns_);
+  }
 }
 
 bool World::ExchangesSettled() const {

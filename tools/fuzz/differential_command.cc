@@ -3,6 +3,7 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -93,6 +94,10 @@ int RunDifferentialFuzz(const cli::Flags& flags, std::ostream& out, std::ostream
                          "the device goes in --against hw");
   }
   if (a.profile.empty()) a.profile = "rxe";
+  if (flags.Has("--retry-skip")) {
+    return BadInput(err, "fuzz: --retry-skip is for run and diff; fuzz --differential tries "
+                         "each host of rxe's retry skip loop itself (contract 10)");
+  }
   cli::BackendSpec b = a;
   const bool alone = flags.Get("--against") == "none";  // side a only: nothing compared
   if (flags.Has("--against") && !alone) {
@@ -231,7 +236,9 @@ int RunDifferentialFuzz(const cli::Flags& flags, std::ostream& out, std::ostream
   mallopt(M_MMAP_THRESHOLD, 4 << 20);
   // Contract 7: side a at other tick phases (a model; its tick_phase 0 otherwise).
   // Contract 10: rxe's retry skip loop, stalled and beside (a model with the rxe profile).
-  o.retry_skips = a.kind == "model" && (a.profile.empty() || a.profile == "rxe");
+  std::string profile = a.profile;
+  for (char& c : profile) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  o.retry_skips = a.kind == "model" && profile == "rxe";
   const PhasedMaker phased = [a, &make](int devices, double tick_phase,
                                         const std::string& retry_skip) mutable {
     a.devices = devices;
@@ -255,7 +262,7 @@ int RunDifferentialFuzz(const cli::Flags& flags, std::ostream& out, std::ostream
     out << "; " << s.rerun_matched << " more gave the model's transcript on a re-run of "
         << o.label_b << " (" << s.reruns << " re-runs)";
   }
-  if ((o.tick_phases > 1 || !o.host_us.empty()) && a.kind == "model" &&
+  if ((o.tick_phases > 1 || !o.host_us.empty() || o.retry_skips) && a.kind == "model" &&
       (o.reruns > 0 || s.phase_runs > 0)) {
     out << "; " << s.phase_matched << " more gave " << o.label_a
         << "'s transcript at another tick phase";
@@ -263,6 +270,7 @@ int RunDifferentialFuzz(const cli::Flags& flags, std::ostream& out, std::ostream
     if (o.retry_skips) out << " and " << s.skip_matched << " with a retry's skip loop timed";
     out << " (" << s.phase_runs << " runs at " << std::max(o.tick_phases - 1, 0) << " phases";
     if (!o.host_us.empty()) out << " and " << o.host_us.size() << " host times";
+    if (o.retry_skips) out << " and 2 hosts of the skip loop";
     out << ")";
   }
   if (s.device_faults > 0) {

@@ -330,7 +330,7 @@ std::string DifferencePath(const DiffOptions& opts, uint64_t n, const std::strin
 
 namespace {
 
-// Side a as it may run again after a difference (contracts 7 and 9).
+// Side a as it may run again after a difference (contracts 7, 9 and 10).
 struct Variant {
   double phase = 0;
   uint64_t host_ns = 0;
@@ -419,8 +419,9 @@ DiffStats RunDifferentialLoop(const DiffOptions& opts, const SideMaker& a, const
     std::optional<differential::Difference> d;
     // Equal texts have no differing line (the usual case, the model against itself).
     if (why.empty() && ta != tb) d = differential::FirstDifference(ta, tb);
-    // Contracts 7 and 9: side a at its other tick phases, then at each host time at every
-    // phase; phased[i] is variants[i]'s transcript.
+    // Contracts 7, 9 and 10: side a at its other tick phases, then at each host time at every
+    // phase, then with each host of a retry skip loop at every phase; phased[i] is
+    // variants[i]'s transcript.
     std::vector<std::string> phased;
     if (d && a_phased != nullptr && !opts.replay) {
       for (const Variant& v : variants) {

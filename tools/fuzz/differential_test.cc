@@ -266,7 +266,7 @@ TEST(Differential, SideBsTranscriptWithARetrySkipLoopOfSideAIsNotADifference) {
   const SideMaker a = [](int devices) { return RxeAtPhase(devices, 0); };
   const SideMaker b = [](int devices) { return RxeAtPhase(devices, 0, "beside"); };
   // Seed 332030260451's sequence 1301 is CI's difference of stop 29 (docs/differences.md
-  // row 127); its seed-9 neighbours have no such retry in 4,000 sequences.
+  // row 127); seed 9's first 4,000 sequences have no such retry.
   DiffOptions opts = SeedNine(1302);
   opts.seed = 332030260451;
   opts.label_b = "model/rxe-loop-beside";
