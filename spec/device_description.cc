@@ -388,7 +388,11 @@ DeviceDescription Rxe() {
        "rxe_bind_mw refuses a window whose rkey is no longer the WQE's mw_rkey (measured in "
        "tools/rxe-vm, 2 of 2 runs: a 3-packet SEND in an RNR loop, a type 2 bind posted behind "
        "it: once a receive is posted the SEND never completes; differential seed 20261213 "
-       "sequence 298)"},
+       "sequence 298). rxe_net.c rxe_loopback answers inside the send: when the answer to the "
+       "message the retry resent retires it and the bind behind it first (BIND_MW SUCCESS), "
+       "the requester runs the bind again from its consumed slot, fails without a CQE and "
+       "stops, the QP still in RTS (measured, 3 of 3: a 1-packet SEND; differential seed "
+       "20261240 sequence 1449)"},
       {"local_inv_waits_for_all", 1,
        "rxe_req.c rxe_wqe_is_fenced: a LOCAL_INV is fenced while req.wqe_index is not the "
        "send queue's consumer index (\"Local invalidate fence (LIF) see IBA 10.6.5.1 ... Make "

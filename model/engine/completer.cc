@@ -303,6 +303,19 @@ void Nic::CompleteWqe(Qp& qp, size_t index, WcStatus status) {
 void Nic::DrainSq(Qp& qp) {
   // SQ completions in posting order: only the head may retire.
   while (!qp.sq.empty() && qp.sq.front().done) {
+    if (qp.sq_next == 0 && RerunsFromStaleSlot(qp.sq.front())) {
+      // Behaviour::retry_reruns_local_ops: a retry sent the requester back before this local
+      // operation it had run, and the answer to the message before it arrived first (rxe's
+      // loopback answers inside the requester's send). rxe_comp.c retires it (its CQE now);
+      // req.wqe_index still points at its slot, so the requester runs it again there and
+      // fails without a CQE (FailLocally: a ghost; measured, probes bind-rnr-a and -f).
+      SendWqe& head = qp.sq.front();
+      head.ghost = true;
+      ++qp.ghosts;
+      const Retired r = RetireWqe(qp, head);
+      if (r == Retired::kOk) qp.sq.front().done = false;  // its slot is still to be visited
+      return;
+    }
     SendWqe w = std::move(qp.sq.front());
     qp.sq.pop_front();
     ReturnRdCredit(qp, w);
@@ -498,6 +511,25 @@ void Nic::BusyRequesterFor(Qp& qp, uint32_t skipped_packets) {
   qp.requester_busy_until_ns = until;
   skip_loops_.Push(until, qp.weak_from_this());
   if (t.retry_skip_stalls_host) world_->StallHost(until);
+}
+
+bool Nic::RerunsFromStaleSlot(const SendWqe& w) const {
+  return profile().behaviour.retry_reruns_local_ops && IsLocalOp(w.wr.opcode) && w.done &&
+         !w.ghost && !w.failed_locally && w.status == WcStatus::kSuccess;
+}
+
+bool Nic::RerunWaitsForAnswer(Qp& qp) {
+  // rxe_net.c rxe_loopback hands a packet to rxe_rcv at once, and the answer comes back the
+  // same way: the requester a timer runs takes its next WQE only after the answer to the
+  // message it just sent has been handled (a post does so already: Doorbell). Only where
+  // it matters: the next WQE is a local operation it will run again (DrainSq).
+  if (in_post_ || qp.sq_next >= qp.sq.size() || !RerunsFromStaleSlot(qp.sq[qp.sq_next])) {
+    return false;
+  }
+  if (world_->in_flight() == 0) return false;  // nothing on its way: no answer to wait for
+  // No answer (a peer that drops it): the requester goes on as rxe's would, a moment later.
+  answer_waits_.Push(world_->events().Now() + kPostRunNs, qp.weak_from_this());
+  return true;
 }
 
 bool Nic::WaitsForSkipLoop(Qp& qp) {

@@ -14,6 +14,10 @@ Nic::Nic(World* world, int index)
       timers_(&world->events(), [this](QpTimer& t) { RunTimer(t); }),
       rnr_waits_(&world->events(), [this](std::weak_ptr<Qp>& qp) { RunRnrWait(qp); }),
       skip_loops_(&world->events(), [this](std::weak_ptr<Qp>& qp) { EndSkipLoop(qp); }),
+      answer_waits_(&world->events(),
+                    [this](std::weak_ptr<Qp>& qp) {
+                      if (auto q = qp.lock()) Kick(*q);
+                    }),
       cache_(world->profile().timing.cache) {}
 Nic::~Nic() = default;
 

@@ -303,6 +303,13 @@ class Nic {
   void EndSkipLoop(std::weak_ptr<Qp>& qp);
   // True (and the requester's run kept for the loop's end) while a skip loop runs.
   bool WaitsForSkipLoop(Qp& qp);
+  // Behaviour::retry_reruns_local_ops: `w` is a local operation the requester has run and, sent
+  // back by a retry, will run again from its slot.
+  bool RerunsFromStaleSlot(const SendWqe& w) const;
+  // After a message the requester (not a post's) sent: true when it stops until the answer
+  // has been handled (CompleteWqe kicks it; answer_waits_ at the latest), because the next
+  // WQE is such a local operation.
+  bool RerunWaitsForAnswer(Qp& qp);
 
   // Completer (completer.cc).
   void HandleResponse(Qp& qp, Packet& pkt);
@@ -419,6 +426,7 @@ class Nic {
   // The ends of retry skip loops (BusyRequesterFor): apart from ready_, so that a loop does
   // not count as the send engine's work (SendEngineBusy) while the host goes on.
   EventTimers<std::weak_ptr<Qp>> skip_loops_;
+  EventTimers<std::weak_ptr<Qp>> answer_waits_;  // RerunWaitsForAnswer's latest resumption
   uint32_t next_ctx_ = 1;
   uint64_t history_version_ = 0;  // history_version()
   uint32_t next_qpn_ = 17;  // rxe: RXE_MIN_QP_INDEX = 16; QP0/QP1 are reserved

@@ -103,6 +103,7 @@ bool Nic::RunRequester(Qp& qp, bool one_message) {
       case ReqStep::kTransmit:
         step = ReqTransmit(qp, &payload);
         if (one_message) return true;
+        if (step == ReqStep::kGetWqe && RerunWaitsForAnswer(qp)) return false;
         break;
       case ReqStep::kDone:
         // The completer run a local operation or a local failure scheduled (rxe_req.c
