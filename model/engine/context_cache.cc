@@ -25,6 +25,7 @@ SetAssociativeLru::SetAssociativeLru(uint32_t entries, uint32_t ways) : capacity
   if (entries == 0) return;
   if (ways == 0 || ways >= entries) {  // fully associative
     keys_.assign(entries, 0);
+    hashes_.assign(entries, 0);
     prev_.assign(entries, kNone);
     next_.assign(entries, kNone);
     size_t n = 1;
@@ -50,8 +51,8 @@ std::size_t SetAssociativeLru::size() const {
                                            [](uint64_t s) { return s != 0; }));
 }
 
-size_t SetAssociativeLru::Find(uint64_t key) const {
-  size_t pos = static_cast<size_t>(Mix(key)) & mask_;
+size_t SetAssociativeLru::Find(uint64_t key, uint64_t h) const {
+  size_t pos = static_cast<size_t>(h) & mask_;
   while (index_[pos] != 0 && keys_[index_[pos] - 1] != key) pos = (pos + 1) & mask_;
   return pos;
 }
@@ -77,7 +78,7 @@ void SetAssociativeLru::Unindex(size_t pos) {
   for (;;) {
     j = (j + 1) & mask_;
     if (index_[j] == 0) break;
-    const size_t home = static_cast<size_t>(Mix(keys_[index_[j] - 1])) & mask_;
+    const size_t home = static_cast<size_t>(hashes_[index_[j] - 1]) & mask_;
     const bool stays = pos <= j ? (pos < home && home <= j) : (pos < home || home <= j);
     if (!stays) {
       index_[pos] = index_[j];
@@ -87,13 +88,10 @@ void SetAssociativeLru::Unindex(size_t pos) {
   index_[pos] = 0;
 }
 
-bool SetAssociativeLru::Access(uint64_t key) {
-  if (capacity_ == 0) return true;
-  if (sets_ == 0) {
-    // The most recently used key again (a QP's context, an MR's, per packet): a hit that
-    // changes nothing.
-    if (head_ != kNone && keys_[head_] == key) return true;
-    size_t pos = Find(key);
+bool SetAssociativeLru::AccessMiss(uint64_t key) {
+  if (sets_ == 0) {  // fully associative; the most recently used key was Access's
+    const uint64_t h = Mix(key);
+    size_t pos = Find(key, h);
     if (index_[pos] != 0) {
       const uint32_t slot = index_[pos] - 1;
       if (head_ != slot) {
@@ -111,11 +109,12 @@ bool SetAssociativeLru::Access(uint64_t key) {
     } else {  // full: the least recently used goes
       slot = tail_;
       Unlink(slot);
-      Unindex(Find(keys_[slot]));
+      Unindex(Find(keys_[slot], hashes_[slot]));
       --count_;
-      pos = Find(key);  // the shift may have moved the empty position
+      pos = Find(key, h);  // the shift may have moved the empty position
     }
     keys_[slot] = key;
+    hashes_[slot] = h;
     index_[pos] = slot + 1;
     PushFront(slot);
     ++count_;
@@ -146,7 +145,7 @@ bool SetAssociativeLru::Access(uint64_t key) {
 void SetAssociativeLru::Erase(uint64_t key) {
   if (capacity_ == 0) return;
   if (sets_ == 0) {
-    const size_t pos = Find(key);
+    const size_t pos = Find(key, Mix(key));
     if (index_[pos] == 0) return;
     const uint32_t slot = index_[pos] - 1;
     Unindex(pos);
@@ -166,6 +165,10 @@ void SetAssociativeLru::Erase(uint64_t key) {
 
 ContextCache::ContextCache(const CacheTiming& t)
     : enabled_(t.enabled), page_bytes_(std::max<uint32_t>(1, t.page_bytes)) {
+  if ((page_bytes_ & (page_bytes_ - 1)) == 0) {
+    page_shift_ = 0;
+    while ((uint32_t{1} << page_shift_) != page_bytes_) ++page_shift_;
+  }
   const uint32_t n = t.enabled ? 1 : 0;  // a disabled cache holds nothing
   caches_.emplace_back(n * t.qpc_entries, t.ways);
   caches_.emplace_back(n * t.mpt_entries, t.ways);
@@ -177,15 +180,6 @@ uint32_t ContextCache::capacity(CacheKind kind) const {
   return caches_[static_cast<int>(kind)].capacity();
 }
 
-bool ContextCache::Lookup(CacheKind kind, uint64_t key) {
-  SetAssociativeLru& c = caches_[static_cast<int>(kind)];
-  if (c.capacity() == 0) return true;
-  const bool hit = c.Access(key);
-  CacheStats& s = stats_[static_cast<int>(kind)];
-  ++(hit ? s.hits : s.misses);
-  return hit;
-}
-
 void ContextCache::Insert(CacheKind kind, uint64_t key) {
   (void)caches_[static_cast<int>(kind)].Access(key);
 }
@@ -195,9 +189,14 @@ void ContextCache::Erase(CacheKind kind, uint64_t key) {
 }
 
 uint64_t ContextCache::PageOf(uint32_t region, uint64_t addr) const {
-  auto it = region_base_.find(region);
-  const uint64_t base = it == region_base_.end() || addr < it->second ? 0 : it->second;
-  return (addr - base) / page_bytes_;
+  if (!last_region_valid_ || last_region_ != region) {
+    auto it = region_base_.find(region);
+    last_base_ = it == region_base_.end() ? 0 : it->second;
+    last_region_ = region;
+    last_region_valid_ = true;
+  }
+  const uint64_t base = addr < last_base_ ? 0 : last_base_;
+  return page_shift_ >= 0 ? (addr - base) >> page_shift_ : (addr - base) / page_bytes_;
 }
 
 void ContextCache::InsertPages(uint32_t region, uint64_t addr, uint64_t len) {

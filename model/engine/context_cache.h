@@ -42,13 +42,20 @@ class SetAssociativeLru {
  public:
   SetAssociativeLru(uint32_t entries, uint32_t ways);
   // True on a hit; a miss inserts the key (contract 2).
-  bool Access(uint64_t key);
+  bool Access(uint64_t key) {
+    if (capacity_ == 0) return true;
+    // Fully associative: the most recently used key again (a QP's context, an MR's, per
+    // packet) is a hit that changes nothing; inline, as most lookups are this one.
+    if (sets_ == 0 && head_ != kNone && keys_[head_] == key) return true;
+    return AccessMiss(key);
+  }
   void Erase(uint64_t key);
   uint32_t capacity() const { return capacity_; }
   size_t size() const;
 
  private:
   uint32_t SetOf(uint64_t key) const;
+  bool AccessMiss(uint64_t key);  // Access past the most recently used key
 
   uint32_t capacity_;
   uint32_t sets_ = 0;
@@ -61,11 +68,13 @@ class SetAssociativeLru {
   // doubly linked recency list by index (head_: most recently used), and an open-addressing
   // index (linear probing, backward-shift erase) from a key's hash to its slot + 1.
   static constexpr uint32_t kNone = 0xffffffffu;
-  size_t Find(uint64_t key) const;  // its index position, or the empty one it would take
+  // Its index position, or the empty one it would take; h = Mix(key).
+  size_t Find(uint64_t key, uint64_t h) const;
   void Unlink(uint32_t slot);
   void PushFront(uint32_t slot);
   void Unindex(size_t pos);
   std::vector<uint64_t> keys_;
+  std::vector<uint64_t> hashes_;  // Mix(keys_[slot]): an eviction and an erase rehash nothing
   std::vector<uint32_t> prev_, next_;
   std::vector<uint32_t> index_;  // slot + 1; 0 = empty
   size_t mask_ = 0;
@@ -81,7 +90,14 @@ class ContextCache {
 
   bool enabled() const { return enabled_; }
   // Contract 2: true on a hit (always, for a kind that is not cached).
-  bool Lookup(CacheKind kind, uint64_t key);
+  bool Lookup(CacheKind kind, uint64_t key) {
+    SetAssociativeLru& c = caches_[static_cast<int>(kind)];
+    if (c.capacity() == 0) return true;
+    const bool hit = c.Access(key);
+    CacheStats& s = stats_[static_cast<int>(kind)];
+    ++(hit ? s.hits : s.misses);
+    return hit;
+  }
   void Insert(CacheKind kind, uint64_t key);
   void Erase(CacheKind kind, uint64_t key);
   // The MTT entries of the pages [addr, addr + len) touch in the region of key index
@@ -90,7 +106,10 @@ class ContextCache {
   uint32_t LookupPages(uint32_t region, uint64_t addr, uint64_t len);
   void InsertPages(uint32_t region, uint64_t addr, uint64_t len);  // a prefetch (contract 2)
   // The start address of region `region` (one entry per region index ever registered).
-  void SetRegionBase(uint32_t region, uint64_t base) { region_base_[region] = base; }
+  void SetRegionBase(uint32_t region, uint64_t base) {
+    region_base_[region] = base;
+    last_region_valid_ = false;
+  }
 
   const CacheStats& stats(CacheKind kind) const { return stats_[static_cast<int>(kind)]; }
   uint32_t capacity(CacheKind kind) const;
@@ -98,8 +117,14 @@ class ContextCache {
  private:
   bool enabled_;
   uint32_t page_bytes_;
+  int page_shift_ = -1;  // log2(page_bytes_) when a power of two: a shift, not a division
   std::vector<SetAssociativeLru> caches_;  // by CacheKind
   std::unordered_map<uint32_t, uint64_t> region_base_;
+  // PageOf's last region and its base (0 when it has none): the data path asks for the same
+  // region packet after packet.
+  mutable bool last_region_valid_ = false;
+  mutable uint32_t last_region_ = 0;
+  mutable uint64_t last_base_ = 0;
   uint64_t PageOf(uint32_t region, uint64_t addr) const;
   CacheStats stats_[kCacheKinds];
 };

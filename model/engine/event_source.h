@@ -41,7 +41,9 @@ class EventFifo : public EventQueue::Source {
 
   void Push(uint64_t time_ns, T item) {
     const uint64_t t = time_ns < queue_->Now() ? queue_->Now() : time_ns;
-    entries_.push_back(Entry{queue_->Reserve(t), std::move(item)});
+    Entry& e = entries_.append();  // ring.h contract 5: the item moves once, into its slot
+    e.key = queue_->Reserve(t);
+    e.item = std::move(item);
     size_t i = entries_.size() - 1;
     if (i > 0 && t < entries_[i - 1].key.time) {
       ++out_of_order_;  // contract 2: back to its place by key (its seq is the largest)
@@ -58,7 +60,8 @@ class EventFifo : public EventQueue::Source {
 
   void RunDue(const EventQueue::Key& key) override {
     if (entries_.empty() || !(entries_.front().key == key)) return;  // a replaced wake-up
-    T item = std::move(entries_.take_front().item);
+    T item = std::move(entries_.front().item);
+    entries_.drop_front();  // its item is moved out (ring.h contract 5)
     if (!entries_.empty()) queue_->Wake(this, entries_.front().key);
     handler_(item);
   }

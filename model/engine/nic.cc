@@ -191,7 +191,7 @@ bool Nic::SelectHostThread(int thread) {
   return true;
 }
 
-void Nic::Receive(Packet pkt) {
+void Nic::Receive(Packet&& pkt) {
   const uint64_t sender_serial = pkt.sender_serial;
   const uint32_t sender_qpn = pkt.src_qpn;
   const bool responder_flush = pkt.responder_flush_after;
@@ -215,7 +215,7 @@ void Nic::Receive(Packet pkt) {
   RunSent(sent);
 }
 
-void Nic::Deliver(Packet pkt) {
+void Nic::Deliver(Packet&& pkt) {
   auto it = by_qpn_.find(pkt.dst_qpn);
   if (it == by_qpn_.end()) return;  // no such QP: silently dropped, as on the wire
   Qp& qp = *it->second;

@@ -131,7 +131,7 @@ class Nic {
   bool HasEvent(uint32_t ctx, EventType type, uint32_t qp) const;
 
   // ---- Data path: a message arrives from the fabric ----
-  void Receive(Packet pkt);
+  void Receive(Packet&& pkt);
   // Work the send engine still has queued: requesters kicked, UC/UD messages not yet done
   // (the timers are not work: World::ExchangesSettled).
   bool SendEngineBusy() const { return !ready_.empty() || !sent_.empty(); }
@@ -378,7 +378,7 @@ class Nic {
   bool ResumesWriteImm(const Qp& qp, const Packet& pkt) const;
   static Packet LastPacketOf(const Packet& pkt);
   void ReceiveSendLike(Qp& qp, Packet& pkt);
-  void Deliver(Packet pkt);  // Receive without the loopback sender's completion
+  void Deliver(Packet&& pkt);  // Receive without the loopback sender's completion
   // SEND_WITH_INV at the responder (nic_mw.cc rules): false when the rkey could not be
   // invalidated (the receive's error CQE is pushed and the QP is in ERR).
   bool InvalidateForSend(Qp& qp, const Packet& pkt, WorkCompletion* wc);

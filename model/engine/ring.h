@@ -13,6 +13,10 @@
 //  3. pop_front() moves the front out and leaves a default T in its slot (its resources go).
 //  4. begin()/end() walk front to back (valid until the next push_back or pop_front);
 //     swap() exchanges two rings' items and storage in O(1).
+//  5. append() is push_back without an item: it adds a slot at the back and returns it for
+//     the caller to fill (the slot holds a default or moved-from T); drop_front() removes
+//     the front without touching its slot, for a caller that has moved the front's
+//     resources out itself. Each saves a move of T (a packet on the data path).
 #pragma once
 
 #include <cstddef>
@@ -74,6 +78,14 @@ class Ring {
     if (size_ == capacity()) Grow();
     (*this)[size_] = std::move(item);
     ++size_;
+  }
+  T& append() {  // contract 5
+    if (size_ == capacity()) Grow();
+    return (*this)[size_++];
+  }
+  void drop_front() {  // contract 5
+    head_ = (head_ + 1) & mask_;
+    --size_;
   }
   template <typename... A>
   void emplace_back(A&&... args) {

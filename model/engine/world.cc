@@ -155,7 +155,21 @@ uint64_t World::OccupyDmaRead(int nic, uint64_t at_ns, uint64_t bytes) {
   return CeilNs(port.dma_free_ps);
 }
 
-uint64_t World::Transmit(Packet pkt, uint64_t ready_ns, uint64_t proc_ns, uint64_t dma_bytes,
+const MessageWire& World::WireOfCached(WireOp op, uint64_t payload, uint32_t mtu, bool ext,
+                                       bool ud) {
+  WireMemo& m = wire_memo_[static_cast<int>(op)];
+  if (!m.valid || m.payload != payload || m.mtu != mtu || m.ext != ext || m.ud != ud) {
+    m.wire = WireOf(profile_.timing.link, op, payload, mtu, ext, ud);
+    m.payload = payload;
+    m.mtu = mtu;
+    m.ext = ext;
+    m.ud = ud;
+    m.valid = true;
+  }
+  return m.wire;
+}
+
+uint64_t World::Transmit(Packet&& pkt, uint64_t ready_ns, uint64_t proc_ns, uint64_t dma_bytes,
                          uint32_t mtu_bytes) {
   const NicTiming& nic = profile_.timing.nic;
   const LinkTiming& link = profile_.timing.link;
@@ -176,7 +190,7 @@ uint64_t World::Transmit(Packet pkt, uint64_t ready_ns, uint64_t proc_ns, uint64
   // The pipeline: on a serial device every cost queues on the one engine.
   const bool ud = pkt.transport == QpType::kUd;
   const bool ext = pkt.has_imm || pkt.has_inv;  // ImmDt or IETH: 4 bytes
-  MessageWire w = WireOf(link, WireOpOf(pkt.kind), pkt.data.size(), mtu_bytes, ext, ud);
+  const MessageWire& w = WireOfCached(WireOpOf(pkt.kind), pkt.data.size(), mtu_bytes, ext, ud);
   uint64_t first_ns = CeilNs(first_ps);
   uint64_t leave_ns;
   if (nic.serial_processing) {

@@ -35,6 +35,7 @@
 #include "model/engine/event_source.h"
 #include "model/engine/packet.h"
 #include "model/profile.h"
+#include "model/wire.h"
 
 namespace qptwin::model::engine {
 
@@ -84,7 +85,7 @@ class World {
   // now), `dma_bytes` of payload are then read over PCIe, and the pipeline takes
   // `proc_ns` before the first byte leaves. Returns the time (ns, rounded up) the last byte
   // leaves the port. Delivery (if not lost) calls Nic::Receive at the far end.
-  uint64_t Transmit(Packet pkt, uint64_t ready_ns, uint64_t proc_ns, uint64_t dma_bytes,
+  uint64_t Transmit(Packet&& pkt, uint64_t ready_ns, uint64_t proc_ns, uint64_t dma_bytes,
                     uint32_t mtu_bytes);
   // One-way latency from the last byte leaving a port to the far NIC acting on it.
   uint64_t FabricLatencyNs() const;
@@ -157,6 +158,18 @@ class World {
   uint64_t packets_lost_ = 0;
   uint64_t messages_sent_ = 0;
   uint64_t wire_bytes_ = 0;
+  // The last WireOf of each wire op (Transmit): a stream repeats its sizes, and WireOf
+  // walks every packet of the message.
+  struct WireMemo {
+    uint64_t payload = 0;
+    uint32_t mtu = 0;
+    bool ext = false;
+    bool ud = false;
+    bool valid = false;
+    MessageWire wire;
+  };
+  WireMemo wire_memo_[kNumWireOps];
+  const MessageWire& WireOfCached(WireOp op, uint64_t payload, uint32_t mtu, bool ext, bool ud);
 };
 
 }  // namespace qptwin::model::engine

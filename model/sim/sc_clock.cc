@@ -1,5 +1,6 @@
 #include "model/sim/sc_clock.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -98,6 +99,7 @@ void ScClock::Remove(Source* source) {
   e.slot->event.cancel();
   e.slot->clock = nullptr;
   FreeSlots().push_back(e.slot);
+  if (e.listed) armed_.erase(std::find(armed_.begin(), armed_.end(), index));
   e = Entry{};
   free_.push_back(index);
   IndexOf(source) = -1;
@@ -113,9 +115,14 @@ void ScClock::Notify(Entry& e) {
 }
 
 void ScClock::Wake(Source* source, const Key& key) {
-  Entry& e = entries_[IndexOf(source)];
+  const int index = IndexOf(source);
+  Entry& e = entries_[index];
   e.wake = key;
   e.armed = true;
+  if (!e.listed) {
+    e.listed = true;
+    armed_.push_back(index);
+  }
   if (!active_) return;                       // notified when it follows the kernel again
   if (in_step_ && key.time <= now_) return;  // the running Step takes it (contract 1)
   Notify(e);
@@ -136,9 +143,17 @@ void ScClock::Step() {
   in_step_ = true;
   for (;;) {
     int best = -1;
-    for (int i = 0; i < static_cast<int>(entries_.size()); ++i) {
-      const Entry& e = entries_[i];
-      if (e.armed && e.wake.time <= now_ && (best < 0 || e.wake < entries_[best].wake)) best = i;
+    for (size_t j = 0; j < armed_.size();) {
+      const int i = armed_[j];
+      Entry& e = entries_[i];
+      if (!e.armed) {  // ran or was replaced since: off the list
+        e.listed = false;
+        armed_[j] = armed_.back();
+        armed_.pop_back();
+        continue;
+      }
+      if (e.wake.time <= now_ && (best < 0 || e.wake < entries_[best].wake)) best = i;
+      ++j;
     }
     if (best < 0) break;
     entries_[best].armed = false;

@@ -71,6 +71,7 @@ class ScClock : public engine::EventQueue {
     Slot* slot = nullptr;
     Key wake;
     bool armed = false;
+    bool listed = false;  // in armed_
   };
   friend struct Slot;
   void Step();  // contract 1: the body of every source's process
@@ -81,6 +82,9 @@ class ScClock : public engine::EventQueue {
   void KickDue();
 
   std::vector<Entry> entries_;  // by Source index
+  // The entries armed since Step last looked (a superset of the armed ones): Step scans
+  // these, not every source, and drops the ones no longer armed as it goes.
+  std::vector<int> armed_;
   std::vector<int> free_;
   bool active_ = false;   // follows the kernel (contract 3)
   bool in_step_ = false;  // inside Step(): a wake-up due now needs no notification
