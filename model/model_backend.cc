@@ -256,6 +256,11 @@ void ModelClearDmaErrors() {
   }
 }
 
+SystemCRates MeasureSystemCRates(uint64_t activations) {
+  const sim::RawActivationRates r = sim::MeasureRawActivations(activations);
+  return SystemCRates{r.method_per_s, r.thread_per_s};
+}
+
 std::vector<CacheCounter> ModelCacheCounters(Backend* backend, int device) {
   std::vector<CacheCounter> out;
   auto* m = dynamic_cast<ModelBackend*>(backend);

@@ -91,6 +91,15 @@ struct CacheCounter {
 };
 std::vector<CacheCounter> ModelCacheCounters(Backend* backend, int device);
 
+// SystemC's own speed in this process, now (model/sim/kernel.h contract 6): `activations`
+// of a trivial SC_METHOD and of a trivial SC_THREAD, per wall second; the yardstick of
+// `qptwin bench --vs-systemc`. {0, 0} off the SystemC kernel's thread.
+struct SystemCRates {
+  double method_per_s = 0;
+  double thread_per_s = 0;
+};
+SystemCRates MeasureSystemCRates(uint64_t activations);
+
 // The model's DMA (contract 3; model/sim/platform.h): device k of every model Backend is
 // the platform's slot k % 16. Counters since the process started, zero for a bad slot.
 DmaCounters ModelDmaCounters(int slot);

@@ -40,10 +40,16 @@ class EventFifo : public EventQueue::Source {
   EventFifo& operator=(const EventFifo&) = delete;
 
   void Push(uint64_t time_ns, T item) {
+    PushFilled(time_ns, [&item](T& slot) { slot = std::move(item); });
+  }
+  // Push of an item that fill(T&) writes into its slot (a default or moved-from T): no
+  // temporary to move (ring.h contract 5).
+  template <typename Fill>
+  void PushFilled(uint64_t time_ns, Fill&& fill) {
     const uint64_t t = time_ns < queue_->Now() ? queue_->Now() : time_ns;
-    Entry& e = entries_.append();  // ring.h contract 5: the item moves once, into its slot
+    Entry& e = entries_.append();
     e.key = queue_->Reserve(t);
-    e.item = std::move(item);
+    fill(e.item);
     size_t i = entries_.size() - 1;
     if (i > 0 && t < entries_[i - 1].key.time) {
       ++out_of_order_;  // contract 2: back to its place by key (its seq is the largest)

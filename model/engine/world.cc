@@ -224,7 +224,8 @@ uint64_t World::Transmit(Packet&& pkt, uint64_t ready_ns, uint64_t proc_ns, uint
   int dst = pkt.dst_nic;
   if (!lost && dst >= 0 && dst < nic_count()) {
     const int src = pkt.src_nic;
-    links_[src]->Push(end + FabricLatencyNs(), Delivery{std::move(pkt)});
+    links_[src]->PushFilled(end + FabricLatencyNs(),
+                            [&pkt](Delivery& d) { d.pkt = std::move(pkt); });
   } else if (!lost && external_ && IsExternal(dst) &&
              dst - nic_count() < static_cast<int>(externals_.size())) {
     const int src = pkt.src_nic;

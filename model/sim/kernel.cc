@@ -1,11 +1,16 @@
 #include "model/sim/kernel.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <thread>
 
+// sc_spawn: Bazel defines this (local_defines), tools/fuzz/build.sh's plain build does not.
+#ifndef SC_INCLUDE_DYNAMIC_PROCESSES
+#define SC_INCLUDE_DYNAMIC_PROCESSES
+#endif
 #include <systemc>
 
 #include "model/sim/platform.h"
@@ -68,6 +73,51 @@ bool Advance(uint64_t ns) {
 uint64_t KernelNowNs() {
   if (!OnKernelThread() || !Started()) return 0;
   return static_cast<uint64_t>(sc_core::sc_time_stamp().to_seconds() * 1e9 + 0.5);
+}
+
+RawActivationRates MeasureRawActivations(uint64_t n) {
+  RawActivationRates r;
+  if (n == 0 || !Advance(0)) return r;  // starts the kernel, or off its thread
+  // One method for the process's life (a process cannot be deleted): re-notified while
+  // `left` lasts.
+  struct Loop {
+    sc_core::sc_event tick;
+    uint64_t left = 0;
+  };
+  static Loop* loop = [] {
+    auto* l = new Loop;
+    sc_core::sc_spawn_options opts;
+    opts.spawn_method();
+    opts.dont_initialize();
+    opts.set_sensitivity(&l->tick);
+    sc_core::sc_spawn(
+        [l] {
+          if (l->left > 0 && --l->left > 0) l->tick.notify(1, sc_core::SC_NS);
+        },
+        sc_core::sc_gen_unique_name("qptwin_raw_method"), &opts);
+    return l;
+  }();
+  const auto seconds_since = [](std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  loop->left = n;
+  loop->tick.notify(1, sc_core::SC_NS);
+  auto t0 = std::chrono::steady_clock::now();
+  (void)Advance(n + 1);
+  double s = seconds_since(t0);
+  if (s > 0) r.method_per_s = static_cast<double>(n) / s;
+
+  sc_core::sc_spawn_options opts;  // a thread: its own coroutine, ended before we return
+  sc_core::sc_spawn(
+      [n] {
+        for (uint64_t i = 0; i < n; ++i) sc_core::wait(1, sc_core::SC_NS);
+      },
+      sc_core::sc_gen_unique_name("qptwin_raw_thread"), &opts);
+  t0 = std::chrono::steady_clock::now();
+  (void)Advance(n + 1);
+  s = seconds_since(t0);
+  if (s > 0) r.thread_per_s = static_cast<double>(n) / s;
+  return r;
 }
 
 }  // namespace qptwin::model::sim

@@ -22,7 +22,14 @@
 //     thread that runs the model between the owner's calls, as a NIC progresses by itself).
 //     Nothing else in SystemC or the model is bound to a thread: the kernel's processes
 //     are the engine's SC_METHODs (sc_clock.h), which run on the stack of whoever calls
-//     sc_start and have no coroutine stack of their own (no SC_THREAD anywhere).
+//     sc_start and have no coroutine stack of their own (no SC_THREAD anywhere, but for the
+//     one MeasureRawActivations spawns, which ends before that call returns).
+//  6. MeasureRawActivations(n): SystemC's own speed here and now, in this process, for
+//     ratios against it (issue 12: `qptwin bench --vs-systemc`, model/systemc/sc_speed_bench
+//     measures the same loops): n activations of a trivial SC_METHOD re-notified by a 1 ns
+//     timed event, then of an SC_THREAD that wait()s 1 ns n times, each run by Advance
+//     (so n ns of kernel time pass twice, and no World's source runs meanwhile); rates per
+//     wall second. {0, 0} off the kernel's thread or for n == 0.
 //
 // SystemC's scheduler is the model's clock (sc_clock.h): every source of the engine is a
 // SystemC process woken by sc_event::notify(delay), and Backend waits are sc_start calls that
@@ -70,5 +77,11 @@ inline bool OnKernelThread() {
 bool Advance(uint64_t ns);
 // The kernel's time (all Backends of the process together), in ns; 0 off the kernel thread.
 uint64_t KernelNowNs();
+
+struct RawActivationRates {
+  double method_per_s = 0;  // SC_METHOD activations per wall second
+  double thread_per_s = 0;  // SC_THREAD activations (returns from wait) per wall second
+};
+RawActivationRates MeasureRawActivations(uint64_t n);  // contract 6
 
 }  // namespace qptwin::model::sim

@@ -15,6 +15,19 @@ TEST(SimKernel, AdvanceMovesSystemCTime) {
   EXPECT_EQ(KernelNowNs(), before + 1500);
 }
 
+TEST(SimKernel, MeasureRawActivationsRunsBothLoopsInKernelTime) {
+  const uint64_t before = KernelNowNs();
+  const RawActivationRates r = MeasureRawActivations(10000);
+  EXPECT_GT(r.method_per_s, 0);
+  EXPECT_GT(r.thread_per_s, 0);
+  EXPECT_EQ(KernelNowNs(), before + 2 * 10001) << "each loop's 10,000 ns and one more";
+  const RawActivationRates again = MeasureRawActivations(100);  // the method is reused
+  EXPECT_GT(again.method_per_s, 0);
+  EXPECT_EQ(KernelNowNs(), before + 2 * 10001 + 2 * 101);
+  const RawActivationRates none = MeasureRawActivations(0);
+  EXPECT_EQ(none.method_per_s, 0);
+}
+
 TEST(SimKernel, MoveKernelHandsItToAnotherThreadAndBack) {
   ASSERT_TRUE(Advance(0));  // this thread owns the kernel
   const std::thread::id me = std::this_thread::get_id();

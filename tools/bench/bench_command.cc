@@ -67,6 +67,7 @@ int RunBenchCli(const std::vector<std::string>& args, std::istream& in, std::ost
     PrintLatTable(out, r.header, r.lat);
   }
   if (!o.json && !o.csv && r.header.clock == "simulated") out << FormatMemory(r.memory) << "\n";
+  if (o.vs_systemc && !o.json && !o.csv) out << FormatVsSystemC(r);
   if (!o.plot.empty() && !cli::WriteOutputFile(o.plot, SessionSvg(r), out, &error)) {
     return cli::BadInput(err, "bench: --plot: " + error);
   }

@@ -36,6 +36,24 @@ double Typical(const std::string& cmd) {
   return r.lat.empty() ? 0 : r.lat[0].stats.t_typical;
 }
 
+// --vs-systemc measures SystemC's own loops around the run and leaves the run's simulated
+// results as they are without it.
+TEST(BenchModel, VsSystemCMeasuresSystemCsRatesAroundTheRunAndChangesNoResult) {
+  const SessionResult plain = RunCmd("write_bw -s 8 -n 20000 --profile cx6-100g");
+  const SessionResult r = RunCmd("write_bw -s 8 -n 20000 --profile cx6-100g --vs-systemc");
+  ASSERT_EQ(r.bw.size(), 1u);
+  EXPECT_EQ(r.bw[0].mpps, plain.bw[0].mpps);
+  EXPECT_EQ(r.bw[0].gbps, plain.bw[0].gbps);
+  for (const model::SystemCRates& s : {r.systemc_before, r.systemc_after}) {
+    EXPECT_GT(s.method_per_s, 0);
+    EXPECT_GT(s.thread_per_s, 0);
+  }
+  EXPECT_EQ(plain.systemc_before.thread_per_s, 0) << "not measured unless asked";
+  const std::string text = FormatVsSystemC(r);
+  EXPECT_NE(text.find("SC_THREAD"), std::string::npos) << text;
+  EXPECT_NE(text.find("speed ratio: "), std::string::npos) << text;
+}
+
 TEST(BenchModel, OneQpWrite64KiBReaches12GBpsWithin1PercentOfTheBound) {
   SessionResult r = RunCmd("write_bw -s 65536 -n 2000");
   ASSERT_EQ(r.bw.size(), 1u);

@@ -48,7 +48,8 @@ std::string BenchUsage() {
          "  -s SIZE  -a (2 B..8 MiB)  -q QPS  -t TX_DEPTH  -l POST_LIST  -Q CQ_MOD  -n ITERS\n"
          "  -m MTU (256..4096)  -c RC|UC|UD  -I INLINE  -e (CQ events)  -o OUTS\n"
          "  --backend model|hw  --profile P (model)  -d|--device DEVICE  --json  --csv\n"
-         "  --plot FILE.svg\n"
+         "  --plot FILE.svg  --vs-systemc (model: the speed against SystemC's own, measured\n"
+         "                   here before and after the run)\n"
          "  --sweep-depth D1,D2,...  (bandwidth vs tx depth)\n"
          "  --threads T  (model, bandwidth tests: T simulated host threads post in parallel,\n"
          "                QP i on thread i mod T, each with its own CQ)\n"
@@ -91,7 +92,7 @@ const std::vector<cli::FlagSpec>& Specs() {
         {"-p"},                                          {"--port", true, "-p"},
         {"--sweep-qps"},                                 {"--sweep-mr-size"},
         {"--mr-size"},                                   {"--cache"},
-        {"--threads"},
+        {"--threads"},                                   {"--vs-systemc", false},
     };
     for (const cli::FlagSpec& f : cli::BackendFlags()) v.push_back(f);
     return v;
@@ -150,6 +151,7 @@ bool ParseBenchArgs(const std::vector<std::string>& args, BenchOptions* o, std::
   if (given("-o") && !ParseInt(v, 1, 255, &r.outs)) return bad("1..255");
   if (given("--threads") && !ParseInt(v, 1, kMaxBenchThreads, &r.threads)) return bad("1..4096");
   r.events = flags->Has("-e");
+  r.vs_systemc = flags->Has("--vs-systemc");
   cli::BackendSpec spec{r.backend, r.profile, r.device, 2};
   if (!cli::BackendSpecFromFlags(*flags, &spec, error)) return false;
   r.backend = spec.kind;
@@ -217,6 +219,10 @@ bool ParseBenchArgs(const std::vector<std::string>& args, BenchOptions* o, std::
   }
   if (r.conn == QpType::kUc && (r.op == Op::kRead || r.op == Op::kAtomic)) {
     *error = "-c UC supports WRITE and SEND only";
+    return false;
+  }
+  if (r.vs_systemc && r.backend != "model") {
+    *error = "--vs-systemc is for --backend model (SystemC runs only the model)";
     return false;
   }
   if (r.server && !r.connect.empty()) {

@@ -62,6 +62,10 @@ struct BenchOptions {
   std::vector<uint64_t> mr_sweep;
   uint64_t mr_size = 0;  // 0: perftest's buffers, every WR at offset 0
   bool cache = true;
+  // --vs-systemc (model): SystemC's raw process-activation rates measured in this process
+  // before and after the run (model::MeasureSystemCRates), and the simulation speed's
+  // ratio to them.
+  bool vs_systemc = false;
   uint64_t lat_poll_ns = 1;   // model write_lat: memory polling step
   bool server = false;        // --server: wait for a --connect peer (two processes)
   std::string connect;        // --connect HOST: the --server peer's host

@@ -81,6 +81,10 @@ TEST(BenchOptions, BadInputNamesTheProblem) {
   EXPECT_EQ(Error({"write_bw", "-s", "1", "--size", "2"}), "flag -s given twice");
   EXPECT_NE(Error({"write_bw", "send_bw"}).find("unexpected argument 'send_bw'"),
             std::string::npos);
+  EXPECT_EQ(Error({"write_bw", "--backend", "hw", "--vs-systemc"}),
+            "--vs-systemc is for --backend model (SystemC runs only the model)");
+  EXPECT_TRUE(Parse({"write_bw", "--vs-systemc"}).vs_systemc);
+  EXPECT_FALSE(Parse({"write_bw"}).vs_systemc);
 }
 
 TEST(BenchOptions, TwoProcessFlags) {

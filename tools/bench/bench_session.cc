@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 
 #include "tools/cli/backend_factory.h"
 #include "tools/cli/cli_io.h"
@@ -87,6 +88,10 @@ int RunSession(const BenchOptions& o, SessionResult* out, std::string* error) {
   h.inline_size = pair.client().max_inline;
   h.events = o.events;
   h.threads = o.threads;
+  if (o.vs_systemc) {  // a short warm-up first (the processes' first runs)
+    (void)model::MeasureSystemCRates(kSystemCActivations / 10);
+    out->systemc_before = model::MeasureSystemCRates(kSystemCActivations);
+  }
   for (uint64_t size : SizesOf(o, pair.path_mtu_bytes())) {
     if (o.kind == Kind::kBw) {
       BwResult r;
@@ -98,6 +103,7 @@ int RunSession(const BenchOptions& o, SessionResult* out, std::string* error) {
       out->lat.push_back(r);
     }
   }
+  if (o.vs_systemc) out->systemc_after = model::MeasureSystemCRates(kSystemCActivations);
   out->memory.peak = PeakRssBytes();
   const uint64_t depth = out->bw.empty() ? 1 : static_cast<uint64_t>(out->bw[0].depth);
   out->memory.outstanding = static_cast<uint64_t>(o.qps) * depth;
@@ -125,6 +131,36 @@ int RunSession(const BenchOptions& o, SessionResult* out, std::string* error) {
     }
   }
   return 0;
+}
+
+std::string FormatVsSystemC(const SessionResult& r) {
+  SpeedStats all;
+  for (const BwResult& b : r.bw) {
+    all.wrs += b.speed.wrs;
+    all.wall_s += b.speed.wall_s;
+  }
+  for (const LatResult& l : r.lat) {
+    all.wrs += l.speed.wrs;
+    all.wall_s += l.speed.wall_s;
+  }
+  const model::SystemCRates& a = r.systemc_before;
+  const model::SystemCRates& b = r.systemc_after;
+  const double method = (a.method_per_s + b.method_per_s) / 2;
+  const double thread = (a.thread_per_s + b.thread_per_s) / 2;
+  const double wrs = all.wrs_per_wall_s();
+  const auto ratio = [wrs](double per_s) {
+    if (per_s <= 0) return std::string("-");
+    char b[32];
+    std::snprintf(b, sizeof b, "%.3f", wrs / per_s);
+    return std::string(b);
+  };
+  std::string s = " SystemC's raw activations here, " + std::to_string(kSystemCActivations) +
+                  " each, before / after the run: SC_METHOD " + Si(a.method_per_s) + "/s / " +
+                  Si(b.method_per_s) + "/s, SC_THREAD " + Si(a.thread_per_s) + "/s / " +
+                  Si(b.thread_per_s) + "/s\n";
+  s += " speed ratio: " + Si(wrs) + "WR/s / their means: " + ratio(thread) + " of SC_THREAD's, " +
+       ratio(method) + " of SC_METHOD's\n";
+  return s;
 }
 
 std::string SessionSvg(const SessionResult& r) {

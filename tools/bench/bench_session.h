@@ -24,7 +24,11 @@ struct SessionResult {
   MemoryStats memory;  // the process's RSS around setup and at its peak (bench_memory.h)
   // Model: the context-cache counters of both NICs, summed per kind, after every run.
   std::vector<model::CacheCounter> cache;
+  // --vs-systemc: SystemC's raw rates before and after the run (BenchOptions::vs_systemc).
+  model::SystemCRates systemc_before, systemc_after;
 };
+// The rates' activations per measurement (each SC_METHOD and SC_THREAD): about 0.1-0.3 s.
+inline constexpr uint64_t kSystemCActivations = 2'000'000;
 
 // The pair configuration for `o` (buffers for max_size, send queues of `depth`), the
 // sizes a session runs (UD: up to the path MTU) and the largest of them.
@@ -38,6 +42,10 @@ std::unique_ptr<Backend> MakeBenchBackend(const BenchOptions& o, std::string* er
 
 // Runs everything `o` asks for. 0 or errno with *error set.
 [[nodiscard]] int RunSession(const BenchOptions& o, SessionResult* out, std::string* error);
+
+// --vs-systemc's lines: SystemC's raw rates before and after the run, and the simulated WRs
+// per wall second of all rows over their mean (the ratio issue 12 sets a goal for).
+std::string FormatVsSystemC(const SessionResult& r);
 
 // The charts --plot draws for a session (bandwidth vs size, latency percentiles, bandwidth
 // vs tx depth): whichever the session has data for.
