@@ -258,7 +258,7 @@ void ModelClearDmaErrors() {
 
 SystemCRates MeasureSystemCRates(uint64_t activations) {
   const sim::RawActivationRates r = sim::MeasureRawActivations(activations);
-  return SystemCRates{r.method_per_s, r.thread_per_s};
+  return SystemCRates{r.method_per_s, r.thread_per_s, r.method_per_cpu_s, r.thread_per_cpu_s};
 }
 
 std::vector<CacheCounter> ModelCacheCounters(Backend* backend, int device) {

@@ -95,8 +95,10 @@ std::vector<CacheCounter> ModelCacheCounters(Backend* backend, int device);
 // of a trivial SC_METHOD and of a trivial SC_THREAD, per wall second; the yardstick of
 // `qptwin bench --vs-systemc`. {0, 0} off the SystemC kernel's thread.
 struct SystemCRates {
-  double method_per_s = 0;
+  double method_per_s = 0;  // per wall second
   double thread_per_s = 0;
+  double method_per_cpu_s = 0;  // per second of the process's CPU time
+  double thread_per_cpu_s = 0;
 };
 SystemCRates MeasureSystemCRates(uint64_t activations);
 

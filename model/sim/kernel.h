@@ -29,7 +29,7 @@
 //     measures the same loops): n activations of a trivial SC_METHOD re-notified by a 1 ns
 //     timed event, then of an SC_THREAD that wait()s 1 ns n times, each run by Advance
 //     (so n ns of kernel time pass twice, and no World's source runs meanwhile); rates per
-//     wall second. {0, 0} off the kernel's thread or for n == 0.
+//     wall second and per second of the process's CPU time. {0, 0} off the kernel's thread or for n == 0.
 //
 // SystemC's scheduler is the model's clock (sc_clock.h): every source of the engine is a
 // SystemC process woken by sc_event::notify(delay), and Backend waits are sc_start calls that
@@ -81,6 +81,8 @@ uint64_t KernelNowNs();
 struct RawActivationRates {
   double method_per_s = 0;  // SC_METHOD activations per wall second
   double thread_per_s = 0;  // SC_THREAD activations (returns from wait) per wall second
+  double method_per_cpu_s = 0;  // the same per second of the process's CPU time
+  double thread_per_cpu_s = 0;
 };
 RawActivationRates MeasureRawActivations(uint64_t n);  // contract 6
 

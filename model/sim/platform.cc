@@ -4,6 +4,7 @@
 #include <string>
 
 #include "model/engine/nic.h"
+#include "model/sim/sc_clock.h"
 
 namespace qptwin::model::sim {
 namespace {
@@ -183,10 +184,15 @@ bool NicSlot::Transfer(tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint6
   gp_.set_dmi_allowed(false);
   gp_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   ext_.tag = tag();
-  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  // Contract 2: the offset of the engine's time from SystemC's as the annotated delay.
+  const uint64_t ahead_ns = ScClock::AheadNs();
+  const sc_core::sc_time offset =
+      ahead_ns ? sc_core::sc_time(static_cast<double>(ahead_ns), sc_core::SC_NS)
+               : sc_core::SC_ZERO_TIME;
+  sc_core::sc_time delay = offset;
   dma->b_transport(gp_, delay);
-  if (delay != sc_core::SC_ZERO_TIME) {  // contract 2: the engine adds it (host_bus.h 3)
-    AddDelay(static_cast<uint64_t>(delay.to_seconds() * 1e9 + 0.5));
+  if (delay > offset) {  // contract 2: the engine adds what the target added (host_bus.h 3)
+    AddDelay(static_cast<uint64_t>((delay - offset).to_seconds() * 1e9 + 0.5));
   }
   const bool ok = gp_.is_response_ok();
   if (!ok) ++counters_.errors;

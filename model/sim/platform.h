@@ -17,12 +17,14 @@
 //  2. Device k of a model Backend is slot k % kSlots (kSlots = 16, the verbs preload's
 //     device limit). Every DMA of that device (engine/host_bus.h) is one
 //     tlm_generic_payload through slot k's `dma` socket, b_transport, TLM_READ_COMMAND or
-//     TLM_WRITE_COMMAND, the whole length in one transaction, no byte enables, issued with
-//     delay SC_ZERO_TIME (at the engine's current time; the engine's blocks are SC_METHODs
-//     that cannot wait, so a target must not call wait()). Backends alive side by side share
-//     the slots: a transaction is synchronous, and a slot keeps nothing between
-//     transactions but its counters. A delay the target returns is the target's extra
-//     time: the engine adds it where it waits for the transfer (engine/host_bus.h
+//     TLM_WRITE_COMMAND, the whole length in one transaction, no byte enables, issued at
+//     the engine's current time: with delay SC_ZERO_TIME, or, when the engine runs ahead of
+//     SystemC's time (sc_clock.h contract 7, temporal decoupling), with that offset as the
+//     annotated delay, as an LT initiator with a quantum keeper issues it (the engine's
+//     blocks are SC_METHODs that cannot wait, so a target must not call wait()). Backends
+//     alive side by side share the slots: a transaction is synchronous, and a slot keeps
+//     nothing between transactions but its counters. What the target adds to the delay is
+//     its extra time: the engine adds it where it waits for the transfer (engine/host_bus.h
 //     contract 3), so a user's interconnect (7) shows in the model's times.
 //  3. HostMemory: a bus address is an address of this process (host_bus.h contract 1; the
 //     engine issues only transfers inside registered regions). Reads and writes copy the

@@ -33,6 +33,11 @@ std::vector<ScClock::Slot*>& FreeSlots() {  // contract 4; slots are never freed
   return *free;
 }
 
+uint64_t& Quantum() {  // contract 7
+  static uint64_t quantum_ns = 1000;
+  return quantum_ns;
+}
+
 uint64_t TicksPerNs() {  // 1 when kernel.cc got its 1 ns resolution, 1000 at SystemC's 1 ps
   static const uint64_t ticks = sc_core::sc_time(1, sc_core::SC_NS).value();
   return ticks;
@@ -100,6 +105,7 @@ void ScClock::Remove(Source* source) {
   e.slot->clock = nullptr;
   FreeSlots().push_back(e.slot);
   if (e.listed) armed_.erase(std::find(armed_.begin(), armed_.end(), index));
+  if (e.deferred) deferred_.erase(std::find(deferred_.begin(), deferred_.end(), index));
   e = Entry{};
   free_.push_back(index);
   IndexOf(source) = -1;
@@ -107,10 +113,12 @@ void ScClock::Remove(Source* source) {
 
 void ScClock::Notify(Entry& e) {
   e.slot->event.cancel();  // contract 5 of event_queue.h: the new key is not later
-  if (e.wake.time <= now_) {
+  // Relative to the kernel's time, which this clock's may be ahead of (contract 7).
+  const uint64_t kernel = KernelNs();
+  if (e.wake.time <= kernel) {
     e.slot->event.notify(sc_core::SC_ZERO_TIME);
   } else {
-    e.slot->event.notify(sc_core::sc_time::from_value((e.wake.time - now_) * TicksPerNs()));
+    e.slot->event.notify(sc_core::sc_time::from_value((e.wake.time - kernel) * TicksPerNs()));
   }
 }
 
@@ -124,7 +132,13 @@ void ScClock::Wake(Source* source, const Key& key) {
     armed_.push_back(index);
   }
   if (!active_) return;                       // notified when it follows the kernel again
-  if (in_step_ && key.time <= now_) return;  // the running Step takes it (contract 1)
+  if (in_step_ && key.time <= step_limit_) {  // the running Step takes it (contracts 1, 7)
+    if (!e.deferred) {
+      e.deferred = true;
+      deferred_.push_back(index);
+    }
+    return;
+  }
   Notify(e);
 }
 
@@ -139,10 +153,17 @@ void ScClock::KickDue() {
 
 void ScClock::Step() {
   if (!active_ || stopped_) return;
-  now_ = KernelNs();
+  const uint64_t kernel = KernelNs();
+  now_ = std::max(now_, kernel);  // a clock that ran ahead (contract 7) is not behind
+  // Contract 7: inside RunUntil the Step may run wake-ups up to a quantum ahead of the
+  // kernel's time (never past the deadline); outside it only what is due.
+  const uint64_t q = Quantum();
+  step_limit_ = done_ ? std::min(deadline_, kernel > ~uint64_t{0} - q ? ~uint64_t{0} : kernel + q)
+                      : kernel;
+  step_limit_ = std::max(step_limit_, now_);
   in_step_ = true;
   for (;;) {
-    int best = -1;
+    int best = -1;  // the smallest armed key (contract 1)
     for (size_t j = 0; j < armed_.size();) {
       const int i = armed_[j];
       Entry& e = entries_[i];
@@ -152,21 +173,37 @@ void ScClock::Step() {
         armed_.pop_back();
         continue;
       }
-      if (e.wake.time <= now_ && (best < 0 || e.wake < entries_[best].wake)) best = i;
+      if (best < 0 || e.wake < entries_[best].wake) best = i;
       ++j;
     }
     if (best < 0) break;
-    entries_[best].armed = false;
-    const Key key = entries_[best].wake;
-    entries_[best].source->RunDue(key);
+    Entry& e = entries_[best];
+    if (e.wake.time > now_) {
+      if (e.wake.time > step_limit_) break;
+      now_ = e.wake.time;  // contract 7: ahead of the kernel
+    }
+    // Its own process's notification, if any, is for a time this Step has reached: unneeded.
+    if (e.wake.time > kernel) e.slot->event.cancel();
+    e.armed = false;
+    const Key key = e.wake;
+    e.source->RunDue(key);
     if (done_ && (*done_)()) {  // contract 2
       stopped_ = true;
       sc_core::sc_pause();
-      KickDue();
       break;
     }
   }
   in_step_ = false;
+  // Wake-ups this Step deferred and did not run: their processes are notified now.
+  for (int i : deferred_) {
+    Entry& e = entries_[i];
+    e.deferred = false;
+    if (e.source && e.armed) Notify(e);
+  }
+  deferred_.clear();
+  // Contract 2: what is still due runs first at the next sc_start (the other processes of
+  // this delta cycle return at once, their notifications spent).
+  if (stopped_) KickDue();
 }
 
 void ScClock::Activate() {
@@ -194,6 +231,16 @@ size_t ScClock::pending() const {
   return n;
 }
 
+void ScClock::SetQuantumNs(uint64_t ns) { Quantum() = ns; }
+uint64_t ScClock::QuantumNs() { return Quantum(); }
+
+uint64_t ScClock::AheadNs() {
+  const ScClock* c = Active();
+  if (!c || !c->in_step_) return 0;
+  const uint64_t kernel = c->KernelNs();
+  return c->now_ > kernel ? c->now_ - kernel : 0;
+}
+
 void ScClock::SuspendActive() {
   if (Active()) Active()->Suspend();
 }
@@ -206,9 +253,14 @@ bool ScClock::RunUntil(const std::function<bool()>& done, uint64_t deadline_ns) 
   // Contract 6: never past what the kernel's time can hold.
   const uint64_t room =
       (sc_core::sc_max_time().value() - sc_core::sc_time_stamp().value()) / TicksPerNs();
-  if (deadline_ns > now_ + room) deadline_ns = now_ + room;
-  if (deadline_ns > now_) {
-    sc_core::sc_start(sc_core::sc_time::from_value((deadline_ns - now_) * TicksPerNs()),
+  // (Compared as a difference: after a run ahead the epoch may be "negative", contract 7.)
+  if (deadline_ns > now_ && deadline_ns - now_ > room) deadline_ns = now_ + room;
+  deadline_ = deadline_ns;
+  // From the kernel's time: this clock's may be ahead of it (contract 7), with wake-ups
+  // due between the two.
+  const uint64_t kernel = KernelNs();
+  if (deadline_ns > kernel) {
+    sc_core::sc_start(sc_core::sc_time::from_value((deadline_ns - kernel) * TicksPerNs()),
                       sc_core::SC_RUN_TO_TIME);
   }
   // Contract 2: what is due at exactly the deadline.
@@ -216,7 +268,7 @@ bool ScClock::RunUntil(const std::function<bool()>& done, uint64_t deadline_ns) 
     sc_core::sc_start(sc_core::SC_ZERO_TIME);
   }
   done_ = nullptr;
-  now_ = KernelNs();
+  now_ = std::max(now_, KernelNs());
   const bool stopped = stopped_;
   stopped_ = false;
   return stopped || done();

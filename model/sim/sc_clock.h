@@ -34,6 +34,21 @@
 //     kernel and a clock must not be made on another thread (model_backend refuses before).
 //  6. Wait lengths: one RunUntil/AdvanceBy runs at most what the kernel's time can still
 //     hold (sc_max_time(); callers cut waits at 2^50 ns, model_backend.h contract 3).
+//  7. Temporal decoupling, as a TLM-2.0 LT initiator with a quantum keeper: inside RunUntil
+//     a Step that has run what is due goes on with the next wake-ups in key order while
+//     they are at most quantum_ns() ahead of the kernel's time (and not past the deadline),
+//     each at its own time (Now() is the wake-up's time, as always); the processes of the
+//     wake-ups it ran ahead are cancelled, and wake-ups made meanwhile for times it reaches
+//     notify no process. So the clock's time may be ahead of the kernel's (a wait that
+//     ends with done() can end there too); every notification is made relative to the
+//     kernel's time, so a wake-up's process runs at that wake-up's own time, and the
+//     next RunUntil runs the kernel from its own time. Order and times are those of
+//     contract 1: the same keys run in the same order at the same times whatever the
+//     quantum (transcripts do not depend on it); what changes is the number of SystemC
+//     activations a stream of work takes. AheadNs() is how far the running Step is ahead
+//     of the kernel, the offset a TLM transaction issued then carries as its delay
+//     (platform.h contract 2). The quantum is process-wide, 1 us by default (as the
+//     SystemC NIC's, model/systemc/nic.h contract 3); SetQuantumNs(0): no decoupling.
 #pragma once
 
 #include <cstdint>
@@ -62,6 +77,11 @@ class ScClock : public engine::EventQueue {
   // Contract 3: suspends the clock that follows the kernel, if any (kernel.cc's Advance
   // calls it before its own sc_start).
   static void SuspendActive();
+  // Contract 7: the quantum (ns) for every clock of the process, and how far the active
+  // clock's running Step is ahead of the kernel (0 outside a Step or with no active clock).
+  static void SetQuantumNs(uint64_t ns);
+  static uint64_t QuantumNs();
+  static uint64_t AheadNs();
 
   struct Slot;  // a pooled SystemC process and the sc_event it is sensitive to
 
@@ -71,7 +91,8 @@ class ScClock : public engine::EventQueue {
     Slot* slot = nullptr;
     Key wake;
     bool armed = false;
-    bool listed = false;  // in armed_
+    bool listed = false;    // in armed_
+    bool deferred = false;  // in deferred_
   };
   friend struct Slot;
   void Step();  // contract 1: the body of every source's process
@@ -85,11 +106,16 @@ class ScClock : public engine::EventQueue {
   // The entries armed since Step last looked (a superset of the armed ones): Step scans
   // these, not every source, and drops the ones no longer armed as it goes.
   std::vector<int> armed_;
+  // Wake-ups made inside a Step for a time it may still reach (<= step_limit_): notified
+  // only if the Step ends without running them (contract 7).
+  std::vector<int> deferred_;
+  uint64_t step_limit_ = 0;
   std::vector<int> free_;
   bool active_ = false;   // follows the kernel (contract 3)
   bool in_step_ = false;  // inside Step(): a wake-up due now needs no notification
   bool stopped_ = false;  // done() held: nothing more runs until the next RunUntil
   const std::function<bool()>* done_ = nullptr;
+  uint64_t deadline_ = 0;  // RunUntil's, while done_ is set (contract 7)
   uint64_t epoch_ticks_ = 0;  // kernel ticks at this clock's time 0
 };
 

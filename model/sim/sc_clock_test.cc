@@ -161,15 +161,57 @@ std::string RandomRun(EventQueue* q, uint64_t seed) {
   return log;
 }
 
+// Contract 7: whatever the quantum (0: no decoupling; small: a mix of running ahead and
+// waking; the default 1 us: these schedules run ahead almost always), the same runs.
 TEST(ScClock, RandomSchedulesRunExactlyAsOnTheHeap) {
-  for (uint64_t seed = 1; seed <= 40; ++seed) {
-    HeapQueue heap;
-    ScClock sc;
-    const std::string a = RandomRun(&heap, seed);
-    const std::string b = RandomRun(&sc, seed);
-    ASSERT_EQ(a, b) << "seed " << seed;
-    EXPECT_EQ(heap.Now(), sc.Now());
+  const uint64_t saved = ScClock::QuantumNs();
+  for (uint64_t quantum : {uint64_t{0}, uint64_t{1}, uint64_t{3}, uint64_t{17}, saved}) {
+    ScClock::SetQuantumNs(quantum);
+    for (uint64_t seed = 1; seed <= 40; ++seed) {
+      HeapQueue heap;
+      ScClock sc;
+      const std::string a = RandomRun(&heap, seed);
+      const std::string b = RandomRun(&sc, seed);
+      ASSERT_EQ(a, b) << "seed " << seed << ", quantum " << quantum;
+      EXPECT_EQ(heap.Now(), sc.Now());
+    }
   }
+  ScClock::SetQuantumNs(saved);
+}
+
+// Contract 7: a Step runs wake-ups up to a quantum ahead of SystemC's time, each at its own
+// time; one further off gets its own activation; a wait ends with both times at its end.
+TEST(ScClock, RunsAheadOfTheKernelByAtMostTheQuantum) {
+  const uint64_t saved = ScClock::QuantumNs();
+  ScClock::SetQuantumNs(100);
+  {
+    ScClock c;
+    std::vector<std::string> seen;
+    EventFifo<char> f(&c, [&](char& v) {
+      seen.push_back(std::string(1, v) + "@" + std::to_string(c.Now()) + "+" +
+                     std::to_string(ScClock::AheadNs()));
+    });
+    f.Push(10, 'a');
+    f.Push(50, 'b');   // 40 ns ahead of the Step that runs 'a'
+    f.Push(110, 'c');  // 100 ns ahead: still within the quantum
+    f.Push(300, 'd');  // beyond it: its own activation
+    EXPECT_FALSE(c.RunUntil([] { return false; }, 1000));
+    EXPECT_EQ(seen, (std::vector<std::string>{"a@10+0", "b@50+40", "c@110+100", "d@300+0"}));
+    EXPECT_EQ(c.Now(), 1000u);
+    EXPECT_EQ(ScClock::AheadNs(), 0u) << "outside a Step";
+    // A wait that ends ahead of the kernel (done() after a run ahead) keeps its time.
+    seen.clear();
+    f.Push(1010, 'e');
+    f.Push(1060, 'f');
+    EXPECT_TRUE(c.RunUntil([&] { return seen.size() == 2; }, 5000));
+    EXPECT_EQ(seen, (std::vector<std::string>{"e@1010+0", "f@1060+50"}));
+    EXPECT_EQ(c.Now(), 1060u);
+    f.Push(1060, 'g');  // at the clock's time, 50 ns ahead of the kernel's: the kernel
+    EXPECT_FALSE(c.RunUntil([] { return false; }, 1060));  // catches up to the deadline
+    EXPECT_EQ(seen.back(), "g@1060+0");
+    EXPECT_EQ(c.Now(), 1060u);
+  }
+  ScClock::SetQuantumNs(saved);
 }
 
 }  // namespace

@@ -138,29 +138,35 @@ std::string FormatVsSystemC(const SessionResult& r) {
   for (const BwResult& b : r.bw) {
     all.wrs += b.speed.wrs;
     all.wall_s += b.speed.wall_s;
+    all.cpu_s += b.speed.cpu_s;
   }
   for (const LatResult& l : r.lat) {
     all.wrs += l.speed.wrs;
     all.wall_s += l.speed.wall_s;
+    all.cpu_s += l.speed.cpu_s;
   }
   const model::SystemCRates& a = r.systemc_before;
   const model::SystemCRates& b = r.systemc_after;
-  const double method = (a.method_per_s + b.method_per_s) / 2;
-  const double thread = (a.thread_per_s + b.thread_per_s) / 2;
-  const double wrs = all.wrs_per_wall_s();
-  const auto ratio = [wrs](double per_s) {
-    if (per_s <= 0) return std::string("-");
-    char b[32];
-    std::snprintf(b, sizeof b, "%.3f", wrs / per_s);
-    return std::string(b);
+  const auto ratio = [](double wrs, double per_s) {
+    if (wrs <= 0 || per_s <= 0) return std::string("-");
+    char f[32];
+    std::snprintf(f, sizeof f, "%.3f", wrs / per_s);
+    return std::string(f);
   };
+  const double wall = all.wrs_per_wall_s(), cpu = all.wrs_per_cpu_s();
   std::string s = " SystemC's raw activations here, " + std::to_string(kSystemCActivations) +
-                  " each, before / after the run: SC_METHOD " + Si(a.method_per_s) + "/s / " +
-                  Si(b.method_per_s) + "/s, SC_THREAD " + Si(a.thread_per_s) + "/s / " +
-                  Si(b.thread_per_s) + "/s\n";
-  s += " speed ratio: " + Si(wrs) + "WR/s / their means: " + ratio(thread) + " of SC_THREAD's, " +
-       ratio(method) + " of SC_METHOD's\n";
-  return s;
+                  " each, before / after the run (wall):\n   SC_METHOD " + Si(a.method_per_s) +
+                  "/s / " + Si(b.method_per_s) + "/s, SC_THREAD " + Si(a.thread_per_s) +
+                  "/s / " + Si(b.thread_per_s) + "/s\n";
+  s += " speed ratio (WR/s over the raw rates' means): wall " + Si(wall) + "WR/s: " +
+       ratio(wall, (a.thread_per_s + b.thread_per_s) / 2) + " of SC_THREAD's, " +
+       ratio(wall, (a.method_per_s + b.method_per_s) / 2) + " of SC_METHOD's";
+  if (cpu > 0) {
+    s += "; CPU " + Si(cpu) + "WR/s: " +
+         ratio(cpu, (a.thread_per_cpu_s + b.thread_per_cpu_s) / 2) + ", " +
+         ratio(cpu, (a.method_per_cpu_s + b.method_per_cpu_s) / 2);
+  }
+  return s + "\n";
 }
 
 std::string SessionSvg(const SessionResult& r) {
