@@ -242,8 +242,9 @@ DeviceDescription Rxe() {
       {"rts_waits_for_doorbell", 1,
        "rxe_qp.c rxe_qp_from_attr: IB_QPS_RTS sets req.state = QP_STATE_READY without "
        "running the requester task; the next post_send's doorbell starts the queued WRs, "
-       "and providers/rxe rxe_post_send rings it after its loop even when a WR was refused "
-       "(measured: examples/fidelity/08; differential sequence 838)"},
+       "and providers/rxe rxe_post_send rings it after its loop even when a WR was refused; "
+       "in ERR that doorbell's requester takes the WQE at req.wqe_index (measured: "
+       "examples/fidelity/08 and 33; differential sequence 838)"},
       {"lax_attr_checks", 1,
        "rxe_qp.c rxe_qp_chk_attr checks port, AV, path_mtu, timeout and max_rd_atomic only "
        "(measured: examples/fidelity/11: pkey_index 5, max_dest_rd_atomic 200, "
