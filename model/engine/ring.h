@@ -11,7 +11,8 @@
 //  2. Capacity is a power of two and never shrinks (clear() keeps it): memory is the largest
 //     size the queue has had, not the number of items that passed through.
 //  3. pop_front() moves the front out and leaves a default T in its slot (its resources go).
-//  4. begin()/end() walk front to back (valid until the next push_back or pop_front);
+//  4. begin()/end() walk front to back (valid until the next push_back, append, pop_front
+//     or drop_front);
 //     swap() exchanges two rings' items and storage in O(1).
 //  5. append() is push_back without an item: it adds a slot at the back and returns it for
 //     the caller to fill (the slot holds a default or moved-from T); drop_front() removes

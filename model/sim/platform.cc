@@ -123,7 +123,10 @@ void NicSlot::Ring(engine::Nic& nic, const engine::DoorbellWrite& db) {
   tag.qpn = db.qpn;
   tag.now_ns = db.now_ns;
   ext_.tag = tag;
+  // Contract 2: the host's write at the engine's time, its offset from SystemC's annotated.
+  const uint64_t ahead_ns = ScClock::AheadNsAt(db.now_ns);
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  if (ahead_ns) delay = sc_core::sc_time(static_cast<double>(ahead_ns), sc_core::SC_NS);
   (*cpu_)->b_transport(mmio_gp_, delay);
   // An accepted ring was observed when it arrived (MmioTransport); a refused one now.
   if (const DmaObserver& observe = Platform::observer(); observe && !mmio_gp_.is_response_ok()) {
@@ -164,8 +167,12 @@ void NicSlot::MmioTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& dela
     observe(DmaRecord{ext_.slot, label ? label->tag : engine::DmaTag{}, true, kDoorbellOffset,
                       len, true});
   }
-  // The delay so far is the path's: when the NIC has the WQEs (doorbell_port.h contract 3).
-  const uint64_t extra_ns = static_cast<uint64_t>(delay.to_seconds() * 1e9 + 0.5);
+  // The delay so far, less the write's own offset (contract 2), is the path's: when the NIC
+  // has the WQEs (doorbell_port.h contract 3).
+  const DmaExtension* tagged = gp.get_extension<DmaExtension>();
+  const uint64_t offset_ns = tagged ? ScClock::AheadNsAt(tagged->tag.now_ns) : 0;
+  const uint64_t delay_ns = static_cast<uint64_t>(delay.to_seconds() * 1e9 + 0.5);
+  const uint64_t extra_ns = delay_ns > offset_ns ? delay_ns - offset_ns : 0;
   ext->nic->OnDoorbell(db, extra_ns);
 }
 
@@ -185,7 +192,7 @@ bool NicSlot::Transfer(tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint6
   gp_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   ext_.tag = tag();
   // Contract 2: the offset of the engine's time from SystemC's as the annotated delay.
-  const uint64_t ahead_ns = ScClock::AheadNs();
+  const uint64_t ahead_ns = ScClock::AheadNsAt(ext_.tag.now_ns);
   const sc_core::sc_time offset =
       ahead_ns ? sc_core::sc_time(static_cast<double>(ahead_ns), sc_core::SC_NS)
                : sc_core::SC_ZERO_TIME;

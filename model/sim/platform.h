@@ -24,7 +24,8 @@
 //     blocks are SC_METHODs that cannot wait, so a target must not call wait()). Backends
 //     alive side by side share the slots: a transaction is synchronous, and a slot keeps
 //     nothing between transactions but its counters. What the target adds to the delay is
-//     its extra time: the engine adds it where it waits for the transfer (engine/host_bus.h
+//     its extra time (a target adds to the delay, as TLM-2.0's LT rules have it; one that
+//     lowers it adds nothing): the engine adds it where it waits for the transfer (engine/host_bus.h
 //     contract 3), so a user's interconnect (7) shows in the model's times.
 //  3. HostMemory: a bus address is an address of this process (host_bus.h contract 1; the
 //     engine issues only transfers inside registered regions). Reads and writes copy the

@@ -236,9 +236,14 @@ uint64_t ScClock::QuantumNs() { return Quantum(); }
 
 uint64_t ScClock::AheadNs() {
   const ScClock* c = Active();
-  if (!c || !c->in_step_) return 0;
+  if (!c) return 0;
   const uint64_t kernel = c->KernelNs();
   return c->now_ > kernel ? c->now_ - kernel : 0;
+}
+
+uint64_t ScClock::AheadNsAt(uint64_t engine_now_ns) {
+  const ScClock* c = Active();
+  return c && c->now_ == engine_now_ns ? AheadNs() : 0;
 }
 
 void ScClock::SuspendActive() {
@@ -250,15 +255,15 @@ bool ScClock::RunUntil(const std::function<bool()>& done, uint64_t deadline_ns) 
   Activate();
   done_ = &done;
   stopped_ = false;
-  // Contract 6: never past what the kernel's time can hold.
-  const uint64_t room =
-      (sc_core::sc_max_time().value() - sc_core::sc_time_stamp().value()) / TicksPerNs();
-  // (Compared as a difference: after a run ahead the epoch may be "negative", contract 7.)
-  if (deadline_ns > now_ && deadline_ns - now_ > room) deadline_ns = now_ + room;
-  deadline_ = deadline_ns;
   // From the kernel's time: this clock's may be ahead of it (contract 7), with wake-ups
   // due between the two.
   const uint64_t kernel = KernelNs();
+  // Contract 6: never past what the kernel's time can hold (compared as differences: after
+  // a run ahead the epoch may be "negative", contract 7).
+  const uint64_t room =
+      (sc_core::sc_max_time().value() - sc_core::sc_time_stamp().value()) / TicksPerNs();
+  if (deadline_ns > kernel && deadline_ns - kernel > room) deadline_ns = kernel + room;
+  deadline_ = deadline_ns;
   if (deadline_ns > kernel) {
     sc_core::sc_start(sc_core::sc_time::from_value((deadline_ns - kernel) * TicksPerNs()),
                       sc_core::SC_RUN_TO_TIME);

@@ -7,14 +7,17 @@
 //  1. Order (event_queue.h contract 1). SystemC runs the processes of one delta cycle in an
 //     order the standard leaves open, so no source runs its own item: the process of any
 //     source that wakes at time t runs Step(), which runs every wake-up of the clock due at
-//     or before t one at a time, smallest Key first, re-reading the keys after each (a
+//     or before t (and, contract 7, those up to a quantum later) one at a time, smallest Key
+//     first, re-reading the keys after each (a
 //     source may wake itself or another at t, with an older key: a FIFO's next item). The
 //     other sources' processes woken at t then find nothing due. So the order is the Keys',
 //     exactly as the engine's former heap of keys gave it, whatever order SystemC picks.
 //  2. Stopping (event_queue.h contract 4). RunUntil gives Step its done(); after each wake-up
 //     that makes it hold, Step calls sc_pause() and runs nothing more (the other processes
-//     of that delta cycle return at once); what is still due is notified for the next delta
-//     cycle, so it runs first at the next sc_start. sc_start(d) leaves the processes due at
+//     of that delta cycle return at once); what is still due is notified anew (for the next
+//     delta cycle, or when the Step had run ahead, contract 7, for its own time, which the
+//     next RunUntil reaches first), so it runs first at the next sc_start. sc_start(d) leaves
+//     the processes due at
 //     exactly now + d runnable but unrun: RunUntil then runs sc_start(SC_ZERO_TIME) while
 //     SystemC has activity at the current time.
 //  3. Many clocks, one kernel. One clock at a time follows the kernel (the last that ran
@@ -44,10 +47,14 @@
 //     kernel's time, so a wake-up's process runs at that wake-up's own time, and the
 //     next RunUntil runs the kernel from its own time. Order and times are those of
 //     contract 1: the same keys run in the same order at the same times whatever the
-//     quantum (transcripts do not depend on it); what changes is the number of SystemC
-//     activations a stream of work takes. AheadNs() is how far the running Step is ahead
-//     of the kernel, the offset a TLM transaction issued then carries as its delay
-//     (platform.h contract 2). The quantum is process-wide, 1 us by default (as the
+//     quantum, so transcripts do not depend on it as long as no other SystemC process
+//     depends on the kernel's time meanwhile (the model's own platform has none; a user's
+//     modules with processes of their own would see the engine's transfers up to a quantum
+//     early in kernel time, each annotated with its offset); what changes is the number of
+//     SystemC activations a stream of work takes. AheadNs() is how far the active clock is
+//     ahead of the kernel, AheadNsAt(t) the same for a transfer of the engine at its time t
+//     (0 unless that is the active clock's time): the offset a TLM transaction issued then
+//     carries as its delay (platform.h contract 2). The quantum is process-wide, 1 us by default (as the
 //     SystemC NIC's, model/systemc/nic.h contract 3); SetQuantumNs(0): no decoupling.
 #pragma once
 
@@ -78,10 +85,12 @@ class ScClock : public engine::EventQueue {
   // calls it before its own sc_start).
   static void SuspendActive();
   // Contract 7: the quantum (ns) for every clock of the process, and how far the active
-  // clock's running Step is ahead of the kernel (0 outside a Step or with no active clock).
+  // clock is ahead of the kernel (0 with no active clock); AheadNsAt(t): the same when the
+  // active clock's time is t (a transfer of that World), else 0.
   static void SetQuantumNs(uint64_t ns);
   static uint64_t QuantumNs();
   static uint64_t AheadNs();
+  static uint64_t AheadNsAt(uint64_t engine_now_ns);
 
   struct Slot;  // a pooled SystemC process and the sc_event it is sensitive to
 
@@ -112,7 +121,9 @@ class ScClock : public engine::EventQueue {
   uint64_t step_limit_ = 0;
   std::vector<int> free_;
   bool active_ = false;   // follows the kernel (contract 3)
-  bool in_step_ = false;  // inside Step(): a wake-up due now needs no notification
+  // Inside Step(): a wake-up for a time it may still reach (<= step_limit_) needs no
+  // notification unless the Step ends without running it (deferred_).
+  bool in_step_ = false;
   bool stopped_ = false;  // done() held: nothing more runs until the next RunUntil
   const std::function<bool()>* done_ = nullptr;
   uint64_t deadline_ = 0;  // RunUntil's, while done_ is set (contract 7)

@@ -198,7 +198,7 @@ TEST(ScClock, RunsAheadOfTheKernelByAtMostTheQuantum) {
     EXPECT_FALSE(c.RunUntil([] { return false; }, 1000));
     EXPECT_EQ(seen, (std::vector<std::string>{"a@10+0", "b@50+40", "c@110+100", "d@300+0"}));
     EXPECT_EQ(c.Now(), 1000u);
-    EXPECT_EQ(ScClock::AheadNs(), 0u) << "outside a Step";
+    EXPECT_EQ(ScClock::AheadNs(), 0u) << "the kernel ran to the deadline";
     // A wait that ends ahead of the kernel (done() after a run ahead) keeps its time.
     seen.clear();
     f.Push(1010, 'e');
@@ -206,6 +206,9 @@ TEST(ScClock, RunsAheadOfTheKernelByAtMostTheQuantum) {
     EXPECT_TRUE(c.RunUntil([&] { return seen.size() == 2; }, 5000));
     EXPECT_EQ(seen, (std::vector<std::string>{"e@1010+0", "f@1060+50"}));
     EXPECT_EQ(c.Now(), 1060u);
+    EXPECT_EQ(ScClock::AheadNs(), 50u) << "a wait that ends ahead stays ahead";
+    EXPECT_EQ(ScClock::AheadNsAt(1060), 50u) << "a transfer of this World now";
+    EXPECT_EQ(ScClock::AheadNsAt(1010), 0u) << "another time: not this World's transfer";
     f.Push(1060, 'g');  // at the clock's time, 50 ns ahead of the kernel's: the kernel
     EXPECT_FALSE(c.RunUntil([] { return false; }, 1060));  // catches up to the deadline
     EXPECT_EQ(seen.back(), "g@1060+0");
