@@ -9,6 +9,12 @@
 namespace qptwin::model::sim {
 namespace {
 
+// n ns as an sc_time without floating point (the kernel's resolution is fixed by then).
+sc_core::sc_time Nanoseconds(uint64_t n) {
+  static const uint64_t ticks_per_ns = sc_core::sc_time(1, sc_core::SC_NS).value();
+  return sc_core::sc_time::from_value(n * ticks_per_ns);
+}
+
 Platform*& Instance() {  // touched only on the kernel's thread (contract 5)
   static Platform* platform = nullptr;
   return platform;
@@ -126,7 +132,7 @@ void NicSlot::Ring(engine::Nic& nic, const engine::DoorbellWrite& db) {
   // Contract 2: the host's write at the engine's time, its offset from SystemC's annotated.
   const uint64_t ahead_ns = ScClock::AheadNsAt(db.now_ns);
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  if (ahead_ns) delay = sc_core::sc_time(static_cast<double>(ahead_ns), sc_core::SC_NS);
+  if (ahead_ns) delay = Nanoseconds(ahead_ns);
   (*cpu_)->b_transport(mmio_gp_, delay);
   // An accepted ring was observed when it arrived (MmioTransport); a refused one now.
   if (const DmaObserver& observe = Platform::observer(); observe && !mmio_gp_.is_response_ok()) {
@@ -194,7 +200,7 @@ bool NicSlot::Transfer(tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint6
   // Contract 2: the offset of the engine's time from SystemC's as the annotated delay.
   const uint64_t ahead_ns = ScClock::AheadNsAt(ext_.tag.now_ns);
   const sc_core::sc_time offset =
-      ahead_ns ? sc_core::sc_time(static_cast<double>(ahead_ns), sc_core::SC_NS)
+      ahead_ns ? Nanoseconds(ahead_ns)
                : sc_core::SC_ZERO_TIME;
   sc_core::sc_time delay = offset;
   dma->b_transport(gp_, delay);

@@ -53,6 +53,7 @@ ScClock::ScClock() {
     std::abort();
   }
   (void)Advance(0);  // starts the kernel (its time resolution)
+  ticks_per_ns_ = TicksPerNs();
   epoch_ticks_ = sc_core::sc_time_stamp().value();
 }
 
@@ -64,7 +65,8 @@ ScClock::~ScClock() {
 }
 
 uint64_t ScClock::KernelNs() const {
-  return (sc_core::sc_time_stamp().value() - epoch_ticks_) / TicksPerNs();
+  const uint64_t ticks = sc_core::sc_time_stamp().value() - epoch_ticks_;
+  return ticks_per_ns_ == 1 ? ticks : ticks / ticks_per_ns_;
 }
 
 void ScClock::Add(Source* source) {
@@ -243,7 +245,9 @@ uint64_t ScClock::AheadNs() {
 
 uint64_t ScClock::AheadNsAt(uint64_t engine_now_ns) {
   const ScClock* c = Active();
-  return c && c->now_ == engine_now_ns ? AheadNs() : 0;
+  if (!c || c->now_ != engine_now_ns) return 0;
+  const uint64_t kernel = c->KernelNs();
+  return c->now_ > kernel ? c->now_ - kernel : 0;
 }
 
 void ScClock::SuspendActive() {
