@@ -175,7 +175,16 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
                 // As for a fatal NAK (StopAtNak): rxe answers inside the post, so the
                 // requester stops after the packet that drew this NAK.
                 if (profile().behaviour.post_send_runs_to_completion) {
-                  const uint32_t next = PsnAdd(pkt.drawn_by_psn, 1);
+                  uint32_t next = PsnAdd(pkt.drawn_by_psn, 1);
+                  // A READ request that drew it took the PSNs of all its response packets
+                  // when it left (rxe_req.c update_wqe_psn; seed 20261243 sequence 10898:
+                  // a 2-packet READ behind an RNR-NAKed SEND, sq_psn 3).
+                  for (const SendWqe& d : qp.sq) {
+                    if (d.sent && d.wr.opcode == WrOpcode::kRdmaRead && d.psn == pkt.drawn_by_psn) {
+                      next = PsnAdd(d.psn, std::max<uint32_t>(d.npkts, 1));
+                      break;
+                    }
+                  }
                   if (PsnDiff(qp.next_psn, next) > 0) qp.next_psn = next;
                 }
                 FailWqe(qp, index, WcStatus::kRetryExcErr,

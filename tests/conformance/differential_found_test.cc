@@ -1546,5 +1546,37 @@ TEST_P(Conformance, ARetryAfterAMultiPacketReadResendsFromPastItsLastResponse) {
       << ToName(wcs[0].status);
 }
 
+// Row 130 (differential seed 20261243 sequence 10898): a READ posted behind a SEND the peer
+// RNR-NAKs (no receive) draws a PSN sequence NAK, the SEND's PSN not being accepted yet. The
+// READ's request took the PSNs of both its response packets when it left. rxe answers inside
+// the post: the NAK uses up retry_cnt 0, the SEND ends RETRY_EXC_ERR, the QP goes to ERR, and
+// its send PSN is past the READ's (elsewhere the RNR retry goes on: the PSN moves back and
+// forth, not checked).
+TEST_P(Conformance, AReadBehindAnRnrNakedSendHasTakenAllItsPsns) {
+  const Behaviour& b = GetParam().behaviour;
+  if (!b.post_send_runs_to_completion || !b.psn_nak_uses_retry) {
+    GTEST_SKIP() << "the device answers after the post (no NAK inside it)";
+  }
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+  const BringUpParams p = Transport(Mtu::k1024, 11, 0, 7, 17);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
+  Buffer buf = Reg(8192, kAll);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(0, 8)})}, &bad), 0);  // qb has no receive
+  SendWr read = RdmaTo(2, WrOpcode::kRdmaRead, {buf.At(1024, 2048)}, buf, 4096);
+  ASSERT_EQ(dev_->PostSend(qa, {read}, &bad), 0);
+  auto wcs = WaitWc(ca, 2, kSecond);
+  ASSERT_EQ(wcs.size(), 2u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr) << ToName(wcs[0].status);
+  EXPECT_EQ(wcs[1].status, WcStatus::kWrFlushErr) << ToName(wcs[1].status);
+  QpAttr a;
+  QpInitAttr init;
+  ASSERT_EQ(dev_->QueryQp(qa, &a, &init), 0);
+  EXPECT_EQ(a.qp_state, QpState::kErr);
+  EXPECT_EQ(a.sq_psn, p.sq_psn + 3) << "the SEND's PSN and the READ's two";
+}
+
 }  // namespace
 }  // namespace qptwin::testing
