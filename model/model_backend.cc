@@ -95,6 +95,8 @@ class ModelBackend : public Backend {
       world_->nic(i)->SetHostBus(&sim::Platform::Get()->slot(i));
       // Contract 8: its doorbells cross the slot's MMIO target socket.
       world_->nic(i)->SetDoorbellPort(&sim::Platform::Get()->slot(i));
+      // Contract 9: its messages cross the slot's net_out, the fabric and the far net_in.
+      world_->nic(i)->SetNetPort(&sim::Platform::Get()->slot(i));
     }
   }
 

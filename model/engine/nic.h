@@ -23,6 +23,7 @@
 #include "model/engine/context_cache.h"
 #include "model/engine/event_source.h"
 #include "model/engine/doorbell_port.h"
+#include "model/engine/net_port.h"
 #include "model/engine/host_bus.h"
 #include "model/engine/memory.h"
 #include "model/engine/objects.h"
@@ -158,6 +159,9 @@ class Nic {
   // Nic). Default: DirectDoorbell; model_backend gives each device its platform slot, whose
   // TLM-2.0 MMIO target socket the ring crosses.
   void SetDoorbellPort(DoorbellPort* port) { doorbell_ = port; }
+  // The NIC's messages leave through `port` (net_port.h; never null, it outlives the NIC).
+  void SetNetPort(NetPort* port) { net_ = port; }
+  NetPort& net_port() { return *net_; }
   // doorbell_port.h contract 1: the NIC's side of a ring. `extra_ns`: contract 3.
   void OnDoorbell(const DoorbellWrite& db, uint64_t extra_ns = 0);
   HostBus& bus() const { return *bus_; }
@@ -451,6 +455,7 @@ class Nic {
   MrTable mrs_;
   HostBus* bus_ = &DirectBus::Instance();
   DoorbellPort* doorbell_ = &DirectDoorbell::Instance();
+  NetPort* net_ = &DirectFabric::Instance();
   MwTable mws_;
   std::vector<std::string> device_faults_;  // device_faults()
   std::map<uint32_t, Channel> channels_;

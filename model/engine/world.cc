@@ -141,9 +141,20 @@ uint64_t CeilNs(uint64_t ps) { return (ps + kPsPerNs - 1) / kPsPerNs; }
 }  // namespace
 
 uint64_t World::FabricLatencyNs() const {
-  const LinkTiming& l = profile_.timing.link;
-  uint64_t hops = static_cast<uint64_t>(std::max(0, l.switch_hops));
-  return l.propagation_ns * (hops + 1) + l.switch_ns * hops + profile_.timing.nic.rx_latency_ns;
+  return PathNs(profile_.timing.link) + profile_.timing.nic.rx_latency_ns;
+}
+
+void World::Arrive(Packet&& pkt, uint64_t at_ns) {
+  const int src = pkt.src_nic;
+  if (src < 0 || src >= nic_count() || pkt.dst_nic < 0 || pkt.dst_nic >= nic_count()) return;
+  EventFifo<Delivery>& link = *links_[src];
+  uint64_t t = at_ns + profile_.timing.nic.rx_latency_ns;  // at_ns >= leave_ns >= now
+  if (!link.empty() && link.back_time() > t) t = link.back_time();  // net_port.h contract 2
+  link.PushFilled(t, [&pkt](Delivery& d) { d.pkt = std::move(pkt); });
+}
+
+void DirectFabric::Send(World& world, Packet&& pkt, uint64_t leave_ns, uint64_t) {
+  world.Arrive(std::move(pkt), leave_ns + PathNs(world.profile().timing.link));  // contract 3
 }
 
 uint64_t World::OccupyDmaRead(int nic, uint64_t at_ns, uint64_t bytes) {
@@ -223,9 +234,8 @@ uint64_t World::Transmit(Packet&& pkt, uint64_t ready_ns, uint64_t proc_ns, uint
   uint64_t end = CeilNs(end_ps);
   int dst = pkt.dst_nic;
   if (!lost && dst >= 0 && dst < nic_count()) {
-    const int src = pkt.src_nic;
-    links_[src]->PushFilled(end + FabricLatencyNs(),
-                            [&pkt](Delivery& d) { d.pkt = std::move(pkt); });
+    // net_port.h contract 1: the fabric is the port's; it calls Arrive.
+    nics_[pkt.src_nic]->net_port().Send(*this, std::move(pkt), end, w.wire_bytes);
   } else if (!lost && external_ && IsExternal(dst) &&
              dst - nic_count() < static_cast<int>(externals_.size())) {
     const int src = pkt.src_nic;

@@ -33,6 +33,7 @@
 
 #include "model/engine/event_queue.h"
 #include "model/engine/event_source.h"
+#include "model/engine/net_port.h"
 #include "model/engine/packet.h"
 #include "model/profile.h"
 #include "model/wire.h"
@@ -87,8 +88,12 @@ class World {
   // leaves the port. Delivery (if not lost) calls Nic::Receive at the far end.
   uint64_t Transmit(Packet&& pkt, uint64_t ready_ns, uint64_t proc_ns, uint64_t dma_bytes,
                     uint32_t mtu_bytes);
-  // One-way latency from the last byte leaving a port to the far NIC acting on it.
+  // One-way latency from the last byte leaving a port to the far NIC acting on it, through
+  // the profile's fabric (net_port.h contract 3).
   uint64_t FabricLatencyNs() const;
+  // net_port.h contract 2: a message's last byte reached pkt.dst_nic's port at `at_ns`; the
+  // NIC receives it rx_latency_ns later. Dropped when either end is not a NIC of this World.
+  void Arrive(Packet&& pkt, uint64_t at_ns);
   // Lets waiters look at time `t` (a CQE becomes visible then): RunUntil stops there. Marks
   // at one time are one mark (a second would run nothing).
   void WakeAt(uint64_t t);

@@ -4,16 +4,11 @@
 #include <string>
 
 #include "model/engine/nic.h"
+#include "model/engine/world.h"
 #include "model/sim/sc_clock.h"
 
 namespace qptwin::model::sim {
 namespace {
-
-// n ns as an sc_time without floating point (the kernel's resolution is fixed by then).
-sc_core::sc_time Nanoseconds(uint64_t n) {
-  static const uint64_t ticks_per_ns = sc_core::sc_time(1, sc_core::SC_NS).value();
-  return sc_core::sc_time::from_value(n * ticks_per_ns);
-}
 
 Platform*& Instance() {  // touched only on the kernel's thread (contract 5)
   static Platform* platform = nullptr;
@@ -30,12 +25,23 @@ Platform::MmioBinder& TheMmioBinder() {
   return *binder;
 }
 
+Platform::NetBinder& TheNetBinder() {
+  static auto* binder = new Platform::NetBinder;
+  return *binder;
+}
+
 DmaObserver& Observer() {
   static auto* observer = new DmaObserver;
   return *observer;
 }
 
 }  // namespace
+
+sc_core::sc_time NsToTime::Convert(uint64_t n) {
+  // The kernel's resolution is fixed by then; integer arithmetic, exact.
+  static const uint64_t ticks_per_ns = sc_core::sc_time(1, sc_core::SC_NS).value();
+  return sc_core::sc_time::from_value(n * ticks_per_ns);
+}
 
 HostMemory::HostMemory(sc_core::sc_module_name name, int ports) : sc_module(name) {
   for (int i = 0; i < ports; ++i) {
@@ -92,8 +98,27 @@ HostCpu::HostCpu(sc_core::sc_module_name name, int ports) : sc_module(name) {
   }
 }
 
+Fabric::Fabric(sc_core::sc_module_name name, int ports)
+    : sc_module(name), in_("in", ports), out_("out", ports) {
+  ingress_.fabric = this;
+  for (int i = 0; i < ports; ++i) in_[i].bind(ingress_);
+}
+
+void Fabric::Forward(NetMessage& msg) {
+  if (msg.world == nullptr || msg.pkt == nullptr || msg.dst_slot < 0 ||
+      msg.dst_slot >= static_cast<int>(out_.size())) {
+    ++dropped_;
+    return;
+  }
+  ++forwarded_;
+  msg.delay += path_(engine::PathNs(msg.world->profile().timing.link));
+  out_[msg.dst_slot]->Transport(msg);
+}
+
 NicSlot::NicSlot(sc_core::sc_module_name name, int index, HostCpu::Socket* cpu)
-    : sc_module(name), dma("dma"), mmio("mmio"), cpu_(cpu) {
+    : sc_module(name), dma("dma"), mmio("mmio"), net_out("net_out"), net_in("net_in"), cpu_(cpu) {
+  arrival_.slot = this;
+  net_in.bind(arrival_);
   ext_.slot = index;
   gp_.set_extension(&ext_);
   mmio.register_b_transport(this, &NicSlot::MmioTransport);
@@ -132,7 +157,7 @@ void NicSlot::Ring(engine::Nic& nic, const engine::DoorbellWrite& db) {
   // Contract 2: the host's write at the engine's time, its offset from SystemC's annotated.
   const uint64_t ahead_ns = ScClock::AheadNsAt(db.now_ns);
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  if (ahead_ns) delay = Nanoseconds(ahead_ns);
+  if (ahead_ns) delay = ring_offset_(ahead_ns);
   (*cpu_)->b_transport(mmio_gp_, delay);
   // An accepted ring was observed when it arrived (MmioTransport); a refused one now.
   if (const DmaObserver& observe = Platform::observer(); observe && !mmio_gp_.is_response_ok()) {
@@ -182,6 +207,35 @@ void NicSlot::MmioTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& dela
   ext->nic->OnDoorbell(db, extra_ns);
 }
 
+void NicSlot::Send(engine::World& world, engine::Packet&& pkt, uint64_t leave_ns,
+                   uint64_t wire_bytes) {
+  ++counters_.messages_out;
+  NetMessage msg;
+  msg.world = &world;
+  msg.pkt = &pkt;
+  msg.src_slot = ext_.slot;
+  msg.dst_slot = pkt.dst_nic % Platform::kSlots;  // contract 2: device k is slot k % kSlots
+  msg.wire_bytes = wire_bytes;
+  // Contract 9: from SystemC's time, the engine's offset plus the wait until leave_ns.
+  const uint64_t now = world.events().Now();
+  msg.leave_ns = leave_ns;
+  msg.delay = send_delay_(ScClock::AheadNsAt(now) + (leave_ns > now ? leave_ns - now : 0));
+  msg.leave_delay = msg.delay;
+  net_out->Transport(msg);
+}
+
+void NicSlot::Arrive(NetMessage& msg) {
+  if (msg.world == nullptr || msg.pkt == nullptr) return;
+  ++counters_.messages_in;
+  // The engine's time the last byte is here: when it left, plus what the way added.
+  static const uint64_t ticks_per_ns = sc_core::sc_time(1, sc_core::SC_NS).value();
+  const uint64_t added =  // rounded up, as the engine's own times are
+      msg.delay > msg.leave_delay
+          ? ((msg.delay - msg.leave_delay).value() + ticks_per_ns - 1) / ticks_per_ns
+          : 0;
+  msg.world->Arrive(std::move(*msg.pkt), msg.leave_ns + added);
+}
+
 bool NicSlot::Transfer(tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint64_t len) {
   constexpr uint64_t kMax = uint64_t{1} << 30;  // a generic payload's length is 32 bits
   while (len > kMax) {
@@ -200,7 +254,7 @@ bool NicSlot::Transfer(tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint6
   // Contract 2: the offset of the engine's time from SystemC's as the annotated delay.
   const uint64_t ahead_ns = ScClock::AheadNsAt(ext_.tag.now_ns);
   const sc_core::sc_time offset =
-      ahead_ns ? Nanoseconds(ahead_ns)
+      ahead_ns ? dma_offset_(ahead_ns)
                : sc_core::SC_ZERO_TIME;
   sc_core::sc_time delay = offset;
   dma->b_transport(gp_, delay);
@@ -229,7 +283,7 @@ bool NicSlot::Write(uint64_t addr, const uint8_t* src, uint64_t len) {
 }
 
 Platform::Platform(sc_core::sc_module_name name)
-    : sc_module(name), memory_("host", kSlots), cpu_("cpu", kSlots) {
+    : sc_module(name), memory_("host", kSlots), cpu_("cpu", kSlots), fabric_("fabric", kSlots) {
   for (int k = 0; k < kSlots; ++k) {
     slots_.push_back(
         std::make_unique<NicSlot>(("nic" + std::to_string(k)).c_str(), k, &cpu_.mmio(k)));
@@ -242,6 +296,12 @@ Platform::Platform(sc_core::sc_module_name name)
       TheBinder()(k, slots_.back()->dma, memory_.port(k));  // contract 7
     } else {
       slots_.back()->dma.bind(memory_.port(k));
+    }
+    if (TheNetBinder()) {
+      TheNetBinder()(k, *slots_.back(), fabric_);  // contract 9
+    } else {
+      slots_.back()->net_out.bind(fabric_.in(k));
+      fabric_.out(k).bind(slots_.back()->net_in);
     }
   }
 }
@@ -257,6 +317,12 @@ bool Platform::SetBinder(Binder binder) {
 bool Platform::SetMmioBinder(MmioBinder binder) {
   if (Instance() != nullptr) return false;
   TheMmioBinder() = std::move(binder);
+  return true;
+}
+
+bool Platform::SetNetBinder(NetBinder binder) {
+  if (Instance() != nullptr) return false;
+  TheNetBinder() = std::move(binder);
   return true;
 }
 

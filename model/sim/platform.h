@@ -6,7 +6,10 @@
 //                            mmio = tlm_utils::simple_target_socket (its doorbell register)
 //     host                   HostMemory: sc_module, port0 .. port15 = simple_target_socket
 //     cpu                    HostCpu: sc_module, mmio0 .. mmio15 = simple_initiator_socket
+//     fabric                 Fabric: sc_module, in0 .. in15 = sc_export<NetLinkIf>,
+//                            out0 .. out15 = sc_port<NetLinkIf>
 //   nicK.dma  ->  host.portK        cpu.mmioK  ->  nicK.mmio
+//   nicK.net_out  ->  fabric.inK    fabric.outK  ->  nicK.net_in
 //
 // Contract:
 //  1. Elaboration: kernel.cc elaborates the platform when it starts the kernel (the first
@@ -62,6 +65,20 @@
 //     once per slot while the platform is elaborated, instead of binding cpu.mmioK to
 //     nicK.mmio directly; whatever it binds must end at the slot's socket, keep the
 //     payload's extensions, answer without wait(), and may return a delay.
+//  9. The network (engine/net_port.h): every message a device sends to a device of its
+//     Backend leaves through its slot's `net_out` when its last byte leaves the NIC's port
+//     (Transport(NetMessage&), an interface method call: see NetLinkIf for why), crosses
+//     the Fabric module (the profile's switches and cables: engine::PathNs, non-blocking)
+//     and reaches the far slot's `net_in`, which hands it to the engine
+//     (engine::World::Arrive). NetMessage::delay is, as an LT transaction's annotated
+//     delay, from SystemC's time to when the last byte reaches the callee; a module on the
+//     way adds the time it takes to it (and may hold nothing back: Transport hands the
+//     message on before it returns, or drops it, which loses it). Per source, messages
+//     must reach net_in in order, their times not decreasing (a FIFO path; the engine
+//     raises a time that falls behind). A program's own network (a switch model, a tap,
+//     a fault model): SetNetBinder, as SetBinder (7): called once per slot while the
+//     platform is elaborated, instead of binding nicK.net_out to fabric.inK and
+//     fabric.outK to nicK.net_in. Routing is by NetMessage::dst_slot.
 #pragma once
 
 #include <systemc>
@@ -78,6 +95,7 @@
 #include "model/dma_counters.h"
 #include "model/engine/doorbell_port.h"
 #include "model/engine/host_bus.h"
+#include "model/engine/net_port.h"
 
 namespace qptwin::model::sim {
 
@@ -142,14 +160,93 @@ class HostCpu : public sc_core::sc_module {
   std::vector<std::unique_ptr<Socket>> mmio_;
 };
 
-// The SystemC side of one engine NIC: its DMA initiator (the engine's HostBus) and its
-// doorbell register (an MMIO target; the engine's DoorbellPort rings through the host CPU).
-class NicSlot : public sc_core::sc_module, public engine::HostBus, public engine::DoorbellPort {
+// n ns as an sc_time, remembering the last conversion (a stream repeats its offsets and
+// delays; the conversion is a library call).
+class NsToTime {
+ public:
+  const sc_core::sc_time& operator()(uint64_t ns) {
+    if (ns != ns_) {
+      ns_ = ns;
+      time_ = Convert(ns);
+    }
+    return time_;
+  }
+  static sc_core::sc_time Convert(uint64_t ns);
+
+ private:
+  uint64_t ns_ = 0;
+  sc_core::sc_time time_ = sc_core::SC_ZERO_TIME;
+};
+
+// One message on the network (contract 9). The packet is the engine's (engine/packet.h:
+// kind, PSN, payload, ...); a module may read it, and must not keep the pointer.
+struct NetMessage {
+  engine::World* world = nullptr;  // the Backend's World the message belongs to
+  engine::Packet* pkt = nullptr;
+  int src_slot = 0;
+  int dst_slot = 0;
+  // From SystemC's time: when the last byte is at the callee (contract 9; LT's annotated
+  // delay, so a sender running ahead of SystemC's time still gives exact times).
+  sc_core::sc_time delay;
+  uint64_t wire_bytes = 0;  // on the wire, every packet with its headers (model/wire.h)
+  // Set by the sending slot: the engine's time the last byte left, and `delay` then (the
+  // net_in side turns what the way added to the delay into the engine's time).
+  uint64_t leave_ns = 0;
+  sc_core::sc_time leave_delay;
+};
+
+// The network's interface (contract 9). Why an interface method call (an sc_port bound to
+// an sc_export, as TLM-2.0 sockets are) and not a TLM-2.0 socket or an sc_fifo: a message
+// is not a memory-mapped read or write, so a generic payload would carry it only in an
+// extension, its address and data unused; and a channel costs a process activation per
+// hop and message. Here a hop is a call carrying the message with its time, and only the
+// receiving NIC's process wakes, once, when it is due (qptwin::sc::NetIf, model/systemc/
+// net.h, chose the same for the same reasons).
+class NetLinkIf : public virtual sc_core::sc_interface {
+ public:
+  virtual void Transport(NetMessage& msg) = 0;
+};
+
+// The profile's fabric between the slots (contract 9): each message's delay grows by
+// engine::PathNs of its World's profile (switch_hops cut-through switches and their
+// cables); non-blocking, as the profiles' fabric is (timing.h). Routes by dst_slot;
+// anything else is dropped and counted.
+class Fabric : public sc_core::sc_module {
+ public:
+  Fabric(sc_core::sc_module_name name, int ports);
+  sc_core::sc_export<NetLinkIf>& in(int i) { return in_[i]; }
+  sc_core::sc_port<NetLinkIf>& out(int i) { return out_[i]; }
+  uint64_t forwarded() const { return forwarded_; }
+  uint64_t dropped() const { return dropped_; }
+
+ private:
+  struct Ingress : NetLinkIf {
+    Fabric* fabric = nullptr;
+    void Transport(NetMessage& msg) override { fabric->Forward(msg); }
+  };
+  void Forward(NetMessage& msg);
+  sc_core::sc_vector<sc_core::sc_export<NetLinkIf>> in_;
+  sc_core::sc_vector<sc_core::sc_port<NetLinkIf>> out_;
+  Ingress ingress_;
+  uint64_t forwarded_ = 0;
+  uint64_t dropped_ = 0;
+  NsToTime path_;
+};
+
+// The SystemC side of one engine NIC: its DMA initiator (the engine's HostBus), its
+// doorbell register (an MMIO target; the engine's DoorbellPort rings through the host CPU)
+// and its network port (the engine's NetPort, contract 9).
+class NicSlot : public sc_core::sc_module,
+                public engine::HostBus,
+                public engine::DoorbellPort,
+                public engine::NetPort {
  public:
   static constexpr uint64_t kDoorbellOffset = 0x800;  // in the slot's MMIO space (contract 8)
 
   tlm_utils::simple_initiator_socket<NicSlot> dma;
   tlm_utils::simple_target_socket<NicSlot> mmio;
+  sc_core::sc_port<NetLinkIf> net_out;    // contract 9
+  sc_core::sc_export<NetLinkIf> net_in;
 
   NicSlot(sc_core::sc_module_name name, int index, HostCpu::Socket* cpu);
   ~NicSlot() override;
@@ -157,9 +254,20 @@ class NicSlot : public sc_core::sc_module, public engine::HostBus, public engine
   bool Write(uint64_t addr, const uint8_t* src, uint64_t len) override;
   // engine::DoorbellPort: the host CPU's write through cpu.mmioK (contract 8).
   void Ring(engine::Nic& nic, const engine::DoorbellWrite& db) override;
+  // engine::NetPort: a message leaves through net_out (contract 9).
+  void Send(engine::World& world, engine::Packet&& pkt, uint64_t leave_ns,
+            uint64_t wire_bytes) override;
   const DmaCounters& counters() const { return counters_; }
+  int index() const { return ext_.slot; }
 
  private:
+  struct Arrival : NetLinkIf {
+    NicSlot* slot = nullptr;
+    void Transport(NetMessage& msg) override { slot->Arrive(msg); }
+  };
+  void Arrive(NetMessage& msg);
+  Arrival arrival_;
+  NsToTime send_delay_, dma_offset_, ring_offset_;
   bool Transfer(tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint64_t len);
   void MmioTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
   HostCpu::Socket* cpu_;
@@ -188,10 +296,14 @@ class Platform : public sc_core::sc_module {
   using MmioBinder = std::function<void(int slot, HostCpu::Socket& cpu,
                                         tlm_utils::simple_target_socket<NicSlot>& nic)>;
   static bool SetMmioBinder(MmioBinder binder);
+  // Contract 9. False (nothing set) when the platform exists already.
+  using NetBinder = std::function<void(int slot, NicSlot& nic, Fabric& fabric)>;
+  static bool SetNetBinder(NetBinder binder);
 
   NicSlot& slot(int device) { return *slots_[device % kSlots]; }
   HostMemory& memory() { return memory_; }
   HostCpu& cpu() { return cpu_; }
+  Fabric& fabric() { return fabric_; }
   // Contract 6; an empty function turns it off.
   static void SetObserver(DmaObserver observer);
   static const DmaObserver& observer();
@@ -200,6 +312,7 @@ class Platform : public sc_core::sc_module {
   explicit Platform(sc_core::sc_module_name name);
   HostMemory memory_;
   HostCpu cpu_;
+  Fabric fabric_;
   std::vector<std::unique_ptr<NicSlot>> slots_;
 };
 

@@ -156,6 +156,7 @@ void ScClock::KickDue() {
 void ScClock::Step() {
   if (!active_ || stopped_) return;
   const uint64_t kernel = KernelNs();
+  step_kernel_ = kernel;
   now_ = std::max(now_, kernel);  // a clock that ran ahead (contract 7) is not behind
   // Contract 7: inside RunUntil the Step may run wake-ups up to a quantum ahead of the
   // kernel's time (never past the deadline); outside it only what is due.
@@ -246,7 +247,8 @@ uint64_t ScClock::AheadNs() {
 uint64_t ScClock::AheadNsAt(uint64_t engine_now_ns) {
   const ScClock* c = Active();
   if (!c || c->now_ != engine_now_ns) return 0;
-  const uint64_t kernel = c->KernelNs();
+  // Inside a Step (a process) the kernel's time is the one the Step began at.
+  const uint64_t kernel = c->in_step_ ? c->step_kernel_ : c->KernelNs();
   return c->now_ > kernel ? c->now_ - kernel : 0;
 }
 

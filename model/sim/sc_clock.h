@@ -128,6 +128,7 @@ class ScClock : public engine::EventQueue {
   const std::function<bool()>* done_ = nullptr;
   uint64_t deadline_ = 0;  // RunUntil's, while done_ is set (contract 7)
   uint64_t epoch_ticks_ = 0;  // kernel ticks at this clock's time 0
+  uint64_t step_kernel_ = 0;  // KernelNs() when the Step under way (in_step_) began
   uint64_t ticks_per_ns_ = 1;  // the kernel's resolution (1 with kernel.cc's 1 ns)
 };
 
