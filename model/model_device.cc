@@ -213,7 +213,16 @@ int ModelDevice::CreateQp(const QpInitAttr& init, QpHandle* out, QpCap* actual) 
   return nic_->CreateQp(ctx_, init, &out->id, actual);
 }
 
-int ModelDevice::DestroyQp(QpHandle qp) { return nic_->DestroyQp(ctx_, qp.id); }
+int ModelDevice::DestroyQp(QpHandle qp) {
+  const int err = nic_->DestroyQp(ctx_, qp.id);
+  // The call may wait (ControlTiming::destroy_qp_bound_mw_wait_ns: World::StallHost); the
+  // device runs on meanwhile.
+  if (err == 0 && world_->host_stall_end_ns() > world_->events().Now()) {
+    CatchUpHost();
+    world_->WaitOutHostStall();
+  }
+  return err;
+}
 
 int ModelDevice::QpNum(QpHandle qp, uint32_t* qp_num) {
   if (!qp_num) return EINVAL;

@@ -21,6 +21,8 @@ Profile MakeRxe() {
   // Control verbs are system calls into the rxe driver (ib_uverbs): estimates of the order
   // measured for software verbs (a few us per command, pinning pages for reg_mr).
   p.timing.control = ControlTiming{5'000, 10'000, 3'000, 5'000, 5'000, 250};
+  // rxe_pool.c __rxe_cleanup: wait_for_completion_timeout(msecs_to_jiffies(50000)) (row 131).
+  p.timing.control.destroy_qp_bound_mw_wait_ns = 50'000'000'000;
   return p;
 }
 

@@ -109,6 +109,14 @@ struct ControlTiming {
   uint64_t destroy_qp_ns = 0;
   uint64_t reg_mr_ns = 0;      // fixed part of ibv_reg_mr
   uint64_t reg_mr_page_ns = 0;  // per 4 KiB page pinned and mapped
+  // Destroying a QP that a bound type 2 memory window still names: the call waits this long
+  // before it returns (the QP is gone from the start: messages to it are dropped), and the
+  // rest of the device runs on meanwhile. rxe: rxe_do_bind_mw takes a reference on the QP
+  // for a type 2 window (dropped by its invalidation or dealloc), and rxe_destroy_qp ->
+  // __rxe_cleanup waits for the QP's last reference with wait_for_completion_timeout(50 s),
+  // then warns and frees it anyway; the program sees 0 after 50 s. Measured in tools/rxe-vm
+  // (docs/differences.md row 131). 0: no wait (a hardware NIC's firmware does not wait).
+  uint64_t destroy_qp_bound_mw_wait_ns = 0;
 };
 
 // The NIC's context caches (ICM caches on mlx5); contract 5. Off by default (rxe, ibta:

@@ -77,6 +77,8 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("retry_rewinds_sq_psn", &Behaviour::retry_rewinds_sq_psn),
     Flag("invalidate_free_type2_window_faults",
          &Behaviour::invalidate_free_type2_window_faults),
+    Flag("destroy_qp_waits_for_bound_type2_window",
+         &Behaviour::destroy_qp_waits_for_bound_type2_window),
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
@@ -379,6 +381,14 @@ DeviceDescription Rxe() {
        "(measured: differential seed 20261230 sequence 2135, a SEND_WITH_INV of a window "
        "whose bind had failed, panics the guest 7 s after boot, every time; "
        "tests/differential/found/20261230-2135-rxe-panic.qps)"},
+      {"destroy_qp_waits_for_bound_type2_window", 1,
+       "rxe_mw.c rxe_do_bind_mw takes a reference on the QP for a type 2 window (rxe_get(qp)), "
+       "dropped only by its invalidation or dealloc; rxe_destroy_qp -> rxe_cleanup -> "
+       "rxe_pool.c __rxe_cleanup erases the QP's index first (its packets are dropped), then "
+       "waits for the last reference with wait_for_completion_timeout(50 s), warns and "
+       "frees it (measured: differential seed 20261244 sequence 14140, 3 of 3 rxe runs and "
+       "probes: the peer of an RNR loop ends RETRY_EXC_ERR inside the destroy even with "
+       "timeout 20; row 131)"},
       {"retry_cnt_7_is_infinite", 1,
        "rxe_comp.c COMPST_ERROR_RETRY: `if (qp->comp.retry_cnt != 7) qp->comp.retry_cnt--;` "
        "(the same as for rnr_retry)"},

@@ -268,6 +268,11 @@ struct Behaviour {
   // differential run does not send it to the device. IBTA o10-37.2.26: only a bound type 2
   // window can be invalidated; the invalidate fails.
   bool invalidate_free_type2_window_faults = false;
+  // Destroying a QP that a bound type 2 window names (bound through it, neither invalidated
+  // nor deallocated) returns 0 only after a long wait, the device running on meanwhile
+  // with the QP already unreachable (the model: ControlTiming::destroy_qp_bound_mw_wait_ns,
+  // 50 s on rxe). IBTA: destroying the QP invalidates its type 2 windows; nothing waits.
+  bool destroy_qp_waits_for_bound_type2_window = false;
 
   // CQE and query fields (issue 11 part 1; measured in tools/rxe-vm, examples/*.qps):
   // A successful receive CQE has IBV_WC_GRH for every QP type. IBTA 11.4.2.1: GRH only when

@@ -152,9 +152,15 @@ int Nic::DestroyQp(uint32_t ctx, uint32_t h) {
   }
   if (qp->recv_cq) --qp->recv_cq->users;
   if (qp->srq) --qp->srq->users;
+  // ControlTiming::destroy_qp_bound_mw_wait_ns: a bound type 2 window's reference keeps the
+  // call waiting; the QP is unreachable from the start.
+  const uint64_t mw_wait = profile().timing.control.destroy_qp_bound_mw_wait_ns;
+  const bool waits = profile().behaviour.destroy_qp_waits_for_bound_type2_window &&
+                     mw_wait > 0 && mws_.BoundToQp(h) > 0;
   by_qpn_.erase(qp->qpn);
   qps_.erase(h);  // pending callbacks hold weak references and find nothing
-  ChargeHost(profile().timing.control.destroy_qp_ns);
+  const uint64_t done = ChargeHost(profile().timing.control.destroy_qp_ns);
+  if (waits) world_->StallHost(done + mw_wait);  // the caller's wait: ModelDevice::DestroyQp
   return 0;
 }
 

@@ -70,6 +70,14 @@ size_t MwTable::CountForPd(uint32_t pd) const {
   return n;
 }
 
+size_t MwTable::BoundToQp(uint32_t qp) const {
+  size_t n = 0;
+  for (const auto& [h, mw] : by_handle_) {
+    n += mw.type == MwType::kType2 && mw.valid && mw.qp == qp && qp != 0;
+  }
+  return n;
+}
+
 size_t MwTable::BoundTo(uint32_t mr) const {
   size_t n = 0;
   for (const auto& [h, mw] : by_handle_) n += mw.mr == mr && mw.mr != 0;

@@ -82,6 +82,8 @@ class MwTable {
   Mw* ByIndex(uint32_t key);
   size_t CountForPd(uint32_t pd) const;
   size_t BoundTo(uint32_t mr) const;  // windows bound to the region (rxe mr->num_mw)
+  // VALID type 2 windows bound through QP handle `qp` (each holds a reference on it in rxe).
+  size_t BoundToQp(uint32_t qp) const;
   size_t size() const { return by_handle_.size(); }
 
   // rxe_bind_mw + rxe_check_bind_mw (contract 3).

@@ -1578,5 +1578,60 @@ TEST_P(Conformance, AReadBehindAnRnrNakedSendHasTakenAllItsPsns) {
   EXPECT_EQ(a.sq_psn, p.sq_psn + 3) << "the SEND's PSN and the READ's two";
 }
 
+// Row 131 (differential seed 20261244 sequence 14140): a type 2 window bound through qb holds
+// a reference on qb (rxe_mw.c), so destroying qb waits for it, 50 s (rxe_pool.c
+// __rxe_cleanup), and returns 0; qb is unreachable from the start and the device runs on
+// meanwhile. qa, in an RNR loop towards qb (rnr_retry 7), gets no answer any more: its
+// transport timer runs out (timeout 11, retry_cnt 1) inside the destroy, so when the call
+// returns qa is in ERR and its SEND ended RETRY_EXC_ERR. Without a bound window the destroy
+// returns at once (the first part).
+TEST_P(Conformance, DestroyingAQpABoundType2WindowNamesWaitsForTheWindow) {
+  const Behaviour& b = GetParam().behaviour;
+  if (!b.destroy_qp_waits_for_bound_type2_window) {
+    GTEST_SKIP() << "the device's destroy does not wait for a bound type 2 window (IBTA: "
+                    "destroying the QP invalidates it)";
+  }
+  const BringUpParams p = Transport(Mtu::k1024, 11, 1, 7, 17);
+  Buffer buf = Reg(8192, kAll | access::kMwBind);
+  size_t bad = 99;
+  {  // No window: at once.
+    CqHandle cq = Cq();
+    QpHandle q = Qp(QpType::kRc, 16, 16, 2, false, cq);
+    const uint64_t t0 = backend_->NowNs();
+    ASSERT_EQ(dev_->DestroyQp(q), 0);
+    EXPECT_LT(backend_->NowNs() - t0, 10 * kSecond) << "a destroy with no window waited";
+  }
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
+  MwHandle mw;
+  uint32_t rkey = 0;
+  ASSERT_EQ(dev_->AllocMw(pd_, MwType::kType2, &mw, &rkey), 0);
+  SendWr bind = Send(5, {});
+  bind.opcode = WrOpcode::kBindMw;
+  bind.mw = mw;
+  bind.rkey = (rkey & ~0xffu) | ((rkey + 1) & 0xffu);
+  bind.bind_info.mr = buf.mr;
+  bind.bind_info.addr = buf.Addr(1024);
+  bind.bind_info.length = 1024;
+  bind.bind_info.mw_access_flags = access::kRemoteWrite;
+  ASSERT_EQ(dev_->PostSend(qb, {bind}, &bad), 0);
+  auto bound = WaitWc(cb, 1, kSecond);
+  ASSERT_EQ(bound.size(), 1u);
+  ASSERT_EQ(bound[0].status, WcStatus::kSuccess) << ToName(bound[0].status);
+  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(0, 8)})}, &bad), 0);  // qb has no receive
+  backend_->Advance(20 * kSecond / 1000);  // RNR rounds, each answered
+  EXPECT_EQ(StateOf(qa), QpState::kRts);
+  const uint64_t t0 = backend_->NowNs();
+  ASSERT_EQ(dev_->DestroyQp(qb), 0);
+  EXPECT_GE(backend_->NowNs() - t0, 49 * kSecond) << "the destroy did not wait for the window";
+  EXPECT_EQ(StateOf(qa), QpState::kErr) << "qa's transport timer ran out inside the destroy";
+  auto wcs = WaitWc(ca, 1, kSecond);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].wr_id, 1u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr) << ToName(wcs[0].status);
+}
+
 }  // namespace
 }  // namespace qptwin::testing
