@@ -65,6 +65,8 @@ const std::vector<BehaviourSetting> kSettings = {
          &Behaviour::loopback_send_completes_after_receive),
     Flag("loopback_response_before_responder_flush",
          &Behaviour::loopback_response_before_responder_flush),
+    Flag("loopback_read_nak_flushes_responder_first",
+         &Behaviour::loopback_read_nak_flushes_responder_first),
     Flag("post_runs_requester", &Behaviour::post_runs_requester),
     Flag("post_answers_each_message", &Behaviour::post_answers_each_message),
     Flag("requester_walks_one_wqe_in_error", &Behaviour::requester_walks_one_wqe_in_error),
@@ -82,7 +84,7 @@ const std::vector<BehaviourSetting> kSettings = {
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 59;
+constexpr size_t kFlags = 61;
 constexpr size_t kNumbers = 3;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -353,6 +355,13 @@ DeviceDescription Rxe() {
        "before the UC/UD WQE is marked done and the completer scheduled (measured: "
        "differential seed 20261203 sequences 154, 1065: with a one-entry CQ shared by both "
        "ends the receive CQE is the one kept)"},
+      {"loopback_read_nak_flushes_responder_first", 1,
+       "rxe_resp.c rxe_resp_queue_pkt schedules the responder for an RDMA READ request "
+       "(must_sched), so its NAK's loopback runs the requester's completer from the tasklet; "
+       "the order measured in tools/rxe-vm (differential seed 20261244 sequence 1612, 3 of 3 "
+       "rxe runs; probes a1, a2, a5 with 2 or 10 READs, 2 runs each, against a4 with WRITEs): "
+       "the READ's REM_INV_REQ_ERR, the responder's receive flush, then the READs behind it "
+       "(row 132)"},
       {"loopback_response_before_responder_flush", 1,
        "rxe_resp.c: the responder sends its NAK (send_ack -> rxe_xmit_packet -> rxe_loopback "
        "-> rxe_rcv) and the requester's completer runs inline: its CQE, then rxe_qp_error "

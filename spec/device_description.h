@@ -206,6 +206,10 @@ struct Behaviour {
   // requester has handled that response, completions and flush included. IBTA: no order
   // between two QPs' completions.
   bool loopback_response_before_responder_flush = false;
+  // With that: when the request was an RDMA READ (a responder that runs scheduled, not in
+  // the requester's call), the requester completes the failed WR, then the responder
+  // flushes, then the requester flushes the WRs behind it.
+  bool loopback_read_nak_flushes_responder_first = false;
   // ibv_post_send runs the requester before it returns: a BIND_MW or LOCAL_INV the requester
   // reaches fails (and moves the QP to ERR) before the next verb call. Default: the doorbell
   // wakes the send engine, which runs after the call (at the same simulated time).

@@ -450,6 +450,7 @@ class Nic {
   // its requester runs from Doorbell's loop, one message at a time, not from RunReady.
   const Qp* posting_ = nullptr;
   bool in_retry_response_ = false;   // Receive: a loopback response to a request not from a post
+  bool defer_requester_flush_ = false;  // Receive: Packet::responder_flush_first
 
   std::map<uint32_t, Pd> pds_;
   MrTable mrs_;

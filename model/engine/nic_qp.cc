@@ -397,6 +397,8 @@ void Nic::EnterError(Qp& qp, const std::string& cause, bool defer_flush) {
   qp.responder_not_ready = true;
   StopTimer(qp);
   qp.rnr_wait = qp.sq_draining = false;
+  // Packet::responder_flush_first: this requester's flush follows the responder's (Receive).
+  if (defer_requester_flush_) defer_flush = true;
   qp.flush_pending = defer_flush;
   // NicTiming::retry_skip_ps_per_packet: the completer's tasklet is in a retry's skip loop;
   // the flush it was scheduled for runs when the loop ends (EndSkipLoop).

@@ -144,6 +144,9 @@ struct Packet {
   // Behaviour::loopback_response_before_responder_flush: the responder (src_qpn, same device)
   // entered ERR when it sent this response and flushes its queues once it has been handled.
   bool responder_flush_after = false;
+  // Behaviour::loopback_read_nak_flushes_responder_first: the requester's flush waits for
+  // the responder's (a READ request's response).
+  bool responder_flush_first = false;
   // The request was sent by a post's own requester run (Behaviour::post_runs_requester), not
   // by a retry or a later wake-up; a response marked responder_flush_after copies it.
   bool sent_by_post = false;

@@ -1633,5 +1633,44 @@ TEST_P(Conformance, DestroyingAQpABoundType2WindowNamesWaitsForTheWindow) {
   EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr) << ToName(wcs[0].status);
 }
 
+// Row 132 (differential seed 20261244 sequence 1612): a READ NAKed as an invalid request by
+// a responder of the same device (max_dest_rd_atomic 0). rxe schedules the responder for a
+// READ request (rxe_resp.c rxe_resp_queue_pkt); measured with a CQ that overruns, the order
+// on the shared CQ is: the READ's REM_INV_REQ_ERR, the responder's flushed receive, then
+// the READs behind it (a WRITE's NAK flushes the requester's first: row 83).
+TEST_P(Conformance, AReadNakedAsInvalidFlushesTheRespondersReceiveBeforeTheReadsBehind) {
+  const Behaviour& b = GetParam().behaviour;
+  if (!b.loopback_read_nak_flushes_responder_first) {
+    GTEST_SKIP() << "no order between two QPs' flushes on this device (IBTA)";
+  }
+  CqHandle c = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, c), qb = Qp(QpType::kRc, 16, 16, 2, false, c);
+  BringUpParams pa = Transport(Mtu::k1024, 11, 0, 0, 17);
+  pa.max_rd_atomic = 4;
+  BringUpParams pb = pa;
+  pb.max_dest_rd_atomic = 0;
+  ASSERT_EQ(ToRtsWith(*dev_, pa, qa, qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, pb, qb, qa), 0);
+  Buffer buf = Reg(8192, kAll);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(100, {buf.At(0, 64)})}, &bad), 0);
+  std::vector<SendWr> reads;
+  for (uint64_t id = 2; id <= 4; ++id) {
+    reads.push_back(RdmaTo(id, WrOpcode::kRdmaRead, {buf.At(1024 * id, 64)}, buf, 4096));
+  }
+  ASSERT_EQ(dev_->PostSend(qa, reads, &bad), 0);
+  auto wcs = WaitWc(c, 4, kSecond);
+  ASSERT_EQ(wcs.size(), 4u);
+  const std::vector<std::pair<uint64_t, WcStatus>> want = {
+      {2, WcStatus::kRemInvReqErr}, {100, WcStatus::kWrFlushErr},
+      {3, WcStatus::kWrFlushErr}, {4, WcStatus::kWrFlushErr}};
+  for (size_t k = 0; k < want.size(); ++k) {
+    EXPECT_EQ(wcs[k].wr_id, want[k].first) << "completion " << k;
+    EXPECT_EQ(wcs[k].status, want[k].second) << "completion " << k << ": " << ToName(wcs[k].status);
+  }
+  EXPECT_EQ(StateOf(qa), QpState::kErr);
+  EXPECT_EQ(StateOf(qb), QpState::kErr);
+}
+
 }  // namespace
 }  // namespace qptwin::testing
