@@ -10,6 +10,12 @@
 namespace qptwin::model::sim {
 namespace {
 
+// An sc_time in ns, rounded to the nearest, by integer arithmetic.
+uint64_t NsOf(const sc_core::sc_time& t) {
+  static const uint64_t ticks_per_ns = sc_core::sc_time(1, sc_core::SC_NS).value();
+  return (t.value() + ticks_per_ns / 2) / ticks_per_ns;
+}
+
 Platform*& Instance() {  // touched only on the kernel's thread (contract 5)
   static Platform* platform = nullptr;
   return platform;
@@ -202,7 +208,7 @@ void NicSlot::MmioTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& dela
   // has the WQEs (doorbell_port.h contract 3).
   const DmaExtension* tagged = gp.get_extension<DmaExtension>();
   const uint64_t offset_ns = tagged ? ScClock::AheadNsAt(tagged->tag.now_ns) : 0;
-  const uint64_t delay_ns = static_cast<uint64_t>(delay.to_seconds() * 1e9 + 0.5);
+  const uint64_t delay_ns = NsOf(delay);
   const uint64_t extra_ns = delay_ns > offset_ns ? delay_ns - offset_ns : 0;
   ext->nic->OnDoorbell(db, extra_ns);
 }
@@ -259,7 +265,7 @@ bool NicSlot::Transfer(tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint6
   sc_core::sc_time delay = offset;
   dma->b_transport(gp_, delay);
   if (delay > offset) {  // contract 2: the engine adds what the target added (host_bus.h 3)
-    AddDelay(static_cast<uint64_t>((delay - offset).to_seconds() * 1e9 + 0.5));
+    AddDelay(NsOf(delay - offset));
   }
   const bool ok = gp_.is_response_ok();
   if (!ok) ++counters_.errors;

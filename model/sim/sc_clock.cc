@@ -15,6 +15,8 @@
 
 namespace qptwin::model::sim {
 
+ScClock* ScClock::following_ = nullptr;
+
 struct ScClock::Slot {
   sc_core::sc_event event;
   ScClock* clock = nullptr;  // the clock of the source that holds the slot; null: free
@@ -23,10 +25,6 @@ struct ScClock::Slot {
 namespace {
 
 // Kernel state, touched only on the kernel's thread (contract 5).
-ScClock*& Active() {
-  static ScClock* active = nullptr;
-  return active;
-}
 
 std::vector<ScClock::Slot*>& FreeSlots() {  // contract 4; slots are never freed
   static auto* free = new std::vector<ScClock::Slot*>;
@@ -58,7 +56,7 @@ ScClock::ScClock() {
 }
 
 ScClock::~ScClock() {
-  if (Active() == this) Active() = nullptr;
+  if (following_ == this) following_ = nullptr;
   for (Entry& e : entries_) {
     if (e.source) Remove(e.source);
   }
@@ -211,8 +209,8 @@ void ScClock::Step() {
 
 void ScClock::Activate() {
   if (active_) return;
-  if (Active()) Active()->Suspend();
-  Active() = this;
+  if (following_) following_->Suspend();
+  following_ = this;
   active_ = true;
   epoch_ticks_ = sc_core::sc_time_stamp().value() - now_ * TicksPerNs();
   for (Entry& e : entries_) {
@@ -221,7 +219,7 @@ void ScClock::Activate() {
 }
 
 void ScClock::Suspend() {
-  if (Active() == this) Active() = nullptr;
+  if (following_ == this) following_ = nullptr;
   active_ = false;
   for (Entry& e : entries_) {
     if (e.slot) e.slot->event.cancel();
@@ -238,22 +236,14 @@ void ScClock::SetQuantumNs(uint64_t ns) { Quantum() = ns; }
 uint64_t ScClock::QuantumNs() { return Quantum(); }
 
 uint64_t ScClock::AheadNs() {
-  const ScClock* c = Active();
+  const ScClock* c = following_;
   if (!c) return 0;
   const uint64_t kernel = c->KernelNs();
   return c->now_ > kernel ? c->now_ - kernel : 0;
 }
 
-uint64_t ScClock::AheadNsAt(uint64_t engine_now_ns) {
-  const ScClock* c = Active();
-  if (!c || c->now_ != engine_now_ns) return 0;
-  // Inside a Step (a process) the kernel's time is the one the Step began at.
-  const uint64_t kernel = c->in_step_ ? c->step_kernel_ : c->KernelNs();
-  return c->now_ > kernel ? c->now_ - kernel : 0;
-}
-
 void ScClock::SuspendActive() {
-  if (Active()) Active()->Suspend();
+  if (following_) following_->Suspend();
 }
 
 bool ScClock::RunUntil(const std::function<bool()>& done, uint64_t deadline_ns) {

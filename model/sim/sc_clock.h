@@ -90,7 +90,13 @@ class ScClock : public engine::EventQueue {
   static void SetQuantumNs(uint64_t ns);
   static uint64_t QuantumNs();
   static uint64_t AheadNs();
-  static uint64_t AheadNsAt(uint64_t engine_now_ns);
+  static uint64_t AheadNsAt(uint64_t engine_now_ns) {  // inline: every transfer asks
+    const ScClock* c = following_;
+    if (!c || c->now_ != engine_now_ns) return 0;
+    // Inside a Step (a process) the kernel's time is the one the Step began at.
+    const uint64_t kernel = c->in_step_ ? c->step_kernel_ : c->KernelNs();
+    return c->now_ > kernel ? c->now_ - kernel : 0;
+  }
 
   struct Slot;  // a pooled SystemC process and the sc_event it is sensitive to
 
@@ -104,6 +110,7 @@ class ScClock : public engine::EventQueue {
     bool deferred = false;  // in deferred_
   };
   friend struct Slot;
+  static ScClock* following_;  // the clock that follows the kernel (contract 3); its thread only
   void Step();  // contract 1: the body of every source's process
   void Activate();
   void Suspend();
