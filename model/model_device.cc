@@ -214,10 +214,12 @@ int ModelDevice::CreateQp(const QpInitAttr& init, QpHandle* out, QpCap* actual) 
 }
 
 int ModelDevice::DestroyQp(QpHandle qp) {
+  const uint64_t stall_before = world_->host_stall_end_ns();
   const int err = nic_->DestroyQp(ctx_, qp.id);
   // The call may wait (ControlTiming::destroy_qp_bound_mw_wait_ns: World::StallHost); the
-  // device runs on meanwhile.
-  if (err == 0 && world_->host_stall_end_ns() > world_->events().Now()) {
+  // device runs on meanwhile. Only a wait this destroy started (not another stall).
+  if (err == 0 && world_->host_stall_end_ns() != stall_before &&
+      world_->host_stall_end_ns() > world_->events().Now()) {
     CatchUpHost();
     world_->WaitOutHostStall();
   }

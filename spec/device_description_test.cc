@@ -1,6 +1,8 @@
 #include "spec/device_description.h"
 
 #include <cerrno>
+#include <cstring>
+#include <new>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -35,6 +37,22 @@ TEST(DeviceDescription, EveryDeviationNamesASettingChangesItsIbtaValueAndHasASou
       EXPECT_TRUE(seen.insert(dev.setting).second) << name << " sets " << dev.setting << " twice";
     }
   }
+}
+
+// Every bool field of Behaviour has a row: constructed over bytes set to 0xab, each bool
+// holds 0 or 1 and each int all its bytes (none of the defaults has a 0xab byte), while
+// padding keeps 0xab. So the bytes that are not 0xab are the fields' (the size check in
+// device_description.cc lets a few fields through by padding).
+TEST(DeviceDescription, EveryFlagFieldHasItsRow) {
+  size_t flags = 0, numbers = 0;
+  for (const BehaviourSetting& s : BehaviourSettings()) (s.flag ? flags : numbers) += 1;
+  alignas(Behaviour) unsigned char raw[sizeof(Behaviour)];
+  std::memset(raw, 0xab, sizeof raw);
+  new (raw) Behaviour;  // default-initialised: no zeroing of the padding
+  size_t bool_bytes = 0;
+  for (size_t i = 0; i < sizeof raw; ++i) bool_bytes += raw[i] != 0xab;
+  EXPECT_EQ(bool_bytes, flags + numbers * sizeof(int))
+      << "a field of Behaviour without its row, or a row too many";
 }
 
 TEST(DeviceDescription, SettingsTableNamesEveryFieldOnce) {

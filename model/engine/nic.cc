@@ -198,33 +198,28 @@ void Nic::Receive(Packet&& pkt) {
   // A requester this response fails flushes its send queue first unless the request left
   // from a post (FlushOnError).
   in_retry_response_ = responder_flush && !pkt.sent_by_post;
-  const bool responder_first = pkt.responder_flush_first;
-  const uint32_t requester_qpn = pkt.dst_qpn;
-  defer_requester_flush_ = responder_first;
+  // Behaviour::loopback_read_nak_flushes_responder_first (a READ sent by a post): the
+  // requester's flush, if this response starts one, waits for the responder's.
+  Qp* requester = nullptr;
+  if (pkt.responder_flush_first) {
+    auto r = by_qpn_.find(pkt.dst_qpn);
+    if (r != by_qpn_.end() && !r->second->flush_pending) requester = r->second;
+  }
+  defer_requester_flush_ = requester != nullptr;
   Deliver(std::move(pkt));
   in_retry_response_ = defer_requester_flush_ = false;
   if (responder_flush) {
-    // Behaviour::loopback_read_nak_flushes_responder_first: the requester's failed WR has
-    // completed; its flush waits for the responder's.
-    Qp* requester = nullptr;
-    if (responder_first) {
-      auto r = by_qpn_.find(requester_qpn);
-      if (r != by_qpn_.end() && r->second->flush_pending) {
-        requester = r->second;
-        DrainSq(*requester);  // the CQE of the error that moved it
-      }
+    if (requester != nullptr && !requester->flush_pending) requester = nullptr;  // not failed
+    if (requester != nullptr && requester->requester_busy_until_ns > world_->events().Now()) {
+      requester->flush_after_skip_loop = true;  // EnterError's rule: all of it after the loop
+      requester = nullptr;
     }
+    if (requester != nullptr) DrainSq(*requester);  // the CQE of the error that moved it
     // Behaviour::loopback_response_before_responder_flush: the failing responder (this
     // device) flushes now, unless a modify or a post has moved on since.
     auto it = by_qpn_.find(sender_qpn);
     if (it != by_qpn_.end() && it->second->flush_pending) FlushOnError(*it->second);
-    if (requester != nullptr && requester->flush_pending) {
-      if (requester->requester_busy_until_ns > world_->events().Now()) {
-        requester->flush_after_skip_loop = true;  // EnterError's rule
-      } else {
-        FlushOnError(*requester);
-      }
-    }
+    if (requester != nullptr && requester->flush_pending) FlushOnError(*requester);
     return;
   }
   if (sender_serial == 0) return;

@@ -633,7 +633,7 @@ bool Nic::DeferFlushTo(Packet& resp, const Packet& req) const {
   resp.responder_flush_after = profile().behaviour.loopback_response_before_responder_flush &&
                                req.src_nic == index_ && world_->lossless();
   resp.sent_by_post = req.sent_by_post;
-  resp.responder_flush_first = resp.responder_flush_after &&
+  resp.responder_flush_first = resp.responder_flush_after && req.sent_by_post &&
                                req.kind == PacketKind::kReadReq &&
                                profile().behaviour.loopback_read_nak_flushes_responder_first;
   return resp.responder_flush_after;

@@ -24,8 +24,7 @@ struct ScClock::Slot {
 
 namespace {
 
-// Kernel state, touched only on the kernel's thread (contract 5).
-
+// Kernel state, touched only on the kernel's thread (contract 5), as ScClock::following_.
 std::vector<ScClock::Slot*>& FreeSlots() {  // contract 4; slots are never freed
   static auto* free = new std::vector<ScClock::Slot*>;
   return *free;
