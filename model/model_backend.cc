@@ -252,6 +252,23 @@ bool SetModelDmaObserver(std::function<void(const DmaTransfer&)> fn) {
   return true;
 }
 
+bool SetModelNetObserver(std::function<void(const NetTransfer&)> fn) {
+  sim::PrepareSystemC();
+  if (!sim::ClaimKernel()) return false;
+  (void)sim::Advance(0);  // the platform, if it can still be elaborated (kernel.h 1)
+  if (sim::Platform::Get() == nullptr) return false;
+  if (!fn) {
+    sim::Platform::SetNetObserver(nullptr);
+    return true;
+  }
+  sim::Platform::SetNetObserver([fn = std::move(fn)](const sim::NetRecord& r) {
+    const engine::Packet& p = *r.pkt;
+    fn(NetTransfer{r.src_slot, r.dst_slot, engine::ToName(p.kind), p.src_qpn, p.dst_qpn, p.psn,
+                   p.npkts, p.data.size(), r.wire_bytes, r.leave_ns, r.arrive_ns});
+  });
+  return true;
+}
+
 void ModelClearDmaErrors() {
   if (sim::Platform* p = sim::OnKernelThread() ? sim::Platform::Get() : nullptr) {
     p->memory().ClearErrors();

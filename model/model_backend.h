@@ -35,6 +35,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -129,6 +130,24 @@ struct DmaTransfer {
   bool ok = true;
 };
 bool SetModelDmaObserver(std::function<void(const DmaTransfer&)> fn);
+
+// Every message between two devices of a model backend as it reaches the far device's
+// network port on the platform (model/sim/platform.h contract 9): times in the backend's ns.
+// Same rules as SetModelDmaObserver.
+struct NetTransfer {
+  int src_slot = 0;
+  int dst_slot = 0;
+  std::string_view kind;  // SEND, WRITE, READ_REQ, ATOMIC, ACK, NAK, READ_RESP, ATOMIC_RESP
+  uint32_t src_qpn = 0;
+  uint32_t dst_qpn = 0;
+  uint32_t psn = 0;
+  uint32_t packets = 0;
+  uint64_t payload_bytes = 0;
+  uint64_t wire_bytes = 0;
+  uint64_t leave_ns = 0;
+  uint64_t arrive_ns = 0;
+};
+bool SetModelNetObserver(std::function<void(const NetTransfer&)> fn);
 
 // Whether the buffers of deregistered small regions are kept for reuse (default: yes, every
 // backend of the process; model/engine/memory.h). A program that maps pages of its own over

@@ -28,20 +28,6 @@ using qptwin::model::sim::NetMessage;
 using qptwin::model::sim::NicSlot;
 using qptwin::model::sim::Platform;
 
-const char* KindName(PacketKind k) {
-  switch (k) {
-    case PacketKind::kSend: return "SEND";
-    case PacketKind::kWrite: return "WRITE";
-    case PacketKind::kReadReq: return "READ_REQ";
-    case PacketKind::kAtomic: return "ATOMIC";
-    case PacketKind::kAck: return "ACK";
-    case PacketKind::kNak: return "NAK";
-    case PacketKind::kReadResp: return "READ_RESP";
-    case PacketKind::kAtomicResp: return "ATOMIC_RESP";
-  }
-  return "?";
-}
-
 // Between one slot's net_out and the fabric.
 class NetTap : public sc_core::sc_module, public NetLinkIf {
  public:
@@ -60,7 +46,7 @@ class NetTap : public sc_core::sc_module, public NetLinkIf {
   }
 
   void Transport(NetMessage& msg) override {
-    ++seen[KindName(msg.pkt->kind)];
+    ++seen[std::string(qptwin::model::engine::ToName(msg.pkt->kind))];
     epochs.insert(sc_core::sc_time_stamp() + msg.delay -
                   sc_core::sc_time(static_cast<double>(msg.leave_ns), sc_core::SC_NS));
     wire_bytes += msg.wire_bytes;

@@ -36,6 +36,11 @@ Platform::NetBinder& TheNetBinder() {
   return *binder;
 }
 
+NetObserver& TheNetObserver() {
+  static auto* observer = new NetObserver;
+  return *observer;
+}
+
 DmaObserver& Observer() {
   static auto* observer = new DmaObserver;
   return *observer;
@@ -239,6 +244,10 @@ void NicSlot::Arrive(NetMessage& msg) {
       msg.delay > msg.leave_delay
           ? ((msg.delay - msg.leave_delay).value() + ticks_per_ns - 1) / ticks_per_ns
           : 0;
+  if (const NetObserver& observe = TheNetObserver()) {
+    observe(NetRecord{msg.src_slot, ext_.slot, msg.pkt, msg.leave_ns, msg.leave_ns + added,
+                      msg.wire_bytes});
+  }
   msg.world->Arrive(std::move(*msg.pkt), msg.leave_ns + added);
 }
 
@@ -331,6 +340,9 @@ bool Platform::SetNetBinder(NetBinder binder) {
   TheNetBinder() = std::move(binder);
   return true;
 }
+
+void Platform::SetNetObserver(NetObserver observer) { TheNetObserver() = std::move(observer); }
+const NetObserver& Platform::net_observer() { return TheNetObserver(); }
 
 void Platform::SetObserver(DmaObserver observer) { Observer() = std::move(observer); }
 const DmaObserver& Platform::observer() { return Observer(); }

@@ -78,7 +78,9 @@
 //     raises a time that falls behind). A program's own network (a switch model, a tap,
 //     a fault model): SetNetBinder, as SetBinder (7): called once per slot while the
 //     platform is elaborated, instead of binding nicK.net_out to fabric.inK and
-//     fabric.outK to nicK.net_in. Routing is by NetMessage::dst_slot.
+//     fabric.outK to nicK.net_in. Routing is by NetMessage::dst_slot. An observer
+//     (SetNetObserver) sees each message that reaches a net_in (the CLI's `qptwin run
+//     --net`).
 #pragma once
 
 #include <systemc>
@@ -128,6 +130,17 @@ struct DmaRecord {
   bool ok = true;
 };
 using DmaObserver = std::function<void(const DmaRecord&)>;
+
+// One message that reached a slot's net_in (contract 9), before the engine has it.
+struct NetRecord {
+  int src_slot = 0;
+  int dst_slot = 0;
+  const engine::Packet* pkt = nullptr;  // valid during the call only
+  uint64_t leave_ns = 0;   // the engine's time its last byte left the source port
+  uint64_t arrive_ns = 0;  // ... and reached this port (the NIC acts rx_latency_ns later)
+  uint64_t wire_bytes = 0;
+};
+using NetObserver = std::function<void(const NetRecord&)>;
 
 // Per slot, since the process started (errors: transactions answered with an error).
 using DmaCounters = model::DmaCounters;
@@ -307,6 +320,9 @@ class Platform : public sc_core::sc_module {
   // Contract 6; an empty function turns it off.
   static void SetObserver(DmaObserver observer);
   static const DmaObserver& observer();
+  // Contract 9: every message at a net_in; an empty function turns it off.
+  static void SetNetObserver(NetObserver observer);
+  static const NetObserver& net_observer();
 
  private:
   explicit Platform(sc_core::sc_module_name name);

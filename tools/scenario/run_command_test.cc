@@ -323,6 +323,49 @@ TEST(RunCommand, DmaLinesShowEveryTransferOfTheStepBeforeItsResult) {
   EXPECT_EQ(quiet.out.find("# dma"), std::string::npos) << quiet.out;
 }
 
+// --net: every message between the model's devices as it reaches the far device's network
+// port on the SystemC platform (model/sim/platform.h contract 9), before the step's result.
+TEST(RunCommand, NetLinesShowEveryMessageOfTheStepBeforeItsResult) {
+  const std::string scenario =
+      "device d profile=cx6-100g\n"
+      "pd p\n"
+      "mr m pd=p len=8192 access=LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ\n"
+      "cq c\n"
+      "qp a type=RC pd=p send_cq=c recv_cq=c\n"
+      "qp b type=RC pd=p send_cq=c recv_cq=c\n"
+      "modify a state=INIT pkey_index=0 port=1 access=REMOTE_WRITE|REMOTE_READ\n"
+      "modify b state=INIT pkey_index=0 port=1 access=REMOTE_WRITE|REMOTE_READ\n"
+      "modify a state=RTR path_mtu=1024 dest=b rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=12\n"
+      "modify b state=RTR path_mtu=1024 dest=a rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=12\n"
+      "modify a state=RTS sq_psn=0 timeout=14 retry_cnt=7 rnr_retry=7 max_rd_atomic=1\n"
+      "modify b state=RTS sq_psn=0 timeout=14 retry_cnt=7 rnr_retry=7 max_rd_atomic=1\n"
+      "post_recv b wr_id=2 sge=m:2048:3000\n"
+      "post_send a wr_id=1 op=SEND sge=m:0:2500 flags=SIGNALED\n"
+      "post_send a wr_id=3 op=READ sge=m:6000:100 remote=m:100 flags=SIGNALED\n"
+      "poll c n=3 expect=SUCCESS,SUCCESS,SUCCESS\n";
+  Cli r = RunCli({"--backend", "model", "--net", "-"}, scenario);
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  const size_t send = r.out.find("SEND        psn 0  3 pkt  2500 B");  // MTU 1024: 3 packets
+  const size_t read = r.out.find("READ_REQ    psn 3  1 pkt  0 B");
+  const size_t ack = r.out.find("ACK         psn 2  1 pkt  0 B");
+  const size_t resp = r.out.find("READ_RESP   psn 3  1 pkt  100 B");
+  const size_t poll = r.out.find("  poll c n=3");
+  ASSERT_NE(send, std::string::npos) << r.out;
+  ASSERT_NE(read, std::string::npos) << r.out;
+  ASSERT_NE(ack, std::string::npos) << r.out;
+  ASSERT_NE(resp, std::string::npos) << r.out;
+  ASSERT_NE(poll, std::string::npos) << r.out;
+  EXPECT_LT(send, read);  // one port, in order
+  EXPECT_LT(ack, resp);
+  EXPECT_LT(resp, poll);
+  EXPECT_NE(r.out.find("mdev0 -> mdev0"), std::string::npos) << r.out;
+  // Off again after the run; and only for the model, not with --compared.
+  Cli quiet = RunCli({"--backend", "model", "-"}, scenario);
+  EXPECT_EQ(quiet.out.find("# net"), std::string::npos) << quiet.out;
+  EXPECT_EQ(RunCli({"--backend", "hw", "--net", "-"}, scenario).code, 2);
+  EXPECT_EQ(RunCli({"--backend", "model", "--net", "--compared", "-"}, scenario).code, 2);
+}
+
 // Two RC QPs of device d0 connected in RTS (timeout 11: 8.4 ms), q0 with `retry_cnt` and
 // rnr_retry 7, q1 with neither; a 4 KB region m0 and one CQ c0. Lines 2-12 of a scenario.
 std::string TwoRcQps(int retry_cnt) {

@@ -24,13 +24,15 @@ namespace {
 constexpr char kRunUsage[] =
     "usage: qptwin run [--backend model|hw] [--profile P] [--device D] [--tick-phase F]\n"
     "                  [--host-us T] [--retry-skip H] [--canonical | --compared | --narrate]\n"
-    "                  [--vcd OUT.vcd] [--trace-json OUT.json] [--dma] FILE...\n"
+    "                  [--vcd OUT.vcd] [--trace-json OUT.json] [--dma] [--net] FILE...\n"
     "  runs each .qps FILE (- = stdin; spec/scenario/FORMAT.md) and prints its transcript\n"
     "  (--compared: the form `qptwin diff` and the differential fuzzer compare);\n"
     "  --vcd/--trace-json trace one FILE. --dma (model): a '# dma' line for every DMA of\n"
     "  the model's devices and every doorbell they are rung with (TLM-2.0 transactions on\n"
     "  its SystemC platform), before the result of the step it happened in: time, device,\n"
-    "  QP, what, bytes. --tick-phase F (model): its host kernel's ticks (rxe: 4 ms\n"
+    "  QP, what, bytes. --net (model): a '# net' line for every message between two devices\n"
+    "  as it reaches the far device's network port on that platform: time, from -> to, QPs,\n"
+    "  kind, PSN, packets, payload and wire bytes. --tick-phase F (model): its host kernel's ticks (rxe: 4 ms\n"
     "  jiffies) fall F of a tick later (0 <= F < 1, default 0): where a real program\n"
     "  starts in the tick is arbitrary, and timer races follow it. --host-us T (model):\n"
     "  every command but advance takes T microseconds of the host's time first, as on a\n"
@@ -56,6 +58,7 @@ struct Options {
   bool compared = false;
   bool narrate = false;
   bool dma = false;
+  bool net = false;
   std::string vcd, trace_json;  // output paths ("" = none)
   std::vector<std::string> files;
 };
@@ -105,7 +108,7 @@ int ParseArgs(const std::vector<std::string>& args, bool diff, Options* o, std::
     specs.push_back({"--against"});
   } else {
     specs.insert(specs.end(), {{"--canonical", false}, {"--compared", false}, {"--narrate", false}, {"--vcd"},
-                               {"--trace-json"}, {"--dma", false}});
+                               {"--trace-json"}, {"--dma", false}, {"--net", false}});
   }
   std::string error;
   auto flags = cli::ParseFlags(args, specs, &error, cli::kAnyNumber);
@@ -145,6 +148,7 @@ int ParseArgs(const std::vector<std::string>& args, bool diff, Options* o, std::
   o->compared = flags->Has("--compared");
   o->narrate = flags->Has("--narrate");
   o->dma = flags->Has("--dma");
+  o->net = flags->Has("--net");
   o->vcd = flags->Get("--vcd");
   o->trace_json = flags->Get("--trace-json");
   o->files = flags->positional();
@@ -163,6 +167,12 @@ int ParseArgs(const std::vector<std::string>& args, bool diff, Options* o, std::
   }
   if (o->dma && (o->canonical || o->compared)) {
     return Problem(err, "run: --dma adds lines to the transcript: not with --canonical or --compared");
+  }
+  if (o->net && o->backend.kind != "model") {
+    return Problem(err, "run: --net shows the model's messages: it needs --backend model");
+  }
+  if (o->net && (o->canonical || o->compared)) {
+    return Problem(err, "run: --net adds lines to the transcript: not with --canonical or --compared");
   }
   if ((!o->vcd.empty() || !o->trace_json.empty()) && o->files.size() != 1) {
     return Problem(err, "run: --vcd and --trace-json trace one scenario FILE");
@@ -269,12 +279,27 @@ int RunScenarios(const std::vector<std::string>& args, std::istream& in, std::os
     });
     if (!on) return Problem(err, "run: --dma: the model's SystemC platform is not available");
   }
+  if (o.net) {
+    const bool on = model::SetModelNetObserver([&out](const model::NetTransfer& t) {
+      char line[200];
+      std::snprintf(line, sizeof line,
+                    "# net %12.3f us  mdev%d -> mdev%d  qp 0x%-6x -> 0x%-6x %-11.*s psn %u  "
+                    "%u pkt  %llu B  wire %llu B\n",
+                    static_cast<double>(t.arrive_ns) / 1000.0, t.src_slot, t.dst_slot,
+                    t.src_qpn, t.dst_qpn, static_cast<int>(t.kind.size()), t.kind.data(), t.psn,
+                    t.packets, static_cast<unsigned long long>(t.payload_bytes),
+                    static_cast<unsigned long long>(t.wire_bytes));
+      out << line;
+    });
+    if (!on) return Problem(err, "run: --net: the model's SystemC platform is not available");
+  }
   struct ObserverOff {
-    bool on;
+    bool dma, net;
     ~ObserverOff() {
-      if (on) (void)model::SetModelDmaObserver(nullptr);
+      if (dma) (void)model::SetModelDmaObserver(nullptr);
+      if (net) (void)model::SetModelNetObserver(nullptr);
     }
-  } observer_off{o.dma};
+  } observer_off{o.dma, o.net};
   int exit_code = 0;
   for (const std::string& path : o.files) {
     // Streamed (bounded memory, stream_run.h) unless a trace or the compared form, which
