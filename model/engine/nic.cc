@@ -214,7 +214,10 @@ void Nic::Receive(Packet&& pkt) {
       requester->flush_after_skip_loop = true;  // EnterError's rule: all of it after the loop
       requester = nullptr;
     }
-    if (requester != nullptr) DrainSq(*requester);  // the CQE of the error that moved it
+    // The CQE of the error that moved it, now, unless a finished WQE waits behind it (a
+    // BIND_MW or LOCAL_INV run behind the READ: FlushOnError flushes it, and DrainSq here
+    // would retire it with its own status; then the error comes with the flush).
+    if (requester != nullptr && OnlyTheHeadIsDone(*requester)) DrainSq(*requester);
     // Behaviour::loopback_response_before_responder_flush: the failing responder (this
     // device) flushes now, unless a modify or a post has moved on since.
     auto it = by_qpn_.find(sender_qpn);
@@ -228,6 +231,13 @@ void Nic::Receive(Packet&& pkt) {
   if (it == by_qpn_.end()) return;
   SentWqe sent{it->second->weak_from_this(), sender_serial};
   RunSent(sent);
+}
+
+bool Nic::OnlyTheHeadIsDone(const Qp& qp) const {
+  for (size_t i = 1; i < qp.sq.size(); ++i) {
+    if (qp.sq[i].done && !qp.sq[i].ghost) return false;
+  }
+  return true;
 }
 
 void Nic::Deliver(Packet&& pkt) {

@@ -161,10 +161,6 @@ class Nic {
   void SetDoorbellPort(DoorbellPort* port) { doorbell_ = port; }
   // The NIC's messages leave through `port` (net_port.h; never null, it outlives the NIC).
   void SetNetPort(NetPort* port) { net_ = port; }
-  // World::RunTickFlushes: a flush DeferFlushToTickEnd held back.
-  void RunHeldFlush(Qp& qp);
-  // A live transport timer of a QP other than `except` expiring in [from, to].
-  bool HasTransportTimerIn(uint64_t from, uint64_t to, const Qp* except) const;
   NetPort& net_port() { return *net_; }
   // doorbell_port.h contract 1: the NIC's side of a ring. `extra_ns`: contract 3.
   void OnDoorbell(const DoorbellWrite& db, uint64_t extra_ns = 0);
@@ -455,18 +451,7 @@ class Nic {
   const Qp* posting_ = nullptr;
   bool in_retry_response_ = false;   // Receive: a loopback response to a request not from a post
   bool defer_requester_flush_ = false;  // Receive: Packet::responder_flush_first
-  // A transport timer's expiry is running (RunTimer -> OnTimeout): see TimerTickFlushes.
-  bool in_timer_expiry_ = false;
-  // Linux runs every timer of a tick in its softirq first (rxe: each schedules its QP's
-  // completer tasklet); the flush tasklets a failing completer schedules (rxe_qp_error) run
-  // after all of them. So a flush caused by a timer's expiry waits while another transport
-  // timer of the same tick is still due (on any NIC of the World), and the error's own CQE
-  // is written at once (measured: probe timer-tick-flush-order, 3 of 3; seed 20261244
-  // sequence 11265). Behaviour::tick_timers_complete_before_flushes, with ticks
-  // (NicTiming::timer_tick_ns).
-  bool DeferFlushToTickEnd(Qp& qp);
-  bool OtherTimerDueThisTick(const Qp* except) const;
-  void FinishTickFlushes();
+  bool OnlyTheHeadIsDone(const Qp& qp) const;
 
   std::map<uint32_t, Pd> pds_;
   MrTable mrs_;

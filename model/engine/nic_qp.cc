@@ -399,13 +399,6 @@ void Nic::EnterError(Qp& qp, const std::string& cause, bool defer_flush) {
   qp.rnr_wait = qp.sq_draining = false;
   // Packet::responder_flush_first: this requester's flush follows the responder's (Receive).
   if (defer_requester_flush_) defer_flush = true;
-  // A timer's expiry with more of the tick's timers due: the error's CQE now, the flush
-  // after them (DeferFlushToTickEnd).
-  if (!defer_flush && DeferFlushToTickEnd(qp)) {
-    qp.flush_pending = true;
-    DrainSq(qp);
-    return;
-  }
   qp.flush_pending = defer_flush;
   // NicTiming::retry_skip_ps_per_packet: the completer's tasklet is in a retry's skip loop;
   // the flush it was scheduled for runs when the loop ends (EndSkipLoop).
