@@ -236,11 +236,18 @@ bool ModelInjectDmaError(const void* addr, uint64_t len) {
   return true;
 }
 
-bool SetModelDmaObserver(std::function<void(const DmaTransfer&)> fn) {
+namespace {
+// The platform on this thread, elaborated if it still can be (kernel.h 1): observers need it.
+bool PlatformReady() {
   sim::PrepareSystemC();
   if (!sim::ClaimKernel()) return false;
-  (void)sim::Advance(0);  // the platform, if it can still be elaborated (kernel.h 1)
-  if (sim::Platform::Get() == nullptr) return false;
+  (void)sim::Advance(0);
+  return sim::Platform::Get() != nullptr;
+}
+}  // namespace
+
+bool SetModelDmaObserver(std::function<void(const DmaTransfer&)> fn) {
+  if (!PlatformReady()) return false;
   if (!fn) {
     sim::Platform::SetObserver(nullptr);
     return true;
@@ -253,10 +260,7 @@ bool SetModelDmaObserver(std::function<void(const DmaTransfer&)> fn) {
 }
 
 bool SetModelNetObserver(std::function<void(const NetTransfer&)> fn) {
-  sim::PrepareSystemC();
-  if (!sim::ClaimKernel()) return false;
-  (void)sim::Advance(0);  // the platform, if it can still be elaborated (kernel.h 1)
-  if (sim::Platform::Get() == nullptr) return false;
+  if (!PlatformReady()) return false;
   if (!fn) {
     sim::Platform::SetNetObserver(nullptr);
     return true;

@@ -271,7 +271,6 @@ class NicSlot : public sc_core::sc_module,
   void Send(engine::World& world, engine::Packet&& pkt, uint64_t leave_ns,
             uint64_t wire_bytes) override;
   const DmaCounters& counters() const { return counters_; }
-  int index() const { return ext_.slot; }
 
  private:
   struct Arrival : NetLinkIf {
