@@ -37,16 +37,16 @@ int ModelDevice::DefaultGidIndex(uint8_t port_num, int* index) {
 
 int ModelDevice::AllocPd(PdHandle* out) {
   if (!out) return EINVAL;
-  return nic_->AllocPd(ctx_, &out->id);
+  return Host()->AllocPd(ctx_, &out->id);
 }
 
-int ModelDevice::DeallocPd(PdHandle pd) { return nic_->DeallocPd(ctx_, pd.id); }
+int ModelDevice::DeallocPd(PdHandle pd) { return Host()->DeallocPd(ctx_, pd.id); }
 
 int ModelDevice::RegMr(PdHandle pd, size_t length, AccessFlags access, MrHandle* out,
                        uint8_t** buf, uint32_t* lkey, uint32_t* rkey) {
   if (!out) return EINVAL;
   engine::Mr* mr = nullptr;
-  int err = nic_->RegMr(ctx_, pd.id, length, access, &mr);
+  int err = Host()->RegMr(ctx_, pd.id, length, access, &mr);
   if (err) return err;
   out->id = mr->handle;
   if (buf) *buf = mr->buf;
@@ -55,12 +55,12 @@ int ModelDevice::RegMr(PdHandle pd, size_t length, AccessFlags access, MrHandle*
   return 0;
 }
 
-int ModelDevice::DeregMr(MrHandle mr) { return nic_->DeregMr(ctx_, mr.id); }
+int ModelDevice::DeregMr(MrHandle mr) { return Host()->DeregMr(ctx_, mr.id); }
 
 int ModelDevice::ReregMr(MrHandle mr, int flags, PdHandle pd, size_t length, AccessFlags access,
                          uint8_t** buf, uint32_t* lkey, uint32_t* rkey) {
   engine::Mr* m = nullptr;
-  if (int err = nic_->ReregMr(ctx_, mr.id, flags, pd.id, length, access, &m)) return err;
+  if (int err = Host()->ReregMr(ctx_, mr.id, flags, pd.id, length, access, &m)) return err;
   if (buf) *buf = m->buf;
   if (lkey) *lkey = m->lkey;
   if (rkey) *rkey = m->rkey;
@@ -69,45 +69,52 @@ int ModelDevice::ReregMr(MrHandle mr, int flags, PdHandle pd, size_t length, Acc
 
 int ModelDevice::AllocMw(PdHandle pd, MwType type, MwHandle* out, uint32_t* rkey) {
   if (!out) return EINVAL;
-  return nic_->AllocMw(ctx_, pd.id, type, &out->id, rkey);
+  return Host()->AllocMw(ctx_, pd.id, type, &out->id, rkey);
 }
 
-int ModelDevice::DeallocMw(MwHandle mw) { return nic_->DeallocMw(ctx_, mw.id); }
+int ModelDevice::DeallocMw(MwHandle mw) { return Host()->DeallocMw(ctx_, mw.id); }
 
 int ModelDevice::BindMw(QpHandle qp, MwHandle mw, const MwBind& bind, uint32_t* rkey) {
-  return nic_->BindMw(ctx_, qp.id, mw.id, bind, rkey);
+  return Host()->BindMw(ctx_, qp.id, mw.id, bind, rkey);
 }
 
 int ModelDevice::CreateCompChannel(ChannelHandle* out) {
   if (!out) return EINVAL;
-  return nic_->CreateChannel(ctx_, &out->id);
+  return Host()->CreateChannel(ctx_, &out->id);
 }
 
-int ModelDevice::DestroyCompChannel(ChannelHandle ch) { return nic_->DestroyChannel(ctx_, ch.id); }
+int ModelDevice::DestroyCompChannel(ChannelHandle ch) { return Host()->DestroyChannel(ctx_, ch.id); }
 
 int ModelDevice::CreateCq(int cqe, ChannelHandle channel, CqHandle* out, int* actual_cqe) {
   if (!out) return EINVAL;
-  return nic_->CreateCq(ctx_, cqe, channel.id, &out->id, actual_cqe);
+  return Host()->CreateCq(ctx_, cqe, channel.id, &out->id, actual_cqe);
 }
 
-int ModelDevice::DestroyCq(CqHandle cq) { return nic_->DestroyCq(ctx_, cq.id); }
+int ModelDevice::DestroyCq(CqHandle cq) { return Host()->DestroyCq(ctx_, cq.id); }
 
 int ModelDevice::ResizeCq(CqHandle cq, int cqe, int* actual_cqe) {
-  return nic_->ResizeCq(ctx_, cq.id, cqe, actual_cqe);
+  return Host()->ResizeCq(ctx_, cq.id, cqe, actual_cqe);
 }
 
 int ModelDevice::PollCq(CqHandle cq, int num_entries, WorkCompletion* wc) {
-  return nic_->PollCq(ctx_, cq.id, num_entries, wc);
+  return Host()->PollCq(ctx_, cq.id, num_entries, wc);
 }
 
 int ModelDevice::ReqNotifyCq(CqHandle cq, bool solicited_only) {
-  return nic_->ReqNotifyCq(ctx_, cq.id, solicited_only);
+  return Host()->ReqNotifyCq(ctx_, cq.id, solicited_only);
 }
 
 uint64_t ModelDevice::Deadline(uint64_t timeout_ns) const {
   // A wait longer than kMaxWaitNs (about 13 simulated days) is cut there: the SystemC
   // clock of the process is shared by every scenario and must not run out.
   return world_->events().Now() + std::min(timeout_ns, kMaxWaitNs);
+}
+
+engine::Nic* ModelDevice::Host() {
+  // engine::World::RunTickFlushes: flushes held to the end of a tick's timers have run by the
+  // time the program calls the device (rxe's flush tasklets take microseconds).
+  if (world_->has_tick_flushes()) world_->RunTickFlushes();
+  return nic_;
 }
 
 void ModelDevice::CatchUpHost() {
@@ -134,7 +141,7 @@ int ModelDevice::GetCqEvent(ChannelHandle ch, uint64_t timeout_ns, CqHandle* cq)
   engine::Channel* c = nic_->FindChannel(ctx_, ch.id);
   cq->id = c->events.front();
   c->events.pop_front();
-  if (engine::Cq* q = nic_->FindCq(ctx_, cq->id)) ++q->events_unacked;
+  if (engine::Cq* q = Host()->FindCq(ctx_, cq->id)) ++q->events_unacked;
   // The interrupt follows the CQE's write; the thread then wakes up (timing.h).
   const Timing& t = nic_->profile().timing;
   nic_->ChargeHost(t.nic.cqe_ns + t.host.event_wakeup_ns);
@@ -142,11 +149,11 @@ int ModelDevice::GetCqEvent(ChannelHandle ch, uint64_t timeout_ns, CqHandle* cq)
   return 0;
 }
 
-void ModelDevice::AckCqEvents(CqHandle cq, unsigned n) { (void)nic_->AckCqEvents(ctx_, cq.id, n); }
+void ModelDevice::AckCqEvents(CqHandle cq, unsigned n) { (void)Host()->AckCqEvents(ctx_, cq.id, n); }
 
 int ModelDevice::WaitForCompletions(CqHandle cq, int n, uint64_t timeout_ns,
                                     std::vector<WorkCompletion>* out) {
-  if (!out || n < 0 || !nic_->FindCq(ctx_, cq.id)) return EINVAL;
+  if (!out || n < 0 || !Host()->FindCq(ctx_, cq.id)) return EINVAL;
   CatchUpHost();
   int got = 0;
   auto done = [&] {
@@ -167,55 +174,55 @@ int ModelDevice::WaitForCompletions(CqHandle cq, int n, uint64_t timeout_ns,
 
 int ModelDevice::CreateSrq(PdHandle pd, uint32_t max_wr, uint32_t max_sge, SrqHandle* out) {
   if (!out) return EINVAL;
-  return nic_->CreateSrq(ctx_, pd.id, max_wr, max_sge, &out->id);
+  return Host()->CreateSrq(ctx_, pd.id, max_wr, max_sge, &out->id);
 }
 
-int ModelDevice::DestroySrq(SrqHandle srq) { return nic_->DestroySrq(ctx_, srq.id); }
+int ModelDevice::DestroySrq(SrqHandle srq) { return Host()->DestroySrq(ctx_, srq.id); }
 
 int ModelDevice::PostSrqRecv(SrqHandle srq, const std::vector<RecvWr>& wrs, size_t* bad_wr) {
-  return nic_->PostSrqRecv(ctx_, srq.id, wrs, bad_wr);
+  return Host()->PostSrqRecv(ctx_, srq.id, wrs, bad_wr);
 }
 
 int ModelDevice::ModifySrq(SrqHandle srq, const SrqAttr& attr, uint32_t mask) {
-  return nic_->ModifySrq(ctx_, srq.id, attr, mask);
+  return Host()->ModifySrq(ctx_, srq.id, attr, mask);
 }
 
 int ModelDevice::QuerySrq(SrqHandle srq, SrqAttr* out) {
-  return nic_->QuerySrq(ctx_, srq.id, out);
+  return Host()->QuerySrq(ctx_, srq.id, out);
 }
 
 int ModelDevice::CreateSrqEx(const SrqInitAttr& init, SrqHandle* out) {
   if (!out) return EINVAL;
-  return nic_->CreateSrqEx(ctx_, init, &out->id);
+  return Host()->CreateSrqEx(ctx_, init, &out->id);
 }
 
 int ModelDevice::SrqNum(SrqHandle srq, uint32_t* srq_num) {
   if (!srq_num) return EINVAL;
-  return nic_->SrqNum(ctx_, srq.id, srq_num);
+  return Host()->SrqNum(ctx_, srq.id, srq_num);
 }
 
 int ModelDevice::OpenXrcd(XrcdHandle* out) {
   if (!out) return EINVAL;
-  return nic_->OpenXrcd(ctx_, &out->id);
+  return Host()->OpenXrcd(ctx_, &out->id);
 }
 
-int ModelDevice::CloseXrcd(XrcdHandle xrcd) { return nic_->CloseXrcd(ctx_, xrcd.id); }
+int ModelDevice::CloseXrcd(XrcdHandle xrcd) { return Host()->CloseXrcd(ctx_, xrcd.id); }
 
 int ModelDevice::CreateAh(PdHandle pd, const AhAttr& attr, AhHandle* out) {
   if (!out) return EINVAL;
-  return nic_->CreateAh(ctx_, pd.id, attr, &out->id);
+  return Host()->CreateAh(ctx_, pd.id, attr, &out->id);
 }
 
-int ModelDevice::DestroyAh(AhHandle ah) { return nic_->DestroyAh(ctx_, ah.id); }
+int ModelDevice::DestroyAh(AhHandle ah) { return Host()->DestroyAh(ctx_, ah.id); }
 
 int ModelDevice::CreateQp(const QpInitAttr& init, QpHandle* out, QpCap* actual) {
   if (!out) return EINVAL;
-  return nic_->CreateQp(ctx_, init, &out->id, actual);
+  return Host()->CreateQp(ctx_, init, &out->id, actual);
 }
 
 int ModelDevice::DestroyQp(QpHandle qp) {
   const uint64_t stall_before = world_->host_stall_end_ns();
-  const int err = nic_->DestroyQp(ctx_, qp.id);
+  const int err = Host()->DestroyQp(ctx_, qp.id);
   // The call may wait (ControlTiming::destroy_qp_bound_mw_wait_ns: World::StallHost); the
   // device runs on meanwhile. Only a wait this destroy started (not another stall).
   if (err == 0 && world_->host_stall_end_ns() != stall_before &&
@@ -228,19 +235,19 @@ int ModelDevice::DestroyQp(QpHandle qp) {
 
 int ModelDevice::QpNum(QpHandle qp, uint32_t* qp_num) {
   if (!qp_num) return EINVAL;
-  return nic_->QpNum(ctx_, qp.id, qp_num);
+  return Host()->QpNum(ctx_, qp.id, qp_num);
 }
 
 int ModelDevice::ModifyQp(QpHandle qp, const QpAttr& attr, AttrMask mask) {
-  return nic_->ModifyQp(ctx_, qp.id, attr, mask);
+  return Host()->ModifyQp(ctx_, qp.id, attr, mask);
 }
 
 int ModelDevice::QueryQp(QpHandle qp, QpAttr* attr, QpInitAttr* init) {
-  return nic_->QueryQp(ctx_, qp.id, attr, init);
+  return Host()->QueryQp(ctx_, qp.id, attr, init);
 }
 
 int ModelDevice::PostSend(QpHandle qp, const std::vector<SendWr>& wrs, size_t* bad_wr) {
-  const int err = nic_->PostSend(ctx_, qp.id, wrs, bad_wr);
+  const int err = Host()->PostSend(ctx_, qp.id, wrs, bad_wr);
   // Behaviour::post_send_runs_to_completion (rxe): the call returns once the exchanges it
   // started have run (rxe_post_send runs the requester in the caller; over loopback
   // rxe_rcv runs the responder and completer inline). Timers are jiffies on rxe (>= 1 ms),
@@ -257,14 +264,14 @@ int ModelDevice::PostSend(QpHandle qp, const std::vector<SendWr>& wrs, size_t* b
 }
 
 int ModelDevice::PostRecv(QpHandle qp, const std::vector<RecvWr>& wrs, size_t* bad_wr) {
-  return nic_->PostRecv(ctx_, qp.id, wrs, bad_wr);
+  return Host()->PostRecv(ctx_, qp.id, wrs, bad_wr);
 }
 
-std::vector<AsyncEvent> ModelDevice::TakeAsyncEvents() { return nic_->TakeEvents(ctx_); }
+std::vector<AsyncEvent> ModelDevice::TakeAsyncEvents() { return Host()->TakeEvents(ctx_); }
 
 int ModelDevice::WaitForAsyncEvent(EventType type, QpHandle qp, uint64_t timeout_ns) {
   uint32_t dummy = 0;
-  if (qp && nic_->QpNum(ctx_, qp.id, &dummy) != 0) return EINVAL;
+  if (qp && Host()->QpNum(ctx_, qp.id, &dummy) != 0) return EINVAL;
   CatchUpHost();
   auto seen = [&] { return nic_->HasEvent(ctx_, type, qp.id); };
   const bool ok = world_->events().RunUntil(seen, Deadline(timeout_ns));
@@ -278,13 +285,13 @@ int ModelDevice::QpHistory(QpHandle qp, std::vector<StateChange>* out) {
 
 int ModelDevice::QpHistorySince(QpHandle qp, size_t first, std::vector<StateChange>* out) {
   if (!out) return EINVAL;
-  return nic_->History(ctx_, qp.id, first, out);
+  return Host()->History(ctx_, qp.id, first, out);
 }
 
 int ModelDevice::LocalConnectionInfo(QpHandle qp, ConnectionInfo* out) {
   if (!out) return EINVAL;
   ConnectionInfo info;
-  int err = nic_->QpNum(ctx_, qp.id, &info.qp_num);
+  int err = Host()->QpNum(ctx_, qp.id, &info.qp_num);
   if (err) return err;
   PortAttr port = nic_->port_attr();
   info.lid = port.lid;

@@ -84,6 +84,9 @@ class ModelDevice : public Device {
   // Runs simulated time until this device's host thread is free (posting, polling and
   // control verbs it did occupy it: timing.h). Called first by every wait.
   void CatchUpHost();
+  // The NIC, for a verb the program calls: what the device had still to do at once (held
+  // flushes: engine::World::RunTickFlushes) is done first.
+  engine::Nic* Host();
 
   std::shared_ptr<engine::World> world_;
   engine::Nic* nic_;

@@ -67,6 +67,8 @@ const std::vector<BehaviourSetting> kSettings = {
          &Behaviour::loopback_response_before_responder_flush),
     Flag("loopback_read_nak_flushes_responder_first",
          &Behaviour::loopback_read_nak_flushes_responder_first),
+    Flag("tick_timers_complete_before_flushes",
+         &Behaviour::tick_timers_complete_before_flushes),
     Flag("post_runs_requester", &Behaviour::post_runs_requester),
     Flag("post_answers_each_message", &Behaviour::post_answers_each_message),
     Flag("requester_walks_one_wqe_in_error", &Behaviour::requester_walks_one_wqe_in_error),
@@ -84,7 +86,7 @@ const std::vector<BehaviourSetting> kSettings = {
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 61;
+constexpr size_t kFlags = 62;
 constexpr size_t kNumbers = 3;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -355,6 +357,12 @@ DeviceDescription Rxe() {
        "before the UC/UD WQE is marked done and the completer scheduled (measured: "
        "differential seed 20261203 sequences 154, 1065: with a one-entry CQ shared by both "
        "ends the receive CQE is the one kept)"},
+      {"tick_timers_complete_before_flushes", 1,
+       "kernel/time/timer.c: the timer softirq runs every expired timer of the tick; rxe_comp.c "
+       "retransmit_timer only sets comp.timeout and schedules the completer tasklet; each "
+       "completer that ends a WR RETRY_EXC_ERR calls rxe_qp_error, whose flush tasklets are "
+       "scheduled behind the completers already queued (measured: probe "
+       "timer-tick-flush-order, 3 of 3; differential seed 20261244 sequence 11265; row 133)"},
       {"loopback_read_nak_flushes_responder_first", 1,
        "rxe_resp.c rxe_resp_queue_pkt schedules the responder for an RDMA READ request "
        "(must_sched), so its NAK's loopback runs the requester's completer from the tasklet; "

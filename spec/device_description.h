@@ -210,6 +210,10 @@ struct Behaviour {
   // the requester's call), the requester completes the failed WR, then the responder
   // flushes, then the requester flushes the WRs behind it.
   bool loopback_read_nak_flushes_responder_first = false;
+  // Transport timers that expire in one tick of the host's clock all run their completer
+  // (a RETRY_EXC_ERR's CQE) before any flush those completers start: a QP's flush waits
+  // while another timer of the tick is due. IBTA: no order between two QPs' completions.
+  bool tick_timers_complete_before_flushes = false;
   // ibv_post_send runs the requester before it returns: a BIND_MW or LOCAL_INV the requester
   // reaches fails (and moves the QP to ERR) before the next verb call. Default: the doorbell
   // wakes the send engine, which runs after the call (at the same simulated time).

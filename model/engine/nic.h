@@ -161,6 +161,10 @@ class Nic {
   void SetDoorbellPort(DoorbellPort* port) { doorbell_ = port; }
   // The NIC's messages leave through `port` (net_port.h; never null, it outlives the NIC).
   void SetNetPort(NetPort* port) { net_ = port; }
+  // World::RunTickFlushes: a flush DeferFlushToTickEnd held back.
+  void RunHeldFlush(Qp& qp);
+  // A live transport timer of a QP other than `except` expiring in [from, to].
+  bool HasTransportTimerIn(uint64_t from, uint64_t to, const Qp* except) const;
   NetPort& net_port() { return *net_; }
   // doorbell_port.h contract 1: the NIC's side of a ring. `extra_ns`: contract 3.
   void OnDoorbell(const DoorbellWrite& db, uint64_t extra_ns = 0);
@@ -185,6 +189,10 @@ class Nic {
   // carries responder_flush_after (Behaviour::loopback_response_before_responder_flush).
   void EnterError(Qp& qp, const std::string& cause, bool defer_flush = false);
   void FlushOnError(Qp& qp);
+  // FlushOnError's first part: what the requester had not reached, the WRs the flush takes
+  // back, and (FlushesRqFirst) the failed WQE's CQE. Once per flush (Qp::flush_begun).
+  void BeginFlush(Qp& qp);
+  bool FlushesRqFirst(const Qp& qp) const;
   void EnterSqe(Qp& qp, const std::string& cause);
   void FlushSq(Qp& qp);
   // Behaviour::requester_walks_one_wqe_in_error (nic_qp.cc): the WQEs from `from` on that
@@ -452,6 +460,18 @@ class Nic {
   bool in_retry_response_ = false;   // Receive: a loopback response to a request not from a post
   bool defer_requester_flush_ = false;  // Receive: Packet::responder_flush_first
   bool OnlyTheHeadIsDone(const Qp& qp) const;
+  // A transport timer's expiry is running (RunTimer -> OnTimeout): see TimerTickFlushes.
+  bool in_timer_expiry_ = false;
+  // Linux runs every timer of a tick in its softirq first (rxe: each schedules its QP's
+  // completer tasklet); the flush tasklets a failing completer schedules (rxe_qp_error) run
+  // after all of them. So a flush caused by a timer's expiry waits while another transport
+  // timer of the same tick is still due (on any NIC of the World), and the error's own CQE
+  // is written at once (measured: probe timer-tick-flush-order, 3 of 3; seed 20261244
+  // sequence 11265). Behaviour::tick_timers_complete_before_flushes, with ticks
+  // (NicTiming::timer_tick_ns).
+  bool DeferFlushToTickEnd(Qp& qp);
+  bool OtherTimerDueThisTick(const Qp* except) const;
+  void FinishTickFlushes();
 
   std::map<uint32_t, Pd> pds_;
   MrTable mrs_;

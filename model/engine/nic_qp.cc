@@ -379,7 +379,7 @@ void Nic::ResetQueues(Qp& qp) {
   qp.retry_stalled = qp.retry_parked_at_fence = qp.requester_revived = false;
   qp.retry_after_err = qp.rnr_timer_in_err = false;
   qp.uc_mid_message = qp.write_imm_waiting = false;
-  qp.comm_est_raised = qp.last_wqe_raised = qp.flush_pending = false;
+  qp.comm_est_raised = qp.last_wqe_raised = qp.flush_pending = qp.flush_begun = false;
   qp.flush_after_skip_loop = qp.kick_after_skip_loop = false;
   qp.requester_busy_until_ns = 0;
   qp.atomic_replay.clear();
@@ -406,6 +406,13 @@ void Nic::EnterError(Qp& qp, const std::string& cause, bool defer_flush) {
     qp.flush_pending = qp.flush_after_skip_loop = true;
     return;
   }
+  // A timer's expiry with more of the tick's timers due: the failed WQE's CQE now (the
+  // completer's do_complete), the flush after them (DeferFlushToTickEnd).
+  if (!defer_flush && DeferFlushToTickEnd(qp)) {
+    BeginFlush(qp);
+    qp.flush_pending = qp.flush_begun = true;
+    return;
+  }
   if (!defer_flush) FlushOnError(qp);
 }
 
@@ -426,8 +433,38 @@ SendWqe GhostOf(const SendWqe& w) {
 }
 }  // namespace
 
+bool Nic::FlushesRqFirst(const Qp& qp) const {
+  return qp.type == QpType::kRc && profile().behaviour.rc_flushes_rq_first && !in_retry_response_;
+}
+
 void Nic::FlushOnError(Qp& qp) {
   qp.flush_pending = false;
+  if (!std::exchange(qp.flush_begun, false)) BeginFlush(qp);
+  // rxe_qp_error schedules the responder task (receive flush) before the completer's (send
+  // flush). From a post (process context) they run at the next spin_unlock_bh, in that order.
+  // A requester failed by a loopback response to a request a timer's retry sent runs in a
+  // tasklet: its own loop goes on first (rxe_req.c: QP_STATE_ERROR -> WR_FLUSH_ERR -> the
+  // completer drains the send queue) and the scheduled receive flush follows (differential
+  // seed 20261206 sequence 1918; from a post: 20261202 sequence 2386).
+  if (FlushesRqFirst(qp)) {
+    FlushRq(qp);
+    FlushSq(qp);
+  } else {
+    FlushSq(qp);
+    FlushRq(qp);
+  }
+  // IBTA 11.6.3: a QP with an SRQ reports LAST_WQE_REACHED when it enters ERR (not rxe on
+  // Linux 6.1: Behaviour::last_wqe_reached_event).
+  if (qp.srq && !qp.last_wqe_raised && profile().behaviour.last_wqe_reached_event) {
+    qp.last_wqe_raised = true;
+    RaiseQpEvent(qp, EventType::kQpLastWqeReached);
+  }
+  const bool walks = profile().behaviour.requester_walks_one_wqe_in_error;
+  if (walks) WalkOneInError(qp);
+  if (std::exchange(qp.read_nak_in_post, false) && walks) WalkOneInError(qp);
+}
+
+void Nic::BeginFlush(Qp& qp) {
   // rxe_qp_error: the completer flushes every WQE; the requester, scheduled once, takes one.
   const bool walks = profile().behaviour.requester_walks_one_wqe_in_error;
   if (walks && std::exchange(qp.req_index_on_failed, false) && qp.sq_next > 0) {
@@ -443,28 +480,9 @@ void Nic::FlushOnError(Qp& qp) {
     if (w.failed_locally) w.done = false;
     if (w.done && w.status == WcStatus::kSuccess && IsLocalOp(w.wr.opcode)) w.done = false;
   }
-  // rxe_qp_error schedules the responder task (receive flush) before the completer's (send
-  // flush). From a post (process context) they run at the next spin_unlock_bh, in that order.
-  // A requester failed by a loopback response to a request a timer's retry sent runs in a
-  // tasklet: its own loop goes on first (rxe_req.c: QP_STATE_ERROR -> WR_FLUSH_ERR -> the
-  // completer drains the send queue) and the scheduled receive flush follows (differential
-  // seed 20261206 sequence 1918; from a post: 20261202 sequence 2386).
-  if (qp.type == QpType::kRc && profile().behaviour.rc_flushes_rq_first && !in_retry_response_) {
-    DrainSq(qp);  // the CQE of the error that moved it comes first (rxe_comp.c do_complete)
-    FlushRq(qp);
-    FlushSq(qp);
-  } else {
-    FlushSq(qp);
-    FlushRq(qp);
-  }
-  // IBTA 11.6.3: a QP with an SRQ reports LAST_WQE_REACHED when it enters ERR (not rxe on
-  // Linux 6.1: Behaviour::last_wqe_reached_event).
-  if (qp.srq && !qp.last_wqe_raised && profile().behaviour.last_wqe_reached_event) {
-    qp.last_wqe_raised = true;
-    RaiseQpEvent(qp, EventType::kQpLastWqeReached);
-  }
-  if (walks) WalkOneInError(qp);
-  if (std::exchange(qp.read_nak_in_post, false) && walks) WalkOneInError(qp);
+  // The CQE of the error that moved it comes first when the receive flush does
+  // (FlushOnError; rxe_comp.c do_complete).
+  if (FlushesRqFirst(qp)) DrainSq(qp);
 }
 
 void Nic::NoteUnwalked(Qp& qp, size_t from) {

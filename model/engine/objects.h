@@ -354,6 +354,9 @@ struct Qp : std::enable_shared_from_this<Qp> {
   // In ERR, queues not flushed yet: a response to a QP of the same device goes first
   // (Behaviour::loopback_response_before_responder_flush; Nic::Receive flushes).
   bool flush_pending = false;
+  // Nic::BeginFlush ran for the pending flush: the failed WQE's CQE is written (a flush
+  // held to the end of a tick's timers, Nic::DeferFlushToTickEnd).
+  bool flush_begun = false;
   bool last_wqe_raised = false;
   Ring<std::pair<uint32_t, uint64_t>> atomic_replay;  // psn -> original value
   // XRC_RECV: the XRC SRQ named by the request being handled (set by RespCheckXrcSrq).

@@ -470,14 +470,69 @@ void Nic::ScheduleTimer(Qp& qp, uint64_t at) {
 
 void Nic::RunTimer(QpTimer& t) {
   auto q = t.qp.lock();
-  if (!q || q->timer_event_at != t.at) return;  // superseded by an earlier event
-  q->timer_event_at = 0;
-  if (!q->timer_armed) return;
-  if (world_->events().Now() < q->timer_deadline) {
-    ScheduleTimer(*q, q->timer_deadline);
+  if (!q || q->timer_event_at != t.at) {  // superseded by an earlier event
+    FinishTickFlushes();
     return;
   }
+  q->timer_event_at = 0;
+  if (!q->timer_armed || world_->events().Now() < q->timer_deadline) {
+    if (q->timer_armed) ScheduleTimer(*q, q->timer_deadline);
+    FinishTickFlushes();
+    return;
+  }
+  in_timer_expiry_ = true;
   OnTimeout(*q);
+  in_timer_expiry_ = false;
+  FinishTickFlushes();
+}
+
+bool Nic::HasTransportTimerIn(uint64_t from, uint64_t to, const Qp* except) const {
+  for (const auto& [h, q] : qps_) {
+    if (q.get() != except && q->timer_armed && q->timer_event_at != 0 &&
+        q->timer_deadline >= from && q->timer_deadline <= to) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool Nic::OtherTimerDueThisTick(const Qp* except) const {
+  const uint64_t tick = profile().timing.nic.timer_tick_ns;
+  if (tick == 0) return false;
+  const uint64_t now = world_->events().Now();
+  // KernelBucketTime: one tick's timers fire from its start to kMaxTimerRank slots later.
+  const uint64_t start =
+      KernelTick(now) * tick - std::min(KernelTick(now) * tick, profile().timing.nic.timer_tick_phase_ns);
+  const uint64_t end = start + kMaxTimerRank * kTimerOrderNs;
+  if (now > end) return false;
+  for (int i = 0; i < world_->nic_count(); ++i) {
+    if (world_->nic(i)->HasTransportTimerIn(now, end, except)) return true;
+  }
+  return false;
+}
+
+bool Nic::DeferFlushToTickEnd(Qp& qp) {
+  if (!in_timer_expiry_ || profile().timing.nic.timer_tick_ns == 0 ||
+      !profile().behaviour.tick_timers_complete_before_flushes) {
+    return false;
+  }
+  if (!world_->has_tick_flushes() && !OtherTimerDueThisTick(&qp)) return false;
+  world_->HoldTickFlush(this, qp.weak_from_this());
+  return true;
+}
+
+void Nic::FinishTickFlushes() {
+  if (!world_->has_tick_flushes() || OtherTimerDueThisTick(nullptr)) return;
+  world_->RunTickFlushes();
+}
+
+void Nic::RunHeldFlush(Qp& qp) {
+  if (!qp.flush_pending) return;  // a modify or a post has moved on since
+  if (qp.requester_busy_until_ns > world_->events().Now()) {
+    qp.flush_after_skip_loop = true;  // EnterError's rule
+    return;
+  }
+  FlushOnError(qp);
 }
 
 void Nic::OnTimeout(Qp& qp) {

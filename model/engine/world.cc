@@ -98,6 +98,14 @@ uint32_t World::ArmTimerAtTick(uint64_t tick) {
   return timers_per_tick_[tick]++;
 }
 
+void World::RunTickFlushes() {
+  std::vector<std::pair<Nic*, std::weak_ptr<Qp>>> held;
+  held.swap(tick_flushes_);
+  for (auto& [nic, weak] : held) {
+    if (auto qp = weak.lock()) nic->RunHeldFlush(*qp);
+  }
+}
+
 void World::WaitOutHostStall() {
   // A loop that starts meanwhile may move the end on.
   while (host_stall_end_ns_ > events().Now()) {

@@ -41,6 +41,7 @@
 namespace qptwin::model::engine {
 
 class Nic;
+struct Qp;
 
 class World {
  public:
@@ -113,6 +114,11 @@ class World {
   // `at_ns` or when the channel is free: returns when its bytes have crossed (ns, rounded up).
   uint64_t OccupyDmaRead(int nic, uint64_t at_ns, uint64_t bytes);
 
+  // Flushes held back to the end of a tick's timers (Nic::DeferFlushToTickEnd), in order.
+  void HoldTickFlush(Nic* nic, std::weak_ptr<Qp> qp) { tick_flushes_.emplace_back(nic, qp); }
+  bool has_tick_flushes() const { return !tick_flushes_.empty(); }
+  void RunTickFlushes();
+
   // The host kernel's timers (NicTiming::timer_tick_ns) that fire at `tick`: returns how many
   // were armed for it before (one bucket's timers fire latest-armed first).
   uint32_t ArmTimerAtTick(uint64_t tick);
@@ -127,6 +133,7 @@ class World {
   bool Lose();
 
   std::unordered_map<uint64_t, uint32_t> timers_per_tick_;
+  std::vector<std::pair<Nic*, std::weak_ptr<Qp>>> tick_flushes_;
   uint64_t host_stall_end_ns_ = 0;
 
   const Profile profile_;  // a copy: a backend may change its cache setting (ModelOptions)
