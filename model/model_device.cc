@@ -111,9 +111,13 @@ uint64_t ModelDevice::Deadline(uint64_t timeout_ns) const {
 }
 
 engine::Nic* ModelDevice::Host() {
-  // engine::World::RunTickFlushes: flushes held to the end of a tick's timers have run by the
-  // time the program calls the device (rxe's flush tasklets take microseconds).
-  if (world_->has_tick_flushes()) world_->RunTickFlushes();
+  // Flushes held to the end of a tick's timers (engine::World::HoldTickFlush): the tick's
+  // timers and the tasklets they start run in softirq context, so the program runs again
+  // only after the last of them (World::StallHost), when the held flushes have run.
+  if (world_->has_tick_flushes()) {
+    world_->WaitOutHostStall();
+    if (world_->has_tick_flushes()) world_->RunTickFlushes();
+  }
   return nic_;
 }
 
@@ -267,7 +271,7 @@ int ModelDevice::PostRecv(QpHandle qp, const std::vector<RecvWr>& wrs, size_t* b
   return Host()->PostRecv(ctx_, qp.id, wrs, bad_wr);
 }
 
-std::vector<AsyncEvent> ModelDevice::TakeAsyncEvents() { return Host()->TakeEvents(ctx_); }
+std::vector<AsyncEvent> ModelDevice::TakeAsyncEvents() { return nic_->TakeEvents(ctx_); }
 
 int ModelDevice::WaitForAsyncEvent(EventType type, QpHandle qp, uint64_t timeout_ns) {
   uint32_t dummy = 0;
@@ -285,7 +289,7 @@ int ModelDevice::QpHistory(QpHandle qp, std::vector<StateChange>* out) {
 
 int ModelDevice::QpHistorySince(QpHandle qp, size_t first, std::vector<StateChange>* out) {
   if (!out) return EINVAL;
-  return Host()->History(ctx_, qp.id, first, out);
+  return nic_->History(ctx_, qp.id, first, out);
 }
 
 int ModelDevice::LocalConnectionInfo(QpHandle qp, ConnectionInfo* out) {

@@ -84,8 +84,9 @@ class ModelDevice : public Device {
   // Runs simulated time until this device's host thread is free (posting, polling and
   // control verbs it did occupy it: timing.h). Called first by every wait.
   void CatchUpHost();
-  // The NIC, for a verb the program calls: what the device had still to do at once (held
-  // flushes: engine::World::RunTickFlushes) is done first.
+  // The NIC, for a verb the program calls: the program runs only when its CPU is free of the
+  // device's softirq work (held flushes: engine::World::HoldTickFlush) (the observers, the
+  // history and the async events, call nic_ directly).
   engine::Nic* Host();
 
   std::shared_ptr<engine::World> world_;

@@ -556,7 +556,7 @@ void Nic::EndSkipLoop(std::weak_ptr<Qp>& weak) {
     if (qp.state == QpState::kErr) {
       FlushOnError(qp);
     } else {
-      qp.flush_pending = false;
+      qp.flush_pending = qp.flush_begun = false;
     }
   }
   if (std::exchange(qp.kick_after_skip_loop, false)) Kick(qp);

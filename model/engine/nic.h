@@ -163,8 +163,9 @@ class Nic {
   void SetNetPort(NetPort* port) { net_ = port; }
   // World::RunTickFlushes: a flush DeferFlushToTickEnd held back.
   void RunHeldFlush(Qp& qp);
-  // A live transport timer of a QP other than `except` expiring in [from, to].
-  bool HasTransportTimerIn(uint64_t from, uint64_t to, const Qp* except) const;
+  // The latest deadline in [from, to] of a live transport timer of a QP other than
+  // `except` (0: none).
+  uint64_t LastTransportTimerIn(uint64_t from, uint64_t to, const Qp* except) const;
   NetPort& net_port() { return *net_; }
   // doorbell_port.h contract 1: the NIC's side of a ring. `extra_ns`: contract 3.
   void OnDoorbell(const DoorbellWrite& db, uint64_t extra_ns = 0);
@@ -470,7 +471,8 @@ class Nic {
   // sequence 11265). Behaviour::tick_timers_complete_before_flushes, with ticks
   // (NicTiming::timer_tick_ns).
   bool DeferFlushToTickEnd(Qp& qp);
-  bool OtherTimerDueThisTick(const Qp* except) const;
+  // The latest deadline of another transport timer of this tick still due (0: none).
+  uint64_t LastOtherTimerThisTick(const Qp* except) const;
   void FinishTickFlushes();
 
   std::map<uint32_t, Pd> pds_;

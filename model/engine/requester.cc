@@ -486,48 +486,62 @@ void Nic::RunTimer(QpTimer& t) {
   FinishTickFlushes();
 }
 
-bool Nic::HasTransportTimerIn(uint64_t from, uint64_t to, const Qp* except) const {
+uint64_t Nic::LastTransportTimerIn(uint64_t from, uint64_t to, const Qp* except) const {
+  uint64_t last = 0;
   for (const auto& [h, q] : qps_) {
     if (q.get() != except && q->timer_armed && q->timer_event_at != 0 &&
         q->timer_deadline >= from && q->timer_deadline <= to) {
-      return true;
+      last = std::max(last, q->timer_deadline);
     }
   }
-  return false;
+  return last;
 }
 
-bool Nic::OtherTimerDueThisTick(const Qp* except) const {
+uint64_t Nic::LastOtherTimerThisTick(const Qp* except) const {
   const uint64_t tick = profile().timing.nic.timer_tick_ns;
-  if (tick == 0) return false;
+  if (tick == 0) return 0;
   const uint64_t now = world_->events().Now();
   // KernelBucketTime: one tick's timers fire from its start to kMaxTimerRank slots later.
   const uint64_t start =
       KernelTick(now) * tick - std::min(KernelTick(now) * tick, profile().timing.nic.timer_tick_phase_ns);
   const uint64_t end = start + kMaxTimerRank * kTimerOrderNs;
-  if (now > end) return false;
+  if (now > end) return 0;
+  uint64_t last = 0;
   for (int i = 0; i < world_->nic_count(); ++i) {
-    if (world_->nic(i)->HasTransportTimerIn(now, end, except)) return true;
+    last = std::max(last, world_->nic(i)->LastTransportTimerIn(now, end, except));
   }
-  return false;
+  return last;
 }
 
 bool Nic::DeferFlushToTickEnd(Qp& qp) {
+  // Only where the failed WQE's CQE comes before the flush (BeginFlush writes it now).
   if (!in_timer_expiry_ || profile().timing.nic.timer_tick_ns == 0 ||
-      !profile().behaviour.tick_timers_complete_before_flushes) {
+      !profile().behaviour.tick_timers_complete_before_flushes || !FlushesRqFirst(qp)) {
     return false;
   }
-  if (!world_->has_tick_flushes() && !OtherTimerDueThisTick(&qp)) return false;
+  const uint64_t last = LastOtherTimerThisTick(&qp);
+  if (!world_->has_tick_flushes() && last == 0) return false;
   world_->HoldTickFlush(this, qp.weak_from_this());
+  // The tick's timers and the tasklets they start run in softirq context, before the
+  // program runs again: it wakes up no earlier than the last of them (World::StallHost).
+  if (last != 0) world_->StallHost(last);
   return true;
 }
 
 void Nic::FinishTickFlushes() {
-  if (!world_->has_tick_flushes() || OtherTimerDueThisTick(nullptr)) return;
+  if (!world_->has_tick_flushes()) return;
+  if (const uint64_t last = LastOtherTimerThisTick(nullptr); last != 0) {
+    world_->StallHost(last);  // a timer of the tick moved on within it
+    return;
+  }
   world_->RunTickFlushes();
 }
 
 void Nic::RunHeldFlush(Qp& qp) {
-  if (!qp.flush_pending) return;  // a modify or a post has moved on since
+  if (!qp.flush_pending) {  // a modify or a post has moved on since
+    qp.flush_begun = false;
+    return;
+  }
   if (qp.requester_busy_until_ns > world_->events().Now()) {
     qp.flush_after_skip_loop = true;  // EnterError's rule
     return;
