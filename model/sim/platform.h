@@ -78,8 +78,7 @@
 //     raises a time that falls behind). A program's own network (a switch model, a tap,
 //     a fault model): SetNetBinder, as SetBinder (7): called once per slot while the
 //     platform is elaborated, instead of binding nicK.net_out to fabric.inK and
-//     fabric.outK to nicK.net_in (the Fabric may stay unbound; queued_fabric.h is a
-//     network with contention to bind there). Routing is by NetMessage::dst_slot. An observer
+//     fabric.outK to nicK.net_in. Routing is by NetMessage::dst_slot. An observer
 //     (SetNetObserver) sees each message that reaches a net_in (the CLI's `qptwin run
 //     --net`).
 #pragma once
@@ -229,9 +228,7 @@ class Fabric : public sc_core::sc_module {
  public:
   Fabric(sc_core::sc_module_name name, int ports);
   sc_core::sc_export<NetLinkIf>& in(int i) { return in_[i]; }
-  // A program with a network of its own (SetNetBinder) may leave the Fabric unbound.
-  using OutPort = sc_core::sc_port<NetLinkIf, 1, sc_core::SC_ZERO_OR_MORE_BOUND>;
-  OutPort& out(int i) { return out_[i]; }
+  sc_core::sc_port<NetLinkIf>& out(int i) { return out_[i]; }
   uint64_t forwarded() const { return forwarded_; }
   uint64_t dropped() const { return dropped_; }
 
@@ -242,7 +239,7 @@ class Fabric : public sc_core::sc_module {
   };
   void Forward(NetMessage& msg);
   sc_core::sc_vector<sc_core::sc_export<NetLinkIf>> in_;
-  sc_core::sc_vector<OutPort> out_;
+  sc_core::sc_vector<sc_core::sc_port<NetLinkIf>> out_;
   Ingress ingress_;
   uint64_t forwarded_ = 0;
   uint64_t dropped_ = 0;
