@@ -110,15 +110,12 @@ uint64_t ModelDevice::Deadline(uint64_t timeout_ns) const {
   return world_->events().Now() + std::min(timeout_ns, kMaxWaitNs);
 }
 
-engine::Nic* ModelDevice::Host() {
+void ModelDevice::SettleTickFlushes() {
   // Flushes held to the end of a tick's timers (engine::World::HoldTickFlush): the tick's
   // timers and the tasklets they start run in softirq context, so the program runs again
   // only after the last of them (World::StallHost), when the held flushes have run.
-  if (world_->has_tick_flushes()) {
-    world_->WaitOutHostStall();
-    if (world_->has_tick_flushes()) world_->RunTickFlushes();
-  }
-  return nic_;
+  world_->WaitOutHostStall();
+  if (world_->has_tick_flushes()) world_->RunTickFlushes();
 }
 
 void ModelDevice::CatchUpHost() {

@@ -87,7 +87,11 @@ class ModelDevice : public Device {
   // The NIC, for a verb the program calls: the program runs only when its CPU is free of the
   // device's softirq work (held flushes: engine::World::HoldTickFlush) (the observers, the
   // history and the async events, call nic_ directly).
-  engine::Nic* Host();
+  engine::Nic* Host() {
+    if (world_->has_tick_flushes()) SettleTickFlushes();
+    return nic_;
+  }
+  void SettleTickFlushes();
 
   std::shared_ptr<engine::World> world_;
   engine::Nic* nic_;
