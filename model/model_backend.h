@@ -14,7 +14,10 @@
 //     moves to or from host memory, every WQE it fetches and every CQE it writes is a
 //     TLM-2.0 transaction through its slot's initiator socket (ModelDmaCounters,
 //     ModelInjectDmaError, SetModelDmaObserver below). Simulated time runs only inside Backend::Advance, FlushRoce
-//     and the Device's Wait*/GetCqEvent calls (each at most 2^50 ns, about 13 simulated days; longer ones are cut there).
+//     and the Device's Wait*/GetCqEvent calls (each at most 2^50 ns, about 13 simulated days; longer ones are cut there),
+//     in a PostSend that runs to completion (Behaviour::post_send_runs_to_completion), in a DestroyQp
+//     that waits (ControlTiming::destroy_qp_bound_mw_wait_ns), and in a verb called while the
+//     host is stalled (engine::World::StallHost: the program runs only when that ends).
 //     Same scenario + same ModelOptions (seed) -> same results and times, every run.
 //  4. Many Backends may exist in one process, one after another or side by side; each has
 //     its own clock starting at 0 (NowNs()).

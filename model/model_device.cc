@@ -147,6 +147,7 @@ int ModelDevice::GetCqEvent(ChannelHandle ch, uint64_t timeout_ns, CqHandle* cq)
   const Timing& t = nic_->profile().timing;
   nic_->ChargeHost(t.nic.cqe_ns + t.host.event_wakeup_ns);
   CatchUpHost();
+  world_->WaitOutHostStall();  // a stall (a tick's held flushes) that began meanwhile
   return 0;
 }
 
@@ -170,6 +171,7 @@ int ModelDevice::WaitForCompletions(CqHandle cq, int n, uint64_t timeout_ns,
   bool ok = world_->events().RunUntil(done, Deadline(timeout_ns));
   world_->WaitOutHostStall();  // World::StallHost: the thread runs again only then
   CatchUpHost();  // consuming the CQEs took the thread's time
+  world_->WaitOutHostStall();  // a stall (a tick's held flushes) that began meanwhile
   return ok ? 0 : ETIMEDOUT;
 }
 

@@ -192,6 +192,15 @@ bool Nic::SelectHostThread(int thread) {
 }
 
 void Nic::Receive(Packet&& pkt) {
+  // Behaviour::tick_timers_complete_before_flushes: rxe runs a READ request's responder as a
+  // tasklet (rxe_resp_queue_pkt), queued behind the flush tasklets of the tick's completers
+  // (measured: probe three-timers-read, 2 of 2: a READ a timer of the tick resends completes
+  // after the flush of a QP whose timer ran out before it).
+  if (pkt.kind == PacketKind::kReadReq && world_->has_tick_flushes() &&
+      profile().behaviour.tick_timers_complete_before_flushes) {
+    world_->HoldTickPacket(this, std::move(pkt));
+    return;
+  }
   const uint64_t sender_serial = pkt.sender_serial;
   const uint32_t sender_qpn = pkt.src_qpn;
   const bool responder_flush = pkt.responder_flush_after;

@@ -99,10 +99,14 @@ uint32_t World::ArmTimerAtTick(uint64_t tick) {
 }
 
 void World::RunTickFlushes() {
-  std::vector<std::pair<Nic*, std::weak_ptr<Qp>>> held;
+  std::vector<HeldWork> held;
   held.swap(tick_flushes_);
-  for (auto& [nic, weak] : held) {
-    if (auto qp = weak.lock()) nic->RunHeldFlush(*qp);
+  for (HeldWork& w : held) {
+    if (w.pkt) {
+      w.nic->Receive(std::move(*w.pkt));
+    } else if (auto qp = w.qp.lock()) {
+      w.nic->RunHeldFlush(*qp);
+    }
   }
 }
 

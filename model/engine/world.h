@@ -115,8 +115,16 @@ class World {
   uint64_t OccupyDmaRead(int nic, uint64_t at_ns, uint64_t bytes);
 
   // Flushes held back to the end of a tick's timers (Nic::DeferFlushToTickEnd), in order.
-  void HoldTickFlush(Nic* nic, std::weak_ptr<Qp> qp) { tick_flushes_.emplace_back(nic, qp); }
+  void HoldTickFlush(Nic* nic, std::weak_ptr<Qp> qp) {
+    tick_flushes_.push_back(HeldWork{nic, std::move(qp), nullptr});
+  }
+  // A READ request that reached `nic`'s responder while flushes are held waits behind them
+  // (Nic::Receive): rxe_resp_queue_pkt schedules the responder tasklet for a READ.
+  void HoldTickPacket(Nic* nic, Packet&& pkt) {
+    tick_flushes_.push_back(HeldWork{nic, {}, std::make_unique<Packet>(std::move(pkt))});
+  }
   bool has_tick_flushes() const { return !tick_flushes_.empty(); }
+  // Runs the held work in the order it was held.
   void RunTickFlushes();
 
   // The host kernel's timers (NicTiming::timer_tick_ns) that fire at `tick`: returns how many
@@ -133,7 +141,12 @@ class World {
   bool Lose();
 
   std::unordered_map<uint64_t, uint32_t> timers_per_tick_;
-  std::vector<std::pair<Nic*, std::weak_ptr<Qp>>> tick_flushes_;
+  struct HeldWork {
+    Nic* nic;
+    std::weak_ptr<Qp> qp;         // a held flush, or
+    std::unique_ptr<Packet> pkt;  // a held READ request
+  };
+  std::vector<HeldWork> tick_flushes_;
   uint64_t host_stall_end_ns_ = 0;
 
   const Profile profile_;  // a copy: a backend may change its cache setting (ModelOptions)

@@ -1767,5 +1767,57 @@ TEST_P(Conformance, TwoTimersOfOneTickCompleteBeforeEitherQpFlushes) {
   run(kPollOne);
 }
 
+// Row 133 with a READ among the tick's timers (probe tick-read-retry): qa and qe run out
+// (retry_cnt 0, peers in ERR) and qc, whose READ qd dropped while in INIT, resends it, all in
+// one tick, fired latest armed first: qa, qc, qe. rxe runs a READ request's responder as a
+// tasklet (rxe_resp_queue_pkt), queued behind qa's flush: qa's and qe's errors, qa's flushed
+// receives, then the READ.
+TEST_P(Conformance, AReadATimerOfTheTickResendsCompletesAfterTheTicksFlushes) {
+  const Behaviour& b = GetParam().behaviour;
+  if (!b.tick_timers_complete_before_flushes) {
+    GTEST_SKIP() << "no order between two QPs' completions on this device (IBTA)";
+  }
+  // Timeout 19: one bucket of the timer wheel's level 2 for all three (see above).
+  const BringUpParams fail = Transport(Mtu::k1024, 19, 0, 0, 17);
+  const BringUpParams retry = Transport(Mtu::k1024, 19, 1, 0, 17);
+  CqHandle c = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, c), qb = Qp(QpType::kRc, 16, 16, 2, false, c);
+  QpHandle qc = Qp(QpType::kRc, 16, 16, 2, false, c), qd = Qp(QpType::kRc, 16, 16, 2, false, c);
+  QpHandle qe = Qp(QpType::kRc, 16, 16, 2, false, c), qf = Qp(QpType::kRc, 16, 16, 2, false, c);
+  ASSERT_EQ(ToRtsWith(*dev_, fail, qa, qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, retry, qc, qd), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, fail, qe, qf), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, fail, qb, qa), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, fail, qf, qe), 0);
+  ASSERT_EQ(dev_->ModifyQp(qb, StateOnly(QpState::kErr), attr::kState), 0);  // drops requests
+  ASSERT_EQ(dev_->ModifyQp(qf, StateOnly(QpState::kErr), attr::kState), 0);
+  ConnectionInfo to_qc;
+  QpAttr qd_attr;
+  ASSERT_EQ(dev_->LocalConnectionInfo(qc, &to_qc), 0);
+  ASSERT_EQ(BringUpAttr(*dev_, retry, to_qc, &qd_attr), 0);
+  ASSERT_EQ(BringUp(*dev_, qd, qd_attr, QpState::kInit), 0);  // drops the READ's first send
+  Buffer buf = Reg(16384, kAll);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostRecv(qa, {Recv(101, {buf.At(0, 64)}), Recv(102, {buf.At(64, 64)})}, &bad), 0);
+  ASSERT_EQ(dev_->PostSend(qe, {Send(5, {buf.At(4096, 8)})}, &bad), 0);
+  ASSERT_EQ(dev_->PostSend(qc, {RdmaTo(3, WrOpcode::kRdmaRead, {buf.At(2048, 8)}, buf, 8192)},
+                           &bad),
+            0);
+  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(1024, 8)})}, &bad), 0);
+  ASSERT_EQ(BringUp(*dev_, qd, qd_attr, QpState::kRtr), 0);  // answers the resent READ
+  auto wcs = WaitWc(c, 5, 5 * kSecond);
+  ASSERT_EQ(wcs.size(), 5u);
+  // The two errors first (qe's first only where a tick fell between the posts: rxe 1 of 2
+  // runs of the probe at timeout 11), then qa's flush, then the READ.
+  const bool e_first = wcs[0].wr_id == 5;
+  const std::vector<std::pair<uint64_t, WcStatus>> want = {
+      {e_first ? 5 : 1, WcStatus::kRetryExcErr}, {e_first ? 1 : 5, WcStatus::kRetryExcErr},
+      {101, WcStatus::kWrFlushErr}, {102, WcStatus::kWrFlushErr}, {3, WcStatus::kSuccess}};
+  for (size_t k = 0; k < want.size(); ++k) {
+    EXPECT_EQ(wcs[k].wr_id, want[k].first) << "completion " << k;
+    EXPECT_EQ(wcs[k].status, want[k].second) << "completion " << k << ": " << ToName(wcs[k].status);
+  }
+}
+
 }  // namespace
 }  // namespace qptwin::testing
