@@ -321,10 +321,9 @@ bool FlushRoce(Backend* backend, uint64_t max_ns) {
   auto* m = dynamic_cast<ModelBackend*>(backend);
   if (!m) return true;
   engine::World& w = m->world();
-  const bool flushed =
-      w.events().RunUntil([&w] { return w.outgoing() == 0; }, w.events().Now() + max_ns);
+  w.events().RunUntil([&w] { return w.outgoing() == 0; }, w.events().Now() + max_ns);
   w.WaitOutHostStall();  // the program wakes up when its CPU is free again, as in Advance
-  return flushed;
+  return w.outgoing() == 0;  // the stall may have sent more
 }
 
 bool MoveModelThread(std::thread::id from, std::thread::id to) {

@@ -194,10 +194,12 @@ bool Nic::SelectHostThread(int thread) {
 void Nic::Receive(Packet&& pkt) {
   // Behaviour::tick_timers_complete_before_flushes: rxe runs a READ request's responder as a
   // tasklet (rxe_resp_queue_pkt), queued behind the flush tasklets of the tick's completers
-  // (measured: probe three-timers-read, 2 of 2: a READ a timer of the tick resends completes
-  // after the flush of a QP whose timer ran out before it).
-  if (pkt.kind == PacketKind::kReadReq && world_->has_tick_flushes() &&
-      profile().behaviour.tick_timers_complete_before_flushes) {
+  // (measured: probe tick-read-retry, 2 of 2: a READ a timer of the tick resends completes
+  // after the flush of a QP whose timer ran out before it); a request behind a held one to
+  // the same QP waits too (req_pkts keeps PSN order).
+  if (world_->has_tick_flushes() && profile().behaviour.tick_timers_complete_before_flushes &&
+      IsRequest(pkt.kind) &&
+      (pkt.kind == PacketKind::kReadReq || world_->HasHeldPacketFor(this, pkt.dst_qpn))) {
     world_->HoldTickPacket(this, std::move(pkt));
     return;
   }

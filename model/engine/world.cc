@@ -82,7 +82,15 @@ size_t World::in_flight() const {
   size_t n = marks_.size() + inbound_.size();
   for (const auto& l : links_) n += l->size();
   for (const auto& l : outgoing_) n += l->size();
+  for (const HeldWork& w : tick_flushes_) n += w.pkt != nullptr;  // a held request
   return n;
+}
+
+bool World::HasHeldPacketFor(const Nic* nic, uint32_t qpn) const {
+  for (const HeldWork& w : tick_flushes_) {
+    if (w.pkt != nullptr && w.nic == nic && w.pkt->dst_qpn == qpn) return true;
+  }
+  return false;
 }
 
 uint32_t World::ArmTimerAtTick(uint64_t tick) {

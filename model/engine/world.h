@@ -118,12 +118,16 @@ class World {
   void HoldTickFlush(Nic* nic, std::weak_ptr<Qp> qp) {
     tick_flushes_.push_back(HeldWork{nic, std::move(qp), nullptr});
   }
-  // A READ request that reached `nic`'s responder while flushes are held waits behind them
-  // (Nic::Receive): rxe_resp_queue_pkt schedules the responder tasklet for a READ.
+  // A READ request that reached `nic`'s responder while flushes are held waits behind them,
+  // and so does any request behind it to the same QP (Nic::Receive): rxe_resp_queue_pkt
+  // schedules the responder tasklet for a READ, or while req_pkts holds another request.
   void HoldTickPacket(Nic* nic, Packet&& pkt) {
     tick_flushes_.push_back(HeldWork{nic, {}, std::make_unique<Packet>(std::move(pkt))});
   }
   bool has_tick_flushes() const { return !tick_flushes_.empty(); }
+  // A request to `nic`'s QP `qpn` is held (the requests behind it wait too: rxe queues a
+  // request behind another in req_pkts, in PSN order).
+  bool HasHeldPacketFor(const Nic* nic, uint32_t qpn) const;
   // Runs the held work in the order it was held.
   void RunTickFlushes();
 
