@@ -131,6 +131,14 @@ int ToRtsWith(Device& dev, const BringUpParams& p, QpHandle self, QpHandle peer)
   return BringUp(dev, self, attr, QpState::kRts);
 }
 
+QpHandle Conformance::RcTowardsPeerInErr(CqHandle cq, const BringUpParams& p) {
+  QpHandle q = Qp(QpType::kRc, 16, 16, 2, false, cq), peer = Qp(QpType::kRc, 16, 16, 2, false, cq);
+  EXPECT_EQ(ToRtsWith(*dev_, p, q, peer), 0);
+  EXPECT_EQ(ToRtsWith(*dev_, p, peer, q), 0);
+  EXPECT_EQ(dev_->ModifyQp(peer, StateOnly(QpState::kErr), attr::kState), 0);
+  return q;
+}
+
 void Conformance::FifteenDeepRcPair(const BringUpParams& p, RcPair* pair) {
   RcPair& r = *pair;
   r.ca = Cq();
