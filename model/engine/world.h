@@ -116,8 +116,11 @@ class World {
 
   // Flushes held back to the end of a tick's timers (Nic::DeferFlushToTickEnd), in order.
   void HoldTickFlush(Nic* nic, std::weak_ptr<Qp> qp) {
+    ++tick_holds_;
     tick_flushes_.push_back(HeldWork{nic, std::move(qp), nullptr});
   }
+  // How many flushes were ever held (a wait can tell whether a hold began while it ran).
+  uint64_t tick_holds() const { return tick_holds_; }
   // A READ request that reached `nic`'s responder while flushes are held waits behind them,
   // and so does any request behind it to the same QP (Nic::Receive): rxe_resp_queue_pkt
   // schedules the responder tasklet for a READ, or while req_pkts holds another request.
@@ -151,6 +154,7 @@ class World {
     std::unique_ptr<Packet> pkt;  // a held READ request
   };
   std::vector<HeldWork> tick_flushes_;
+  uint64_t tick_holds_ = 0;
   uint64_t host_stall_end_ns_ = 0;
 
   const Profile profile_;  // a copy: a backend may change its cache setting (ModelOptions)
