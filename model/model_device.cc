@@ -110,12 +110,12 @@ uint64_t ModelDevice::Deadline(uint64_t timeout_ns) const {
   return world_->events().Now() + std::min(timeout_ns, kMaxWaitNs);
 }
 
-void ModelDevice::SettleTickFlushes() {
+void ModelDevice::SettleHeldWork() {
   // Flushes held to the end of a tick's timers (engine::World::HoldTickFlush): the tick's
   // timers and the tasklets they start run in softirq context, so the program runs again
   // only after the last of them (World::StallHost), when the held flushes have run.
   world_->WaitOutHostStall();
-  if (world_->has_tick_flushes()) world_->RunTickFlushes();
+  if (world_->has_held_work()) world_->RunHeldWork();
 }
 
 void ModelDevice::CatchUpHost() {
@@ -142,7 +142,7 @@ int ModelDevice::GetCqEvent(ChannelHandle ch, uint64_t timeout_ns, CqHandle* cq)
   engine::Channel* c = nic_->FindChannel(ctx_, ch.id);
   cq->id = c->events.front();
   c->events.pop_front();
-  if (engine::Cq* q = Host()->FindCq(ctx_, cq->id)) ++q->events_unacked;
+  if (engine::Cq* q = nic_->FindCq(ctx_, cq->id)) ++q->events_unacked;
   // The interrupt follows the CQE's write; the thread then wakes up (timing.h).
   const Timing& t = nic_->profile().timing;
   nic_->ChargeHost(t.nic.cqe_ns + t.host.event_wakeup_ns);

@@ -88,10 +88,10 @@ class ModelDevice : public Device {
   // device's softirq work (held flushes: engine::World::HoldTickFlush) (the observers, the
   // history and the async events, call nic_ directly).
   engine::Nic* Host() {
-    if (world_->has_tick_flushes()) SettleTickFlushes();
+    if (world_->has_held_work()) SettleHeldWork();
     return nic_;
   }
-  void SettleTickFlushes();
+  void SettleHeldWork();
 
   std::shared_ptr<engine::World> world_;
   engine::Nic* nic_;

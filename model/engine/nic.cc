@@ -197,7 +197,7 @@ void Nic::Receive(Packet&& pkt) {
   // (measured: probe tick-read-retry, 2 of 2: a READ a timer of the tick resends completes
   // after the flush of a QP whose timer ran out before it); a request behind a held one to
   // the same QP waits too (req_pkts keeps PSN order).
-  if (world_->has_tick_flushes() && profile().behaviour.tick_timers_complete_before_flushes &&
+  if (world_->has_held_work() && profile().behaviour.tick_timers_complete_before_flushes &&
       IsRequest(pkt.kind) &&
       (pkt.kind == PacketKind::kReadReq || world_->HasHeldPacketFor(this, pkt.dst_qpn))) {
     world_->HoldTickPacket(this, std::move(pkt));

@@ -161,7 +161,7 @@ class Nic {
   void SetDoorbellPort(DoorbellPort* port) { doorbell_ = port; }
   // The NIC's messages leave through `port` (net_port.h; never null, it outlives the NIC).
   void SetNetPort(NetPort* port) { net_ = port; }
-  // World::RunTickFlushes: a flush DeferFlushToTickEnd held back.
+  // World::RunHeldWork: a flush DeferFlushToTickEnd held back.
   void RunHeldFlush(Qp& qp);
   // The latest deadline in [from, to] of a live transport timer of a QP other than
   // `except` (0: none).
@@ -450,9 +450,9 @@ class Nic {
   std::vector<PortAttr> ports_one_;   // ModifyQp's port list, kept: no allocation per modify
   uint64_t fetch_free_ns_ = 0;        // the context-fetch unit (timing.h contract 5)
   uint64_t wqe_fetch_free_ns_ = 0;    // the WQE re-fetch unit, when it has its own
-  uint64_t request_contexts_ns_ = 0;
+  uint64_t request_contexts_ns_ = 0;  // the request being handled: its contexts are on chip
   uint64_t request_delay_mark_ = 0;  // bus delay_total() when the request's handling began
-  uint64_t payload_delay_ns_ = 0;    // the last payload read's extra target time  // the request being handled: its contexts are on chip
+  uint64_t payload_delay_ns_ = 0;    // the last payload read's extra target time
   std::vector<uint8_t> wqe_fetch_;  // FetchPosted's buffer on the NIC side
   bool in_post_ = false;             // Doorbell's requester run (Packet::sent_by_post)
   // The QP whose post runs the event loop for its answers (Behaviour::post_answers_each_message):
@@ -461,7 +461,7 @@ class Nic {
   bool in_retry_response_ = false;   // Receive: a loopback response to a request not from a post
   bool defer_requester_flush_ = false;  // Receive: Packet::responder_flush_first
   bool OnlyTheHeadIsDone(const Qp& qp) const;
-  // A transport timer's expiry is running (RunTimer -> OnTimeout): see TimerTickFlushes.
+  // A transport timer's expiry is running (RunTimer -> OnTimeout): see DeferFlushToTickEnd.
   bool in_timer_expiry_ = false;
   // Linux runs every timer of a tick in its softirq first (rxe: each schedules its QP's
   // completer tasklet); the flush tasklets a failing completer schedules (rxe_qp_error) run

@@ -529,7 +529,7 @@ bool Nic::DeferFlushToTickEnd(Qp& qp) {
     return false;
   }
   const uint64_t last = LastOtherTimerThisTick(&qp);
-  if (!world_->has_tick_flushes() && last == 0) return false;
+  if (!world_->has_held_work() && last == 0) return false;
   world_->HoldTickFlush(this, qp.weak_from_this());
   // The tick's timers and the tasklets they start run in softirq context, before the
   // program runs again: it wakes up no earlier than the last of them (World::StallHost).
@@ -538,12 +538,12 @@ bool Nic::DeferFlushToTickEnd(Qp& qp) {
 }
 
 void Nic::FinishTickFlushes() {
-  if (!world_->has_tick_flushes()) return;
+  if (!world_->has_held_work()) return;
   if (const uint64_t last = LastOtherTimerThisTick(nullptr); last != 0) {
     world_->StallHost(last);  // a timer of the tick moved on within it
     return;
   }
-  world_->RunTickFlushes();
+  world_->RunHeldWork();
 }
 
 void Nic::RunHeldFlush(Qp& qp) {

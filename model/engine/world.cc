@@ -82,12 +82,12 @@ size_t World::in_flight() const {
   size_t n = marks_.size() + inbound_.size();
   for (const auto& l : links_) n += l->size();
   for (const auto& l : outgoing_) n += l->size();
-  for (const HeldWork& w : tick_flushes_) n += w.pkt != nullptr;  // a held request
+  for (const HeldWork& w : held_work_) n += w.pkt != nullptr;  // a held request
   return n;
 }
 
 bool World::HasHeldPacketFor(const Nic* nic, uint32_t qpn) const {
-  for (const HeldWork& w : tick_flushes_) {
+  for (const HeldWork& w : held_work_) {
     if (w.pkt != nullptr && w.nic == nic && w.pkt->dst_qpn == qpn) return true;
   }
   return false;
@@ -106,9 +106,9 @@ uint32_t World::ArmTimerAtTick(uint64_t tick) {
   return timers_per_tick_[tick]++;
 }
 
-void World::RunTickFlushes() {
+void World::RunHeldWork() {
   std::vector<HeldWork> held;
-  held.swap(tick_flushes_);
+  held.swap(held_work_);
   for (HeldWork& w : held) {
     if (w.pkt) {
       w.nic->Receive(std::move(*w.pkt));

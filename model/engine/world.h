@@ -117,7 +117,7 @@ class World {
   // Flushes held back to the end of a tick's timers (Nic::DeferFlushToTickEnd), in order.
   void HoldTickFlush(Nic* nic, std::weak_ptr<Qp> qp) {
     ++tick_holds_;
-    tick_flushes_.push_back(HeldWork{nic, std::move(qp), nullptr});
+    held_work_.push_back(HeldWork{nic, std::move(qp), nullptr});
   }
   // How many flushes were ever held (a wait can tell whether a hold began while it ran).
   uint64_t tick_holds() const { return tick_holds_; }
@@ -125,14 +125,14 @@ class World {
   // and so does any request behind it to the same QP (Nic::Receive): rxe_resp_queue_pkt
   // schedules the responder tasklet for a READ, or while req_pkts holds another request.
   void HoldTickPacket(Nic* nic, Packet&& pkt) {
-    tick_flushes_.push_back(HeldWork{nic, {}, std::make_unique<Packet>(std::move(pkt))});
+    held_work_.push_back(HeldWork{nic, {}, std::make_unique<Packet>(std::move(pkt))});
   }
-  bool has_tick_flushes() const { return !tick_flushes_.empty(); }
+  bool has_held_work() const { return !held_work_.empty(); }
   // A request to `nic`'s QP `qpn` is held (the requests behind it wait too: rxe queues a
   // request behind another in req_pkts, in PSN order).
   bool HasHeldPacketFor(const Nic* nic, uint32_t qpn) const;
   // Runs the held work in the order it was held.
-  void RunTickFlushes();
+  void RunHeldWork();
 
   // The host kernel's timers (NicTiming::timer_tick_ns) that fire at `tick`: returns how many
   // were armed for it before (one bucket's timers fire latest-armed first).
@@ -153,7 +153,7 @@ class World {
     std::weak_ptr<Qp> qp;         // a held flush, or
     std::unique_ptr<Packet> pkt;  // a held READ request
   };
-  std::vector<HeldWork> tick_flushes_;
+  std::vector<HeldWork> held_work_;
   uint64_t tick_holds_ = 0;
   uint64_t host_stall_end_ns_ = 0;
 

@@ -62,7 +62,7 @@ class Conformance : public ::testing::TestWithParam<BackendCase> {
   void FifteenDeepRcPair(const BringUpParams& p, RcPair* pair);
   // An RC QP on `cq` in RTS with the attributes of `p`, whose peer (also on `cq`, connected to
   // it) is then moved to ERR, so it drops every request: each request's transport timer runs
-  // out. Callers return if HasFatalFailure().
+  // out. Callers return if HasFailure() (any failed check while bringing it up).
   QpHandle RcTowardsPeerInErr(CqHandle cq, const BringUpParams& p);
   // Addresses the UD send `wr` to UD QP `dst`: a new AH in pd_ (the caller destroys it), the
   // QP number and the fixture's Q_Key.
