@@ -613,7 +613,15 @@ bool Nic::UnsendInSqd(Qp& qp, size_t index) {
   for (size_t i = index; i < end; ++i) {
     SendWqe& w = qp.sq[i];
     if (w.done || !w.sent) continue;
-    if (!rewound) qp.next_psn = RetryPsn(qp, i);  // req.psn = comp.psn
+    if (!rewound) {
+      qp.next_psn = RetryPsn(qp, i);  // req.psn = comp.psn
+      // The first WQE retried, its first packets acknowledged (comp.psn inside it): it goes
+      // on from there after SQD -> RTS (seed 20261245 sequence 13319: a 3-packet WRITE_WITH_IMM
+      // RNR-NAKed at its last packet, resent as that packet, not as a new message at PSN 2).
+      const uint32_t last = PsnAdd(w.psn, w.npkts - 1);
+      w.resumes_mid_message = IsSendOrWrite(w.wr.opcode) && !w.emptied_by_retry &&
+                              PsnDiff(qp.next_psn, w.psn) > 0 && PsnDiff(qp.next_psn, last) <= 0;
+    }
     rewound = true;
     w.sent = false;
   }

@@ -176,6 +176,11 @@ struct SendWqe {
   // retry_first_write_send skips (comp.psn - first_psn) & 0xffffff packets' worth of its data,
   // all of it, so it goes again as one packet with no payload (RETH length 0).
   bool emptied_by_retry = false;
+  // Put back to not started by a retry in SQD (Nic::UnsendInSqd) after its first packets were
+  // acknowledged: rxe_req.c req_retry's retry_first_write_send stepped the requester's opcode
+  // and data past them, so after SQD -> RTS the message goes on from comp.psn (its PSNs kept:
+  // the responder waits in the middle of it), not as a new message from there.
+  bool resumes_mid_message = false;
   // A stale copy the requester runs again after ERR -> RTS (Behaviour::
   // requester_walks_one_wqe_in_error): it is sent but never completes (no CQE), and it does
   // not count against max_send_wr.

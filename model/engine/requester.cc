@@ -322,7 +322,13 @@ Nic::ReqStep Nic::ReqTransmit(Qp& qp, Payload* payload) {
     payload->clear();
   }
   uint32_t npkts = PacketCount(p.kind == PacketKind::kAtomic ? 8 : p.length, mtu);
-  if (!w.sent) {
+  if (!w.sent && w.resumes_mid_message) {
+    // SendWqe::resumes_mid_message: the message keeps its PSNs; req.psn moves past it.
+    w.sent = true;
+    w.resumes_mid_message = false;
+    const uint32_t past = PsnAdd(w.psn, w.npkts);
+    if (PsnDiff(past, qp.next_psn) > 0) qp.next_psn = past;
+  } else if (!w.sent) {
     w.sent = true;
     w.psn = qp.next_psn;
     w.npkts = npkts;
