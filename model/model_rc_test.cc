@@ -2,6 +2,7 @@
 // data, ordering, completion channels and determinism.
 #include <cstring>
 
+#include "model/model_backend.h"
 #include "tests/support/support.h"
 
 namespace qptwin::model::testing {
@@ -355,6 +356,34 @@ TEST(RcLoopback, TwoQpsOnOneDeviceTalk) {
   ASSERT_EQ(a.dev->PostSend(a.qp, {Wr(1, WrOpcode::kSend, {a.At(0, 8)})}, nullptr), 0);
   Wait(b, b.rcq, 1);
   EXPECT_EQ(std::memcmp(b.buf, "loopback", 8), 0);
+}
+
+// rxe's responder NAKs a gap once (Behaviour::one_psn_nak_per_gap, rxe_resp.c check_psn
+// sent_psn_nak): a 3-packet WRITE_WITH_IMM RNR-NAKed at its last packet, with four
+// WRITE_WITH_IMMs behind it sent during every RNR wait (Behaviour::rnr_wait_sends_new_wqes),
+// draws an RNR NAK and one sequence NAK per retry round, not one per packet past the gap
+// (probe tests/differential/probes/rnr-count: rxe's counters, 8 of each for 8 rounds).
+TEST_F(RcTest, AGapDrawsOneSequenceNakPerRetryRound) {
+  std::vector<NetTransfer> seen;
+  ASSERT_TRUE(SetModelNetObserver([&seen](const NetTransfer& t) { seen.push_back(t); }));
+  size_t bad = 99;
+  std::vector<SendWr> wrs;
+  for (uint64_t id = 1; id <= 5; ++id) {
+    SendWr w = WriteWr(a_, b_, id, 0, id == 1 ? 3000 : 64);
+    w.opcode = WrOpcode::kRdmaWriteWithImm;
+    wrs.push_back(w);
+  }
+  ASSERT_EQ(a_.dev->PostSend(a_.qp, wrs, &bad), 0);
+  std::vector<WorkCompletion> wcs;
+  EXPECT_EQ(a_.dev->WaitForCompletions(a_.scq, 1, 30'000'000, &wcs), ETIMEDOUT);  // 30 ms
+  ASSERT_TRUE(SetModelNetObserver(nullptr));
+  int rounds = 0, naks = 0;
+  for (const NetTransfer& t : seen) {
+    if (t.kind == "WRITE" && t.packets == 3) ++rounds;
+    if (t.kind == "NAK") ++naks;
+  }
+  EXPECT_GE(rounds, 3) << "RNR retries every 4-8 ms";
+  EXPECT_EQ(naks, 2 * rounds) << "an RNR NAK and one sequence NAK a round";
 }
 
 }  // namespace

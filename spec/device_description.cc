@@ -48,6 +48,7 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("rnr_wait_sends_new_wqes", &Behaviour::rnr_wait_sends_new_wqes),
     Flag("sqd_retry_unsends", &Behaviour::sqd_retry_unsends),
     Flag("rnr_nak_then_seq_nak", &Behaviour::rnr_nak_then_seq_nak),
+    Flag("one_psn_nak_per_gap", &Behaviour::one_psn_nak_per_gap),
     Flag("write_imm_receive_at_last_packet", &Behaviour::write_imm_receive_at_last_packet),
     Flag("duplicate_ack_psn_is_last_executed",
          &Behaviour::duplicate_ack_psn_is_last_executed),
@@ -293,6 +294,10 @@ DeviceDescription Rxe() {
        "second is out of sequence -> RESPST_ERR_PSN_OUT_OF_SEQ (sent_psn_nak once, cleared "
        "when the expected PSN comes again); measured: a 2-packet SEND into an empty SRQ with "
        "retry_cnt 1 is RNR-retried on (the sequence NAKs push the retransmit timer)"},
+      {"one_psn_nak_per_gap", 1,
+       "rxe_resp.c check_psn: past resp.psn a packet is NAKed only while resp.sent_psn_nak "
+       "is clear, which sets it; a packet at resp.psn (and rxe_qp_reset) clears it (measured: "
+       "probe rnr-count, 8 sequence NAKs for 8 retry rounds of 15 packets each)"},
       {"write_imm_receive_at_last_packet", 1,
        "rxe_opcode.c: only RDMA_WRITE_LAST/ONLY_WITH_IMMEDIATE carry RXE_RWR_MASK; rxe_resp.c "
        "rxe_responder runs check_resource (RNR) before check_rkey, per packet (measured: "

@@ -138,6 +138,10 @@ struct Behaviour {
   // sequence error: its second packet arrives out of sequence (once per retry round; the
   // later ones are dropped). The default: the rest of the message is dropped silently.
   bool rnr_nak_then_seq_nak = false;
+  // An RC responder sends one NAK PSN sequence error per gap: the packets past the expected
+  // PSN that follow it are dropped silently until a packet at the expected PSN comes. IBTA
+  // 9.7.5.1.1 (C9-88): each out-of-sequence request is NAKed (the default).
+  bool one_psn_nak_per_gap = false;
   // A WRITE_WITH_IMM takes its receive at its last packet, checked there before the R_Key:
   // a one-packet one without a receive is RNR-NAKed (UC: dropped) even with a bad rkey; the
   // earlier packets of a longer one are executed (their data lands, rq_psn moves) and only the

@@ -484,6 +484,13 @@ uint32_t Nic::RetryPsn(const Qp& qp, size_t index) const {
   if (profile().behaviour.retry_rewinds_sq_psn && PsnDiff(qp.comp_psn, psn) < 0) {
     return qp.comp_psn;
   }
+  // Inside it, past the packets a partial ACK acknowledged: a NAK PSN sequence error
+  // acknowledged them (rxe_comp.c check_ack: comp.psn = the NAK's PSN; probe rnr-sqd-early:
+  // SQD before the first RNR retry drains at sq_psn 2).
+  if (profile().behaviour.retry_rewinds_sq_psn && PsnDiff(qp.comp_psn, psn) > 0 &&
+      PsnDiff(qp.comp_psn, LastPsn(w)) <= 0) {
+    return qp.comp_psn;
+  }
   return psn;
 }
 

@@ -378,7 +378,7 @@ void Nic::ResetQueues(Qp& qp) {
   qp.completer_due = false;  // (a stale_timeout stays: rxe_qp_reset leaves comp.timeout)
   qp.retry_stalled = qp.retry_parked_at_fence = qp.requester_revived = false;
   qp.retry_after_err = qp.rnr_timer_in_err = false;
-  qp.uc_mid_message = qp.write_imm_waiting = false;
+  qp.uc_mid_message = qp.write_imm_waiting = qp.sent_psn_nak = false;
   qp.comm_est_raised = qp.last_wqe_raised = qp.flush_pending = qp.flush_begun = false;
   qp.flush_after_skip_loop = qp.kick_after_skip_loop = false;
   qp.requester_busy_until_ns = 0;

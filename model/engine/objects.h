@@ -321,6 +321,10 @@ struct Qp : std::enable_shared_from_this<Qp> {
   // WRITE_LAST after WRITE_FIRST/MIDDLE); after anything else it is an invalid request.
   bool write_imm_waiting = false;
   uint32_t write_imm_wait_psn = 0;
+  // RC responder: a PSN sequence NAK was sent for a gap and no packet at epsn has come since:
+  // later packets past epsn are dropped without another NAK (rxe_resp.c check_psn,
+  // resp.sent_psn_nak; cleared by a packet at epsn and by RESET).
+  bool sent_psn_nak = false;
   bool rnr_wait = false;
   size_t rnr_index = 0;  // the RNR-NAKed WQE the retry starts from (rnr_wait_sends_new_wqes)
   bool kick_pending = false;

@@ -89,6 +89,9 @@ Nic::RespStep Nic::RespCheckPsn(Qp& qp, const Packet& pkt) {
   const int32_t d = PsnDiff(pkt.psn, qp.epsn);
   // RC and XRC from here.
   if (d > 0) {  // a gap: NAK with the PSN we expect (IBTA 9.7.5.1.1)
+    // Once per gap on rxe (Qp::sent_psn_nak): the next packets past epsn are dropped.
+    if (qp.sent_psn_nak && profile().behaviour.one_psn_nak_per_gap) return RespStep::kDone;
+    qp.sent_psn_nak = true;
     Packet nak;
     nak.kind = PacketKind::kNak;
     nak.nak = NakCode::kPsnSeqErr;
@@ -96,6 +99,10 @@ Nic::RespStep Nic::RespCheckPsn(Qp& qp, const Packet& pkt) {
     nak.drawn_by_psn = pkt.psn;
     SendResponse(qp, pkt, std::move(nak));
     return RespStep::kDone;
+  }
+  // A packet at epsn (the message holds it) ends the gap (rxe_resp.c check_psn).
+  if (d <= 0 && PsnDiff(PsnAdd(pkt.psn, std::max<uint32_t>(pkt.npkts, 1) - 1), qp.epsn) >= 0) {
+    qp.sent_psn_nak = false;
   }
   if (d == 0 && qp.write_imm_waiting && qp.write_imm_wait_psn == qp.epsn) {
     // Inside a WRITE_WITH_IMM whose last packet waits for a receive (ResumesWriteImm): rxe_resp.c
@@ -471,7 +478,8 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
       SendResponse(qp, pkt, std::move(nak));
       // Behaviour::rnr_nak_then_seq_nak: the message's next packet arrives out of sequence
       // (the first was not taken) and draws one NAK PSN sequence error, every retry round.
-      if (pkt.npkts > 1 && profile().behaviour.rnr_nak_then_seq_nak) {
+      if (pkt.npkts > 1 && profile().behaviour.rnr_nak_then_seq_nak && !qp.sent_psn_nak) {
+        qp.sent_psn_nak = true;
         Packet seq;
         seq.kind = PacketKind::kNak;
         seq.nak = NakCode::kPsnSeqErr;

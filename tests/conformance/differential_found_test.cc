@@ -785,56 +785,68 @@ TEST_P(Conformance, SqdLetsARequesterStoppedByALocalErrorRetryWhereTheDeviceRevi
 // first packet is an invalid request there (REM_INV_REQ_ERR). Every device completes both.
 TEST_P(Conformance, AMessageRnrNakedAtItsLastPacketGoesOnFromItAfterSqd) {
   const Behaviour& b = GetParam().behaviour;
-  CqHandle ca = Cq(), cb = Cq();
-  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
   // Timeout 14 (67 ms): the RNR timer (min_rnr_timer 17: 3.84 ms) retries long before it.
   const BringUpParams p = Transport(Mtu::k1024, 14, 7, 7, 17);
-  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
-  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
-  Buffer buf = Reg(16384, kAll);
-  for (size_t i = 0; i < 4096; ++i) buf.buf[i] = static_cast<uint8_t>(i * 7 + 1);
-  constexpr uint32_t kLen = 3001;  // 1024 + 1024 + 953: three packets
-  SendWr w = RdmaTo(1, WrOpcode::kRdmaWriteWithImm, {buf.At(0, kLen)}, buf, 8192);
-  w.imm_data = 0x1234;
-  size_t bad = 99;
-  ASSERT_EQ(dev_->PostSend(qa, {w}, &bad), 0);
-  EXPECT_TRUE(Drain(ca, kSecond / 50).empty()) << "no receive: RNR NAKs for ever";
-  QpAttr sqd = StateOnly(QpState::kSqd);
-  sqd.en_sqd_async_notify = true;
-  ASSERT_EQ(dev_->ModifyQp(qa, sqd, attr::kState | attr::kEnSqdAsyncNotify), 0);
   const bool unsends = b.sqd_retry_unsends && b.write_imm_receive_at_last_packet;
-  if (unsends) {
-    // The next RNR retry (within 8 ms on rxe) drains the SQ with the WRITE unanswered.
-    ASSERT_EQ(dev_->WaitForAsyncEvent(EventType::kSqDrained, qa, kSecond / 5), 0);
-    QpAttr attr;
-    QpInitAttr init;
-    ASSERT_EQ(dev_->QueryQp(qa, &attr, &init), 0);
-    EXPECT_EQ(attr.sq_psn, p.sq_psn + 2) << "req.psn at the NAKed last packet";
-    EXPECT_FALSE(attr.sq_draining);
-  }
-  EXPECT_TRUE(Drain(ca, 0).empty());
-  ASSERT_EQ(dev_->PostRecv(qb, {Recv(100, {buf.At(12288, 64)})}, &bad), 0);
-  if (!unsends) {  // IBTA: the drain completes the message in flight, RNR retries included
-    ASSERT_EQ(dev_->WaitForAsyncEvent(EventType::kSqDrained, qa, kSecond / 5), 0);
-  }
-  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kRts), attr::kState), 0);
-  // rxe: the WQE the drain put back waits for a doorbell (RTS schedules no requester).
-  ASSERT_EQ(dev_->PostSend(qa, {RdmaTo(2, WrOpcode::kRdmaWrite, {buf.At(4096, 8)}, buf, 12800)},
-                           &bad),
-            0);
-  auto wcs = WaitWc(ca, 2);
-  ASSERT_EQ(wcs.size(), 2u);
-  EXPECT_EQ(wcs[0].wr_id, 1u);
-  EXPECT_EQ(wcs[0].status, WcStatus::kSuccess) << ToName(wcs[0].status);
-  EXPECT_EQ(wcs[1].wr_id, 2u);
-  EXPECT_EQ(wcs[1].status, WcStatus::kSuccess) << ToName(wcs[1].status);
-  auto rwc = WaitWc(cb, 1);
-  ASSERT_EQ(rwc.size(), 1u);
-  EXPECT_EQ(rwc[0].wr_id, 100u);
-  EXPECT_EQ(rwc[0].status, WcStatus::kSuccess) << ToName(rwc[0].status);
-  EXPECT_EQ(rwc[0].byte_len, kLen);
-  EXPECT_EQ(rwc[0].imm_data, 0x1234u);
-  EXPECT_EQ(std::memcmp(buf.buf, buf.buf + 8192, kLen), 0) << "the WRITE's data";
+  // late: SQD 20 ms into the RNR loop (a retry round's duplicate ACK acknowledged the first
+  // two packets). early: SQD right after the post, a one-packet WRITE behind the message (its
+  // NAK PSN sequence error acknowledged them: probe rnr-sqd-early, rxe 3 of 3 at sq_psn 2).
+  auto run = [&](bool early) {
+    SCOPED_TRACE(early ? "SQD before the first RNR retry" : "SQD during the RNR loop");
+    CqHandle ca = Cq(), cb = Cq();
+    QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca);
+    QpHandle qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+    ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
+    ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
+    Buffer buf = Reg(16384, kAll);
+    for (size_t i = 0; i < 4096; ++i) buf.buf[i] = static_cast<uint8_t>(i * 7 + 1);
+    constexpr uint32_t kLen = 3001;  // 1024 + 1024 + 953: three packets
+    std::vector<SendWr> wrs = {RdmaTo(1, WrOpcode::kRdmaWriteWithImm, {buf.At(0, kLen)}, buf, 8192)};
+    wrs[0].imm_data = 0x1234;
+    if (early) wrs.push_back(RdmaTo(3, WrOpcode::kRdmaWrite, {buf.At(4000, 8)}, buf, 13000));
+    size_t bad = 99;
+    ASSERT_EQ(dev_->PostSend(qa, wrs, &bad), 0);
+    if (!early) EXPECT_TRUE(Drain(ca, kSecond / 50).empty()) << "no receive: RNR NAKs for ever";
+    QpAttr sqd = StateOnly(QpState::kSqd);
+    sqd.en_sqd_async_notify = true;
+    ASSERT_EQ(dev_->ModifyQp(qa, sqd, attr::kState | attr::kEnSqdAsyncNotify), 0);
+    if (unsends) {
+      // The next RNR retry (within 8 ms on rxe) drains the SQ with the WRITE unanswered.
+      ASSERT_EQ(dev_->WaitForAsyncEvent(EventType::kSqDrained, qa, kSecond / 5), 0);
+      QpAttr attr;
+      QpInitAttr init;
+      ASSERT_EQ(dev_->QueryQp(qa, &attr, &init), 0);
+      EXPECT_EQ(attr.sq_psn, p.sq_psn + 2) << "req.psn at the NAKed last packet";
+      EXPECT_FALSE(attr.sq_draining);
+    }
+    EXPECT_TRUE(Drain(ca, 0).empty());
+    ASSERT_EQ(dev_->PostRecv(qb, {Recv(100, {buf.At(12288, 64)})}, &bad), 0);
+    if (!unsends) {  // IBTA: the drain completes the messages in flight, RNR retries included
+      ASSERT_EQ(dev_->WaitForAsyncEvent(EventType::kSqDrained, qa, kSecond / 5), 0);
+    }
+    ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kRts), attr::kState), 0);
+    // rxe: the WQEs the drain put back wait for a doorbell (RTS schedules no requester).
+    ASSERT_EQ(
+        dev_->PostSend(qa, {RdmaTo(2, WrOpcode::kRdmaWrite, {buf.At(4096, 8)}, buf, 12800)}, &bad),
+        0);
+    const std::vector<uint64_t> want = early ? std::vector<uint64_t>{1, 3, 2}
+                                             : std::vector<uint64_t>{1, 2};
+    auto wcs = WaitWc(ca, static_cast<int>(want.size()));
+    ASSERT_EQ(wcs.size(), want.size());
+    for (size_t k = 0; k < want.size(); ++k) {
+      EXPECT_EQ(wcs[k].wr_id, want[k]) << "completion " << k;
+      EXPECT_EQ(wcs[k].status, WcStatus::kSuccess) << ToName(wcs[k].status);
+    }
+    auto rwc = WaitWc(cb, 1);
+    ASSERT_EQ(rwc.size(), 1u);
+    EXPECT_EQ(rwc[0].wr_id, 100u);
+    EXPECT_EQ(rwc[0].status, WcStatus::kSuccess) << ToName(rwc[0].status);
+    EXPECT_EQ(rwc[0].byte_len, kLen);
+    EXPECT_EQ(rwc[0].imm_data, 0x1234u);
+    EXPECT_EQ(std::memcmp(buf.buf, buf.buf + 8192, kLen), 0) << "the WRITE's data";
+  };
+  run(false);
+  run(true);
 }
 
 // Differential seed 20261217 sequence 52: an RC requester brought from ERR back to RTS with
