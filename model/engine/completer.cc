@@ -480,15 +480,12 @@ uint32_t Nic::RetryPsn(const Qp& qp, size_t index) const {
   // (Behaviour::partial_ack_resets_retries_only keeps the latest such ACK).
   const SendWqe& w = qp.sq[index];
   const uint32_t psn = w.serial == qp.partial_ack_serial ? PsnAdd(qp.partial_ack_psn, 1) : w.psn;
-  // Behind the WQE when WQEs that took PSNs before it were never answered (RebasePsns).
-  if (profile().behaviour.retry_rewinds_sq_psn && PsnDiff(qp.comp_psn, psn) < 0) {
-    return qp.comp_psn;
-  }
-  // Inside it, past the packets a partial ACK acknowledged: a NAK PSN sequence error
-  // acknowledged them (rxe_comp.c check_ack: comp.psn = the NAK's PSN; probe rnr-sqd-early:
-  // SQD before the first RNR retry drains at sq_psn 2).
-  if (profile().behaviour.retry_rewinds_sq_psn && PsnDiff(qp.comp_psn, psn) > 0 &&
-      PsnDiff(qp.comp_psn, LastPsn(w)) <= 0) {
+  // Behaviour::retry_rewinds_sq_psn: req_retry's req.psn = comp.psn up to the message's last
+  // packet: behind the WQE when WQEs that took PSNs before it were never answered
+  // (RebasePsns), or inside it where a NAK PSN sequence error acknowledged its first packets
+  // (rxe_comp.c check_ack; probe rnr-sqd-early: SQD before the first RNR retry drains at
+  // sq_psn 2).
+  if (profile().behaviour.retry_rewinds_sq_psn && PsnDiff(qp.comp_psn, LastPsn(w)) <= 0) {
     return qp.comp_psn;
   }
   return psn;
@@ -539,9 +536,12 @@ bool Nic::RerunWaitsForAnswer(Qp& qp) {
   // same way: the requester a timer runs takes its next WQE only after the answer to the
   // message it just sent has been handled (a post does so already: Doorbell). Only where
   // it matters: the next WQE is a local operation it will run again (DrainSq).
-  if (in_post_ || qp.sq_next >= qp.sq.size() || !RerunsFromStaleSlot(qp.sq[qp.sq_next])) {
+  if (in_post_ || qp.sq_next == 0 || qp.sq_next >= qp.sq.size() ||
+      !RerunsFromStaleSlot(qp.sq[qp.sq_next])) {
     return false;
   }
+  // The message before it answered already (a requester kicked by the last of the answer).
+  if (qp.sq[qp.sq_next - 1].done) return false;
   if (world_->in_flight() == 0) return false;  // nothing on its way: no answer to wait for
   // No answer (a peer that drops it): the requester goes on as rxe's would, a moment later.
   answer_waits_.Push(world_->events().Now() + kPostRunNs, qp.weak_from_this());
@@ -625,9 +625,8 @@ bool Nic::UnsendInSqd(Qp& qp, size_t index) {
       // The first WQE retried, its first packets acknowledged (comp.psn inside it): it goes
       // on from there after SQD -> RTS (seed 20261245 sequence 13319: a 3-packet WRITE_WITH_IMM
       // RNR-NAKed at its last packet, resent as that packet, not as a new message at PSN 2).
-      const uint32_t last = PsnAdd(w.psn, w.npkts - 1);
-      w.resumes_mid_message = IsSendOrWrite(w.wr.opcode) && !w.emptied_by_retry &&
-                              PsnDiff(qp.next_psn, w.psn) > 0 && PsnDiff(qp.next_psn, last) <= 0;
+      w.resumes_mid_message = IsSendOrWrite(w.wr.opcode) && PsnDiff(qp.next_psn, w.psn) > 0 &&
+                              PsnDiff(qp.next_psn, LastPsn(w)) <= 0;
     }
     rewound = true;
     w.sent = false;

@@ -94,10 +94,7 @@ bool Nic::RunRequester(Qp& qp, bool one_message) {
   // loopback hands the requester back only after the whole message was answered
   // (differential seed 20261245 sequence 10047: a 2-packet WRITE_IMM resent after an RNR NAK
   // on its second packet, a bind behind it).
-  if (qp.sq_next > 0 && qp.sq_next < qp.sq.size() && !qp.sq[qp.sq_next - 1].done &&
-      RerunWaitsForAnswer(qp)) {
-    return false;
-  }
+  if (RerunWaitsForAnswer(qp)) return false;
   if (qp.retry_after_err && (qp.state == QpState::kRts || qp.state == QpState::kSqd)) {
     RetryAfterErr(qp);
     if (WaitsForSkipLoop(qp)) return false;  // the retry started one
