@@ -158,6 +158,7 @@ class ModelBackend : public Backend {
   void Advance(uint64_t ns) override {
     if (!sim::OnKernelThread()) return;
     world_->events().AdvanceBy(std::min(ns, kMaxWaitNs));
+    world_->HostWakes();
     world_->WaitOutHostStall();  // the program wakes up when its CPU is free again
   }
 
@@ -199,6 +200,9 @@ std::unique_ptr<Backend> MakeModelBackend(const ModelOptions& opts, std::string*
       chosen.timing.nic.timer_tick_ns == 0 ? 0 : chosen.timing.nic.timer_tick_ns - 1);
   if (opts.retry_skip == RetrySkip::kUntimed) chosen.timing.nic.retry_skip_ps_per_packet = 0;
   chosen.timing.nic.retry_skip_stalls_host = opts.retry_skip == RetrySkip::kStalled;
+  chosen.timing.nic.retry_skip_host_joins_at =
+      opts.retry_skip == RetrySkip::kJoins ? std::max(1, opts.retry_skip_joins_at) : 0;
+  chosen.timing.nic.retry_skip_host_wakes_late_ns = opts.retry_skip_wakes_late_us * 1000;
   return std::make_unique<ModelBackend>(chosen, opts);
 }
 
@@ -206,17 +210,54 @@ const char* ToName(RetrySkip r) {
   switch (r) {
     case RetrySkip::kStalled: return "stalled";
     case RetrySkip::kBeside: return "beside";
+    case RetrySkip::kJoins: return "joins";
     case RetrySkip::kUntimed: break;
   }
   return "untimed";
 }
 
-bool ParseRetrySkip(const std::string& name, RetrySkip* out) {
+namespace {
+
+// "<prefix>:<n>" with lo <= n <= hi; false otherwise.
+bool ParseSuffixNumber(const std::string& name, const std::string& prefix, uint64_t lo,
+                       uint64_t hi, uint64_t* n) {
+  if (name.size() <= prefix.size() + 1 || name.size() > prefix.size() + 7 ||
+      name.compare(0, prefix.size(), prefix) != 0 || name[prefix.size()] != ':') {
+    return false;
+  }
+  uint64_t v = 0;
+  for (size_t i = prefix.size() + 1; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return false;
+    v = v * 10 + static_cast<uint64_t>(name[i] - '0');
+  }
+  if (v < lo || v > hi) return false;
+  *n = v;
+  return true;
+}
+
+}  // namespace
+
+bool ParseRetrySkip(const std::string& name, ModelOptions* opts) {
   for (RetrySkip r : {RetrySkip::kUntimed, RetrySkip::kStalled, RetrySkip::kBeside}) {
     if (name == ToName(r)) {
-      *out = r;
+      opts->retry_skip = r;
+      opts->retry_skip_joins_at = 0;
+      opts->retry_skip_wakes_late_us = 0;
       return true;
     }
+  }
+  uint64_t n = 0;
+  if (ParseSuffixNumber(name, ToName(RetrySkip::kStalled), 1, 100000, &n)) {
+    opts->retry_skip = RetrySkip::kStalled;
+    opts->retry_skip_joins_at = 0;
+    opts->retry_skip_wakes_late_us = n;
+    return true;
+  }
+  if (ParseSuffixNumber(name, ToName(RetrySkip::kJoins), 1, 64, &n)) {
+    opts->retry_skip = RetrySkip::kJoins;
+    opts->retry_skip_joins_at = static_cast<int>(n);
+    opts->retry_skip_wakes_late_us = 0;
+    return true;
   }
   return false;
 }

@@ -56,9 +56,16 @@ enum class RetrySkip {
   kStalled,  // it runs on the program's CPU: the program waits for it (World::StallHost)
   kBeside,   // it runs on another CPU: the program goes on; the QP's requester and its
              // flush wait for the loop
+  kJoins,    // beside, until the program's K-th wake-up after the loop starts (a sleep's
+             // end or a wait's: the scheduler may place it on the CPU the softirq holds,
+             // which looks idle); from there stalled (ModelOptions::retry_skip_joins_at)
 };
-const char* ToName(RetrySkip r);  // "untimed", "stalled", "beside"
-bool ParseRetrySkip(const std::string& name, RetrySkip* out);
+const char* ToName(RetrySkip r);  // "untimed", "stalled", "beside", "joins"
+struct ModelOptions;
+// Sets opts->retry_skip, retry_skip_joins_at and retry_skip_wakes_late_us from "untimed",
+// "stalled", "stalled:D" (1 <= D <= 100000 microseconds), "beside" or "joins:K"
+// (1 <= K <= 64); false (opts unchanged) for anything else.
+bool ParseRetrySkip(const std::string& name, ModelOptions* opts);
 
 struct ModelOptions {
   std::string profile = "rxe";
@@ -77,6 +84,10 @@ struct ModelOptions {
   // program on a real host starts at an arbitrary point of the tick; 0 is the model's default.
   double tick_phase = 0;
   RetrySkip retry_skip = RetrySkip::kUntimed;  // the host during a retry's skip loop
+  int retry_skip_joins_at = 0;                  // RetrySkip::kJoins: its K (>= 1)
+  // RetrySkip::kStalled, kJoins: the program runs again this long after the loop's end, not
+  // at once (the CPU the softirq held first works off what it kept waiting: "stalled:D").
+  uint64_t retry_skip_wakes_late_us = 0;
 };
 
 std::unique_ptr<Backend> MakeModelBackend(const ModelOptions& opts, std::string* why = nullptr);

@@ -137,6 +137,7 @@ int ModelDevice::GetCqEvent(ChannelHandle ch, uint64_t timeout_ns, CqHandle* cq)
     return c && !c->events.empty();
   };
   const bool got = world_->events().RunUntil(ready, Deadline(timeout_ns));
+  if (timeout_ns > 0) world_->HostWakes();
   world_->WaitOutHostStall();  // World::StallHost: the thread runs again only then
   if (!got) return ETIMEDOUT;
   engine::Channel* c = nic_->FindChannel(ctx_, ch.id);
@@ -170,6 +171,7 @@ int ModelDevice::WaitForCompletions(CqHandle cq, int n, uint64_t timeout_ns,
   };
   const uint64_t holds = world_->tick_holds();
   bool ok = world_->events().RunUntil(done, Deadline(timeout_ns));
+  if (timeout_ns > 0) world_->HostWakes();
   world_->WaitOutHostStall();  // World::StallHost: the thread runs again only then
   // A tick's held flushes (engine::World::HoldTickFlush) that ran after the deadline: rxe's
   // run microseconds after the error, before it, so the poll sees their CQEs.

@@ -91,6 +91,11 @@ struct NicTiming {
   // The loop runs on the CPU of the program's next wake-up: the program waits for it
   // (World::StallHost; its waits and Advance end no earlier).
   bool retry_skip_stalls_host = false;
+  // K > 0: the program goes on beside the loop until its K-th wake-up after the loop starts
+  // (World::HostWakes) and waits for the loop's end from there (World::StallHostAtWake).
+  int retry_skip_host_joins_at = 0;
+  // A program the loop stalled runs again this long after the loop's end (0: at once).
+  uint64_t retry_skip_host_wakes_late_ns = 0;
 };
 
 struct HostTiming {

@@ -523,7 +523,12 @@ void Nic::BusyRequesterFor(Qp& qp, uint32_t skipped_packets) {
   if (until <= qp.requester_busy_until_ns) return;
   qp.requester_busy_until_ns = until;
   skip_loops_.Push(until, qp.weak_from_this());
-  if (t.retry_skip_stalls_host) world_->StallHost(until);
+  const uint64_t wakes = until + t.retry_skip_host_wakes_late_ns;
+  if (t.retry_skip_stalls_host) {
+    world_->StallHost(wakes);
+  } else if (t.retry_skip_host_joins_at > 0) {
+    world_->StallHostAtWake(wakes, t.retry_skip_host_joins_at);
+  }
 }
 
 bool Nic::RerunsFromStaleSlot(const SendWqe& w) const {
@@ -566,7 +571,14 @@ void Nic::EndSkipLoop(std::weak_ptr<Qp>& weak) {
       qp.flush_pending = qp.flush_begun = false;
     }
   }
-  if (std::exchange(qp.kick_after_skip_loop, false)) Kick(qp);
+  const bool kick = std::exchange(qp.kick_after_skip_loop, false);
+  // The loop ran inside req_retry: the requester goes on from it at once, to req_next_wqe.
+  // SQD came meanwhile (req.state DRAIN): the WQEs req_retry set back to posted stay so and
+  // the SQ is drained (SQ_DRAINED), as after any retry in SQD (UnsendInSqd; seed
+  // 42446856514 sequence 1093: the program joined the loop's CPU after SQD, and the retried
+  // SEND waited unsent for the epilogue's ERR, which flushed it).
+  if (qp.state == QpState::kSqd && UnsendInSqd(qp, qp.first_undone())) return;
+  if (kick) Kick(qp);
 }
 
 void Nic::RewindPsn(Qp& qp, size_t index) {

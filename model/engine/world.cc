@@ -125,6 +125,19 @@ void World::WaitOutHostStall() {
   }
 }
 
+void World::StallHostAtWake(uint64_t until_ns, int wakes) {
+  if (pending_stall_end_ns_ <= events().Now()) pending_stall_wakes_ = std::max(1, wakes);
+  pending_stall_end_ns_ = std::max(pending_stall_end_ns_, until_ns);
+}
+
+void World::HostWakes() {
+  if (pending_stall_end_ns_ == 0) return;
+  if (pending_stall_end_ns_ > events().Now() && --pending_stall_wakes_ > 0) return;
+  if (pending_stall_end_ns_ > events().Now()) StallHost(pending_stall_end_ns_);
+  pending_stall_end_ns_ = 0;
+  pending_stall_wakes_ = 0;
+}
+
 bool World::ExchangesSettled() const {
   if (in_flight() != 0) return false;
   for (const auto& n : nics_) {

@@ -108,6 +108,14 @@ class World {
   // ModelDevice's waits). host_stall_end_ns() is the latest such time (0: none).
   void StallHost(uint64_t until_ns) { host_stall_end_ns_ = std::max(host_stall_end_ns_, until_ns); }
   uint64_t host_stall_end_ns() const { return host_stall_end_ns_; }
+  // The same loop beside the program until its `wakes`-th wake-up from now (HostWakes):
+  // the scheduler may put it on the CPU the softirq holds, which looks idle (timing.h
+  // NicTiming::retry_skip_host_joins_at). A loop that starts while one is pending moves
+  // the end on and keeps the count.
+  void StallHostAtWake(uint64_t until_ns, int wakes);
+  // The program woke up (the end of an Advance, or of a wait that had a timeout): a stall
+  // pending at this wake-up begins (StallHost) when its loop has not ended.
+  void HostWakes();
   // Runs the clock to the end of a host stall still under way.
   void WaitOutHostStall();
   // A context read of `bytes` (timing.h contract 5) on `nic`'s PCIe read channel, from
@@ -156,6 +164,8 @@ class World {
   std::vector<HeldWork> held_work_;
   uint64_t tick_holds_ = 0;
   uint64_t host_stall_end_ns_ = 0;
+  uint64_t pending_stall_end_ns_ = 0;  // StallHostAtWake (0: none)
+  int pending_stall_wakes_ = 0;
 
   const Profile profile_;  // a copy: a backend may change its cache setting (ModelOptions)
   std::unique_ptr<EventQueue> clock_;  // first: destroyed after every source

@@ -59,10 +59,10 @@ bool BackendSpecFromFlags(const Flags& flags, BackendSpec* spec, std::string* er
   }
   if (flags.Has("--retry-skip")) {
     const std::string s = flags.Get("--retry-skip");
-    model::RetrySkip r;
-    if (!model::ParseRetrySkip(s, &r)) {
+    model::ModelOptions check;
+    if (!model::ParseRetrySkip(s, &check)) {
       *error = "--retry-skip '" + EscapeControl(s) + "' is not a host (valid: untimed, stalled, "
-               "beside)";
+               "stalled:D with 1 <= D <= 100000 us, beside, joins:K with 1 <= K <= 64)";
       return false;
     }
     if (spec->kind == "hw") {
@@ -86,7 +86,7 @@ std::unique_ptr<Backend> MakeBackend(const BackendSpec& spec, std::string* error
     opts.devices = std::max(1, spec.devices);
     opts.context_cache = spec.context_cache;
     opts.tick_phase = spec.tick_phase;
-    (void)model::ParseRetrySkip(spec.retry_skip, &opts.retry_skip);  // "": untimed
+    (void)model::ParseRetrySkip(spec.retry_skip, &opts);  // "": untimed
     backend = model::MakeModelBackend(opts);
     if (!backend) {
       *error = "unknown model profile '" + EscapeControl(opts.profile) +

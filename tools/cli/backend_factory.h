@@ -26,7 +26,7 @@ struct BackendSpec {
   int devices = 1;             // how many model devices
   bool context_cache = true;   // model: false turns the profile's context caches off
   double tick_phase = 0;       // model: where the kernel's ticks fall (ModelOptions)
-  std::string retry_skip{};    // model: "untimed" (""), "stalled", "beside" (ModelOptions)
+  std::string retry_skip{};  // model: "untimed" (""), "stalled[:D]", "beside", "joins:K"
 };
 
 // The flags of BackendSpecFromFlags, to append to a subcommand's FlagSpec list.

@@ -73,8 +73,10 @@ const char kDifferentialUsage[] =
     "  --host-times H,...: then the model again at each host time (microseconds before each\n"
     "  command, as a slow host spends: default 500,1000,2000; none: no host times) at every\n"
     "  phase; a match is counted and saved (S-n-host.qps) apart as well. Then (profile rxe)\n"
-    "  the model with rxe's ~0.9 s retry skip loop stalling the program or beside it, at\n"
-    "  every phase (qptwin run --retry-skip): a match is saved as S-n-skip.qps.\n"
+    "  the model with rxe's ~0.9 s retry skip loop stalling the program (which runs again\n"
+    "  0, 1, 3, ... 11 ms after it), beside it, or beside it until the program's K-th\n"
+    "  wake-up (K = 1..16), at every phase (qptwin run --retry-skip): a match is saved as\n"
+    "  S-n-skip.qps.\n"
     "  A sequence the model's profile says would crash the real device (rxe 6.1 oopses on\n"
     "  an invalidate of an unbound type 2 window) is not run on hw: counted and saved\n"
     "  (S-n-fault.qps) apart.\n";
@@ -270,7 +272,7 @@ int RunDifferentialFuzz(const cli::Flags& flags, std::ostream& out, std::ostream
     if (o.retry_skips) out << " and " << s.skip_matched << " with a retry's skip loop timed";
     out << " (" << s.phase_runs << " runs at " << std::max(o.tick_phases - 1, 0) << " phases";
     if (!o.host_us.empty()) out << " and " << o.host_us.size() << " host times";
-    if (o.retry_skips) out << " and 2 hosts of the skip loop";
+    if (o.retry_skips) out << " and 24 hosts of the skip loop";
     out << ")";
   }
   if (s.device_faults > 0) {

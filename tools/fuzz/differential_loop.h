@@ -54,9 +54,12 @@
 //     packets (rxe: ~0.9 s in tools/rxe-vm); whether the program waits for that loop (it
 //     runs on the program's CPU), goes on beside it (another CPU), or outlasts it is the
 //     host's scheduling (model/model_backend.h RetrySkip; measured: all three on one
-//     program). With `retry_skips` and a maker of side a, a sequence that still differs
-//     after contracts 7 and 9 runs on side a with the loop `stalled` and `beside` at every
-//     tick phase; a transcript side b gives that equals one of them counts as
+//     program; and a program beside the loop that lands on its CPU at a later wake-up).
+//     With `retry_skips` and a maker of side a, a sequence that still differs after
+//     contracts 7 and 9 runs on side a with the loop `stalled` (the program running again
+//     0, 1, 3, 5, 7, 9 or 11 ms after its end: `stalled:D`), `beside`, and `joins:K`
+//     (beside until the program's K-th wake-up, K = 1..16), at every tick phase; a
+//     transcript side b gives that equals one of them counts as
 //     `skip_matched` (reported, saved as <S>-<n>-skip.qps with the flags to replay it), not
 //     as a difference. A sequence without such a retry gives the same transcript there.
 //  5. A sequence that runs longer than sequence_seconds (a call into a backend that never
@@ -131,7 +134,7 @@ struct DiffStats {
 // alone (its transcripts are made, nothing is compared; `--against none`, its rate).
 using SideMaker = std::function<std::unique_ptr<Backend>(int devices)>;
 // Makes side a's backend with its kernel's ticks at `tick_phase` (contract 7) and the host
-// `retry_skip` ("" or "untimed", "stalled", "beside": contract 10).
+// `retry_skip` ("" or "untimed", "stalled[:D]", "beside", "joins:K": contract 10).
 using PhasedMaker = std::function<std::unique_ptr<Backend>(int devices, double tick_phase,
                                                            const std::string& retry_skip)>;
 

@@ -45,7 +45,7 @@ std::unique_ptr<Backend> ModelWith(const std::string& profile, int devices, doub
   o.profile = profile;
   o.devices = devices;
   o.tick_phase = phase;
-  (void)model::ParseRetrySkip(retry_skip, &o.retry_skip);
+  (void)model::ParseRetrySkip(retry_skip, &o);
   return model::MakeModelBackend(o);
 }
 

@@ -487,13 +487,98 @@ TEST(RunCommand, RetrySkipDecidesWhatAProgramSeesOfRxesSkipLoop) {
       << stalled.out;
   // The loop ran beside it: ERR's flush waits for the loop, after the last poll.
   EXPECT_EQ(beside.out.find("wr_id=15"), std::string::npos) << beside.out;
-  const Cli bad = RunCli({"--retry-skip", "later", "-"}, text);
-  EXPECT_EQ(bad.code, 2);
-  EXPECT_EQ(bad.err, "qptwin: run: --retry-skip 'later' is not a host (valid: untimed, stalled, "
-                     "beside)\n");
+  for (const char* wrong : {"later", "joins:0", "joins:65", "joins:", "stalled:0", "stalled:x",
+                            "stalled:100001", "beside:3"}) {
+    const Cli bad = RunCli({"--retry-skip", wrong, "-"}, text);
+    EXPECT_EQ(bad.code, 2) << wrong;
+    EXPECT_EQ(bad.err, "qptwin: run: --retry-skip '" + std::string(wrong) +
+                           "' is not a host (valid: untimed, stalled, stalled:D with 1 <= D <= "
+                           "100000 us, beside, joins:K with 1 <= K <= 64)\n");
+  }
   const Cli hw = RunCli({"--backend", "hw", "--retry-skip", "beside", "-"}, text);
   EXPECT_EQ(hw.code, 2);
   EXPECT_NE(hw.err.find("--retry-skip is for --backend model"), std::string::npos) << hw.err;
+}
+
+// The same loop with SQD 60 ms after the WRITE (tests/differential/probes/skip-join.qps;
+// seed 42446856514 sequence 1093 alike). rxe gave, by where the program ran (11 runs):
+// on the loop's CPU and woken 9-11 ms after it, SQD then the WRITE's RETRY_EXC_ERR within
+// 2 ms (8) or that error before SQD (1); woken at once (1); beside it (1). Sequence 1093
+// gave these and a fourth (2 runs of 10): beside the loop at SQD, on
+// its CPU from a later wake-up, so the loop ended in DRAIN: the WRITE req_retry set back to
+// posted stays unsent, the SQ drains (SQ_DRAINED), and ERR flushes the WRITE.
+TEST(RunCommand, AProgramCanJoinTheSkipLoopsCpuLateAndWakeLateAfterIt) {
+  const std::string text =
+      "device d0 profile=rxe\n"
+      "pd p0 dev=d0\n"
+      "mr m0 pd=p0 len=65536 access=LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC\n"
+      "fill m0 0 65536 0x5a\n"
+      "pd pf0 dev=d0\n"
+      "mr f0 pd=pf0 len=4096 access=LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC\n"
+      "cq c0_1 cqe=63 dev=d0\n"
+      "qp q0 type=RC pd=p0 send_cq=c0_1 recv_cq=c0_1 max_send_wr=15 max_recv_wr=15 "
+      "max_send_sge=2 max_recv_sge=2\n"
+      "qp q1 type=RC pd=p0 send_cq=c0_1 recv_cq=c0_1 max_send_wr=15 max_recv_wr=15 "
+      "max_send_sge=2 max_recv_sge=2 sq_sig_all=1\n"
+      "modify q0 state=INIT pkey_index=0 port=1 "
+      "access=LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC\n"
+      "modify q0 state=RTR path_mtu=1024 dest=q1 rq_psn=0 max_dest_rd_atomic=0 min_rnr_timer=17\n"
+      "modify q0 state=RTS sq_psn=0 timeout=11 retry_cnt=1 rnr_retry=0 max_rd_atomic=4\n"
+      "modify q1 state=INIT pkey_index=0 port=1 "
+      "access=LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC\n"
+      "modify q1 state=RTR path_mtu=1024 dest=q0 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=17\n"
+      "modify q1 state=RTS sq_psn=0 timeout=11 retry_cnt=1 rnr_retry=0 max_rd_atomic=1\n"
+      "post_send q1 wr_id=2 op=SEND_WITH_INV sge=m0:8400:2048 inv=f0\n"
+      "post_send q0 wr_id=3 op=SEND sge=m0:160:8 flags=SOLICITED\n"
+      "advance us=60000\n"
+      "modify q1 state=RTS cur_state=RTS\n"
+      "post_send q1 wr_id=15 op=WRITE sge=m0:8632:8 remote=m0:5960\n"
+      "advance us=60000\n"                                  // wake-up 1 (L21)
+      "modify q1 state=SQD en_sqd_async_notify=1\n"         // L22
+      "advance us=2000\n"                                   // wake-up 2
+      "query q1\n"                                          // L24
+      "advance us=60000\n"                                  // wake-up 3
+      "query q1\n"                                          // L26
+      "poll c0_1 n=64 timeout_ms=0\n"
+      "modify q0 state=ERR\n"
+      "modify q1 state=ERR\n"
+      "advance us=30000\n"
+      "poll c0_1 n=64 timeout_ms=0\n"                       // L31
+      "events\n";
+  auto has = [](const Cli& c, const std::string& line) {
+    return c.out.find(line) != std::string::npos;
+  };
+  // Woken 9 ms after the loop: SQD comes while the resent WRITE is out, its timer ends it.
+  const Cli late = RunCli({"--compared", "--retry-skip", "stalled:9000", "-"}, text);
+  ASSERT_EQ(late.code, 0) << late.err;
+  EXPECT_TRUE(has(late, "L22 ok")) << late.out;
+  EXPECT_TRUE(has(late, "L24 state ERR")) << late.out;
+  EXPECT_TRUE(has(late, "L27 wc wr_id=15 status=RETRY_EXC_ERR qp=q1")) << late.out;
+  // Woken at once: SQD is seen draining first.
+  const Cli now = RunCli({"--compared", "--retry-skip", "stalled", "-"}, text);
+  ASSERT_EQ(now.code, 0) << now.err;
+  EXPECT_TRUE(has(now, "L24 state SQD")) << now.out;
+  // Beside the loop until wake-up 3: SQD during the loop, sq_psn 0 (req_retry's comp.psn),
+  // draining; the loop ends in DRAIN: drained, nothing sent, and ERR flushes the WRITE.
+  const Cli joins = RunCli({"--compared", "--retry-skip", "joins:3", "-"}, text);
+  ASSERT_EQ(joins.code, 0) << joins.err;
+  const std::string attrs = "rq_psn=0 sq_psn=0 dest_qp=q0";
+  EXPECT_TRUE(has(joins, "L24 state SQD")) << joins.out;
+  EXPECT_TRUE(has(joins, "L24 qp_attr cur_state=RTS path_mtu=1024 qkey=0 " + attrs)) << joins.out;
+  EXPECT_NE(joins.out.find("sq_draining=1", joins.out.find("L24 qp_attr")), std::string::npos);
+  EXPECT_TRUE(has(joins, "L26 state SQD")) << joins.out;
+  EXPECT_TRUE(has(joins, "L26 qp_attr cur_state=RTS path_mtu=1024 qkey=0 " + attrs)) << joins.out;
+  EXPECT_NE(joins.out.find("sq_draining=0", joins.out.find("L26 qp_attr")), std::string::npos);
+  EXPECT_FALSE(has(joins, "L27 wc wr_id=15")) << joins.out;
+  EXPECT_TRUE(has(joins, "L31 wc wr_id=15 status=WR_FLUSH_ERR qp=q1")) << joins.out;
+  EXPECT_TRUE(has(joins, "event SQ_DRAINED qp=q1")) << joins.out;
+  // Beside it throughout: the flush waits for the loop, after the last poll.
+  const Cli beside = RunCli({"--compared", "--retry-skip", "beside", "-"}, text);
+  ASSERT_EQ(beside.code, 0) << beside.err;
+  EXPECT_EQ(beside.out.find("wr_id=15"), std::string::npos) << beside.out;
+  // joins:1 is stalled (the loop starts during the first advance).
+  const Cli joins1 = RunCli({"--compared", "--retry-skip", "joins:1", "-"}, text);
+  EXPECT_EQ(joins1.out, now.out);
 }
 
 TEST(RunCommand, DmaNeedsTheModelAndTheReadableTranscript) {

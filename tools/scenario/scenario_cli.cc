@@ -39,7 +39,10 @@ constexpr char kRunUsage[] =
     "  slow host (rxe in an emulated VM: 200-3000 us), while the device's timers run.\n"
     "  --retry-skip H (model): a retry from behind a WQE's first PSN makes rxe step ~2^24\n"
     "  packets (~0.9 s); the host meanwhile: untimed (default: the loop takes no time),\n"
-    "  stalled (it runs on the program's CPU) or beside (on another CPU).\n"
+    "  stalled (it runs on the program's CPU; stalled:D: the program runs again D us after\n"
+    "  it ends, 1 <= D <= 100000), beside (on another CPU) or joins:K (beside until the\n"
+    "  program's K-th wake-up from an advance or a poll's wait, 1 <= K <= 64, then on its\n"
+    "  CPU).\n"
     "  Exit 0: every expectation held, 1: one failed,\n"
     "  2: bad usage, an unreadable or malformed FILE, or no such backend.\n";
 constexpr char kDiffUsage[] =
