@@ -50,7 +50,7 @@ namespace qptwin::model {
 // A retry from behind a WQE's first PSN makes a software device step through about 2^24
 // packets (rxe: NicTiming::retry_skip_ps_per_packet, ~0.9 s in tools/rxe-vm). What the
 // host's program does meanwhile is the host's scheduling, not the device's; measured on rxe
-// (docs/differences.md row 127), all three happen to the same program:
+// (docs/differences.md rows 127 and 136), each of these happens to the same program:
 enum class RetrySkip {
   kUntimed,  // the loop takes no time (what a program whose waits outlast it sees)
   kStalled,  // it runs on the program's CPU: the program waits for it (World::StallHost)

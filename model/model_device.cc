@@ -136,8 +136,9 @@ int ModelDevice::GetCqEvent(ChannelHandle ch, uint64_t timeout_ns, CqHandle* cq)
     engine::Channel* c = nic_->FindChannel(ctx_, ch.id);
     return c && !c->events.empty();
   };
+  const uint64_t asleep = world_->events().Now();
   const bool got = world_->events().RunUntil(ready, Deadline(timeout_ns));
-  if (timeout_ns > 0) world_->HostWakes();
+  if (world_->events().Now() > asleep) world_->HostWakes();  // it waited
   world_->WaitOutHostStall();  // World::StallHost: the thread runs again only then
   if (!got) return ETIMEDOUT;
   engine::Channel* c = nic_->FindChannel(ctx_, ch.id);
@@ -170,8 +171,9 @@ int ModelDevice::WaitForCompletions(CqHandle cq, int n, uint64_t timeout_ns,
     return got >= n;
   };
   const uint64_t holds = world_->tick_holds();
+  const uint64_t asleep = world_->events().Now();
   bool ok = world_->events().RunUntil(done, Deadline(timeout_ns));
-  if (timeout_ns > 0) world_->HostWakes();
+  if (world_->events().Now() > asleep) world_->HostWakes();  // it waited
   world_->WaitOutHostStall();  // World::StallHost: the thread runs again only then
   // A tick's held flushes (engine::World::HoldTickFlush) that ran after the deadline: rxe's
   // run microseconds after the error, before it, so the poll sees their CQEs.
@@ -283,7 +285,9 @@ int ModelDevice::WaitForAsyncEvent(EventType type, QpHandle qp, uint64_t timeout
   if (qp && Host()->QpNum(ctx_, qp.id, &dummy) != 0) return EINVAL;
   CatchUpHost();
   auto seen = [&] { return nic_->HasEvent(ctx_, type, qp.id); };
+  const uint64_t asleep = world_->events().Now();
   const bool ok = world_->events().RunUntil(seen, Deadline(timeout_ns));
+  if (world_->events().Now() > asleep) world_->HostWakes();  // it waited
   world_->WaitOutHostStall();  // World::StallHost: the thread runs again only then
   return ok ? 0 : ETIMEDOUT;
 }

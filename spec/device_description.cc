@@ -49,6 +49,7 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("sqd_retry_unsends", &Behaviour::sqd_retry_unsends),
     Flag("rnr_nak_then_seq_nak", &Behaviour::rnr_nak_then_seq_nak),
     Flag("one_psn_nak_per_gap", &Behaviour::one_psn_nak_per_gap),
+    Flag("nak_behind_head_hits_head", &Behaviour::nak_behind_head_hits_head),
     Flag("write_imm_receive_at_last_packet", &Behaviour::write_imm_receive_at_last_packet),
     Flag("duplicate_ack_psn_is_last_executed",
          &Behaviour::duplicate_ack_psn_is_last_executed),
@@ -298,6 +299,11 @@ DeviceDescription Rxe() {
        "rxe_resp.c check_psn: past resp.psn a packet is NAKed only while resp.sent_psn_nak "
        "is clear, which sets it; a packet at resp.psn (and rxe_qp_reset) clears it (measured: "
        "probe rnr-count, 8 sequence NAKs for 8 retry rounds of 15 packets each)"},
+      {"nak_behind_head_hits_head", 1,
+       "rxe_comp.c check_psn: a response before the head WQE's last PSN and not before "
+       "comp.psn goes to check_ack with the head WQE (for a READ/atomic only at comp.psn) "
+       "(measured: seed 301565882534 sequence 1353, 3 of 3: after ERR -> RTS a READ at PSN 1 "
+       "drew a sequence NAK at PSN 0, comp.psn, and ended RETRY_EXC_ERR at once, retry_cnt 0)"},
       {"write_imm_receive_at_last_packet", 1,
        "rxe_opcode.c: only RDMA_WRITE_LAST/ONLY_WITH_IMMEDIATE carry RXE_RWR_MASK; rxe_resp.c "
        "rxe_responder runs check_resource (RNR) before check_rkey, per packet (measured: "

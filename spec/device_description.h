@@ -142,6 +142,13 @@ struct Behaviour {
   // PSN that follow it are dropped silently until a packet at the expected PSN comes. IBTA
   // 9.7.5.1.1 (C9-88): each out-of-sequence request is NAKed (the default).
   bool one_psn_nak_per_gap = false;
+  // A NAK whose PSN lies between comp.psn and the first PSN of the oldest unanswered WQE
+  // (comp.psn behind it after ERR -> RTS, row 127) is that WQE's NAK: a sequence NAK starts
+  // a retry of it or, retry_cnt spent, ends it with RETRY_EXC_ERR; an RNR NAK, its RNR
+  // retry; a fatal NAK ends it. For a READ/atomic only a NAK at comp.psn counts. IBTA: a
+  // NAK answers the request of its PSN; one that matches no outstanding request is dropped
+  // (the default).
+  bool nak_behind_head_hits_head = false;
   // A WRITE_WITH_IMM takes its receive at its last packet, checked there before the R_Key:
   // a one-packet one without a receive is RNR-NAKed (UC: dropped) even with a bad rkey; the
   // earlier packets of a longer one are executed (their data lands, rq_psn moves) and only the

@@ -129,6 +129,7 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
       }
     }
   }
+  if (index == sent && pkt.kind == PacketKind::kNak) index = NakBehindHead(qp, pkt, sent);
   if (index < sent) {
     SendWqe& w = qp.sq[index];
     switch (pkt.kind) {
@@ -471,6 +472,23 @@ void Nic::RunRnrWait(std::weak_ptr<Qp>& weak) {
   RunRequester(*q);
 }
 
+size_t Nic::NakBehindHead(const Qp& qp, const Packet& pkt, size_t sent) const {
+  // Behaviour::nak_behind_head_hits_head: rxe_comp.c check_psn compares a response with the
+  // head WQE's last PSN, then with comp.psn: one before the head's first PSN (comp.psn
+  // behind it after ERR -> RTS) goes to check_ack with the head (a READ/atomic head only at
+  // comp.psn). Seed 301565882534 sequence 1353: a READ at PSN 1 after ERR -> RTS drew a
+  // sequence NAK at PSN 0 and ended RETRY_EXC_ERR at once (retry_cnt 0).
+  if (!profile().behaviour.nak_behind_head_hits_head) return sent;
+  for (size_t i = 0; i < sent; ++i) {
+    const SendWqe& w = qp.sq[i];
+    if (w.done || !w.sent) continue;
+    if (PsnDiff(pkt.psn, w.psn) >= 0 || PsnDiff(pkt.psn, qp.comp_psn) < 0) return sent;
+    if (!IsSendOrWrite(w.wr.opcode) && pkt.psn != qp.comp_psn) return sent;
+    return i;
+  }
+  return sent;
+}
+
 void Nic::AdvanceCompPsn(Qp& qp, uint32_t psn) {
   if (PsnDiff(psn, qp.comp_psn) > 0) qp.comp_psn = psn;
 }
@@ -561,7 +579,8 @@ bool Nic::WaitsForSkipLoop(Qp& qp) {
 
 void Nic::EndSkipLoop(std::weak_ptr<Qp>& weak) {
   auto q = weak.lock();
-  if (!q || q->requester_busy_until_ns > world_->events().Now()) return;  // gone, or a later loop
+  // Gone, a later loop, or a QP reset meanwhile (requester_busy_until_ns 0): not this loop.
+  if (!q || q->requester_busy_until_ns != world_->events().Now()) return;
   Qp& qp = *q;
   if (std::exchange(qp.flush_after_skip_loop, false) && qp.flush_pending) {
     // EnterError during the loop: its flush now; a QP moved on from ERR meanwhile has none.

@@ -355,6 +355,9 @@ class Nic {
   void GoBackTo(Qp& qp, size_t index);
   // A retry from WQE `index` in SQD where the device does not resend then (true: handled).
   bool UnsendInSqd(Qp& qp, size_t index);
+  // Behaviour::nak_behind_head_hits_head: the index of the head WQE a NAK that matched no
+  // WQE's PSNs answers (its PSN between comp.psn and the head's first PSN), else `sent`.
+  size_t NakBehindHead(const Qp& qp, const Packet& pkt, size_t sent) const;
   // RTS -> SQD revives a requester a local error stopped with a retry held back
   // (Behaviour::local_error_stops_retries): the retry runs now.
   void RetryStalledInSqd(Qp& qp);

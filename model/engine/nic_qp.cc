@@ -277,6 +277,10 @@ int Nic::ModifyQp(uint32_t ctx, uint32_t h, const QpAttr& a, AttrMask mask) {
       // (Qp::retry_after_err) runs now, req.psn back to comp.psn (measured: seed 20261237
       // sequence 207, 3 of 3 runs: sq_psn 0, not 2, in SQD after ERR -> RTS).
       if (qp->retry_after_err) RetryAfterErr(*qp);
+      // rxe_qp_drain sets req.state DRAIN over ERROR: a requester a stale WQE stopped
+      // (Nic::FailLocally, a bind run again from a consumed slot) runs again (seed
+      // 301565882534 sequence 1830, 3 of 3: its WQEs posted in SQD go out after SQD -> RTS).
+      qp->requester_dead = false;
       RetryStalledInSqd(*qp);
       CheckDrained(*qp);
       // rxe_qp.c rxe_qp_drain schedules the completer of an RC QP: it takes a stale timeout.

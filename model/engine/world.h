@@ -113,8 +113,9 @@ class World {
   // NicTiming::retry_skip_host_joins_at). A loop that starts while one is pending moves
   // the end on and keeps the count.
   void StallHostAtWake(uint64_t until_ns, int wakes);
-  // The program woke up (the end of an Advance, or of a wait that had a timeout): a stall
-  // pending at this wake-up begins (StallHost) when its loop has not ended.
+  // The program woke up (the end of an Advance, or of a poll's or an event's wait that
+  // waited; with `--host-us` each command's host time is an Advance too): a stall pending
+  // at this wake-up begins (StallHost) when its loop has not ended.
   void HostWakes();
   // Runs the clock to the end of a host stall still under way.
   void WaitOutHostStall();

@@ -774,6 +774,108 @@ TEST_P(Conformance, SqdLetsARequesterStoppedByALocalErrorRetryWhereTheDeviceRevi
   EXPECT_EQ(dev_->DeallocMw(mw), 0);
 }
 
+// Row 137 (differential seed 301565882534 sequence 1353, rxe 3 of 3): qa's SEND fails
+// RNR_RETRY_EXC_ERR at its PSN p (comp.psn stays there), qa goes ERR -> RTS claiming RTS, and
+// its READ (PSN p + 1) reaches a responder still expecting p, which NAKs it (sequence error,
+// PSN p). rxe (Behaviour::nak_behind_head_hits_head, rxe_comp.c check_psn: before the head's
+// last PSN, not before comp.psn) takes it as the READ's NAK: with retry_cnt 0 the READ ends
+// RETRY_EXC_ERR at once, and a READ posted 2 ms later is flushed. Elsewhere the NAK answers
+// no request: the READ ends at its timeout (8 ms).
+TEST_P(Conformance, ANakBetweenCompPsnAndTheOldestWrIsItsNakWhereTheDeviceComparesThem) {
+  const Behaviour& b = GetParam().behaviour;
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+  const BringUpParams p = Transport(pattr_.active_mtu, 11, 0, 0, 12);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
+  Buffer buf = Reg(8192, kAll);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(0, 8)})}, &bad), 0);  // no receive at qb
+  auto wcs = WaitWc(ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  ASSERT_EQ(wcs[0].status, WcStatus::kRnrRetryExcErr) << ToName(wcs[0].status);
+  ASSERT_EQ(StateOf(qa), QpState::kErr);
+  if (ModifyToRtsClaimingRts(qa) != 0) GTEST_SKIP() << "the device keeps the QP in ERR";
+  ASSERT_EQ(dev_->PostSend(qa, {RdmaTo(2, WrOpcode::kRdmaRead, {buf.At(4096, 64)}, buf, 0)}, &bad),
+            0);
+  const bool hits = b.nak_behind_head_hits_head;
+  wcs = Drain(ca, kSecond / 500);
+  if (hits) {
+    ASSERT_EQ(wcs.size(), 1u) << "the NAK at comp.psn ends the READ at once";
+    EXPECT_EQ(wcs[0].wr_id, 2u);
+    EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr) << ToName(wcs[0].status);
+  } else {
+    EXPECT_TRUE(wcs.empty()) << "the READ waits for its timeout";
+  }
+  ASSERT_EQ(dev_->PostSend(qa, {RdmaTo(3, WrOpcode::kRdmaRead, {buf.At(5000, 64)}, buf, 64)}, &bad),
+            0);
+  const std::vector<WorkCompletion> rest = WaitWc(ca, hits ? 1 : 2);
+  std::vector<WorkCompletion> all = wcs;
+  all.insert(all.end(), rest.begin(), rest.end());
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].wr_id, 2u);
+  EXPECT_EQ(all[0].status, WcStatus::kRetryExcErr) << ToName(all[0].status);
+  EXPECT_EQ(all[1].wr_id, 3u);
+  EXPECT_EQ(all[1].status, WcStatus::kWrFlushErr) << ToName(all[1].status);
+  QpAttr attr;
+  QpInitAttr init;
+  ASSERT_EQ(dev_->QueryQp(qa, &attr, &init), 0);
+  // The second READ never goes out: posted in ERR (the NAK's), or held behind the first by
+  // max_rd_atomic 1 until the timeout's ERR.
+  EXPECT_EQ(attr.sq_psn, p.sq_psn + 2);
+}
+
+// Row 138 (differential seed 301565882534 sequence 1830, rxe 3 of 3): a type 1 bind posted
+// behind an RNR-NAKed SEND runs during the RNR wait (Behaviour::rnr_wait_sends_new_wqes); the
+// RNR retry resends the SEND, whose ACK retires both, and the requester then runs the bind's
+// consumed slot again: the bind fails there (its MW's rkey has moved on), rxe_req.c marks it
+// and sets req.state ERROR, and no CQE comes (the completer's head is past it): qa stays in
+// RTS with its requester stopped. RTS -> SQD sets req.state DRAIN over ERROR (rxe_qp_drain):
+// a SEND posted in SQD waits, and after SQD -> RTS the next doorbell sends both. Without the
+// revival the SEND posted in SQD is flushed and qa goes to ERR.
+TEST_P(Conformance, SqdRevivesARequesterAConsumedSlotStoppedWhereTheDeviceSetsDrainOverError) {
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+  const BringUpParams p = Transport(pattr_.active_mtu, 14, 1, 7, 17);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
+  Buffer buf = Reg(16384, kAll | access::kMwBind);
+  MwHandle mw;
+  uint32_t rkey = 0;
+  ASSERT_EQ(dev_->AllocMw(pd_, MwType::kType1, &mw, &rkey), 0);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(0, 8)})}, &bad), 0);  // no receive yet: RNR
+  EXPECT_TRUE(Drain(ca, kSecond / 300).empty());
+  MwBind bind = SignaledBind(2, buf);
+  bind.send_flags = 0;  // unsignaled, as the differential's was
+  ASSERT_EQ(dev_->BindMw(qa, mw, bind, &rkey), 0);
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(100, {buf.At(8192, 64)})}, &bad), 0);
+  auto wcs = WaitWc(ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].wr_id, 1u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kSuccess) << ToName(wcs[0].status);
+  EXPECT_TRUE(Drain(ca, kSecond / 50).empty());
+  EXPECT_EQ(StateOf(qa), QpState::kRts);
+  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kSqd), attr::kState), 0);
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(101, {buf.At(8192, 64)}), Recv(102, {buf.At(8192, 64)})},
+                           &bad),
+            0);
+  ASSERT_EQ(dev_->PostSend(qa, {Send(3, {buf.At(0, 8)})}, &bad), 0);
+  wcs = Drain(ca, kSecond / 50);
+  // Every device holds it in SQD; a requester stopped for good would flush it.
+  EXPECT_TRUE(wcs.empty()) << "the SEND waits in SQD";
+  EXPECT_EQ(StateOf(qa), QpState::kSqd);
+  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kRts), attr::kState), 0);
+  ASSERT_EQ(dev_->PostSend(qa, {Send(4, {buf.At(0, 8)})}, &bad), 0);
+  wcs = WaitWc(ca, 2);
+  ASSERT_EQ(wcs.size(), 2u);
+  EXPECT_EQ(wcs[0].wr_id, 3u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kSuccess) << ToName(wcs[0].status);
+  EXPECT_EQ(wcs[1].wr_id, 4u);
+  EXPECT_EQ(wcs[1].status, WcStatus::kSuccess) << ToName(wcs[1].status);
+  EXPECT_EQ(dev_->DeallocMw(mw), 0);
+}
+
 // Row 135 (differential seed 20261245 sequence 13319; probe rnr-sqd-fine): a 3-packet
 // WRITE_WITH_IMM RNR-NAKed at its last packet (Behaviour::write_imm_receive_at_last_packet),
 // the QP moved to SQD during the RNR loop. rxe's RNR timer then retries in DRAIN (Behaviour::

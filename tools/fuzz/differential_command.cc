@@ -237,7 +237,7 @@ int RunDifferentialFuzz(const cli::Flags& flags, std::ostream& out, std::ostream
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
   mallopt(M_MMAP_THRESHOLD, 4 << 20);
   // Contract 7: side a at other tick phases (a model; its tick_phase 0 otherwise).
-  // Contract 10: rxe's retry skip loop, stalled and beside (a model with the rxe profile).
+  // Contract 10: the hosts of rxe's retry skip loop (a model with the rxe profile).
   std::string profile = a.profile;
   for (char& c : profile) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   o.retry_skips = a.kind == "model" && profile == "rxe";

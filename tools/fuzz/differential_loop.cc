@@ -342,8 +342,9 @@ struct Variant {
   }
 };
 
-// RetrySkip::kJoins tried up to this wake-up (a sequence of 24 steps and its epilogue wakes
-// up fewer times than that after a loop starts, from an advance or a poll's wait).
+// RetrySkip::kJoins tried up to this wake-up: a later one than the last inside the loop
+// gives `beside`'s transcript, and a ~0.9 s loop holds 15 of the generator's 60 ms advances
+// (shorter waits fit more, but a sequence has at most 24 steps and an epilogue).
 constexpr int kMaxSkipJoins = 16;
 
 std::vector<Variant> Variants(const DiffOptions& opts) {

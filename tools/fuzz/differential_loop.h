@@ -102,7 +102,7 @@ struct DiffOptions {
   // Contract 9: host times (microseconds before each command) side a tries at every tick
   // phase after a difference (none: empty).
   std::vector<uint64_t> host_us;
-  // Contract 10: side a with a retry's skip loop stalled and beside, at every tick phase.
+  // Contract 10: side a with each host of a retry's skip loop, at every tick phase.
   bool retry_skips = false;
   // Side b's host time before each command: a model as side b standing in for a slow host
   // (the tests of contract 9). A real device's host spends its own: 0.

@@ -41,8 +41,8 @@ constexpr char kRunUsage[] =
     "  packets (~0.9 s); the host meanwhile: untimed (default: the loop takes no time),\n"
     "  stalled (it runs on the program's CPU; stalled:D: the program runs again D us after\n"
     "  it ends, 1 <= D <= 100000), beside (on another CPU) or joins:K (beside until the\n"
-    "  program's K-th wake-up from an advance or a poll's wait, 1 <= K <= 64, then on its\n"
-    "  CPU).\n"
+    "  program's K-th wake-up from an advance, a poll's or an event's wait that waited, or\n"
+    "  a --host-us time, 1 <= K <= 64, then on its CPU).\n"
     "  Exit 0: every expectation held, 1: one failed,\n"
     "  2: bad usage, an unreadable or malformed FILE, or no such backend.\n";
 constexpr char kDiffUsage[] =
