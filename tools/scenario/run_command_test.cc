@@ -431,6 +431,28 @@ TEST(RunCommand, HostTimeDecidesARaceWithTheDevicesTimers) {
   EXPECT_NE(hw.err.find("--host-us is for --backend model"), std::string::npos) << hw.err;
 }
 
+// q0 and q1 on c0_1 brought up; q1's 2-packet SEND_WITH_INV fails RNR_RETRY_EXC_ERR (PSNs
+// 0-1 unanswered), q1 goes ERR -> RTS, and its WRITE (PSN 2) goes to q0, in ERR by then: the
+// timer's retry starts at comp.psn 0, behind the WRITE (rxe's skip loop, row 127).
+constexpr const char* kSkipLoopFromQps =
+    "qp q0 type=RC pd=p0 send_cq=c0_1 recv_cq=c0_1 max_send_wr=15 max_recv_wr=15 "
+    "max_send_sge=2 max_recv_sge=2\n"
+    "qp q1 type=RC pd=p0 send_cq=c0_1 recv_cq=c0_1 max_send_wr=15 max_recv_wr=15 "
+    "max_send_sge=2 max_recv_sge=2 sq_sig_all=1\n"
+    "modify q0 state=INIT pkey_index=0 port=1 "
+    "access=LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC\n"
+    "modify q0 state=RTR path_mtu=1024 dest=q1 rq_psn=0 max_dest_rd_atomic=0 min_rnr_timer=17\n"
+    "modify q0 state=RTS sq_psn=0 timeout=11 retry_cnt=1 rnr_retry=0 max_rd_atomic=4\n"
+    "modify q1 state=INIT pkey_index=0 port=1 "
+    "access=LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC\n"
+    "modify q1 state=RTR path_mtu=1024 dest=q0 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=17\n"
+    "modify q1 state=RTS sq_psn=0 timeout=11 retry_cnt=1 rnr_retry=0 max_rd_atomic=1\n"
+    "post_send q1 wr_id=2 op=SEND_WITH_INV sge=m0:8400:2048 inv=f0\n"
+    "post_send q0 wr_id=3 op=SEND sge=m0:160:8 flags=SOLICITED\n"
+    "advance us=60000\n"
+    "modify q1 state=RTS cur_state=RTS\n"
+    "post_send q1 wr_id=15 op=WRITE sge=m0:8632:8 remote=m0:5960\n";
+
 // --retry-skip: q1's 2-packet SEND fails RNR_RETRY_EXC_ERR (PSNs 0-1 unanswered), q1 goes
 // ERR -> RTS, and its WRITE (PSN 2) goes to a peer in ERR; the timer's retry starts at
 // comp.psn 0, and rxe steps through 2^24 - 2 packets first (~0.9 s in tools/rxe-vm). A
@@ -448,23 +470,7 @@ TEST(RunCommand, RetrySkipDecidesWhatAProgramSeesOfRxesSkipLoop) {
       "pd pf0 dev=d0\n"
       "mr f0 pd=pf0 len=4096 access=LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC\n"
       "mr x0 pd=p0 len=64 access=LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ\n"
-      "qp q0 type=RC pd=p0 send_cq=c0_1 recv_cq=c0_1 max_send_wr=15 max_recv_wr=15 "
-      "max_send_sge=2 max_recv_sge=2\n"
-      "qp q1 type=RC pd=p0 send_cq=c0_1 recv_cq=c0_1 max_send_wr=15 max_recv_wr=15 "
-      "max_send_sge=2 max_recv_sge=2 sq_sig_all=1\n"
-      "modify q0 state=INIT pkey_index=0 port=1 "
-      "access=LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC\n"
-      "modify q0 state=RTR path_mtu=1024 dest=q1 rq_psn=0 max_dest_rd_atomic=0 min_rnr_timer=17\n"
-      "modify q0 state=RTS sq_psn=0 timeout=11 retry_cnt=1 rnr_retry=0 max_rd_atomic=4\n"
-      "modify q1 state=INIT pkey_index=0 port=1 "
-      "access=LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC\n"
-      "modify q1 state=RTR path_mtu=1024 dest=q0 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=17\n"
-      "modify q1 state=RTS sq_psn=0 timeout=11 retry_cnt=1 rnr_retry=0 max_rd_atomic=1\n"
-      "post_send q1 wr_id=2 op=SEND_WITH_INV sge=m0:8400:2048 inv=f0\n"
-      "post_send q0 wr_id=3 op=SEND sge=m0:160:8 flags=SOLICITED\n"
-      "advance us=60000\n"
-      "modify q1 state=RTS cur_state=RTS\n"
-      "post_send q1 wr_id=15 op=WRITE sge=m0:8632:8 remote=m0:5960\n"
+      + std::string(kSkipLoopFromQps) +
       "advance us=60000\n"
       "modify q0 state=ERR\n"
       "modify q1 state=ERR\n"
@@ -516,23 +522,7 @@ TEST(RunCommand, AProgramCanJoinTheSkipLoopsCpuLateAndWakeLateAfterIt) {
       "pd pf0 dev=d0\n"
       "mr f0 pd=pf0 len=4096 access=LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC\n"
       "cq c0_1 cqe=63 dev=d0\n"
-      "qp q0 type=RC pd=p0 send_cq=c0_1 recv_cq=c0_1 max_send_wr=15 max_recv_wr=15 "
-      "max_send_sge=2 max_recv_sge=2\n"
-      "qp q1 type=RC pd=p0 send_cq=c0_1 recv_cq=c0_1 max_send_wr=15 max_recv_wr=15 "
-      "max_send_sge=2 max_recv_sge=2 sq_sig_all=1\n"
-      "modify q0 state=INIT pkey_index=0 port=1 "
-      "access=LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC\n"
-      "modify q0 state=RTR path_mtu=1024 dest=q1 rq_psn=0 max_dest_rd_atomic=0 min_rnr_timer=17\n"
-      "modify q0 state=RTS sq_psn=0 timeout=11 retry_cnt=1 rnr_retry=0 max_rd_atomic=4\n"
-      "modify q1 state=INIT pkey_index=0 port=1 "
-      "access=LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC\n"
-      "modify q1 state=RTR path_mtu=1024 dest=q0 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=17\n"
-      "modify q1 state=RTS sq_psn=0 timeout=11 retry_cnt=1 rnr_retry=0 max_rd_atomic=1\n"
-      "post_send q1 wr_id=2 op=SEND_WITH_INV sge=m0:8400:2048 inv=f0\n"
-      "post_send q0 wr_id=3 op=SEND sge=m0:160:8 flags=SOLICITED\n"
-      "advance us=60000\n"
-      "modify q1 state=RTS cur_state=RTS\n"
-      "post_send q1 wr_id=15 op=WRITE sge=m0:8632:8 remote=m0:5960\n"
+      + std::string(kSkipLoopFromQps) +
       "advance us=60000\n"                                  // wake-up 1 (L21)
       "modify q1 state=SQD en_sqd_async_notify=1\n"         // L22
       "advance us=2000\n"                                   // wake-up 2
