@@ -365,8 +365,8 @@ std::vector<Variant> Variants(const DiffOptions& opts) {
   }
   if (!opts.retry_skips) return out;
   // The loop on the program's CPU, the program running again at once or up to 11 ms after
-  // it ends (what the CPU the softirq held works off first; 2 ms apart, as close as a
-  // sequence's shortest advance: seed 42446856514 sequence 1093 and the probe
+  // it ends (why it is late is not measured; 2 ms apart, as close as a sequence's shortest
+  // advance: seed 42446856514 sequence 1093 and the probe
   // tests/differential/probes/skip-join.qps gave rxe's transcripts of both); beside it;
   // beside it until the program's K-th wake-up, then on its CPU (RetrySkip::kJoins).
   std::vector<std::string> hosts{"stalled"};
