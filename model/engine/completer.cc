@@ -81,6 +81,7 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
   qp.stale_timeout = false;  // this completer run has a response: no timeout is taken
   // rxe_comp.c get_wqe: the head never started: the response is dropped (COMPST_DONE).
   if (HeadStuck(qp)) return;
+  if (ConsumerHeadUnsent(qp)) return;
   if (qp.retry_stalled) return;  // rxe_completer exits while req.need_retry is set
   // The WQE the response is about, and implicit ACKs of earlier SEND/WRITEs.
   // Waiting out an RNR timer the requester went back to the NAKed WQE (sq_next), yet the

@@ -217,6 +217,9 @@ class Nic {
   void OverwriteStaleSlots(Qp& qp, size_t first_posted);
   // Whether the first WQE the program posted and not yet retired is stuck (never sent).
   bool HeadStuck(const Qp& qp) const;
+  // With ghosts ahead (they lie before rxe's consumer index), whether the WQE at the consumer
+  // index is missing or not sent yet: rxe_comp.c get_wqe then drops a response (COMPST_DONE).
+  bool ConsumerHeadUnsent(const Qp& qp) const;
   // A retry takes the requester back to the consumer index: nothing is stuck any more.
   void ClearStuck(Qp& qp);
   void WalkStopped(Qp& qp);

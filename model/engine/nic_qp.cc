@@ -608,6 +608,23 @@ bool Nic::HeadStuck(const Qp& qp) const {
   return false;
 }
 
+bool Nic::ConsumerHeadUnsent(const Qp& qp) const {
+  // rxe_comp.c get_wqe compares a response only with the WQE at the consumer index (queue_head),
+  // and drops it when there is none or the requester has not started that one (state posted).
+  // Ghosts, the stale WQEs the requester sends again after ERR -> RTS, lie before that index:
+  // their responses arrive, over loopback inside the requester's send, while the WQE the
+  // program posted still waits behind them, and are dropped. Seed 970377600547 sequence 1120
+  // (rxe 3 of 3): a ghost WRITE at PSN 1 drew a sequence NAK at PSN 0 from a peer reset to
+  // rq_psn 0; rxe ignored it (retry_cnt 0), sent the SEND behind it, which the peer dropped
+  // as out of sequence, and the transport timer ended the SEND RETRY_EXC_ERR.
+  if (qp.ghosts == 0) return false;
+  for (const SendWqe& w : qp.sq) {
+    if (w.ghost || w.done) continue;
+    return !w.sent;
+  }
+  return true;
+}
+
 void Nic::WalkStopped(Qp& qp) {
   // rxe_req.c in QP_STATE_ERROR: the WQE at req.wqe_index is marked WR_FLUSH_ERR; the
   // completer reports it only when it is the head, i.e. one the program posted, and then

@@ -876,6 +876,51 @@ TEST_P(Conformance, SqdRevivesARequesterAConsumedSlotStoppedWhereTheDeviceSetsDr
   EXPECT_EQ(dev_->DeallocMw(mw), 0);
 }
 
+// Row 139 (differential seed 970377600547 sequence 1120, rxe 3 of 3): qa's SEND fails
+// RNR_RETRY_EXC_ERR at PSN p, three SENDs posted in ERR are flushed, and after ERR -> RTS
+// (claiming RTS) rxe's requester sends the two it never took again, as ghosts, before the
+// program's next SEND (Behaviour::requester_walks_one_wqe_in_error, row 91). qb still expects
+// p, so the first ghost (p + 1) draws a sequence NAK at p. rxe_comp.c get_wqe compares a
+// response only with the WQE at the consumer index, past the ghosts: the program's SEND, not
+// started yet (the NAK comes back over loopback inside the requester's send), so the NAK is
+// dropped. qb drops the rest as out of sequence, and the SEND ends RETRY_EXC_ERR at its
+// timeout (retry_cnt 0), its QP in RTS until then. Taken as a ghost's NAK, it moved qa to ERR
+// at once and the SEND was flushed. Elsewhere the SEND is the first after ERR -> RTS: it goes
+// at p + 1, draws the NAK itself and fails RETRY_EXC_ERR too.
+TEST_P(Conformance, AGhostsNakIsDroppedWhileTheWrPostedBehindItWaits) {
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, true, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+  const BringUpParams p = Transport(pattr_.active_mtu, 11, 0, 0, 12);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
+  Buffer buf = Reg(8192, kAll);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(0, 8)})}, &bad), 0);  // no receive at qb
+  auto wcs = WaitWc(ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  ASSERT_EQ(wcs[0].status, WcStatus::kRnrRetryExcErr) << ToName(wcs[0].status);
+  ASSERT_EQ(StateOf(qa), QpState::kErr);
+  ASSERT_EQ(dev_->PostSend(qa,
+                           {Send(2, {buf.At(0, 10)}), Send(3, {buf.At(0, 11)}),
+                            Send(4, {buf.At(0, 12)})},
+                           &bad),
+            0);
+  wcs = WaitWc(ca, 3);
+  ASSERT_EQ(wcs.size(), 3u);
+  for (const WorkCompletion& wc : wcs) EXPECT_EQ(wc.status, WcStatus::kWrFlushErr);
+  if (ModifyToRtsClaimingRts(qa) != 0) GTEST_SKIP() << "the device keeps the QP in ERR";
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(100, {buf.At(4096, 64)})}, &bad), 0);
+  ASSERT_EQ(dev_->PostSend(qa, {Send(5, {buf.At(0, 50)})}, &bad), 0);
+  // The transport timeout is 8.4 ms (4.096 us * 2^11); rxe's timer runs out on a 4 ms tick.
+  EXPECT_TRUE(Drain(ca, kSecond / 500).empty()) << "the NAK ended nothing";
+  EXPECT_EQ(StateOf(qa), QpState::kRts);
+  wcs = WaitWc(ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].wr_id, 5u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr) << ToName(wcs[0].status);
+  EXPECT_TRUE(Drain(cb).empty()) << "qb took nothing out of sequence";
+}
+
 // Row 135 (differential seed 20261245 sequence 13319; probe rnr-sqd-fine): a 3-packet
 // WRITE_WITH_IMM RNR-NAKed at its last packet (Behaviour::write_imm_receive_at_last_packet),
 // the QP moved to SQD during the RNR loop. rxe's RNR timer then retries in DRAIN (Behaviour::
