@@ -81,7 +81,14 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
   qp.stale_timeout = false;  // this completer run has a response: no timeout is taken
   // rxe_comp.c get_wqe: the head never started: the response is dropped (COMPST_DONE).
   if (HeadStuck(qp)) return;
-  if (ConsumerHeadUnsent(qp)) return;
+  if (ConsumerHeadUnsent(qp)) {
+    // COMPST_DONE; the completer runs again without a packet, finds the head still posted and
+    // exits (COMPST_EXIT), pushing retrans_timer on while PSNs are outstanding (as below).
+    if (profile().behaviour.retry_timer_runs_during_rnr && qp.timer_armed && Outstanding(qp)) {
+      ArmTimer(qp);
+    }
+    return;
+  }
   if (qp.retry_stalled) return;  // rxe_completer exits while req.need_retry is set
   // The WQE the response is about, and implicit ACKs of earlier SEND/WRITEs.
   // Waiting out an RNR timer the requester went back to the NAKed WQE (sq_next), yet the
@@ -107,6 +114,12 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
       break;
     }
     if (PsnDiff(LastPsn(w), pkt.psn) < 0) {
+      if (w.ghost && !IsSendOrWrite(w.wr.opcode)) {
+        // Before rxe's consumer index: check_psn never sees it, so a later response is no
+        // implied NAK of this READ/atomic (its own response was dropped, ConsumerHeadUnsent).
+        w.done = true;
+        continue;
+      }
       if (IsSendOrWrite(w.wr.opcode)) {
         w.done = true;  // covered by a later response: acknowledged
         progress = true;
@@ -482,7 +495,7 @@ size_t Nic::NakBehindHead(const Qp& qp, const Packet& pkt, size_t sent) const {
   if (!profile().behaviour.nak_behind_head_hits_head) return sent;
   for (size_t i = 0; i < sent; ++i) {
     const SendWqe& w = qp.sq[i];
-    if (w.done || !w.sent) continue;
+    if (w.done || !w.sent || w.ghost) continue;  // ghosts lie before the consumer index
     if (PsnDiff(pkt.psn, w.psn) >= 0 || PsnDiff(pkt.psn, qp.comp_psn) < 0) return sent;
     if (!IsSendOrWrite(w.wr.opcode) && pkt.psn != qp.comp_psn) return sent;
     return i;
