@@ -152,6 +152,23 @@ void Conformance::FifteenDeepRcPair(const BringUpParams& p, RcPair* pair) {
   ASSERT_EQ(ToRtsWith(*dev_, p, r.qb, r.qa), 0);
 }
 
+void Conformance::RcPairAfterRnrFailure(const BringUpParams& p, bool sig_all_a,
+                                        const Buffer& buf, RcPair* pair) {
+  RcPair& r = *pair;
+  r.ca = Cq();
+  r.cb = Cq();
+  r.qa = Qp(QpType::kRc, 16, 16, 2, sig_all_a, r.ca);
+  r.qb = Qp(QpType::kRc, 16, 16, 2, false, r.cb);
+  ASSERT_EQ(ToRtsWith(*dev_, p, r.qa, r.qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, p, r.qb, r.qa), 0);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(r.qa, {Send(1, {buf.At(0, 8)})}, &bad), 0);  // no receive at qb
+  const auto wcs = WaitWc(r.ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  ASSERT_EQ(wcs[0].status, WcStatus::kRnrRetryExcErr) << ToName(wcs[0].status);
+  ASSERT_EQ(StateOf(r.qa), QpState::kErr);
+}
+
 void Conformance::ExpectFlushedInOrder(CqHandle cq, int n, uint64_t first_wr_id,
                                        uint64_t timeout_ns, const std::string& why) {
   const auto wcs = WaitWc(cq, n, timeout_ns);

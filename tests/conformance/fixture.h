@@ -60,6 +60,12 @@ class Conformance : public ::testing::TestWithParam<BackendCase> {
     QpHandle qa, qb;
   };
   void FifteenDeepRcPair(const BringUpParams& p, RcPair* pair);
+  // Two RC QPs in RTS with the attributes of `p` (rnr_retry 0), each on a CQ of its own, qa
+  // signaling every WR when sig_all_a; qa's SEND (wr_id 1, 8 bytes of `buf`) finds no receive
+  // at qb and fails RNR_RETRY_EXC_ERR, leaving qa in ERR with the SEND's PSN its comp.psn.
+  // Callers return if HasFatalFailure().
+  void RcPairAfterRnrFailure(const BringUpParams& p, bool sig_all_a, const Buffer& buf,
+                             RcPair* pair);
   // An RC QP on `cq` in RTS with the attributes of `p`, whose peer (also on `cq`, connected to
   // it) is then moved to ERR, so it drops every request: each request's transport timer runs
   // out. Callers return if HasFailure() (any failed check while bringing it up).
