@@ -215,6 +215,10 @@ class Nic {
   // A post while stale WQEs (ghosts) wait ahead of the requester: WQEs that go round the
   // send ring onto their slots (nic_qp.cc).
   void OverwriteStaleSlots(Qp& qp, size_t first_posted);
+  // The index of rxe's consumer head among qp.sq[0, end): the first WQE that is neither a
+  // ghost (its slot lies before the consumer index) nor done; `end` (at most the queue's
+  // size) when there is none.
+  static size_t ConsumerHead(const Qp& qp, size_t end = SIZE_MAX);
   // Whether the first WQE the program posted and not yet retired is stuck (never sent).
   bool HeadStuck(const Qp& qp) const;
   // With ghosts ahead (they lie before rxe's consumer index), whether the WQE at the consumer
@@ -288,6 +292,10 @@ class Nic {
   // The completer's timeout run: the first outstanding WQE is retried, or fails
   // RETRY_EXC_ERR when retry_cnt is used up.
   void CompleterTimedOut(Qp& qp);
+  // Whether the requester waits at a LOCAL_INV fenced only by the head at `head`.
+  bool ParkedAtInvalidateFence(const Qp& qp, size_t head) const;
+  // The head retired with an error runs that LOCAL_INV before the QP goes to ERR.
+  void RunFencedInvalidate(Qp& qp);
   // A completer run without a response (a local operation, a WR failed locally, SQD's
   // drain) takes a stale_timeout (Behaviour::retrans_timer_runs_out).
   void TakeStaleTimeout(Qp& qp);

@@ -384,6 +384,7 @@ void Nic::ResetQueues(Qp& qp) {
   qp.retry_after_err = qp.rnr_timer_in_err = false;
   qp.uc_mid_message = qp.write_imm_waiting = qp.sent_psn_nak = false;
   qp.comm_est_raised = qp.last_wqe_raised = qp.flush_pending = qp.flush_begun = false;
+  qp.completer_scheduled_first = false;
   qp.flush_after_skip_loop = qp.kick_after_skip_loop = false;
   qp.requester_busy_until_ns = 0;
   qp.atomic_replay.clear();
@@ -438,19 +439,22 @@ SendWqe GhostOf(const SendWqe& w) {
 }  // namespace
 
 bool Nic::FlushesRqFirst(const Qp& qp) const {
-  return qp.type == QpType::kRc && profile().behaviour.rc_flushes_rq_first && !in_retry_response_;
+  return qp.type == QpType::kRc && profile().behaviour.rc_flushes_rq_first && !in_retry_response_ &&
+         !qp.completer_scheduled_first;
 }
 
 void Nic::FlushOnError(Qp& qp) {
   qp.flush_pending = false;
   if (!std::exchange(qp.flush_begun, false)) BeginFlush(qp);
+  // A flush ordered by a LOCAL_INV that ran first (RunFencedInvalidate) uses that order once.
+  const bool completer_first = std::exchange(qp.completer_scheduled_first, false);
   // rxe_qp_error schedules the responder task (receive flush) before the completer's (send
   // flush). From a post (process context) they run at the next spin_unlock_bh, in that order.
   // A requester failed by a loopback response to a request a timer's retry sent runs in a
   // tasklet: its own loop goes on first (rxe_req.c: QP_STATE_ERROR -> WR_FLUSH_ERR -> the
   // completer drains the send queue) and the scheduled receive flush follows (differential
   // seed 20261206 sequence 1918; from a post: 20261202 sequence 2386).
-  if (FlushesRqFirst(qp)) {
+  if (FlushesRqFirst(qp) && !completer_first) {
     FlushRq(qp);
     FlushSq(qp);
   } else {
@@ -599,13 +603,18 @@ void Nic::ClearStuck(Qp& qp) {
   for (SendWqe& w : qp.sq) w.stuck = false;
 }
 
+size_t Nic::ConsumerHead(const Qp& qp, size_t end) {
+  end = std::min(end, qp.sq.size());
+  for (size_t i = 0; i < end; ++i) {
+    if (!qp.sq[i].ghost && !qp.sq[i].done) return i;
+  }
+  return end;
+}
+
 bool Nic::HeadStuck(const Qp& qp) const {
   if (!qp.may_have_stuck) return false;
-  for (const SendWqe& w : qp.sq) {
-    if (w.ghost || w.done) continue;
-    return w.stuck;
-  }
-  return false;
+  const size_t head = ConsumerHead(qp);
+  return head < qp.sq.size() && qp.sq[head].stuck;
 }
 
 bool Nic::ConsumerHeadUnsent(const Qp& qp) const {
@@ -618,11 +627,8 @@ bool Nic::ConsumerHeadUnsent(const Qp& qp) const {
   // rq_psn 0; rxe ignored it (retry_cnt 0), sent the SEND behind it, which the peer dropped
   // as out of sequence, and the transport timer ended the SEND RETRY_EXC_ERR.
   if (qp.ghosts == 0) return false;
-  for (const SendWqe& w : qp.sq) {
-    if (w.ghost || w.done) continue;
-    return !w.sent;
-  }
-  return true;
+  const size_t head = ConsumerHead(qp);
+  return head == qp.sq.size() || !qp.sq[head].sent;
 }
 
 void Nic::WalkStopped(Qp& qp) {

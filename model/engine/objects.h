@@ -366,6 +366,9 @@ struct Qp : std::enable_shared_from_this<Qp> {
   // Nic::BeginFlush ran for the pending flush: the failed WQE's CQE is written (a flush
   // held to the end of a tick's timers, Nic::DeferFlushToTickEnd).
   bool flush_begun = false;
+  // The completer runs before the responder's receive flush (Nic::FlushesRqFirst): the WQE a
+  // timed-out head had fenced ran first and scheduled it (Nic::RunFencedInvalidate).
+  bool completer_scheduled_first = false;
   bool last_wqe_raised = false;
   Ring<std::pair<uint32_t, uint64_t>> atomic_replay;  // psn -> original value
   // XRC_RECV: the XRC SRQ named by the request being handled (set by RespCheckXrcSrq).

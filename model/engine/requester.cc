@@ -593,23 +593,68 @@ void Nic::CompleterTimedOut(Qp& qp) {
   // The completer's head is rxe's consumer index: ghosts (stale WQEs the requester sent again
   // after ERR -> RTS) lie before it, their slots consumed by the flush (seed 20261217
   // sequence 52: the SEND behind them fails RETRY_EXC_ERR).
-  size_t first = sent;
-  for (size_t i = 0; i < sent; ++i) {
-    if (!qp.sq[i].done && !qp.sq[i].ghost) {
-      first = i;
-      break;
-    }
-  }
+  const size_t first = ConsumerHead(qp, sent);
   if (first == sent) return;  // nothing outstanding
   // rxe_comp.c COMPST_ERROR_RETRY: a head never started has nothing to retry.
   if (qp.sq[first].stuck) return;
   if (!TakeRetry(qp)) {
-    FailWqe(qp, first, WcStatus::kRetryExcErr, "retry count exceeded");
+    // rxe_comp.c do_complete retires the head and, when the requester stopped at a fence
+    // (req.wait_fence), runs it before COMPST_ERROR's rxe_qp_error (RunFencedInvalidate).
+    const bool fenced_inv = ParkedAtInvalidateFence(qp, first);
+    if (!fenced_inv) {
+      FailWqe(qp, first, WcStatus::kRetryExcErr, "retry count exceeded");
+      return;
+    }
+    qp.sq[first].done = true;
+    qp.sq[first].status = WcStatus::kRetryExcErr;
+    qp.completer_scheduled_first = true;
+    RunFencedInvalidate(qp);
+    if (qp.state == QpState::kErr) return;  // the requester's run failed the QP itself
+    EnterSendError(qp, "retry count exceeded");
     return;
   }
   qp.started_retry = true;  // rxe: sequence NAKs of the resent packets count no more
   if (StallRetry(qp)) return;
   GoBackTo(qp, first);
+}
+
+bool Nic::ParkedAtInvalidateFence(const Qp& qp, size_t head) const {
+  // Behaviour::local_inv_waits_for_all (rxe_req.c rxe_wqe_is_fenced): the requester stopped
+  // at a LOCAL_INV because WQEs before it were outstanding; once `head` retires it is the
+  // only one, and the LOCAL_INV may go.
+  if (!profile().behaviour.local_inv_waits_for_all || qp.state != QpState::kRts) return false;
+  if (qp.sq_next >= qp.sq.size()) return false;
+  const SendWqe& inv = qp.sq[qp.sq_next];
+  if (inv.wr.opcode != WrOpcode::kLocalInv || inv.ghost || inv.done || inv.sent) return false;
+  for (size_t i = head + 1; i < qp.sq_next; ++i) {
+    if (!qp.sq[i].done && !qp.sq[i].ghost) return false;
+  }
+  return true;
+}
+
+void Nic::RunFencedInvalidate(Qp& qp) {
+  // rxe_comp.c do_complete (wait_fence) -> rxe_run_task(req): the requester runs inside the
+  // completer, the QP still in RTS, and takes the LOCAL_INV (rxe_do_local_ops). Both ends
+  // schedule the completer before COMPST_ERROR's rxe_qp_error schedules the responder: a
+  // failure arms the running completer task (req err: rxe_run_task(comp)), a success
+  // schedules its tasklet (rxe_sched_task). The completer then finds the QP in ERR and
+  // drains the send queue (WR_FLUSH_ERR for the LOCAL_INV too) before the receive flush.
+  // Measured on rxe 3 of 3: differential seed 20261249 sequence 604, a WRITE to a peer in
+  // INIT (retry_cnt 0) and a LOCAL_INV of a type 1 window on a CQ shared with a receive.
+  SendWqe& inv = qp.sq[qp.sq_next];
+  if (RunLocalOp(qp, inv) != WcStatus::kSuccess) {
+    // rxe_req.c err: wqe_state_error, req.wqe_index past it, req.state ERROR.
+    inv.done = inv.failed_locally = true;
+    inv.status = WcStatus::kLocQpOpErr;
+    ++qp.sq_next;
+    return;
+  }
+  // The window is invalidated; the requester goes on with the WQEs behind it (BeginFlush
+  // flushes the LOCAL_INV: the completer never retired it).
+  inv.done = true;
+  inv.status = WcStatus::kSuccess;
+  ++qp.sq_next;
+  RunRequester(qp);
 }
 
 }  // namespace qptwin::model::engine

@@ -674,6 +674,56 @@ TEST_P(MemoryWindow, BindBehindAnUnacknowledgedSendIsFlushedWithIt) {
   EXPECT_EQ(dev_->DeallocMw(mw), 0);
 }
 
+// A LOCAL_INV waits behind a WRITE to a silent peer (rxe: the local invalidate fence,
+// Behaviour::local_inv_waits_for_all), on a CQ the QP's receive shares. The WRITE's transport
+// timer runs out (retry_cnt 0): rxe_comp.c do_complete retires it and runs the fenced
+// requester before COMPST_ERROR's rxe_qp_error, so the LOCAL_INV executes (the window is
+// free again) and the completer is scheduled ahead of the responder: the send queue is
+// flushed first, the LOCAL_INV WR_FLUSH_ERR too. A failed LOCAL_INV (a type 1 window) gives
+// the same order: differential seed 20261249 sequence 604, rxe 3 of 3.
+TEST_P(MemoryWindow, AnInvalidateFencedBehindATimedOutWriteRunsBeforeTheFlush) {
+  BringUpParams p;
+  p.timeout = 11;  // 8.4 ms
+  p.retry_cnt = 0;
+  const QpHandle qa = RcTowardsPeerInErr(cq_, p);
+  const QpHandle silent = Qp(QpType::kRc, 16, 16, 2, false, cq_);  // stays in RESET
+  if (HasFailure()) return;
+  uint32_t r0 = 0, r1 = 0;
+  MwHandle mw2 = Alloc(MwType::kType2, &r0);
+  MwHandle mw1 = Alloc(MwType::kType1, &r1);
+  const uint32_t rkey = NextKey(r0);
+  ASSERT_EQ(PostOne(qa, BindWr(mw2, rkey, Window())).status, WcStatus::kSuccess);
+  size_t bad = 0;
+  // Where a LOCAL_INV is not fenced, it runs at the post: one of a type 1 window fails then.
+  std::vector<uint32_t> keys = {rkey};
+  if (GetParam().behaviour.local_inv_waits_for_all) keys.push_back(r1);
+  for (const uint32_t key : keys) {
+    SCOPED_TRACE(key == rkey ? "a bound type 2 window" : "a type 1 window (fails)");
+    ASSERT_EQ(dev_->PostRecv(qa, {Recv(10, {target_.At(0, 64)})}, &bad), 0);
+    SendWr write = Send(1, {src_.At(0, 8)});
+    write.opcode = WrOpcode::kRdmaWrite;
+    write.remote_addr = target_.Addr(0);
+    write.rkey = target_.rkey;
+    ASSERT_EQ(dev_->PostSend(qa, {write, InvWr(2, key)}, &bad), 0);
+    const auto wcs = WaitWc(cq_, 3);
+    ASSERT_EQ(wcs.size(), 3u);
+    const std::pair<uint64_t, WcStatus> want[] = {
+        {1, WcStatus::kRetryExcErr}, {2, WcStatus::kWrFlushErr}, {10, WcStatus::kWrFlushErr}};
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(wcs[i].wr_id, want[i].first) << i;
+      EXPECT_EQ(wcs[i].status, want[i].second) << i << " " << ToName(wcs[i].status);
+    }
+    EXPECT_TRUE(Drain(cq_).empty());
+    ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kReset), attr::kState), 0);
+    ASSERT_EQ(ToRtsWith(*dev_, p, qa, silent), 0);  // a QP in RESET drops every request
+  }
+  // The type 2 window was invalidated by the LOCAL_INV that was flushed: it binds again.
+  EXPECT_EQ(PostOne(qa, BindWr(mw2, NextKey(rkey), Window())).status, WcStatus::kSuccess)
+      << "the window is still bound: the LOCAL_INV did not run";
+  EXPECT_EQ(dev_->DeallocMw(mw1), 0);
+  EXPECT_EQ(dev_->DeallocMw(mw2), 0);
+}
+
 // SEND_WITH_INV has packet opcodes for RC and XRC only (IBTA Table 38), none for UC: rxe
 // accepts the post and its requester completes the WR with LOC_QP_OP_ERR (rxe_req.c
 // next_opcode_uc; Behaviour::opcode_checked_by_requester), moving the QP to ERR; a device
