@@ -438,7 +438,11 @@ DeviceDescription Rxe() {
        "mandatory for the rxe driver\") (measured in tools/rxe-vm, 2 of 2 runs: a SEND or "
        "CMP_SWP to a silent peer, retry_cnt 1, then a LOCAL_INV of a type 1 window, which "
        "fails: the first WR ends RETRY_EXC_ERR and the LOCAL_INV is flushed; differential seed "
-       "20261212 sequence 651)"},
+       "20261212 sequence 651). rxe_comp.c do_complete then runs the fenced requester at once "
+       "(req.wait_fence), before COMPST_ERROR's rxe_qp_error: the LOCAL_INV executes, the "
+       "completer is scheduled ahead of the responder, and the send queue is flushed before "
+       "the receive queue (measured, 3 of 3: a type 2 window so invalidated binds again; "
+       "differential seed 20261249 sequence 604)"},
       {"retrans_timer_runs_out", 1,
        "rxe_req.c arms retrans_timer only when !timer_pending, rxe_comp.c COMPST_EXIT "
        "pushes it while PSNs are outstanding, and only rxe_qp.c rxe_qp_do_cleanup deletes it; "

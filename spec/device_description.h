@@ -263,7 +263,9 @@ struct Behaviour {
   bool retrans_timer_runs_out = false;
   // A LOCAL_INV starts only when every earlier WR of its send queue has completed, fenced or
   // not (IBTA 10.6.5.1's Local Invalidate Fence made mandatory), so a LOCAL_INV that fails
-  // waits behind a WR that times out. Default: it runs in order like any other WR.
+  // waits behind a WR that times out. When that WR fails, the LOCAL_INV runs before the QP
+  // enters ERR, and the send queue is flushed first (rxe_comp.c do_complete: wait_fence).
+  // Default: it runs in order like any other WR.
   bool local_inv_waits_for_all = false;
   // A retry that goes back past a BIND_MW or LOCAL_INV the requester has run runs it again:
   // the window's rkey has changed (a bind) or the key is invalid already (a LOCAL_INV), so it
