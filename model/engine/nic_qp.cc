@@ -384,7 +384,7 @@ void Nic::ResetQueues(Qp& qp) {
   qp.retry_after_err = qp.rnr_timer_in_err = false;
   qp.uc_mid_message = qp.write_imm_waiting = qp.sent_psn_nak = false;
   qp.comm_est_raised = qp.last_wqe_raised = qp.flush_pending = qp.flush_begun = false;
-  qp.completer_scheduled_first = false;
+  qp.completer_scheduled_first = qp.completer_armed = false;
   qp.flush_after_skip_loop = qp.kick_after_skip_loop = false;
   qp.requester_busy_until_ns = 0;
   qp.atomic_replay.clear();
@@ -416,6 +416,9 @@ void Nic::EnterError(Qp& qp, const std::string& cause, bool defer_flush) {
   if (!defer_flush && DeferFlushToTickEnd(qp)) {
     BeginFlush(qp);
     qp.flush_pending = qp.flush_begun = true;
+    // An armed completer (RunFencedInvalidate) drains the send queue now; the receive flush
+    // waits with the tick's.
+    if (std::exchange(qp.completer_armed, false)) FlushSq(qp);
     return;
   }
   if (!defer_flush) FlushOnError(qp);
@@ -448,6 +451,7 @@ void Nic::FlushOnError(Qp& qp) {
   if (!std::exchange(qp.flush_begun, false)) BeginFlush(qp);
   // A flush ordered by a LOCAL_INV that ran first (RunFencedInvalidate) uses that order once.
   const bool completer_first = std::exchange(qp.completer_scheduled_first, false);
+  qp.completer_armed = false;
   // rxe_qp_error schedules the responder task (receive flush) before the completer's (send
   // flush). From a post (process context) they run at the next spin_unlock_bh, in that order.
   // A requester failed by a loopback response to a request a timer's retry sent runs in a
@@ -489,8 +493,8 @@ void Nic::BeginFlush(Qp& qp) {
     if (w.done && w.status == WcStatus::kSuccess && IsLocalOp(w.wr.opcode)) w.done = false;
   }
   // The CQE of the error that moved it comes first when the receive flush does
-  // (FlushOnError; rxe_comp.c do_complete).
-  if (FlushesRqFirst(qp)) DrainSq(qp);
+  // (FlushOnError; rxe_comp.c do_complete), or when the flush is held to a tick's end.
+  if (FlushesRqFirst(qp) || qp.completer_scheduled_first) DrainSq(qp);
 }
 
 void Nic::NoteUnwalked(Qp& qp, size_t from) {

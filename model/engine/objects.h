@@ -367,8 +367,10 @@ struct Qp : std::enable_shared_from_this<Qp> {
   // held to the end of a tick's timers, Nic::DeferFlushToTickEnd).
   bool flush_begun = false;
   // The completer runs before the responder's receive flush (Nic::FlushesRqFirst): the WQE a
-  // timed-out head had fenced ran first and scheduled it (Nic::RunFencedInvalidate).
+  // timed-out head had fenced ran first and scheduled it (Nic::RunFencedInvalidate); armed
+  // (that WQE failed), it runs at once, ahead of a tick's other timers too.
   bool completer_scheduled_first = false;
+  bool completer_armed = false;
   bool last_wqe_raised = false;
   Ring<std::pair<uint32_t, uint64_t>> atomic_replay;  // psn -> original value
   // XRC_RECV: the XRC SRQ named by the request being handled (set by RespCheckXrcSrq).

@@ -528,7 +528,8 @@ uint64_t Nic::LastOtherTimerThisTick(const Qp* except) const {
 bool Nic::DeferFlushToTickEnd(Qp& qp) {
   // Only where the failed WQE's CQE comes before the flush (BeginFlush writes it now).
   if (!in_timer_expiry_ || profile().timing.nic.timer_tick_ns == 0 ||
-      !profile().behaviour.tick_timers_complete_before_flushes || !FlushesRqFirst(qp)) {
+      !profile().behaviour.tick_timers_complete_before_flushes ||
+      !(FlushesRqFirst(qp) || qp.completer_scheduled_first)) {
     return false;
   }
   const uint64_t last = LastOtherTimerThisTick(&qp);
@@ -607,9 +608,7 @@ void Nic::CompleterTimedOut(Qp& qp) {
     }
     qp.sq[first].done = true;
     qp.sq[first].status = WcStatus::kRetryExcErr;
-    qp.completer_scheduled_first = true;
     RunFencedInvalidate(qp);
-    if (qp.state == QpState::kErr) return;  // the requester's run failed the QP itself
     EnterSendError(qp, "retry count exceeded");
     return;
   }
@@ -620,41 +619,44 @@ void Nic::CompleterTimedOut(Qp& qp) {
 
 bool Nic::ParkedAtInvalidateFence(const Qp& qp, size_t head) const {
   // Behaviour::local_inv_waits_for_all (rxe_req.c rxe_wqe_is_fenced): the requester stopped
-  // at a LOCAL_INV because WQEs before it were outstanding; once `head` retires it is the
-  // only one, and the LOCAL_INV may go.
+  // at a LOCAL_INV because the consumer index lay before it; do_complete moves that index past
+  // `head` alone, so the LOCAL_INV may go only when it lies right behind the head (a BIND_MW
+  // run but not retired in between keeps it fenced). A requester stopped for good
+  // (requester_dead) or inside a retry's skip loop (busy: rxe_run_task only arms it) does not
+  // run here.
   if (!profile().behaviour.local_inv_waits_for_all || qp.state != QpState::kRts) return false;
-  if (qp.sq_next >= qp.sq.size()) return false;
+  if (qp.requester_dead || qp.requester_busy_until_ns > world_->events().Now()) return false;
+  if (qp.sq_next != head + 1 || qp.sq_next >= qp.sq.size()) return false;
   const SendWqe& inv = qp.sq[qp.sq_next];
-  if (inv.wr.opcode != WrOpcode::kLocalInv || inv.ghost || inv.done || inv.sent) return false;
-  for (size_t i = head + 1; i < qp.sq_next; ++i) {
-    if (!qp.sq[i].done && !qp.sq[i].ghost) return false;
-  }
-  return true;
+  return inv.wr.opcode == WrOpcode::kLocalInv && !inv.ghost && !inv.done && !inv.sent;
 }
 
 void Nic::RunFencedInvalidate(Qp& qp) {
   // rxe_comp.c do_complete (wait_fence) -> rxe_run_task(req): the requester runs inside the
   // completer, the QP still in RTS, and takes the LOCAL_INV (rxe_do_local_ops). Both ends
-  // schedule the completer before COMPST_ERROR's rxe_qp_error schedules the responder: a
-  // failure arms the running completer task (req err: rxe_run_task(comp)), a success
-  // schedules its tasklet (rxe_sched_task). The completer then finds the QP in ERR and
-  // drains the send queue (WR_FLUSH_ERR for the LOCAL_INV too) before the receive flush.
-  // Measured on rxe 3 of 3: differential seed 20261249 sequence 604, a WRITE to a peer in
-  // INIT (retry_cnt 0) and a LOCAL_INV of a type 1 window on a CQ shared with a receive.
+  // have the completer run before the responder task that COMPST_ERROR's rxe_qp_error
+  // schedules: a failure arms the running completer task (req err: rxe_run_task(comp)), which
+  // runs again at once; a success schedules its tasklet (rxe_sched_task) ahead of the
+  // responder's. The completer then finds the QP in ERR and drains the send queue (WR_FLUSH_ERR
+  // for the LOCAL_INV too) before the receive flush. Measured on rxe 3 of 3: differential
+  // seed 20261249 sequence 604 (a WRITE to a peer in INIT, retry_cnt 0, a LOCAL_INV of a type
+  // 1 window, a receive on the same CQ) and AnInvalidateFencedBehindATimedOutWriteRunsBefore-
+  // TheFlush (a type 2 window so invalidated binds again).
+  qp.completer_scheduled_first = true;
   SendWqe& inv = qp.sq[qp.sq_next];
+  ++qp.sq_next;  // rxe: req.wqe_index moves past it either way
   if (RunLocalOp(qp, inv) != WcStatus::kSuccess) {
-    // rxe_req.c err: wqe_state_error, req.wqe_index past it, req.state ERROR.
+    // rxe_req.c err: wqe_state_error, req.state ERROR; BeginFlush flushes it.
     inv.done = inv.failed_locally = true;
     inv.status = WcStatus::kLocQpOpErr;
-    ++qp.sq_next;
+    qp.completer_armed = true;
     return;
   }
-  // The window is invalidated; the requester goes on with the WQEs behind it (BeginFlush
-  // flushes the LOCAL_INV: the completer never retired it).
+  // The window is invalidated; BeginFlush flushes the LOCAL_INV (the completer never retired
+  // it). rxe's requester would go on with the WQEs behind it before the QP enters ERR (a
+  // BIND_MW runs, a SEND is sent); the model stops here (docs/differences.md row 140).
   inv.done = true;
   inv.status = WcStatus::kSuccess;
-  ++qp.sq_next;
-  RunRequester(qp);
 }
 
 }  // namespace qptwin::model::engine

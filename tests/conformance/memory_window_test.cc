@@ -680,7 +680,8 @@ TEST_P(MemoryWindow, BindBehindAnUnacknowledgedSendIsFlushedWithIt) {
 // requester before COMPST_ERROR's rxe_qp_error, so the LOCAL_INV executes (the window is
 // free again) and the completer is scheduled ahead of the responder: the send queue is
 // flushed first, the LOCAL_INV WR_FLUSH_ERR too. A failed LOCAL_INV (a type 1 window) gives
-// the same order: differential seed 20261249 sequence 604, rxe 3 of 3.
+// the same order: differential seed 20261249 sequence 604, rxe 3 of 3. A BIND_MW between the
+// two keeps the LOCAL_INV fenced (do_complete moves the consumer index to the bind only).
 TEST_P(MemoryWindow, AnInvalidateFencedBehindATimedOutWriteRunsBeforeTheFlush) {
   BringUpParams p;
   p.timeout = 11;  // 8.4 ms
@@ -688,28 +689,55 @@ TEST_P(MemoryWindow, AnInvalidateFencedBehindATimedOutWriteRunsBeforeTheFlush) {
   const QpHandle qa = RcTowardsPeerInErr(cq_, p);
   const QpHandle silent = Qp(QpType::kRc, 16, 16, 2, false, cq_);  // stays in RESET
   if (HasFailure()) return;
-  uint32_t r0 = 0, r1 = 0;
+  uint32_t r0 = 0, r1 = 0, r3 = 0;
   MwHandle mw2 = Alloc(MwType::kType2, &r0);
   MwHandle mw1 = Alloc(MwType::kType1, &r1);
+  MwHandle mw3 = Alloc(MwType::kType2, &r3);
   const uint32_t rkey = NextKey(r0);
   ASSERT_EQ(PostOne(qa, BindWr(mw2, rkey, Window())).status, WcStatus::kSuccess);
-  size_t bad = 0;
+  const Behaviour& b = GetParam().behaviour;
+  struct Case {
+    const char* what;
+    uint32_t key;
+    bool bind_between;  // a BIND_MW (wr 3) between the WRITE and the LOCAL_INV
+  };
+  std::vector<Case> cases = {{"a bound type 2 window", rkey, false}};
   // Where a LOCAL_INV is not fenced, it runs at the post: one of a type 1 window fails then.
-  std::vector<uint32_t> keys = {rkey};
-  if (GetParam().behaviour.local_inv_waits_for_all) keys.push_back(r1);
-  for (const uint32_t key : keys) {
-    SCOPED_TRACE(key == rkey ? "a bound type 2 window" : "a type 1 window (fails)");
+  if (b.local_inv_waits_for_all) {
+    cases.push_back({"a type 1 window (fails)", r1, false});
+    // The bind runs at once but retires only after the WRITE: the consumer index stops at it,
+    // so the LOCAL_INV stays fenced, nothing runs, and the QP's usual flush order holds.
+    cases.push_back({"a type 1 window behind a bind", r1, true});
+  }
+  size_t bad = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
     ASSERT_EQ(dev_->PostRecv(qa, {Recv(10, {target_.At(0, 64)})}, &bad), 0);
     SendWr write = Send(1, {src_.At(0, 8)});
     write.opcode = WrOpcode::kRdmaWrite;
     write.remote_addr = target_.Addr(0);
     write.rkey = target_.rkey;
-    ASSERT_EQ(dev_->PostSend(qa, {write, InvWr(2, key)}, &bad), 0);
-    const auto wcs = WaitWc(cq_, 3);
-    ASSERT_EQ(wcs.size(), 3u);
-    const std::pair<uint64_t, WcStatus> want[] = {
-        {1, WcStatus::kRetryExcErr}, {2, WcStatus::kWrFlushErr}, {10, WcStatus::kWrFlushErr}};
-    for (size_t i = 0; i < 3; ++i) {
+    std::vector<SendWr> wrs = {write};
+    if (c.bind_between) {
+      SendWr bind = BindWr(mw3, NextKey(r3), Window());
+      bind.wr_id = 3;
+      wrs.push_back(bind);
+    }
+    wrs.push_back(InvWr(2, c.key));
+    ASSERT_EQ(dev_->PostSend(qa, wrs, &bad), 0);
+    std::vector<std::pair<uint64_t, WcStatus>> want = {{1, WcStatus::kRetryExcErr}};
+    if (c.bind_between) {
+      if (b.rc_flushes_rq_first) want.push_back({10, WcStatus::kWrFlushErr});
+      want.push_back({3, WcStatus::kWrFlushErr});
+      want.push_back({2, WcStatus::kWrFlushErr});
+      if (!b.rc_flushes_rq_first) want.push_back({10, WcStatus::kWrFlushErr});
+    } else {
+      want.push_back({2, WcStatus::kWrFlushErr});
+      want.push_back({10, WcStatus::kWrFlushErr});
+    }
+    const auto wcs = WaitWc(cq_, static_cast<int>(want.size()));
+    ASSERT_EQ(wcs.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
       EXPECT_EQ(wcs[i].wr_id, want[i].first) << i;
       EXPECT_EQ(wcs[i].status, want[i].second) << i << " " << ToName(wcs[i].status);
     }
@@ -722,6 +750,7 @@ TEST_P(MemoryWindow, AnInvalidateFencedBehindATimedOutWriteRunsBeforeTheFlush) {
       << "the window is still bound: the LOCAL_INV did not run";
   EXPECT_EQ(dev_->DeallocMw(mw1), 0);
   EXPECT_EQ(dev_->DeallocMw(mw2), 0);
+  EXPECT_EQ(dev_->DeallocMw(mw3), 0);
 }
 
 // SEND_WITH_INV has packet opcodes for RC and XRC only (IBTA Table 38), none for UC: rxe
