@@ -159,8 +159,10 @@ Nic::ReqStep Nic::ReqCheckLimits(Qp& qp) {
   }
   if (inv_fenced && outstanding > 0) return ReqStep::kDone;
   // R20: a fenced WR waits for every earlier READ/ATOMIC of this SQ (rxe: for every
-  // earlier WR).
-  if (w.wr.send_flags & send_flag::kFence) {
+  // earlier WR). rxe_wqe_is_fenced decides a LOCAL_INV by the invalidate fence alone: its
+  // FENCE flag is not looked at (measured, rxe 2 of 2: probe fence-inv, a FENCE-flagged
+  // LOCAL_INV runs while a READ's credit is lost after ERR -> RTS).
+  if ((w.wr.send_flags & send_flag::kFence) && !inv_fenced) {
     bool blocking = (profile().behaviour.fence_waits_for_all ? outstanding : outstanding_rd) > 0;
     // Behaviour::fence_counts_sent_rd_atomic (rxe_req.c rxe_wqe_is_fenced: rd_atomic !=
     // max_rd_atomic): any credit taken blocks, a lost one too, and one a READ/atomic at or

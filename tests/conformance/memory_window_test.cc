@@ -753,6 +753,35 @@ TEST_P(MemoryWindow, AnInvalidateFencedBehindATimedOutWriteRunsBeforeTheFlush) {
   EXPECT_EQ(dev_->DeallocMw(mw3), 0);
 }
 
+// rxe_wqe_is_fenced decides a LOCAL_INV by the local invalidate fence alone, whatever its
+// send flags: a FENCE-flagged LOCAL_INV runs although a READ's credit was never returned (a
+// READ failed REM_ACCESS_ERR, then ERR -> RTS claiming RTS keeps max_rd_atomic's count short).
+// Measured on rxe 2 of 2 (probe fence-inv): the LOCAL_INV of a type 1 window runs and fails.
+TEST_P(MemoryWindow, AFenceFlagDoesNotHoldALocalInvalidate) {
+  if (!GetParam().behaviour.local_inv_waits_for_all) {
+    GTEST_SKIP() << "the device's LOCAL_INV is not under the invalidate fence";
+  }
+  uint32_t r1 = 0;
+  MwHandle mw1 = Alloc(MwType::kType1, &r1);
+  Buffer plain = Reg(64, kLocalWrite);  // no remote rights: a READ of it fails
+  size_t bad = 0;
+  ASSERT_EQ(dev_->PostSend(a_, {RdmaTo(1, WrOpcode::kRdmaRead, {src_.At(0, 8)}, plain, 0)}, &bad),
+            0);
+  auto wcs = WaitWc(cq_, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  ASSERT_EQ(wcs[0].status, WcStatus::kRemAccessErr) << ToName(wcs[0].status);
+  ASSERT_EQ(ModifyToRtsClaimingRts(a_), 0);
+  SendWr inv = InvWr(2, r1);
+  inv.send_flags |= send_flag::kFence;
+  ASSERT_EQ(dev_->PostSend(a_, {inv}, &bad), 0);
+  wcs = WaitWc(cq_, 1);
+  ASSERT_EQ(wcs.size(), 1u) << "the FENCE flag held the LOCAL_INV";
+  EXPECT_EQ(wcs[0].wr_id, 2u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kLocQpOpErr) << ToName(wcs[0].status);
+  EXPECT_EQ(StateOf(a_), QpState::kErr);
+  EXPECT_EQ(dev_->DeallocMw(mw1), 0);
+}
+
 // SEND_WITH_INV has packet opcodes for RC and XRC only (IBTA Table 38), none for UC: rxe
 // accepts the post and its requester completes the WR with LOC_QP_OP_ERR (rxe_req.c
 // next_opcode_uc; Behaviour::opcode_checked_by_requester), moving the QP to ERR; a device
