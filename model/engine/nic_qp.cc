@@ -450,15 +450,15 @@ void Nic::FlushOnError(Qp& qp) {
   qp.flush_pending = false;
   if (!std::exchange(qp.flush_begun, false)) BeginFlush(qp);
   // A flush ordered by a LOCAL_INV that ran first (RunFencedInvalidate) uses that order once.
-  const bool completer_first = std::exchange(qp.completer_scheduled_first, false);
-  qp.completer_armed = false;
+  const bool rq_first = FlushesRqFirst(qp);
+  qp.completer_scheduled_first = qp.completer_armed = false;
   // rxe_qp_error schedules the responder task (receive flush) before the completer's (send
   // flush). From a post (process context) they run at the next spin_unlock_bh, in that order.
   // A requester failed by a loopback response to a request a timer's retry sent runs in a
   // tasklet: its own loop goes on first (rxe_req.c: QP_STATE_ERROR -> WR_FLUSH_ERR -> the
   // completer drains the send queue) and the scheduled receive flush follows (differential
   // seed 20261206 sequence 1918; from a post: 20261202 sequence 2386).
-  if (FlushesRqFirst(qp) && !completer_first) {
+  if (rq_first) {
     FlushRq(qp);
     FlushSq(qp);
   } else {

@@ -603,15 +603,8 @@ void Nic::CompleterTimedOut(Qp& qp) {
   if (!TakeRetry(qp)) {
     // rxe_comp.c do_complete retires the head and, when the requester stopped at a fence
     // (req.wait_fence), runs it before COMPST_ERROR's rxe_qp_error (RunFencedInvalidate).
-    const bool fenced_inv = ParkedAtInvalidateFence(qp, first);
-    if (!fenced_inv) {
-      FailWqe(qp, first, WcStatus::kRetryExcErr, "retry count exceeded");
-      return;
-    }
-    qp.sq[first].done = true;
-    qp.sq[first].status = WcStatus::kRetryExcErr;
-    RunFencedInvalidate(qp);
-    EnterSendError(qp, "retry count exceeded");
+    if (ParkedAtInvalidateFence(qp, first)) RunFencedInvalidate(qp);
+    FailWqe(qp, first, WcStatus::kRetryExcErr, "retry count exceeded");
     return;
   }
   qp.started_retry = true;  // rxe: sequence NAKs of the resent packets count no more
@@ -630,7 +623,7 @@ bool Nic::ParkedAtInvalidateFence(const Qp& qp, size_t head) const {
   if (qp.requester_dead || qp.requester_busy_until_ns > world_->events().Now()) return false;
   if (qp.sq_next != head + 1 || qp.sq_next >= qp.sq.size()) return false;
   const SendWqe& inv = qp.sq[qp.sq_next];
-  return inv.wr.opcode == WrOpcode::kLocalInv && !inv.ghost && !inv.done && !inv.sent;
+  return inv.wr.opcode == WrOpcode::kLocalInv && !inv.done && !inv.sent;  // ghosts lie before
 }
 
 void Nic::RunFencedInvalidate(Qp& qp) {
