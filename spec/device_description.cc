@@ -74,6 +74,7 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("post_runs_requester", &Behaviour::post_runs_requester),
     Flag("post_answers_each_message", &Behaviour::post_answers_each_message),
     Flag("requester_walks_one_wqe_in_error", &Behaviour::requester_walks_one_wqe_in_error),
+    Flag("send_slot_keeps_status", &Behaviour::send_slot_keeps_status),
     Flag("solicited_arm_ignores_errors", &Behaviour::solicited_arm_ignores_errors),
     Flag("failed_invalidate_keeps_psn", &Behaviour::failed_invalidate_keeps_psn),
     Flag("retrans_timer_runs_out", &Behaviour::retrans_timer_runs_out),
@@ -88,7 +89,7 @@ const std::vector<BehaviourSetting> kSettings = {
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 62;
+constexpr size_t kFlags = 65;
 constexpr size_t kNumbers = 3;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -494,6 +495,19 @@ DeviceDescription Rxe() {
        "where it wrote over them; the rest lie behind it, the completer's head never starts "
        "(get_wqe drops responses, COMPST_ERROR_RETRY retries nothing) and the QP hangs "
        "(measured: seed 20261232 sequence 12293, 15 SEND_IMMs, ERR -> RTS, 12 SENDs: 9 sent)"},
+      {"send_slot_keeps_status", 1,
+       "rxe writes wqe->status only on an error (rxe_req.c err paths, rxe_comp.c NAKs, "
+       "RETRY_EXC_ERR, RNR_RETRY_EXC_ERR), on a flush (rxe_comp.c rxe_drain_resp_pkts: "
+       "WR_FLUSH_ERR into every WQE it flushes), on a local operation run (rxe_do_local_ops: "
+       "SUCCESS) and on a faked UD send (SUCCESS); providers/rxe init_send_wqe (ibv_post_send) "
+       "does not clear it, and do_complete reports wqe->status, posting a CQE for any status "
+       "but SUCCESS. RESET clears the ring (rxe_queue_reset memsets the slots). Measured in "
+       "tools/rxe-vm, 2 of 2: an RC QP whose send timed out (RETRY_EXC_ERR in slot 0), then "
+       "1 WRITE and 15 FETCH_ADDs posted in ERR (flushed), ERR -> RTS by IBV_QP_CUR_STATE: the "
+       "next READ, SEND or WRITE lands in slot 1 and completes WR_FLUSH_ERR, even unsignaled, "
+       "though it was executed (the peer's receive completes) and the QP stays in RTS; with "
+       "14 FETCH_ADDs it lands in slot 0 and completes RETRY_EXC_ERR; with 13 or fewer in a "
+       "slot never used, SUCCESS (differential seed 858754918255 sequence 859)"},
       {"dereg_mr_bound_mw_errno", EINVAL,
        "rxe_verbs.c rxe_dereg_mr: atomic_read(&mr->num_mw) > 0 -> -EINVAL (measured: "
        "memory_window_test DeallocOfABoundWindowClosesIt)"},

@@ -247,6 +247,14 @@ struct Behaviour {
   // requester are never sent (the QP hangs until ERR or RESET).
   // Default: leaving ERR starts from the program's next WR.
   bool requester_walks_one_wqe_in_error = false;
+  // A send ring slot keeps the completion status the device last wrote into it: the device
+  // writes one only for an error, a flush, a local operation run or a UD send it fakes, and
+  // the post does not clear it. A WR posted into a slot whose last status was an error, and
+  // then finished normally (its data landed), completes with that error (wr_id, status and
+  // qp_num only; unsignaled too), and the QP stays where it is. RESET clears the slots;
+  // after ERR -> RTS by IBV_QP_CUR_STATE they are as the flush left them.
+  // Default: a completion reports the WR's own outcome.
+  bool send_slot_keeps_status = false;
   // A solicited-only CQ arm fires only for a receive CQE of a message with the SE bit or a
   // receive completed without a message (flushed); never for a send-queue CQE, error or
   // flush. ibv_req_notify_cq(3), IBTA: also for a completion in error.

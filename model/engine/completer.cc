@@ -347,6 +347,7 @@ void Nic::DrainSq(Qp& qp) {
     if (qp.rnr_index > 0) --qp.rnr_index;
     if (w.ghost) {  // rxe: the completer consumed its slot before; no CQE
       --qp.ghosts;
+      if (w.done && w.status != WcStatus::kSuccess) NoteSlotStatus(qp, w.slot, w.status);
       continue;
     }
     if (RetireWqe(qp, w) == Retired::kQpFailed) return;
@@ -372,19 +373,24 @@ Nic::Retired Nic::RetireWqe(Qp& qp, const SendWqe& w) {
   const uint64_t ready =
       std::max(RetireWqeReady(qp, w, IsReliable(qp.type) && w.status == WcStatus::kSuccess),
                w.data_written_ns);
+  const WcStatus status = SlotStatusAtRetire(qp, w);
   // R21: a CQE only for signaled WRs or errors.
-  if (w.status == WcStatus::kSuccess && !w.signaled) return Retired::kOk;
+  if (status == WcStatus::kSuccess && !w.signaled) return Retired::kOk;
   WorkCompletion wc;
   wc.wr_id = w.wr.wr_id;
-  wc.status = w.status;
+  wc.status = status;
   wc.qp_num = qp.qpn;
-  wc.opcode = SendWcOpcode(w.wr.opcode);
-  bool atomic = w.wr.opcode == WrOpcode::kAtomicCmpAndSwp ||
-                w.wr.opcode == WrOpcode::kAtomicFetchAndAdd;
-  wc.byte_len = atomic && !profile().behaviour.atomic_wc_byte_len_is_sge_length
-                    ? 8
-                    : static_cast<uint32_t>(w.length);
-  wc.wc_flags = SendWcFlags(w.wr.opcode);
+  // A slot's stale error (Behaviour::send_slot_keeps_status) has the fields rxe_comp.c
+  // make_send_cqe fills for any error: no opcode, byte_len or wc_flags.
+  if (status == w.status) {
+    wc.opcode = SendWcOpcode(w.wr.opcode);
+    bool atomic = w.wr.opcode == WrOpcode::kAtomicCmpAndSwp ||
+                  w.wr.opcode == WrOpcode::kAtomicFetchAndAdd;
+    wc.byte_len = atomic && !profile().behaviour.atomic_wc_byte_len_is_sge_length
+                      ? 8
+                      : static_cast<uint32_t>(w.length);
+    wc.wc_flags = SendWcFlags(w.wr.opcode);
+  }
   const bool failed_locally = w.failed_locally;  // `w` may live in qp.sq: read it first
   const QpState before = qp.state;
   PushCqe(qp, *qp.send_cq, wc, false, ready);
@@ -393,6 +399,29 @@ Nic::Retired Nic::RetireWqe(Qp& qp, const SendWqe& w) {
     return Retired::kQpFailed;
   }
   return qp.state == before ? Retired::kOk : Retired::kQpChanged;
+}
+
+WcStatus Nic::SlotStatusAtRetire(Qp& qp, const SendWqe& w) {
+  // Behaviour::send_slot_keeps_status: rxe_comp.c do_complete reports wqe->status, which rxe
+  // writes only for an error, a flush, a local operation or a faked UD send; the post
+  // (providers/rxe init_send_wqe) leaves the slot's last one. Differential seed 858754918255
+  // sequence 859: a READ posted after ERR -> RTS into a slot the flush had marked completes
+  // WR_FLUSH_ERR though it was executed, and the QP stays in RTS.
+  if (!profile().behaviour.send_slot_keeps_status) return w.status;
+  if (w.status != WcStatus::kSuccess || w.wrote_success) {
+    NoteSlotStatus(qp, w.slot, w.status);
+    return w.status;
+  }
+  return qp.slot_status.empty() ? WcStatus::kSuccess : qp.slot_status[w.slot];
+}
+
+void Nic::NoteSlotStatus(Qp& qp, uint32_t slot, WcStatus status) {
+  if (!profile().behaviour.send_slot_keeps_status) return;
+  if (qp.slot_status.empty()) {
+    if (status == WcStatus::kSuccess) return;
+    qp.slot_status.assign(qp.send_ring_slots(), WcStatus::kSuccess);
+  }
+  qp.slot_status[slot] = status;
 }
 
 void Nic::FailWqe(Qp& qp, size_t index, WcStatus status, const std::string& cause) {
@@ -420,6 +449,7 @@ void Nic::FailLocally(Qp& qp, WcStatus status, const std::string& cause) {
     // rxe_req.c err: marks it and sets req.state ERROR; the completer's head is another WQE,
     // so nothing completes and the QP stays in RTS with its requester stopped.
     qp.sq[index].done = true;
+    qp.sq[index].status = status;  // written into its slot (send_slot_keeps_status)
     ++qp.sq_next;
     DrainSq(qp);
     qp.requester_dead = true;

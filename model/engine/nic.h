@@ -352,6 +352,10 @@ class Nic {
   // out of RTS/SQD, kQpChanged when the CQE (an overrun) did.
   enum class Retired { kOk, kQpChanged, kQpFailed };
   Retired RetireWqe(Qp& qp, const SendWqe& w);
+  // Behaviour::send_slot_keeps_status: the status a retiring WQE reports (its slot's last
+  // written one where it finished normally), and the record of a status written into a slot.
+  WcStatus SlotStatusAtRetire(Qp& qp, const SendWqe& w);
+  void NoteSlotStatus(Qp& qp, uint32_t slot, WcStatus status);
   // ERR, or SQE for UC/UD where the device has it (R8, IBTA C10-38), after a send error.
   void EnterSendError(Qp& qp, const std::string& cause);
   void DrainSq(Qp& qp);

@@ -183,6 +183,9 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     }
     w.serial = qp->next_serial++;
     w.wr = wr;
+    if (b.send_slot_keeps_status) {
+      w.slot = static_cast<uint32_t>(qp->sq_posts++ % qp->send_ring_slots());
+    }
     if (qp->type == QpType::kUd) {
       if (const Ah* ah = FindAh(ctx, wr.ah.id)) w.ah_at_post = *ah;
     }

@@ -385,6 +385,7 @@ void Nic::ResetQueues(Qp& qp) {
   qp.uc_mid_message = qp.write_imm_waiting = qp.sent_psn_nak = false;
   qp.comm_est_raised = qp.last_wqe_raised = qp.flush_pending = qp.flush_begun = false;
   qp.completer_scheduled_first = qp.completer_armed = false;
+  qp.slot_status.clear();  // rxe_queue_reset memsets the slots (the indices go on)
   qp.flush_after_skip_loop = qp.kick_after_skip_loop = false;
   qp.requester_busy_until_ns = 0;
   qp.atomic_replay.clear();
@@ -436,6 +437,7 @@ SendWqe GhostOf(const SendWqe& w) {
   g.length = w.length;
   g.is_inline = w.is_inline;
   g.signaled = w.signaled;
+  g.slot = w.slot;
   g.ghost = true;
   return g;
 }
@@ -673,6 +675,7 @@ void Nic::FlushSq(Qp& qp) {
     wc.wr_id = w.wr.wr_id;
     wc.qp_num = qp.qpn;
     wc.status = w.done ? w.status : WcStatus::kWrFlushErr;
+    if (wc.status != WcStatus::kSuccess) NoteSlotStatus(qp, w.slot, wc.status);
     if (wc.status == WcStatus::kSuccess) {
       if (!w.signaled) continue;
       wc.opcode = SendWcOpcode(w.wr.opcode);

@@ -192,6 +192,11 @@ struct SendWqe {
   // The NIC has fetched it (doorbell_port.h contract 1); until then it has the provider's
   // fields only.
   bool fetched = false;
+  // Its send ring slot (Qp::sq_posts at the post, modulo Qp::send_ring_slots()), and whether
+  // the device wrote a success status into it (a local operation run, a UD send faked):
+  // Behaviour::send_slot_keeps_status.
+  uint32_t slot = 0;
+  bool wrote_success = false;
 };
 
 // Owned by shared_ptr (Nic::qps_); the engine's sources hold weak references (weak_from_this).
@@ -246,6 +251,11 @@ struct Qp : std::enable_shared_from_this<Qp> {
     while (slots < cap.max_send_wr + size_t{1}) slots <<= 1;
     return slots;
   }
+  // Behaviour::send_slot_keeps_status: the WRs ever posted to the send ring (rxe's producer
+  // index, never reset: rxe_queue_reset clears the slots, not the indices), and the status the
+  // device last wrote into each slot (empty: all success).
+  uint64_t sq_posts = 0;
+  std::vector<WcStatus> slot_status;
   // The first WQE not finished (rxe's consumer index once the ghosts are gone).
   size_t first_undone() const {
     size_t i = 0;

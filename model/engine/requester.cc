@@ -220,6 +220,7 @@ Nic::ReqStep Nic::ReqCheckLocal(Qp& qp, Payload* payload) {
                                                            : "local invalidate failed");
       return ReqStep::kDone;
     }
+    w.wrote_success = true;  // rxe_do_local_ops: wqe->status = IB_WC_SUCCESS
     ++qp.sq_next;
     CompleteWqe(qp, qp.sq_next - 1, WcStatus::kSuccess);
     qp.completer_due = true;
@@ -295,6 +296,7 @@ Nic::ReqStep Nic::ReqTransmit(Qp& qp, Payload* payload) {
     // R22: a UD message longer than the MTU is not sent but completes successfully.
     if (!ah || w.length > mtu) {
       // rxe_req.c fakes the send: the WQE takes one PSN (ibv_query_qp's sq_psn moves on).
+      if (w.length > mtu) w.wrote_success = true;  // rxe_req.c: wqe->status = IB_WC_SUCCESS
       if (w.length > mtu && !w.sent) {
         w.sent = true;
         w.psn = qp.next_psn;
@@ -652,6 +654,7 @@ void Nic::RunFencedInvalidate(Qp& qp) {
   // BIND_MW runs, a SEND is sent); the model stops here (docs/differences.md row 140).
   inv.done = true;
   inv.status = WcStatus::kSuccess;
+  inv.wrote_success = true;
 }
 
 }  // namespace qptwin::model::engine

@@ -2027,5 +2027,74 @@ TEST_P(Conformance, AReadATimerOfTheTickResendsCompletesAfterTheTicksFlushes) {
   }
 }
 
+// Differential seed 858754918255 sequence 859 (Behaviour::send_slot_keeps_status): rxe writes a
+// send WQE's status only for an error, a flush, a local operation or a faked UD send, and
+// ibv_post_send does not clear the slot's. A SEND posted to a QP in ERR is flushed (its slot
+// now says WR_FLUSH_ERR); brought back to RTS with IBV_QP_CUR_STATE, the QP's WRs go round
+// the ring, and the one that lands in that slot is executed (its data lands) but completes
+// WR_FLUSH_ERR, unsignaled as it is, and the QP stays in RTS. The WR after it, in a slot never
+// marked, completes SUCCESS; after RESET (which clears the slots) a whole lap does.
+TEST_P(Conformance, AWrInASlotAFlushMarkedCompletesWithTheFlushStatus) {
+  const Behaviour& b = GetParam().behaviour;
+  RcPair r;
+  FifteenDeepRcPair(Transport(pattr_.active_mtu, 14, 3, 3, 12), &r);
+  if (IsSkipped() || HasFatalFailure()) return;
+  Buffer buf = Reg(16384, kAll);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->ModifyQp(r.qa, StateOnly(QpState::kErr), attr::kState), 0);
+  ASSERT_EQ(dev_->PostSend(r.qa, {Send(1, {buf.At(0, 8)})}, &bad), 0);
+  ExpectFlushedInOrder(r.ca, 1, 1);
+  if (HasFatalFailure()) return;
+  if (ModifyToRtsClaimingRts(r.qa) != 0) {
+    GTEST_SKIP() << "the device refuses ERR -> RTS claiming RTS: a QP leaves ERR only "
+                    "through RESET, which clears the ring";
+  }
+  // Slots 1 to 15: one WRITE each, all executed and SUCCESS.
+  for (uint64_t i = 0; i < 15; ++i) {
+    std::vector<SendWr> one = {RdmaTo(10 + i, WrOpcode::kRdmaWrite, {buf.At(64 * i, 8)}, buf,
+                                      8192 + 64 * i)};
+    ASSERT_EQ(dev_->PostSend(r.qa, one, &bad), 0) << "WRITE " << i;
+    const auto wcs = WaitWc(r.ca, 1);
+    ASSERT_EQ(wcs.size(), 1u) << "WRITE " << i;
+    EXPECT_EQ(wcs[0].status, WcStatus::kSuccess) << "WRITE " << i << ": " << ToName(wcs[0].status);
+  }
+  // The ring's slot 0, the flushed SEND's: an unsignaled WRITE.
+  std::memset(buf.buf + 2048, 0x6d, 32);
+  SendWr marked = RdmaTo(100, WrOpcode::kRdmaWrite, {buf.At(2048, 32)}, buf, 12288);
+  marked.send_flags = 0;
+  ASSERT_EQ(dev_->PostSend(r.qa, {marked}, &bad), 0);
+  std::vector<WorkCompletion> wcs = Drain(r.ca);
+  if (b.send_slot_keeps_status) {
+    ASSERT_EQ(wcs.size(), 1u) << "the flush's status in the slot asks for a completion";
+    EXPECT_EQ(wcs[0].wr_id, 100u);
+    EXPECT_EQ(wcs[0].status, WcStatus::kWrFlushErr) << ToName(wcs[0].status);
+  } else {
+    EXPECT_TRUE(wcs.empty()) << "an unsignaled WRITE that succeeds has no completion";
+  }
+  EXPECT_EQ(std::memcmp(buf.buf + 12288, buf.buf + 2048, 32), 0) << "the WRITE was executed";
+  EXPECT_EQ(StateOf(r.qa), QpState::kRts);
+  ASSERT_EQ(dev_->PostSend(r.qa, {RdmaTo(101, WrOpcode::kRdmaWrite, {buf.At(0, 8)}, buf, 13312)},
+                           &bad), 0);
+  wcs = WaitWc(r.ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].wr_id, 101u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kSuccess) << "slot 1 was never marked: "
+                                               << ToName(wcs[0].status);
+  // RESET clears the slots: a whole lap of the ring succeeds.
+  for (QpHandle q : {r.qa, r.qb}) {
+    ASSERT_EQ(dev_->ModifyQp(q, StateOnly(QpState::kReset), attr::kState), 0);
+  }
+  ASSERT_EQ(ToRtsWith(*dev_, Transport(pattr_.active_mtu, 14, 3, 3, 12), r.qa, r.qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, Transport(pattr_.active_mtu, 14, 3, 3, 12), r.qb, r.qa), 0);
+  for (uint64_t i = 0; i < 16; ++i) {
+    ASSERT_EQ(dev_->PostSend(r.qa, {RdmaTo(200 + i, WrOpcode::kRdmaWrite, {buf.At(0, 8)}, buf,
+                                           14336)}, &bad), 0);
+    wcs = WaitWc(r.ca, 1);
+    ASSERT_EQ(wcs.size(), 1u) << "after RESET, WRITE " << i;
+    EXPECT_EQ(wcs[0].status, WcStatus::kSuccess)
+        << "after RESET, WRITE " << i << ": " << ToName(wcs[0].status);
+  }
+}
+
 }  // namespace
 }  // namespace qptwin::testing
