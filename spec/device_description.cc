@@ -507,7 +507,10 @@ DeviceDescription Rxe() {
        "next READ, SEND or WRITE lands in slot 1 and completes WR_FLUSH_ERR, even unsignaled, "
        "though it was executed (the peer's receive completes) and the QP stays in RTS; with "
        "14 FETCH_ADDs it lands in slot 0 and completes RETRY_EXC_ERR; with 13 or fewer in a "
-       "slot never used, SUCCESS (differential seed 858754918255 sequence 859)"},
+       "slot never used, SUCCESS (differential seed 858754918255 sequence 859). The slot keeps "
+       "wqe->has_rd_atomic as well (cleared only by complete_ack, which gives the credit back): "
+       "the WR posted into the slot of a READ that failed holds its credit (probes slot-credit, "
+       "slot-credit2: a READ there is sent with none left; a WRITE there gives it back)"},
       {"dereg_mr_bound_mw_errno", EINVAL,
        "rxe_verbs.c rxe_dereg_mr: atomic_read(&mr->num_mw) > 0 -> -EINVAL (measured: "
        "memory_window_test DeallocOfABoundWindowClosesIt)"},

@@ -252,7 +252,9 @@ struct Behaviour {
   // the post does not clear it. A WR posted into a slot whose last status was an error, and
   // then finished normally (its data landed), completes with that error (wr_id, status and
   // qp_num only; unsignaled too), and the QP stays where it is. RESET clears the slots;
-  // after ERR -> RTS by IBV_QP_CUR_STATE they are as the flush left them.
+  // after ERR -> RTS by IBV_QP_CUR_STATE they are as the flush left them. The slot keeps a
+  // READ/atomic credit its WR never gave back, too: the WR posted there holds it (a READ is
+  // sent without taking one) and gives it back when acknowledged.
   // Default: a completion reports the WR's own outcome.
   bool send_slot_keeps_status = false;
   // A solicited-only CQ arm fires only for a receive CQE of a message with the SE bit or a

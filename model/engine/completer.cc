@@ -305,6 +305,8 @@ void Nic::ReturnRdCredit(Qp& qp, SendWqe& w) {
   // rxe_comp.c complete_ack alone gives the credit back (a successful response).
   if (profile().behaviour.failed_rd_atomic_keeps_credit &&
       !(w.done && w.status == WcStatus::kSuccess)) {
+    // rxe: wqe->has_rd_atomic stays set in the slot (SendSlot::rd_credit).
+    if (SendSlot* s = SlotToWrite(qp, w.slot)) s->rd_credit = true;
     return;
   }
   ++qp.rd_atomic_avail;
@@ -412,16 +414,18 @@ WcStatus Nic::SlotStatusAtRetire(Qp& qp, const SendWqe& w) {
     NoteSlotStatus(qp, w.slot, w.status);
     return w.status;
   }
-  return qp.slot_status.empty() ? WcStatus::kSuccess : qp.slot_status[w.slot];
+  return qp.send_slots.empty() ? WcStatus::kSuccess : qp.send_slots[w.slot].status;
+}
+
+SendSlot* Nic::SlotToWrite(Qp& qp, uint32_t slot) {
+  if (!profile().behaviour.send_slot_keeps_status) return nullptr;
+  if (qp.send_slots.empty()) qp.send_slots.resize(qp.send_ring_slots());
+  return &qp.send_slots[slot];
 }
 
 void Nic::NoteSlotStatus(Qp& qp, uint32_t slot, WcStatus status) {
-  if (!profile().behaviour.send_slot_keeps_status) return;
-  if (qp.slot_status.empty()) {
-    if (status == WcStatus::kSuccess) return;
-    qp.slot_status.assign(qp.send_ring_slots(), WcStatus::kSuccess);
-  }
-  qp.slot_status[slot] = status;
+  if (status == WcStatus::kSuccess && qp.send_slots.empty()) return;
+  if (SendSlot* s = SlotToWrite(qp, slot)) s->status = status;
 }
 
 void Nic::FailWqe(Qp& qp, size_t index, WcStatus status, const std::string& cause) {

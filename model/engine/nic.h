@@ -356,6 +356,7 @@ class Nic {
   // written one where it finished normally), and the record of a status written into a slot.
   WcStatus SlotStatusAtRetire(Qp& qp, const SendWqe& w);
   void NoteSlotStatus(Qp& qp, uint32_t slot, WcStatus status);
+  SendSlot* SlotToWrite(Qp& qp, uint32_t slot);  // nullptr where slots keep nothing
   // ERR, or SQE for UC/UD where the device has it (R8, IBTA C10-38), after a send error.
   void EnterSendError(Qp& qp, const std::string& cause);
   void DrainSq(Qp& qp);

@@ -385,7 +385,7 @@ void Nic::ResetQueues(Qp& qp) {
   qp.uc_mid_message = qp.write_imm_waiting = qp.sent_psn_nak = false;
   qp.comm_est_raised = qp.last_wqe_raised = qp.flush_pending = qp.flush_begun = false;
   qp.completer_scheduled_first = qp.completer_armed = false;
-  qp.slot_status.clear();  // rxe_queue_reset memsets the slots (the indices go on)
+  qp.send_slots.clear();  // rxe_queue_reset memsets the slots (the indices go on)
   qp.flush_after_skip_loop = qp.kick_after_skip_loop = false;
   qp.requester_busy_until_ns = 0;
   qp.atomic_replay.clear();

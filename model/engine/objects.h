@@ -199,6 +199,17 @@ struct SendWqe {
   bool wrote_success = false;
 };
 
+// What rxe leaves in a send ring slot that the post does not overwrite (providers/rxe
+// init_send_wqe): the status the device last wrote (Behaviour::send_slot_keeps_status), and
+// wqe->has_rd_atomic, set while the WQE there holds a READ/atomic credit and cleared only when
+// rxe_comp.c complete_ack gives the credit back. A WQE posted into a slot whose credit was never
+// given back holds it already: it takes none (check_init_depth) and gives one back when it is
+// acknowledged, a SEND or WRITE too.
+struct SendSlot {
+  WcStatus status = WcStatus::kSuccess;
+  bool rd_credit = false;
+};
+
 // Owned by shared_ptr (Nic::qps_); the engine's sources hold weak references (weak_from_this).
 struct Qp : std::enable_shared_from_this<Qp> {
   uint32_t handle = 0;
@@ -252,10 +263,10 @@ struct Qp : std::enable_shared_from_this<Qp> {
     return slots;
   }
   // Behaviour::send_slot_keeps_status: the WRs ever posted to the send ring (rxe's producer
-  // index, never reset: rxe_queue_reset clears the slots, not the indices), and the status the
-  // device last wrote into each slot (empty: all success).
+  // index, never reset: rxe_queue_reset clears the slots, not the indices), and what the
+  // device last left in each slot (empty: nothing yet).
   uint64_t sq_posts = 0;
-  std::vector<WcStatus> slot_status;
+  std::vector<SendSlot> send_slots;
   // The first WQE not finished (rxe's consumer index once the ghosts are gone).
   size_t first_undone() const {
     size_t i = 0;

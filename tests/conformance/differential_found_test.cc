@@ -2096,5 +2096,68 @@ TEST_P(Conformance, AWrInASlotAFlushMarkedCompletesWithTheFlushStatus) {
   }
 }
 
+// Row 142, its credit half (probes slot-credit, slot-credit2; rxe 2 of 2 each): the slot also
+// keeps rxe's wqe->has_rd_atomic, which only an acknowledgement (rxe_comp.c complete_ack)
+// clears as it gives the READ/atomic credit back. A READ that fails REM_ACCESS_ERR never gives
+// its credit back (Behaviour::failed_rd_atomic_keeps_credit: with max_rd_atomic 1 none is
+// left after ERR -> RTS), and its slot says so. The READ that lands in that slot a lap later
+// holds that credit already: it is sent, executed, and reports the slot's REM_ACCESS_ERR; its
+// acknowledgement gives the credit back, so the next READ goes too.
+TEST_P(Conformance, AReadInTheSlotOfAFailedReadUsesTheCreditItKept) {
+  const Behaviour& b = GetParam().behaviour;
+  BringUpParams p = Transport(pattr_.active_mtu, 14, 3, 3, 12);
+  p.max_rd_atomic = 1;
+  RcPair r;
+  FifteenDeepRcPair(p, &r);
+  if (IsSkipped() || HasFatalFailure()) return;
+  Buffer buf = Reg(16384, kAll);
+  Buffer unreadable = Reg(4096, access::kLocalWrite | access::kRemoteWrite);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(r.qa, {RdmaTo(1, WrOpcode::kRdmaRead, {buf.At(0, 64)}, unreadable, 0)},
+                           &bad), 0);
+  auto wcs = WaitWc(r.ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  ASSERT_EQ(wcs[0].status, WcStatus::kRemAccessErr) << ToName(wcs[0].status);
+  // qb (which NAKed the READ) back through RESET, expecting the PSN after the READ's.
+  ASSERT_EQ(dev_->ModifyQp(r.qb, StateOnly(QpState::kReset), attr::kState), 0);
+  BringUpParams pb = p;
+  pb.rq_psn = (p.sq_psn + 1) & 0xffffff;
+  ASSERT_EQ(ToRtsWith(*dev_, pb, r.qb, r.qa), 0);
+  if (ModifyToRtsClaimingRts(r.qa) != 0) {
+    GTEST_SKIP() << "the device refuses ERR -> RTS claiming RTS: a QP leaves ERR only "
+                    "through RESET, which clears the ring";
+  }
+  for (uint64_t i = 0; i < 15; ++i) {  // slots 1 to 15
+    ASSERT_EQ(dev_->PostSend(r.qa, {RdmaTo(10 + i, WrOpcode::kRdmaWrite, {buf.At(0, 8)}, buf,
+                                           8192)}, &bad), 0) << "WRITE " << i;
+    wcs = WaitWc(r.ca, 1);
+    ASSERT_EQ(wcs.size(), 1u) << "WRITE " << i;
+    EXPECT_EQ(wcs[0].status, WcStatus::kSuccess) << "WRITE " << i << ": " << ToName(wcs[0].status);
+  }
+  std::memset(buf.buf + 4096, 0x47, 64);
+  ASSERT_EQ(dev_->PostSend(r.qa, {RdmaTo(20, WrOpcode::kRdmaRead, {buf.At(2048, 64)}, buf, 4096)},
+                           &bad), 0);  // slot 0, the failed READ's
+  wcs = Drain(r.ca, kSecond / 5);
+  if (b.send_slot_keeps_status) {
+    ASSERT_EQ(wcs.size(), 1u) << "the READ goes on the credit its slot kept";
+    EXPECT_EQ(wcs[0].status, WcStatus::kRemAccessErr) << "the slot's status: "
+                                                      << ToName(wcs[0].status);
+    EXPECT_EQ(std::memcmp(buf.buf + 2048, buf.buf + 4096, 64), 0) << "the READ was executed";
+  } else if (b.failed_rd_atomic_keeps_credit) {
+    EXPECT_TRUE(wcs.empty()) << "no credit is left: the READ waits";
+    return;
+  } else {
+    ASSERT_EQ(wcs.size(), 1u);
+    EXPECT_EQ(wcs[0].status, WcStatus::kSuccess) << ToName(wcs[0].status);
+  }
+  EXPECT_EQ(StateOf(r.qa), QpState::kRts);
+  ASSERT_EQ(dev_->PostSend(r.qa, {RdmaTo(21, WrOpcode::kRdmaRead, {buf.At(1024, 64)}, buf, 4096)},
+                           &bad), 0);
+  wcs = WaitWc(r.ca, 1);
+  ASSERT_EQ(wcs.size(), 1u) << "the credit came back";
+  EXPECT_EQ(wcs[0].wr_id, 21u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kSuccess) << ToName(wcs[0].status);
+}
+
 }  // namespace
 }  // namespace qptwin::testing
