@@ -90,6 +90,7 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
     return;
   }
   if (qp.retry_stalled) return;  // rxe_completer exits while req.need_retry is set
+  const uint32_t comp_psn_before = qp.comp_psn;
   // The WQE the response is about, and implicit ACKs of earlier SEND/WRITEs.
   // Waiting out an RNR timer the requester went back to the NAKed WQE (sq_next), yet the
   // WQEs after it were sent: rxe's completer matches a response against the head of the SQ
@@ -122,6 +123,7 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
       }
       if (IsSendOrWrite(w.wr.opcode)) {
         w.done = true;  // covered by a later response: acknowledged
+        w.implied_ack = true;
         progress = true;
       } else {
         // A READ/ATOMIC whose response never came, overtaken by a later ACK or response (an
@@ -251,8 +253,14 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
     // rxe_comp.c: an ACK inside the head message that is newer than comp.psn reaches
     // check_ack (reset_retry_counters); an older one is dropped (check_psn COMPST_DONE). The
     // timer is not pushed: the inline ACK has caught comp.psn up with req.psn (COMPST_EXIT).
+    // Older than comp.psn: dropped. rxe's retry resends a message from comp.psn
+    // (retry_first_write_send), the model's from its first packet, whose duplicate's ACK rxe
+    // never sees: it neither resets the counters nor pushes the timer (seed 20261257 sequence
+    // 1904: a NAK PSN sequence error had moved comp.psn into the message; rxe's retry stays
+    // under way and the RNR loop goes on).
     const SendWqe& w = qp.sq[index];
-    if (qp.partial_ack_serial != w.serial || PsnDiff(pkt.psn, qp.partial_ack_psn) > 0) {
+    if (PsnDiff(pkt.psn, comp_psn_before) >= 0 &&
+        (qp.partial_ack_serial != w.serial || PsnDiff(pkt.psn, qp.partial_ack_psn) > 0)) {
       qp.partial_ack_serial = w.serial;
       qp.partial_ack_psn = pkt.psn;
       ResetRetries(qp);
@@ -302,9 +310,13 @@ void Nic::StopAtNak(Qp& qp, size_t index, uint32_t psn) {
 void Nic::ReturnRdCredit(Qp& qp, SendWqe& w) {
   if (!w.has_rd_credit) return;
   w.has_rd_credit = false;
-  // rxe_comp.c complete_ack alone gives the credit back (a successful response).
+  // rxe_comp.c complete_ack alone gives the credit back (a successful response to the WQE at
+  // the consumer index): not for a ghost (before that index), a local operation or a WQE
+  // completed by a later response (COMPST_COMP_WQE), which hold one taken over from their slot
+  // (SendSlot::rd_credit).
   if (profile().behaviour.failed_rd_atomic_keeps_credit &&
-      !(w.done && w.status == WcStatus::kSuccess)) {
+      !(w.done && w.status == WcStatus::kSuccess && !w.ghost && !w.implied_ack &&
+        !IsLocalOp(w.wr.opcode))) {
     // rxe: wqe->has_rd_atomic stays set in the slot (SendSlot::rd_credit).
     if (SendSlot* s = SlotToWrite(qp, w.slot)) s->rd_credit = true;
     return;
@@ -344,14 +356,14 @@ void Nic::DrainSq(Qp& qp) {
     }
     SendWqe w = std::move(qp.sq.front());
     qp.sq.pop_front();
-    ReturnRdCredit(qp, w);
     if (qp.sq_next > 0) --qp.sq_next;
     if (qp.rnr_index > 0) --qp.rnr_index;
     if (w.ghost) {  // rxe: the completer consumed its slot before; no CQE
       --qp.ghosts;
-      if (w.done && w.status != WcStatus::kSuccess) NoteSlotStatus(qp, w.slot, w.status);
+      GhostLeaves(qp, w);
       continue;
     }
+    ReturnRdCredit(qp, w);
     if (RetireWqe(qp, w) == Retired::kQpFailed) return;
   }
   // Ghosts lie before rxe's consumer index, so they hold no completion back: a finished WQE
@@ -370,7 +382,7 @@ void Nic::DrainSq(Qp& qp) {
   }
 }
 
-Nic::Retired Nic::RetireWqe(Qp& qp, const SendWqe& w) {
+Nic::Retired Nic::RetireWqe(Qp& qp, SendWqe& w) {
   // Context caches (timing.h contract 5): the completer reads the WQE it retires.
   const uint64_t ready =
       std::max(RetireWqeReady(qp, w, IsReliable(qp.type) && w.status == WcStatus::kSuccess),
@@ -395,7 +407,9 @@ Nic::Retired Nic::RetireWqe(Qp& qp, const SendWqe& w) {
   }
   const bool failed_locally = w.failed_locally;  // `w` may live in qp.sq: read it first
   const QpState before = qp.state;
+  pushing_slot_status_ = status != w.status;
   PushCqe(qp, *qp.send_cq, wc, false, ready);
+  pushing_slot_status_ = false;
   if (failed_locally && qp.state != QpState::kErr) {
     EnterSendError(qp, "local error");  // rxe_comp.c COMPST_ERROR at the head
     return Retired::kQpFailed;
@@ -403,18 +417,28 @@ Nic::Retired Nic::RetireWqe(Qp& qp, const SendWqe& w) {
   return qp.state == before ? Retired::kOk : Retired::kQpChanged;
 }
 
-WcStatus Nic::SlotStatusAtRetire(Qp& qp, const SendWqe& w) {
+WcStatus Nic::SlotStatusAtRetire(Qp& qp, SendWqe& w) {
   // Behaviour::send_slot_keeps_status: rxe_comp.c do_complete reports wqe->status, which rxe
   // writes only for an error, a flush, a local operation or a faked UD send; the post
   // (providers/rxe init_send_wqe) leaves the slot's last one. Differential seed 858754918255
   // sequence 859: a READ posted after ERR -> RTS into a slot the flush had marked completes
   // WR_FLUSH_ERR though it was executed, and the QP stays in RTS.
   if (!profile().behaviour.send_slot_keeps_status) return w.status;
+  w.slot_noted = true;
   if (w.status != WcStatus::kSuccess || w.wrote_success) {
     NoteSlotStatus(qp, w.slot, w.status);
     return w.status;
   }
   return qp.send_slots.empty() ? WcStatus::kSuccess : qp.send_slots[w.slot].status;
+}
+
+void Nic::GhostLeaves(Qp& qp, SendWqe& g) {
+  // A stale WQE leaves the model's queue: its slot keeps what rxe's requester wrote into it
+  // (a status, a credit never given back), unless its completion had noted it already.
+  if (g.done && !g.slot_noted && (g.status != WcStatus::kSuccess || g.wrote_success)) {
+    NoteSlotStatus(qp, g.slot, g.status);
+  }
+  ReturnRdCredit(qp, g);
 }
 
 SendSlot* Nic::SlotToWrite(Qp& qp, uint32_t slot) {
@@ -762,7 +786,7 @@ size_t Nic::DropGhosts(Qp& qp, size_t index) {
       rebase = true;
       psn = g.psn;
     }
-    ReturnRdCredit(qp, qp.sq.front());
+    GhostLeaves(qp, qp.sq.front());
     qp.sq.pop_front();
     --qp.ghosts;
     ++dropped;

@@ -351,12 +351,13 @@ class Nic {
   // Reports a retired WQE's completion (DrainSq); kQpFailed when its local error moved the QP
   // out of RTS/SQD, kQpChanged when the CQE (an overrun) did.
   enum class Retired { kOk, kQpChanged, kQpFailed };
-  Retired RetireWqe(Qp& qp, const SendWqe& w);
+  Retired RetireWqe(Qp& qp, SendWqe& w);
   // Behaviour::send_slot_keeps_status: the status a retiring WQE reports (its slot's last
   // written one where it finished normally), and the record of a status written into a slot.
-  WcStatus SlotStatusAtRetire(Qp& qp, const SendWqe& w);
+  WcStatus SlotStatusAtRetire(Qp& qp, SendWqe& w);
   void NoteSlotStatus(Qp& qp, uint32_t slot, WcStatus status);
   SendSlot* SlotToWrite(Qp& qp, uint32_t slot);  // nullptr where slots keep nothing
+  void GhostLeaves(Qp& qp, SendWqe& g);
   // ERR, or SQE for UC/UD where the device has it (R8, IBTA C10-38), after a send error.
   void EnterSendError(Qp& qp, const std::string& cause);
   void DrainSq(Qp& qp);
@@ -477,6 +478,9 @@ class Nic {
   // The QP whose post runs the event loop for its answers (Behaviour::post_answers_each_message):
   // its requester runs from Doorbell's loop, one message at a time, not from RunReady.
   const Qp* posting_ = nullptr;
+  // RetireWqe: the CQE carries a send ring slot's stale status (Behaviour::
+  // send_slot_keeps_status), a requester's CQE whose loss on a full CQ leaves the QP as it is.
+  bool pushing_slot_status_ = false;
   bool in_retry_response_ = false;   // Receive: a loopback response to a request not from a post
   bool defer_requester_flush_ = false;  // Receive: Packet::responder_flush_first
   bool OnlyTheHeadIsDone(const Qp& qp) const;

@@ -517,7 +517,11 @@ void Nic::NoteUnwalked(Qp& qp, size_t from) {
 }
 
 void Nic::WalkOneInError(Qp& qp) {
-  if (!qp.unwalked.empty()) qp.unwalked.pop_front();
+  if (qp.unwalked.empty()) return;
+  // rxe_req.c in QP_STATE_ERROR writes WR_FLUSH_ERR into the slot it takes (over a failed
+  // WR's own status where the walk starts at it: Qp::req_index_on_failed).
+  NoteSlotStatus(qp, qp.unwalked.front().slot, WcStatus::kWrFlushErr);
+  qp.unwalked.pop_front();
 }
 
 void Nic::FlushPostedInError(Qp& qp, size_t from) {
@@ -546,6 +550,8 @@ void Nic::ResumeUnwalked(Qp& qp) {
     SendWqe g = std::move(qp.unwalked.front());
     qp.unwalked.pop_front();
     g.serial = qp.next_serial++;
+    // The stale WQE is its slot: a credit the flushed WR never gave back is its own.
+    if (!qp.send_slots.empty()) g.has_rd_credit = std::exchange(qp.send_slots[g.slot].rd_credit, false);
     sq.push_back(std::move(g));
     ++qp.ghosts;
   }
@@ -594,7 +600,7 @@ void Nic::OverwriteStaleSlots(Qp& qp, size_t first_posted) {
   Ring<SendWqe> sq;
   for (size_t i = 0; i < qp.sq.size(); ++i) {
     if (i >= qp.sq_next && i < qp.sq_next + stale) {
-      ReturnRdCredit(qp, qp.sq[i]);
+      GhostLeaves(qp, qp.sq[i]);
       continue;
     }
     sq.push_back(std::move(qp.sq[i]));
@@ -602,6 +608,14 @@ void Nic::OverwriteStaleSlots(Qp& qp, size_t first_posted) {
   qp.sq.swap(sq);
   qp.ghosts -= stale;
   qp.sq_next = qp.sq.size() - over;
+  // A post written over a stale WQE's slot takes over the credit it held (SendSlot::rd_credit).
+  if (!qp.send_slots.empty()) {
+    for (size_t i = 0; i < qp.sq.size(); ++i) {
+      SendWqe& w = qp.sq[i];
+      if (w.ghost || w.sent || w.has_rd_credit) continue;
+      w.has_rd_credit = std::exchange(qp.send_slots[w.slot].rd_credit, false);
+    }
+  }
 }
 
 void Nic::ClearStuck(Qp& qp) {
@@ -645,6 +659,7 @@ void Nic::WalkStopped(Qp& qp) {
   SendWqe& w = qp.sq[qp.sq_next++];
   if (w.ghost) {
     w.done = true;
+    w.status = WcStatus::kWrFlushErr;  // written into its slot (send_slot_keeps_status)
     DrainSq(qp);
     return;
   }
@@ -669,8 +684,11 @@ void Nic::FlushSq(Qp& qp) {
   qp.sq_next = 0;
   qp.ghosts = 0;
   for (SendWqe& w : sq) {
+    if (w.ghost) {  // the completer consumed it before
+      GhostLeaves(qp, w);
+      continue;
+    }
     ReturnRdCredit(qp, w);
-    if (w.ghost) continue;  // the completer consumed it before
     WorkCompletion wc;
     wc.wr_id = w.wr.wr_id;
     wc.qp_num = qp.qpn;
@@ -728,8 +746,9 @@ bool Nic::PushCqe(Qp& qp, Cq& cq, const WorkCompletion& wc, bool solicited, uint
     // rxe_comp.c do_complete ignores rxe_cq_post's -EBUSY: a requester CQE that does not fit
     // is lost and the QP carries on (Behaviour::send_cq_overrun_keeps_qp); the responder's
     // overrun is RESPST_ERR_CQ_OVERFLOW (ERR) there too.
-    const bool requester_cqe = wc.status == WcStatus::kSuccess &&
-                               static_cast<uint32_t>(wc.opcode) < static_cast<uint32_t>(WcOpcode::kRecv);
+    const bool requester_cqe = pushing_slot_status_ ||
+                               (wc.status == WcStatus::kSuccess &&
+                                static_cast<uint32_t>(wc.opcode) < static_cast<uint32_t>(WcOpcode::kRecv));
     if (requester_cqe && profile().behaviour.send_cq_overrun_keeps_qp) return false;
     if (qp.state != QpState::kErr) {
       // R14; IBTA 11.6.3.2: the QP's work queue is in a catastrophic error.

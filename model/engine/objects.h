@@ -197,6 +197,10 @@ struct SendWqe {
   // Behaviour::send_slot_keeps_status.
   uint32_t slot = 0;
   bool wrote_success = false;
+  bool slot_noted = false;  // its status went into the slot (Nic::SlotStatusAtRetire)
+  // Completed by a response to a later WQE (rxe_comp.c check_psn: COMPST_COMP_WQE), not by
+  // its own acknowledgement (complete_ack): a credit it holds is not given back.
+  bool implied_ack = false;
 };
 
 // What rxe leaves in a send ring slot that the post does not overwrite (providers/rxe

@@ -2159,5 +2159,50 @@ TEST_P(Conformance, AReadInTheSlotOfAFailedReadUsesTheCreditItKept) {
   EXPECT_EQ(wcs[0].status, WcStatus::kSuccess) << ToName(wcs[0].status);
 }
 
+// Differential seed 20261257 sequence 1904 (row 143): a retry rxe started stays under way
+// (comp.started_retry) through RESET until an acknowledgement resets the retry counters. With
+// it under way, a NAK PSN sequence error moves comp.psn and asks for no retry, and an ACK
+// older than comp.psn is dropped (rxe_comp.c check_psn: COMPST_DONE) without resetting
+// anything. Here qa's SEND to a peer in RESET is retried once and ends RETRY_EXC_ERR; qa goes
+// through RESET to RTS with retry_cnt 0, and two 2-packet WRITE_WITH_IMMs to a peer without a
+// receive draw an RNR NAK and sequence NAKs at every RNR round. The RNR loop goes on (the
+// sequence NAKs' completer runs push the transport timer on) until receives are posted.
+TEST_P(Conformance, ASequenceNakDuringAStaleRetryEndsNothing) {
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca);
+  QpHandle qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+  BringUpParams p = Transport(Mtu::k1024, 11, 1, 7, 17);  // timeout 8.4 ms, retry_cnt 1
+  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);  // qb stays in RESET: it drops the SEND
+  Buffer buf = Reg(16384, kAll);
+  for (size_t i = 0; i < 4096; ++i) buf.buf[i] = static_cast<uint8_t>(i * 5 + 3);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(0, 8)})}, &bad), 0);
+  auto wcs = WaitWc(ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  ASSERT_EQ(wcs[0].status, WcStatus::kRetryExcErr) << ToName(wcs[0].status);
+  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kReset), attr::kState), 0);
+  p.retry_cnt = 0;
+  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
+  std::vector<SendWr> wrs = {RdmaTo(2, WrOpcode::kRdmaWriteWithImm, {buf.At(0, 2048)}, buf, 8192),
+                             RdmaTo(3, WrOpcode::kRdmaWriteWithImm, {buf.At(2048, 2048)}, buf,
+                                    10240)};
+  wrs[0].imm_data = 0x11;
+  wrs[1].imm_data = 0x22;
+  ASSERT_EQ(dev_->PostSend(qa, wrs, &bad), 0);
+  EXPECT_TRUE(Drain(ca, kSecond / 10).empty())
+      << "no receive: RNR NAKs for ever, the sequence NAKs end nothing";
+  EXPECT_EQ(StateOf(qa), QpState::kRts);
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(12288, 64)}), Recv(11, {buf.At(12352, 64)})},
+                           &bad), 0);
+  wcs = WaitWc(ca, 2);
+  ASSERT_EQ(wcs.size(), 2u);
+  for (const WorkCompletion& wc : wcs) {
+    EXPECT_EQ(wc.status, WcStatus::kSuccess) << wc.wr_id << ": " << ToName(wc.status);
+  }
+  EXPECT_EQ(WaitWc(cb, 2).size(), 2u);
+  EXPECT_EQ(std::memcmp(buf.buf + 8192, buf.buf, 4096), 0) << "both WRITEs landed";
+}
+
 }  // namespace
 }  // namespace qptwin::testing
