@@ -1292,21 +1292,16 @@ TEST_P(Conformance, AnAtomicThatFailedKeepsItsCreditUntilMaxRdAtomicIsSetAgain) 
 // waits out its RNR loop until a receive comes (a fresh QP ends RETRY_EXC_ERR at once,
 // examples/fidelity/18). Elsewhere a sequence NAK counts nothing either.
 TEST_P(Conformance, ARetryUnderWayOutlivesAResetOfTheQp) {
-  CqHandle ca = Cq(), cb = Cq();
-  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca), qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
-  ASSERT_EQ(ToRtsWith(*dev_, Transport(Mtu::k1024, 11, 1, 0, 17), qa, qb), 0);
   Buffer buf = Reg(8192, kAll);
   std::memset(buf.buf, 0x6b, 4096);
   std::memset(buf.buf + 4096, 0, 4096);
+  RcPair r;
+  RcPairAfterStaleRetry(Transport(Mtu::k1024, 11, 0, 7, 17), buf, &r);  // retry_cnt 0
+  if (HasFatalFailure()) return;
+  const CqHandle ca = r.ca, cb = r.cb;
+  const QpHandle qa = r.qa, qb = r.qb;
   size_t bad = 99;
-  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(0, 8)})}, &bad), 0);
-  auto wcs = WaitWc(ca, 1);
-  ASSERT_EQ(wcs.size(), 1u);
-  ASSERT_EQ(wcs[0].status, WcStatus::kRetryExcErr) << ToName(wcs[0].status);
-  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kReset), attr::kState), 0);
-  const BringUpParams p = Transport(Mtu::k1024, 11, 0, 7, 17);  // retry_cnt 0, rnr_retry 7
-  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
-  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
+  std::vector<WorkCompletion> wcs;
   SendWr send = Send(2, {buf.At(0, 2048)});
   send.send_flags = send_flag::kSignaled;
   ASSERT_EQ(dev_->PostSend(qa, {send}, &bad), 0);
@@ -2168,39 +2163,29 @@ TEST_P(Conformance, AReadInTheSlotOfAFailedReadUsesTheCreditItKept) {
 // receive draw an RNR NAK and sequence NAKs at every RNR round. The RNR loop goes on (the
 // sequence NAKs' completer runs push the transport timer on) until receives are posted.
 TEST_P(Conformance, ASequenceNakDuringAStaleRetryEndsNothing) {
-  CqHandle ca = Cq(), cb = Cq();
-  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, false, ca);
-  QpHandle qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
-  BringUpParams p = Transport(Mtu::k1024, 11, 1, 7, 17);  // timeout 8.4 ms, retry_cnt 1
-  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);  // qb stays in RESET: it drops the SEND
   Buffer buf = Reg(16384, kAll);
   for (size_t i = 0; i < 4096; ++i) buf.buf[i] = static_cast<uint8_t>(i * 5 + 3);
+  RcPair r;  // qa's earlier retry stays under way; now retry_cnt 0, rnr_retry 7
+  RcPairAfterStaleRetry(Transport(Mtu::k1024, 11, 0, 7, 17), buf, &r);
+  if (HasFatalFailure()) return;
   size_t bad = 99;
-  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(0, 8)})}, &bad), 0);
-  auto wcs = WaitWc(ca, 1);
-  ASSERT_EQ(wcs.size(), 1u);
-  ASSERT_EQ(wcs[0].status, WcStatus::kRetryExcErr) << ToName(wcs[0].status);
-  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kReset), attr::kState), 0);
-  p.retry_cnt = 0;
-  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
-  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
   std::vector<SendWr> wrs = {RdmaTo(2, WrOpcode::kRdmaWriteWithImm, {buf.At(0, 2048)}, buf, 8192),
                              RdmaTo(3, WrOpcode::kRdmaWriteWithImm, {buf.At(2048, 2048)}, buf,
                                     10240)};
   wrs[0].imm_data = 0x11;
   wrs[1].imm_data = 0x22;
-  ASSERT_EQ(dev_->PostSend(qa, wrs, &bad), 0);
-  EXPECT_TRUE(Drain(ca, kSecond / 10).empty())
+  ASSERT_EQ(dev_->PostSend(r.qa, wrs, &bad), 0);
+  EXPECT_TRUE(Drain(r.ca, kSecond / 10).empty())
       << "no receive: RNR NAKs for ever, the sequence NAKs end nothing";
-  EXPECT_EQ(StateOf(qa), QpState::kRts);
-  ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(12288, 64)}), Recv(11, {buf.At(12352, 64)})},
+  EXPECT_EQ(StateOf(r.qa), QpState::kRts);
+  ASSERT_EQ(dev_->PostRecv(r.qb, {Recv(10, {buf.At(12288, 64)}), Recv(11, {buf.At(12352, 64)})},
                            &bad), 0);
-  wcs = WaitWc(ca, 2);
+  const auto wcs = WaitWc(r.ca, 2);
   ASSERT_EQ(wcs.size(), 2u);
   for (const WorkCompletion& wc : wcs) {
     EXPECT_EQ(wc.status, WcStatus::kSuccess) << wc.wr_id << ": " << ToName(wc.status);
   }
-  EXPECT_EQ(WaitWc(cb, 2).size(), 2u);
+  EXPECT_EQ(WaitWc(r.cb, 2).size(), 2u);
   EXPECT_EQ(std::memcmp(buf.buf + 8192, buf.buf, 4096), 0) << "both WRITEs landed";
 }
 

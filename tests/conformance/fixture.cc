@@ -152,6 +152,28 @@ void Conformance::FifteenDeepRcPair(const BringUpParams& p, RcPair* pair) {
   ASSERT_EQ(ToRtsWith(*dev_, p, r.qb, r.qa), 0);
 }
 
+void Conformance::RcPairAfterStaleRetry(const BringUpParams& p, const Buffer& buf,
+                                        RcPair* pair) {
+  RcPair& r = *pair;
+  r.ca = Cq();
+  r.cb = Cq();
+  r.qa = Qp(QpType::kRc, 16, 16, 2, false, r.ca);
+  r.qb = Qp(QpType::kRc, 16, 16, 2, false, r.cb);
+  BringUpParams first = p;
+  first.timeout = 11;
+  first.retry_cnt = 1;
+  first.rnr_retry = 0;
+  ASSERT_EQ(ToRtsWith(*dev_, first, r.qa, r.qb), 0);  // qb stays in RESET: it drops the SEND
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(r.qa, {Send(1, {buf.At(0, 8)})}, &bad), 0);
+  const auto wcs = WaitWc(r.ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  ASSERT_EQ(wcs[0].status, WcStatus::kRetryExcErr) << ToName(wcs[0].status);
+  ASSERT_EQ(dev_->ModifyQp(r.qa, StateOnly(QpState::kReset), attr::kState), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, p, r.qa, r.qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, p, r.qb, r.qa), 0);
+}
+
 void Conformance::RcPairAfterRnrFailure(const BringUpParams& p, bool sig_all_a,
                                         const Buffer& buf, RcPair* pair) {
   RcPair& r = *pair;

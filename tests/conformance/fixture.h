@@ -66,6 +66,11 @@ class Conformance : public ::testing::TestWithParam<BackendCase> {
   // Callers return if HasFatalFailure().
   void RcPairAfterRnrFailure(const BringUpParams& p, bool sig_all_a, const Buffer& buf,
                              RcPair* pair);
+  // Two RC QPs (16 deep, each on a CQ of its own) whose qa sent a SEND (wr_id 1, 8 bytes of
+  // `buf`) to qb while qb was in RESET: timeout 11, retry_cnt 1, so one retry started (rxe:
+  // comp.started_retry, which RESET leaves) before RETRY_EXC_ERR. Then qa went through RESET,
+  // and both are in RTS with the attributes of `p`. Callers return if HasFatalFailure().
+  void RcPairAfterStaleRetry(const BringUpParams& p, const Buffer& buf, RcPair* pair);
   // An RC QP on `cq` in RTS with the attributes of `p`, whose peer (also on `cq`, connected to
   // it) is then moved to ERR, so it drops every request: each request's transport timer runs
   // out. Callers return if HasFailure() (any failed check while bringing it up).
