@@ -407,9 +407,9 @@ Nic::Retired Nic::RetireWqe(Qp& qp, SendWqe& w) {
   }
   const bool failed_locally = w.failed_locally;  // `w` may live in qp.sq: read it first
   const QpState before = qp.state;
-  pushing_slot_status_ = status != w.status;
-  PushCqe(qp, *qp.send_cq, wc, false, ready);
-  pushing_slot_status_ = false;
+  // A requester's CQE: the slot's stale status, or the WR's success.
+  const bool from_completer = status != w.status || status == WcStatus::kSuccess;
+  PushCqe(qp, *qp.send_cq, wc, false, ready, from_completer);
   if (failed_locally && qp.state != QpState::kErr) {
     EnterSendError(qp, "local error");  // rxe_comp.c COMPST_ERROR at the head
     return Retired::kQpFailed;
@@ -445,6 +445,10 @@ SendSlot* Nic::SlotToWrite(Qp& qp, uint32_t slot) {
   if (!profile().behaviour.send_slot_keeps_status) return nullptr;
   if (qp.send_slots.empty()) qp.send_slots.resize(qp.send_ring_slots());
   return &qp.send_slots[slot];
+}
+
+void Nic::TakeSlotCredit(Qp& qp, SendWqe& w) {
+  if (!qp.send_slots.empty()) w.has_rd_credit = std::exchange(qp.send_slots[w.slot].rd_credit, false);
 }
 
 void Nic::NoteSlotStatus(Qp& qp, uint32_t slot, WcStatus status) {

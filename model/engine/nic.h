@@ -230,9 +230,12 @@ class Nic {
   void FlushRq(Qp& qp);
   void ResetQueues(Qp& qp);
   void CheckDrained(Qp& qp);
-  // Pushes a CQE; on overflow raises CQ_ERR and moves `qp` to ERR (R13, R14).
+  // Pushes a CQE; on overflow raises CQ_ERR and moves `qp` to ERR (R13, R14), except a
+  // requester's CQE (`from_completer`: a successful send-queue CQE, or a ring slot's stale
+  // status) under Behaviour::send_cq_overrun_keeps_qp, whose loss leaves the QP as it is.
   // The CQE is visible cqe_ns after max(now, ready_ns) (ready_ns: a WQE re-fetch first).
-  bool PushCqe(Qp& qp, Cq& cq, const WorkCompletion& wc, bool solicited, uint64_t ready_ns = 0);
+  bool PushCqe(Qp& qp, Cq& cq, const WorkCompletion& wc, bool solicited, uint64_t ready_ns = 0,
+               bool from_completer = false);
   void RaiseQpEvent(const Qp& qp, EventType type);
   // wc_flags of a successful send-queue CQE (Behaviour::send_wc_with_imm).
   uint32_t SendWcFlags(WrOpcode op) const;
@@ -357,6 +360,9 @@ class Nic {
   WcStatus SlotStatusAtRetire(Qp& qp, SendWqe& w);
   void NoteSlotStatus(Qp& qp, uint32_t slot, WcStatus status);
   SendSlot* SlotToWrite(Qp& qp, uint32_t slot);  // nullptr where slots keep nothing
+  // A WQE written into its slot (a post, or a stale WQE taken up again) takes over the
+  // READ/atomic credit the slot kept (SendSlot::rd_credit; rxe: wqe->has_rd_atomic).
+  void TakeSlotCredit(Qp& qp, SendWqe& w);
   void GhostLeaves(Qp& qp, SendWqe& g);
   // ERR, or SQE for UC/UD where the device has it (R8, IBTA C10-38), after a send error.
   void EnterSendError(Qp& qp, const std::string& cause);
@@ -478,9 +484,6 @@ class Nic {
   // The QP whose post runs the event loop for its answers (Behaviour::post_answers_each_message):
   // its requester runs from Doorbell's loop, one message at a time, not from RunReady.
   const Qp* posting_ = nullptr;
-  // RetireWqe: the CQE carries a send ring slot's stale status (Behaviour::
-  // send_slot_keeps_status), a requester's CQE whose loss on a full CQ leaves the QP as it is.
-  bool pushing_slot_status_ = false;
   bool in_retry_response_ = false;   // Receive: a loopback response to a request not from a post
   bool defer_requester_flush_ = false;  // Receive: Packet::responder_flush_first
   bool OnlyTheHeadIsDone(const Qp& qp) const;

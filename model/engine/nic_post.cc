@@ -185,7 +185,7 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     w.wr = wr;
     if (b.send_slot_keeps_status) {
       w.slot = static_cast<uint32_t>(qp->sq_posts++ % qp->send_ring_slots());
-      if (!qp->send_slots.empty()) w.has_rd_credit = std::exchange(qp->send_slots[w.slot].rd_credit, false);
+      TakeSlotCredit(*qp, w);
     }
     if (qp->type == QpType::kUd) {
       if (const Ah* ah = FindAh(ctx, wr.ah.id)) w.ah_at_post = *ah;

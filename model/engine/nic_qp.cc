@@ -551,7 +551,7 @@ void Nic::ResumeUnwalked(Qp& qp) {
     qp.unwalked.pop_front();
     g.serial = qp.next_serial++;
     // The stale WQE is its slot: a credit the flushed WR never gave back is its own.
-    if (!qp.send_slots.empty()) g.has_rd_credit = std::exchange(qp.send_slots[g.slot].rd_credit, false);
+    TakeSlotCredit(qp, g);
     sq.push_back(std::move(g));
     ++qp.ghosts;
   }
@@ -609,12 +609,9 @@ void Nic::OverwriteStaleSlots(Qp& qp, size_t first_posted) {
   qp.ghosts -= stale;
   qp.sq_next = qp.sq.size() - over;
   // A post written over a stale WQE's slot takes over the credit it held (SendSlot::rd_credit).
-  if (!qp.send_slots.empty()) {
-    for (size_t i = 0; i < qp.sq.size(); ++i) {
-      SendWqe& w = qp.sq[i];
-      if (w.ghost || w.sent || w.has_rd_credit) continue;
-      w.has_rd_credit = std::exchange(qp.send_slots[w.slot].rd_credit, false);
-    }
+  for (size_t i = 0; i < qp.sq.size(); ++i) {
+    SendWqe& w = qp.sq[i];
+    if (!w.ghost && !w.sent && !w.has_rd_credit) TakeSlotCredit(qp, w);
   }
 }
 
@@ -728,7 +725,8 @@ void Nic::CheckDrained(Qp& qp) {
   RaiseQpEvent(qp, EventType::kSqDrained);  // R11
 }
 
-bool Nic::PushCqe(Qp& qp, Cq& cq, const WorkCompletion& wc, bool solicited, uint64_t ready_ns) {
+bool Nic::PushCqe(Qp& qp, Cq& cq, const WorkCompletion& wc, bool solicited, uint64_t ready_ns,
+                  bool from_completer) {
   bool was_error = cq.in_error();
   // The CQE reaches host memory cqe_ns later (completion engine + PCIe write); a no-op
   // event then lets waiters see it.
@@ -746,10 +744,7 @@ bool Nic::PushCqe(Qp& qp, Cq& cq, const WorkCompletion& wc, bool solicited, uint
     // rxe_comp.c do_complete ignores rxe_cq_post's -EBUSY: a requester CQE that does not fit
     // is lost and the QP carries on (Behaviour::send_cq_overrun_keeps_qp); the responder's
     // overrun is RESPST_ERR_CQ_OVERFLOW (ERR) there too.
-    const bool requester_cqe = pushing_slot_status_ ||
-                               (wc.status == WcStatus::kSuccess &&
-                                static_cast<uint32_t>(wc.opcode) < static_cast<uint32_t>(WcOpcode::kRecv));
-    if (requester_cqe && profile().behaviour.send_cq_overrun_keeps_qp) return false;
+    if (from_completer && profile().behaviour.send_cq_overrun_keeps_qp) return false;
     if (qp.state != QpState::kErr) {
       // R14; IBTA 11.6.3.2: the QP's work queue is in a catastrophic error.
       if (profile().behaviour.qp_error_events) RaiseQpEvent(qp, EventType::kQpFatal);
