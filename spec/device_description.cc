@@ -75,6 +75,7 @@ const std::vector<BehaviourSetting> kSettings = {
     Flag("post_answers_each_message", &Behaviour::post_answers_each_message),
     Flag("requester_walks_one_wqe_in_error", &Behaviour::requester_walks_one_wqe_in_error),
     Flag("send_slot_keeps_status", &Behaviour::send_slot_keeps_status),
+    Flag("read_response_waits_for_comp_psn", &Behaviour::read_response_waits_for_comp_psn),
     Flag("solicited_arm_ignores_errors", &Behaviour::solicited_arm_ignores_errors),
     Flag("failed_invalidate_keeps_psn", &Behaviour::failed_invalidate_keeps_psn),
     Flag("retrans_timer_runs_out", &Behaviour::retrans_timer_runs_out),
@@ -89,7 +90,7 @@ const std::vector<BehaviourSetting> kSettings = {
 };
 // Every field has its row: a field added to Behaviour changes its size (ints first, then the
 // flags, padded to the int alignment), and the table's count must match.
-constexpr size_t kFlags = 65;
+constexpr size_t kFlags = 66;
 constexpr size_t kNumbers = 3;
 constexpr size_t Padded(size_t n) { return (n + alignof(int) - 1) / alignof(int) * alignof(int); }
 static_assert(sizeof(Behaviour) == Padded(kNumbers * sizeof(int) + kFlags * sizeof(bool)),
@@ -511,6 +512,15 @@ DeviceDescription Rxe() {
        "wqe->has_rd_atomic as well (cleared only by complete_ack, which gives the credit back): "
        "the WR posted into the slot of a READ that failed holds its credit (probes slot-credit, "
        "slot-credit2: a READ there is sent with none left; a WRITE there gives it back)"},
+      {"read_response_waits_for_comp_psn", 1,
+       "rxe_comp.c check_psn: a response whose PSN is newer than comp.psn is COMPST_DONE for a "
+       "READ/atomic WQE at the consumer index (check_ack for a SEND/WRITE). comp.psn moves only "
+       "for responses to WQEs from the consumer index on: a ghost's ACK (the WQE at the consumer "
+       "index not started yet, get_wqe) moves nothing. Measured in tools/rxe-vm, 2 of 2 each "
+       "(probes ghost-read-*): two WRITEs posted in ERR in one call, ERR -> RTS by "
+       "IBV_QP_CUR_STATE, a READ: the second WRITE goes out again at PSN 0, the READ at PSN 1 is "
+       "answered and its response dropped; the transport timer resends it at PSN 0 until "
+       "RETRY_EXC_ERR (sq_psn 1); a WRITE there completes, and so does a READ with no ghost"},
       {"dereg_mr_bound_mw_errno", EINVAL,
        "rxe_verbs.c rxe_dereg_mr: atomic_read(&mr->num_mw) > 0 -> -EINVAL (measured: "
        "memory_window_test DeallocOfABoundWindowClosesIt)"},

@@ -106,6 +106,10 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
   // counters were reset for the WQEs it acknowledged implicitly, as rxe_comp.c check_psn
   // does first).
   bool nak_counted = false;
+  // rxe's comp.psn when check_psn reaches the WQE the response is about: a WQE acknowledged
+  // implicitly on the way moves it past its last packet (rxe_comp.c complete_wqe); a ghost
+  // lies before the consumer index and moves nothing.
+  uint32_t comp_psn_at_wqe = comp_psn_before;
   for (size_t i = 0; i < sent; ++i) {
     SendWqe& w = qp.sq[i];
     if (w.done || !w.sent) continue;
@@ -115,6 +119,10 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
       break;
     }
     if (PsnDiff(LastPsn(w), pkt.psn) < 0) {
+      if (!w.ghost && IsSendOrWrite(w.wr.opcode) &&
+          PsnDiff(PsnAdd(LastPsn(w), 1), comp_psn_at_wqe) > 0) {
+        comp_psn_at_wqe = PsnAdd(LastPsn(w), 1);
+      }
       if (w.ghost && !IsSendOrWrite(w.wr.opcode)) {
         // Before rxe's consumer index: check_psn never sees it, so a later response is no
         // implied NAK of this READ/atomic (its own response was dropped, ConsumerHeadUnsent).
@@ -146,6 +154,7 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
     }
   }
   if (index == sent && pkt.kind == PacketKind::kNak) index = NakBehindHead(qp, pkt, sent);
+  bool dropped_ahead = false;  // the response, newer than comp.psn, is dropped
   if (index < sent) {
     SendWqe& w = qp.sq[index];
     switch (pkt.kind) {
@@ -157,6 +166,16 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
       case PacketKind::kReadResp:
       case PacketKind::kAtomicResp: {
         if (IsSendOrWrite(w.wr.opcode)) break;
+        if (profile().behaviour.read_response_waits_for_comp_psn &&
+            PsnDiff(pkt.psn, comp_psn_at_wqe) > 0) {
+          // Behaviour::read_response_waits_for_comp_psn (rxe_comp.c check_psn: COMPST_DONE).
+          // comp.psn lags where a ghost's response was dropped before the WR behind it
+          // started (ConsumerHeadUnsent; probes ghost-read-*: after ERR -> RTS a ghost, then a
+          // READ: its response is dropped, the transport timer resends it from the ghost's
+          // PSN). A SEND/WRITE's ACK is taken (check_ack).
+          dropped_ahead = true;
+          break;
+        }
         uint8_t orig[8];
         const uint8_t* data = pkt.data.data();
         size_t len = pkt.data.size();
@@ -234,7 +253,9 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
   // rxe_comp.c COMPST_UPDATE_COMP: comp.psn = the response's PSN + 1. A READ's response
   // is one packet here for the npkts rxe sends: comp.psn passes the last one (seed 20261232
   // sequence 12735: a 2-packet READ, then a SEND's RNR retry resends it from PSN 2, not 1).
-  if (pkt.kind != PacketKind::kNak && (progress || index < sent)) {
+  if (dropped_ahead) {
+    AdvanceCompPsn(qp, comp_psn_at_wqe);
+  } else if (pkt.kind != PacketKind::kNak && (progress || index < sent)) {
     const uint32_t npkts = pkt.kind == PacketKind::kReadResp ? std::max<uint32_t>(pkt.npkts, 1) : 1;
     AdvanceCompPsn(qp, PsnAdd(pkt.psn, npkts));
   }

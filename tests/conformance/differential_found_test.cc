@@ -2189,5 +2189,56 @@ TEST_P(Conformance, ASequenceNakDuringAStaleRetryEndsNothing) {
   EXPECT_EQ(std::memcmp(buf.buf + 8192, buf.buf, 4096), 0) << "both WRITEs landed";
 }
 
+// Row 144 (probes ghost-read-*): two WRs posted in one call while qa is in ERR are flushed; where
+// the requester takes one WQE per run in ERR (Behaviour::requester_walks_one_wqe_in_error) the
+// second stays in the ring and goes out again after ERR -> RTS (a ghost, PSN p). Its ACK comes
+// back over loopback before the READ posted behind it has left: the WQE at the consumer index
+// is not started, so the ACK is dropped (rxe_comp.c get_wqe) and comp.psn stays at p. The READ
+// (PSN p + 1) is answered, but check_psn drops a READ response newer than comp.psn; the
+// transport timer resends the READ from comp.psn (PSN p), a duplicate the responder has no
+// READ for, until RETRY_EXC_ERR. A WRITE behind the ghost completes: its ACK passes
+// check_ack. Where the device takes no stale WQE the READ is the first request and completes.
+TEST_P(Conformance, AReadBehindAGhostFailsWhereTheGhostsAckWasDropped) {
+  const bool ghost = GetParam().behaviour.requester_walks_one_wqe_in_error;
+  // Timeout 11 (8.4 ms), retry_cnt 1: RETRY_EXC_ERR within about 25 ms.
+  const BringUpParams p = Transport(pattr_.active_mtu, 11, 1, 1, 12);
+  auto run = [&](WrOpcode op) {
+    SCOPED_TRACE(ToName(op));
+    CqHandle ca = Cq(), cb = Cq();
+    QpHandle qa = Qp(QpType::kRc, 16, 16, 2, /*sq_sig_all=*/true, ca);
+    QpHandle qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+    ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
+    ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
+    Buffer buf = Reg(16384, kAll);
+    for (size_t i = 0; i < 64; ++i) buf.buf[8192 + i] = static_cast<uint8_t>(i + 1);
+    ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kErr), attr::kState), 0);
+    size_t bad = 99;
+    ASSERT_EQ(dev_->PostSend(qa,
+                             {RdmaTo(1, WrOpcode::kRdmaWrite, {buf.At(0, 64)}, buf, 12288),
+                              RdmaTo(2, WrOpcode::kRdmaWrite, {buf.At(0, 64)}, buf, 12288)},
+                             &bad),
+              0);
+    ExpectFlushedInOrder(ca, 2, 1);
+    if (ModifyToRtsClaimingRts(qa) != 0) GTEST_SKIP() << "the device keeps the QP in ERR";
+    ASSERT_EQ(dev_->PostSend(qa, {RdmaTo(10, op, {buf.At(256, 64)}, buf, 8192)}, &bad), 0);
+    auto wcs = WaitWc(ca, 1);
+    ASSERT_EQ(wcs.size(), 1u);
+    EXPECT_EQ(wcs[0].wr_id, 10u);
+    if (ghost && op == WrOpcode::kRdmaRead) {
+      EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr) << ToName(wcs[0].status);
+      EXPECT_EQ(StateOf(qa), QpState::kErr);
+    } else {
+      EXPECT_EQ(wcs[0].status, WcStatus::kSuccess) << ToName(wcs[0].status);
+      EXPECT_EQ(StateOf(qa), QpState::kRts);
+      if (op == WrOpcode::kRdmaRead) {
+        EXPECT_EQ(std::memcmp(&buf.buf[256], &buf.buf[8192], 64), 0) << "the READ's data";
+      }
+    }
+  };
+  run(WrOpcode::kRdmaRead);
+  if (HasFatalFailure() || IsSkipped()) return;
+  run(WrOpcode::kRdmaWrite);
+}
+
 }  // namespace
 }  // namespace qptwin::testing
