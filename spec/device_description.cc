@@ -382,7 +382,8 @@ DeviceDescription Rxe() {
        "the order measured in tools/rxe-vm (differential seed 20261244 sequence 1612, 3 of 3 "
        "rxe runs; probes a1, a2, a5 with 2 or 10 READs, 2 runs each, against a4 with WRITEs): "
        "the READ's REM_INV_REQ_ERR, the responder's receive flush, then the READs behind it "
-       "(row 132)"},
+       "(row 132); the requester's own receives are flushed before the responder's (campaign "
+       "20261259 sequence 15300, 3 of 3; probes rn-a, rn-b, 3 of 3 each)"},
       {"loopback_response_before_responder_flush", 1,
        "rxe_resp.c: the responder sends its NAK (send_ack -> rxe_xmit_packet -> rxe_loopback "
        "-> rxe_rcv) and the requester's completer runs inline: its CQE, then rxe_qp_error "

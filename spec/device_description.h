@@ -218,8 +218,8 @@ struct Behaviour {
   // between two QPs' completions.
   bool loopback_response_before_responder_flush = false;
   // With that: when the request was an RDMA READ (a responder that runs scheduled, not in
-  // the requester's call), the requester completes the failed WR, then the responder
-  // flushes, then the requester flushes the WRs behind it.
+  // the requester's call), the requester completes the failed WR and flushes its receives,
+  // then the responder flushes, then the requester flushes the WRs behind it.
   bool loopback_read_nak_flushes_responder_first = false;
   // Transport timers that expire in one tick of the host's clock all run their completer
   // (a RETRY_EXC_ERR's CQE) before any flush those completers start: a QP's flush waits

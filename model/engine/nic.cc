@@ -232,7 +232,13 @@ void Nic::Receive(Packet&& pkt) {
     // Behaviour::loopback_response_before_responder_flush: the failing responder (this
     // device) flushes now, unless a modify or a post has moved on since.
     auto it = by_qpn_.find(sender_qpn);
-    if (it != by_qpn_.end() && it->second->flush_pending) FlushOnError(*it->second);
+    const bool responder_flushes = it != by_qpn_.end() && it->second->flush_pending;
+    // Behaviour::loopback_read_nak_flushes_responder_first: the requester's receive flush
+    // comes before the responder's flush, its send flush after it (seed 20261259 sequence
+    // 15300: the requester's flushed receive, then the responder's flushed SEND, CQ full;
+    // row 132: the responder's flushed receive, then the READs behind the failed one).
+    if (responder_flushes && requester != nullptr && requester->flush_pending) FlushRq(*requester);
+    if (responder_flushes) FlushOnError(*it->second);
     if (requester != nullptr && requester->flush_pending) FlushOnError(*requester);
     return;
   }

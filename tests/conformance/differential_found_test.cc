@@ -1852,7 +1852,9 @@ TEST_P(Conformance, DestroyingAQpABoundType2WindowNamesWaitsForTheWindow) {
 // a responder of the same device (max_dest_rd_atomic 0). rxe schedules the responder for a
 // READ request (rxe_resp.c rxe_resp_queue_pkt); measured with a CQ that overruns, the order
 // on the shared CQ is: the READ's REM_INV_REQ_ERR, the responder's flushed receive, then
-// the READs behind it (a WRITE's NAK flushes the requester's first: row 83).
+// the READs behind it (a WRITE's NAK flushes the requester's first: row 83). The requester's
+// own receive is flushed before the responder's (seed 20261259 sequence 15300; probes rn-a,
+// rn-b, rxe 3 of 3 each).
 TEST_P(Conformance, AReadNakedAsInvalidFlushesTheRespondersReceiveBeforeTheReadsBehind) {
   const Behaviour& b = GetParam().behaviour;
   if (!b.loopback_read_nak_flushes_responder_first) {
@@ -1869,15 +1871,16 @@ TEST_P(Conformance, AReadNakedAsInvalidFlushesTheRespondersReceiveBeforeTheReads
   Buffer buf = Reg(8192, kAll);
   size_t bad = 99;
   ASSERT_EQ(dev_->PostRecv(qb, {Recv(100, {buf.At(0, 64)})}, &bad), 0);
+  ASSERT_EQ(dev_->PostRecv(qa, {Recv(200, {buf.At(64, 64)})}, &bad), 0);
   std::vector<SendWr> reads;
   for (uint64_t id = 2; id <= 4; ++id) {
     reads.push_back(RdmaTo(id, WrOpcode::kRdmaRead, {buf.At(1024 * id, 64)}, buf, 4096));
   }
   ASSERT_EQ(dev_->PostSend(qa, reads, &bad), 0);
-  auto wcs = WaitWc(c, 4, kSecond);
-  ASSERT_EQ(wcs.size(), 4u);
+  auto wcs = WaitWc(c, 5, kSecond);
+  ASSERT_EQ(wcs.size(), 5u);
   const std::vector<std::pair<uint64_t, WcStatus>> want = {
-      {2, WcStatus::kRemInvReqErr}, {100, WcStatus::kWrFlushErr},
+      {2, WcStatus::kRemInvReqErr}, {200, WcStatus::kWrFlushErr}, {100, WcStatus::kWrFlushErr},
       {3, WcStatus::kWrFlushErr}, {4, WcStatus::kWrFlushErr}};
   for (size_t k = 0; k < want.size(); ++k) {
     EXPECT_EQ(wcs[k].wr_id, want[k].first) << "completion " << k;
