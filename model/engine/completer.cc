@@ -801,11 +801,13 @@ size_t Nic::DropGhosts(Qp& qp, size_t index) {
   // rxe_req.c req_retry: req.wqe_index = the consumer index, req.psn = comp.psn. The ghosts
   // lie before the consumer index: the retry never sends them again, and the WQEs it resends
   // take their PSNs from comp.psn on (update_wqe_psn), the first ghost's PSN when ghosts
-  // went out unanswered.
+  // went out unanswered. Every ghost goes, also where the response that asked for the retry
+  // matched one (row 145: a NAK PSN sequence error at a ghost's PSN is checked against the
+  // WQE at the consumer index, and the retry resends from there).
   bool rebase = false;
   uint32_t psn = 0;
   size_t dropped = 0;
-  while (dropped < index && !qp.sq.empty() && qp.sq.front().ghost) {
+  while (!qp.sq.empty() && qp.sq.front().ghost) {
     const SendWqe& g = qp.sq.front();
     if (g.sent && !g.done && !rebase) {
       rebase = true;
@@ -818,7 +820,7 @@ size_t Nic::DropGhosts(Qp& qp, size_t index) {
     if (qp.sq_next > 0) --qp.sq_next;
     if (qp.rnr_index > 0) --qp.rnr_index;
   }
-  index -= dropped;
+  index = index > dropped ? index - dropped : 0;
   if (rebase && profile().behaviour.retry_rewinds_sq_psn) RebasePsns(qp, index, psn);
   return index;
 }

@@ -2243,5 +2243,52 @@ TEST_P(Conformance, AReadBehindAGhostFailsWhereTheGhostsAckWasDropped) {
   run(WrOpcode::kRdmaWrite);
 }
 
+// Row 145 (probes ghost-send-read, ghost-send-send): as above, with two SENDs posted in ERR to
+// a peer without a receive. The ghost SEND's RNR NAK is dropped (the READ behind it not
+// started), the READ goes at PSN 1 and draws a NAK PSN sequence error at PSN 0, checked
+// against the WQE at the consumer index: rxe_req.c req_retry resends from that index at
+// comp.psn, never the ghost before it. So the READ goes again at PSN 0 and completes, and a
+// SEND after it lands in the peer's receive with its own bytes. Resending the ghost as well
+// drew RNR NAKs until RNR_RETRY_EXC_ERR. Every device completes both.
+TEST_P(Conformance, ARetryNeverResendsAGhost) {
+  const BringUpParams p = Transport(pattr_.active_mtu, 14, 3, 3, 12);
+  CqHandle ca = Cq(), cb = Cq();
+  QpHandle qa = Qp(QpType::kRc, 16, 16, 2, /*sq_sig_all=*/true, ca);
+  QpHandle qb = Qp(QpType::kRc, 16, 16, 2, false, cb);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
+  Buffer buf = Reg(16384, kAll);
+  for (size_t i = 0; i < 64; ++i) {
+    buf.buf[i] = 0x11;
+    buf.buf[8192 + i] = static_cast<uint8_t>(i + 1);
+    buf.buf[512 + i] = 0x77;
+  }
+  ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kErr), attr::kState), 0);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(0, 64)}), Send(2, {buf.At(0, 64)})}, &bad), 0);
+  ExpectFlushedInOrder(ca, 2, 1);
+  if (ModifyToRtsClaimingRts(qa) != 0) GTEST_SKIP() << "the device keeps the QP in ERR";
+  ASSERT_EQ(dev_->PostSend(qa, {RdmaTo(10, WrOpcode::kRdmaRead, {buf.At(256, 64)}, buf, 8192)}, &bad),
+            0);
+  auto wcs = WaitWc(ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].wr_id, 10u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kSuccess) << ToName(wcs[0].status);
+  EXPECT_EQ(std::memcmp(&buf.buf[256], &buf.buf[8192], 64), 0) << "the READ's data";
+  EXPECT_EQ(StateOf(qa), QpState::kRts);
+  ASSERT_EQ(dev_->PostRecv(qb, {Recv(100, {buf.At(4096, 64)})}, &bad), 0);
+  ASSERT_EQ(dev_->PostSend(qa, {Send(11, {buf.At(512, 64)})}, &bad), 0);
+  wcs = WaitWc(ca, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].wr_id, 11u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kSuccess) << ToName(wcs[0].status);
+  wcs = WaitWc(cb, 1);
+  ASSERT_EQ(wcs.size(), 1u);
+  EXPECT_EQ(wcs[0].wr_id, 100u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kSuccess) << ToName(wcs[0].status);
+  EXPECT_EQ(buf.buf[4096], 0x77) << "the receive holds the last SEND, not the ghost";
+  EXPECT_TRUE(Drain(cb, kSecond / 50).empty());
+}
+
 }  // namespace
 }  // namespace qptwin::testing
