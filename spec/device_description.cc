@@ -514,10 +514,12 @@ DeviceDescription Rxe() {
        "the WR posted into the slot of a READ that failed holds its credit (probes slot-credit, "
        "slot-credit2: a READ there is sent with none left; a WRITE there gives it back)"},
       {"read_response_waits_for_comp_psn", 1,
-       "rxe_comp.c check_psn: a response whose PSN is newer than comp.psn is COMPST_DONE for a "
-       "READ/atomic WQE at the consumer index (check_ack for a SEND/WRITE). comp.psn moves only "
-       "for responses to WQEs from the consumer index on: a ghost's ACK (the WQE at the consumer "
-       "index not started yet, get_wqe) moves nothing. Measured in tools/rxe-vm, 2 of 2 each "
+       "rxe_comp.c check_psn: any packet (a response or a NAK) whose PSN is newer than comp.psn "
+       "is COMPST_DONE for a READ/atomic WQE at the consumer index (check_ack for a SEND/WRITE). "
+       "A ghost's ACK that arrives while the WQE at the consumer index has not started "
+       "(get_wqe) moves nothing, and a ghost resets no retry counter. Measured in tools/rxe-vm, "
+       "2 of 2 each (probes ghost-read-nak: the NAK of a READ past the region's end is dropped "
+       "too, RETRY_EXC_ERR; ghost-retry-count) "
        "(probes ghost-read-*): two WRITEs posted in ERR in one call, ERR -> RTS by "
        "IBV_QP_CUR_STATE, a READ: the second WRITE goes out again at PSN 0, the READ at PSN 1 is "
        "answered and its response dropped; the transport timer resends it at PSN 0 until "

@@ -257,11 +257,12 @@ struct Behaviour {
   // sent without taking one) and gives it back when acknowledged.
   // Default: a completion reports the WR's own outcome.
   bool send_slot_keeps_status = false;
-  // The requester's completer drops a READ/atomic response newer than the PSN it expects
-  // next (comp.psn): comp.psn lags where a stale WQE sent again after ERR -> RTS (a ghost;
-  // requester_walks_one_wqe_in_error) had its ACK dropped because the WR behind it had not
-  // started, or after a WR that failed by its timer. The transport timer then resends the
-  // READ from comp.psn, a PSN the responder answered otherwise. A SEND/WRITE's ACK is taken.
+  // The requester's completer drops a READ/atomic response, or a NAK inside a READ/atomic,
+  // newer than the PSN it expects next (comp.psn): comp.psn lags where a stale WQE sent again
+  // after ERR -> RTS (a ghost; requester_walks_one_wqe_in_error) had its ACK dropped because
+  // the WR behind it had not started, or after a WR that failed by its timer. The transport
+  // timer then resends the READ from comp.psn, a PSN the responder answered otherwise. A
+  // SEND/WRITE's ACK is taken. A ghost acknowledged on the way resets no retry counter.
   // Default: a response is matched with its WQE by PSN (IBTA 9.7.5.1; ERR -> RTS cannot happen).
   bool read_response_waits_for_comp_psn = false;
   // A solicited-only CQ arm fires only for a receive CQE of a message with the SE bit or a

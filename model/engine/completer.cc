@@ -110,12 +110,14 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
   // implicitly on the way moves it past its last packet (rxe_comp.c complete_wqe); a ghost
   // lies before the consumer index and moves nothing.
   uint32_t comp_psn_at_wqe = comp_psn_before;
+  bool matched = false;  // `index` holds the response's PSN
   for (size_t i = 0; i < sent; ++i) {
     SendWqe& w = qp.sq[i];
     if (w.done || !w.sent) continue;
     bool contains = PsnDiff(pkt.psn, w.psn) >= 0 && PsnDiff(pkt.psn, LastPsn(w)) <= 0;
     if (contains) {
       index = i;
+      matched = true;
       break;
     }
     if (PsnDiff(LastPsn(w), pkt.psn) < 0) {
@@ -132,7 +134,9 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
       if (IsSendOrWrite(w.wr.opcode)) {
         w.done = true;  // covered by a later response: acknowledged
         w.implied_ack = true;
-        progress = true;
+        // A ghost lies before rxe's consumer index: check_psn never completes it, and it
+        // resets no retry counter (reset_retry_counters).
+        if (!w.ghost) progress = true;
       } else {
         // A READ/ATOMIC whose response never came, overtaken by a later ACK or response (an
         // implied NAK, IBTA 9.7.5.2.1; rxe_comp.c check_psn: COMPST_ERROR_RETRY): resend it,
@@ -154,8 +158,17 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
     }
   }
   if (index == sent && pkt.kind == PacketKind::kNak) index = NakBehindHead(qp, pkt, sent);
-  bool dropped_ahead = false;  // the response, newer than comp.psn, is dropped
-  if (index < sent) {
+  // Behaviour::read_response_waits_for_comp_psn: rxe_comp.c check_psn drops any packet newer
+  // than comp.psn inside a READ/atomic WQE (COMPST_DONE): a response, and a NAK too. comp.psn
+  // lags where a ghost's response was dropped before the WR behind it started
+  // (ConsumerHeadUnsent; probes ghost-read-*: after ERR -> RTS a ghost, then a READ: its
+  // response is dropped, the transport timer resends it from the ghost's PSN), and where a
+  // NAK PSN sequence error names a packet inside a multi-packet READ (rxe acknowledges none
+  // of it). A SEND/WRITE's ACK is taken (check_ack).
+  const bool dropped_ahead = matched && profile().behaviour.read_response_waits_for_comp_psn &&
+                             !qp.sq[index].ghost && !IsSendOrWrite(qp.sq[index].wr.opcode) &&
+                             PsnDiff(pkt.psn, comp_psn_at_wqe) > 0;
+  if (index < sent && !dropped_ahead) {
     SendWqe& w = qp.sq[index];
     switch (pkt.kind) {
       case PacketKind::kAck:
@@ -166,16 +179,6 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
       case PacketKind::kReadResp:
       case PacketKind::kAtomicResp: {
         if (IsSendOrWrite(w.wr.opcode)) break;
-        if (profile().behaviour.read_response_waits_for_comp_psn &&
-            PsnDiff(pkt.psn, comp_psn_at_wqe) > 0) {
-          // Behaviour::read_response_waits_for_comp_psn (rxe_comp.c check_psn: COMPST_DONE).
-          // comp.psn lags where a ghost's response was dropped before the WR behind it
-          // started (ConsumerHeadUnsent; probes ghost-read-*: after ERR -> RTS a ghost, then a
-          // READ: its response is dropped, the transport timer resends it from the ghost's
-          // PSN). A SEND/WRITE's ACK is taken (check_ack).
-          dropped_ahead = true;
-          break;
-        }
         uint8_t orig[8];
         const uint8_t* data = pkt.data.data();
         size_t len = pkt.data.size();
