@@ -174,6 +174,22 @@ void Conformance::RcPairAfterStaleRetry(const BringUpParams& p, const Buffer& bu
   ASSERT_EQ(ToRtsWith(*dev_, p, r.qb, r.qa), 0);
 }
 
+void Conformance::RcPairWithGhost(const BringUpParams& p, const std::vector<SendWr>& in_err,
+                                  RcPair* pair) {
+  RcPair& r = *pair;
+  r.ca = Cq();
+  r.cb = Cq();
+  r.qa = Qp(QpType::kRc, 16, 16, 2, /*sq_sig_all=*/true, r.ca);
+  r.qb = Qp(QpType::kRc, 16, 16, 2, false, r.cb);
+  ASSERT_EQ(ToRtsWith(*dev_, p, r.qa, r.qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, p, r.qb, r.qa), 0);
+  ASSERT_EQ(dev_->ModifyQp(r.qa, StateOnly(QpState::kErr), attr::kState), 0);
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(r.qa, in_err, &bad), 0);
+  ExpectFlushedInOrder(r.ca, static_cast<int>(in_err.size()), in_err.front().wr_id);
+  if (ModifyToRtsClaimingRts(r.qa) != 0) GTEST_SKIP() << "the device keeps the QP in ERR";
+}
+
 void Conformance::RcPairAfterRnrFailure(const BringUpParams& p, bool sig_all_a,
                                         const Buffer& buf, RcPair* pair) {
   RcPair& r = *pair;
@@ -199,6 +215,20 @@ void Conformance::ExpectFlushedInOrder(CqHandle cq, int n, uint64_t first_wr_id,
     EXPECT_EQ(wcs[i].wr_id, first_wr_id + i) << why;
     EXPECT_EQ(wcs[i].status, WcStatus::kWrFlushErr) << ToName(wcs[i].status) << " " << why;
   }
+}
+
+WorkCompletion Conformance::OneWc(CqHandle cq, uint64_t wr_id, WcStatus status,
+                                  uint64_t timeout_ns) {
+  std::vector<WorkCompletion> wcs = WaitWc(cq, 1, timeout_ns);
+  if (wcs.size() != 1) {
+    ADD_FAILURE() << "expected one completion (wr_id " << wr_id << "), got " << wcs.size();
+    WorkCompletion none;
+    none.status = WcStatus::kGeneralErr;
+    return none;
+  }
+  EXPECT_EQ(wcs[0].wr_id, wr_id);
+  EXPECT_EQ(wcs[0].status, status) << "wr_id " << wcs[0].wr_id << ": " << ToName(wcs[0].status);
+  return wcs[0];
 }
 
 std::vector<WorkCompletion> Conformance::WaitWc(CqHandle cq, int n, uint64_t timeout_ns) {

@@ -71,6 +71,12 @@ class Conformance : public ::testing::TestWithParam<BackendCase> {
   // comp.started_retry, which RESET leaves) before RETRY_EXC_ERR. Then qa went through RESET,
   // and both are in RTS with the attributes of `p`. Callers return if HasFatalFailure().
   void RcPairAfterStaleRetry(const BringUpParams& p, const Buffer& buf, RcPair* pair);
+  // Two RC QPs (16 deep, each on a CQ of its own, qa signaling every WR) in RTS with the
+  // attributes of `p`; qa moved to ERR, the two WRs `in_err` posted there in one call and
+  // flushed (where the requester takes one WQE per post in ERR, the second stays in the ring:
+  // a ghost), then qa moved ERR -> RTS claiming RTS (skipped where the device refuses).
+  // Callers return if HasFatalFailure() or IsSkipped().
+  void RcPairWithGhost(const BringUpParams& p, const std::vector<SendWr>& in_err, RcPair* pair);
   // An RC QP on `cq` in RTS with the attributes of `p`, whose peer (also on `cq`, connected to
   // it) is then moved to ERR, so it drops every request: each request's transport timer runs
   // out. Callers return if HasFailure() (any failed check while bringing it up).
@@ -80,6 +86,9 @@ class Conformance : public ::testing::TestWithParam<BackendCase> {
   void AddressDatagram(QpHandle dst, SendWr* wr, AhHandle* ah);
 
   std::vector<WorkCompletion> WaitWc(CqHandle cq, int n, uint64_t timeout_ns = 2 * kSecond);
+  // Waits for one completion on `cq` and expects it of `wr_id` with `status`; returns it (a
+  // WorkCompletion with status kGeneralErr after a failure when none came).
+  WorkCompletion OneWc(CqHandle cq, uint64_t wr_id, WcStatus status, uint64_t timeout_ns = 2 * kSecond);
   // Waits for `n` completions on `cq` and expects them WR_FLUSH_ERR, of wr_ids first_wr_id,
   // first_wr_id + 1, ... in that order (`why` names the case in a failure).
   void ExpectFlushedInOrder(CqHandle cq, int n, uint64_t first_wr_id,
