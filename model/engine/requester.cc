@@ -650,11 +650,16 @@ void Nic::RunFencedInvalidate(Qp& qp) {
     return;
   }
   // The window is invalidated; BeginFlush flushes the LOCAL_INV (the completer never retired
-  // it). rxe's requester would go on with the WQEs behind it before the QP enters ERR (a
-  // BIND_MW runs, a SEND is sent); the model stops here (docs/differences.md row 140).
+  // it).
   inv.done = true;
   inv.status = WcStatus::kSuccess;
   inv.wrote_success = true;
+  // rxe_do_local_ops returns 0 and the requester's loop goes on with the WQEs behind it, the
+  // QP still in RTS, before COMPST_ERROR's rxe_qp_error: a BIND_MW binds, a SEND is sent
+  // (probes fenced-inv-send, fenced-inv-bind: sq_psn moves; the bound window keeps its
+  // region from deregistration, EINVAL; rxe 2 of 2 each). Their completions wait behind the
+  // failed head, so the flush takes them back.
+  RunRequester(qp);
 }
 
 }  // namespace qptwin::model::engine

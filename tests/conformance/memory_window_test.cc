@@ -682,6 +682,8 @@ TEST_P(MemoryWindow, BindBehindAnUnacknowledgedSendIsFlushedWithIt) {
 // flushed first, the LOCAL_INV WR_FLUSH_ERR too. A failed LOCAL_INV (a type 1 window) gives
 // the same order: differential seed 20261249 sequence 604, rxe 3 of 3. A BIND_MW between the
 // two keeps the LOCAL_INV fenced (do_complete moves the consumer index to the bind only).
+// Behind a LOCAL_INV that ran, the requester goes on before the flush: a WRITE behind it is
+// sent (sq_psn moves past it; probes fenced-inv-*, rxe 2 of 2 each), and flushed after it.
 TEST_P(MemoryWindow, AnInvalidateFencedBehindATimedOutWriteRunsBeforeTheFlush) {
   BringUpParams p;
   p.timeout = 11;  // 8.4 ms
@@ -700,8 +702,9 @@ TEST_P(MemoryWindow, AnInvalidateFencedBehindATimedOutWriteRunsBeforeTheFlush) {
     const char* what;
     uint32_t key;
     bool bind_between;  // a BIND_MW (wr 3) between the WRITE and the LOCAL_INV
+    bool write_behind = false;  // a WRITE (wr 4) behind the LOCAL_INV
   };
-  std::vector<Case> cases = {{"a bound type 2 window", rkey, false}};
+  std::vector<Case> cases = {{"a bound type 2 window, a WRITE behind", rkey, false, true}};
   // Where a LOCAL_INV is not fenced, it runs at the post: one of a type 1 window fails then.
   if (b.local_inv_waits_for_all) {
     cases.push_back({"a type 1 window (fails)", r1, false});
@@ -724,6 +727,10 @@ TEST_P(MemoryWindow, AnInvalidateFencedBehindATimedOutWriteRunsBeforeTheFlush) {
       wrs.push_back(bind);
     }
     wrs.push_back(InvWr(2, c.key));
+    if (c.write_behind) {
+      wrs.push_back(write);
+      wrs.back().wr_id = 4;
+    }
     ASSERT_EQ(dev_->PostSend(qa, wrs, &bad), 0);
     std::vector<std::pair<uint64_t, WcStatus>> want = {{1, WcStatus::kRetryExcErr}};
     if (c.bind_between) {
@@ -733,6 +740,7 @@ TEST_P(MemoryWindow, AnInvalidateFencedBehindATimedOutWriteRunsBeforeTheFlush) {
       if (!b.rc_flushes_rq_first) want.push_back({10, WcStatus::kWrFlushErr});
     } else {
       want.push_back({2, WcStatus::kWrFlushErr});
+      if (c.write_behind) want.push_back({4, WcStatus::kWrFlushErr});
       want.push_back({10, WcStatus::kWrFlushErr});
     }
     const auto wcs = WaitWc(cq_, static_cast<int>(want.size()));
@@ -742,6 +750,12 @@ TEST_P(MemoryWindow, AnInvalidateFencedBehindATimedOutWriteRunsBeforeTheFlush) {
       EXPECT_EQ(wcs[i].status, want[i].second) << i << " " << ToName(wcs[i].status);
     }
     EXPECT_TRUE(Drain(cq_).empty());
+    if (c.write_behind) {
+      QpAttr attr;
+      QpInitAttr init;
+      ASSERT_EQ(dev_->QueryQp(qa, &attr, &init), 0);
+      EXPECT_EQ(attr.sq_psn, (p.sq_psn + 2) & 0xffffff) << "the WRITE behind was sent";
+    }
     ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kReset), attr::kState), 0);
     ASSERT_EQ(ToRtsWith(*dev_, p, qa, silent), 0);  // a QP in RESET drops every request
   }
