@@ -621,7 +621,8 @@ bool Nic::ParkedAtInvalidateFence(const Qp& qp, size_t head) const {
   // run but not retired in between keeps it fenced). A requester stopped for good
   // (requester_dead) or inside a retry's skip loop (busy: rxe_run_task only arms it) does not
   // run here.
-  if (!profile().behaviour.local_inv_waits_for_all || qp.state != QpState::kRts) return false;
+  if (!profile().behaviour.local_inv_waits_for_all) return false;
+  if (qp.state != QpState::kRts && qp.state != QpState::kSqd) return false;
   if (qp.requester_dead || qp.requester_busy_until_ns > world_->events().Now()) return false;
   if (qp.sq_next != head + 1 || qp.sq_next >= qp.sq.size()) return false;
   const SendWqe& inv = qp.sq[qp.sq_next];
@@ -639,6 +640,19 @@ void Nic::RunFencedInvalidate(Qp& qp) {
   // seed 20261249 sequence 604 (a WRITE to a peer in INIT, retry_cnt 0, a LOCAL_INV of a type
   // 1 window, a receive on the same CQ) and AnInvalidateFencedBehindATimedOutWriteRunsBefore-
   // TheFlush (a type 2 window so invalidated binds again).
+  if (qp.state == QpState::kSqd) {
+    // In SQD the requester runs in DRAIN: rxe_req.c req_next_wqe finds the consumer index at
+    // the LOCAL_INV, which never started, marks the send queue drained and raises SQ_DRAINED,
+    // then takes nothing (probe fenced-inv-sqd, rxe 2 of 2: the event comes, the window stays
+    // bound, the order of the flush is the QP's usual one).
+    if (qp.sq_draining) {
+      qp.sq_draining = false;
+      if (!profile().behaviour.sqd_event_needs_notify || qp.attr.en_sqd_async_notify) {
+        RaiseQpEvent(qp, EventType::kSqDrained);
+      }
+    }
+    return;
+  }
   qp.completer_scheduled_first = true;
   SendWqe& inv = qp.sq[qp.sq_next];
   ++qp.sq_next;  // rxe: req.wqe_index moves past it either way

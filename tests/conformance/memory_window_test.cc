@@ -767,6 +767,47 @@ TEST_P(MemoryWindow, AnInvalidateFencedBehindATimedOutWriteRunsBeforeTheFlush) {
   EXPECT_EQ(dev_->DeallocMw(mw3), 0);
 }
 
+// As above, with the QP moved to SQD while the WRITE is outstanding. rxe_comp.c do_complete
+// runs the fenced requester in DRAIN: rxe_req.c req_next_wqe finds the consumer index at the
+// LOCAL_INV, which never started, marks the send queue drained and raises SQ_DRAINED, and
+// runs nothing: the window stays bound (its region cannot be deregistered), and the flush
+// keeps the QP's usual order. Probes fenced-inv-sqd and fenced-inv-sqd-nonotify, rxe 2 of 2.
+TEST_P(MemoryWindow, AnInvalidateFencedBehindATimedOutWriteInSqdStaysUnrun) {
+  const Behaviour& b = GetParam().behaviour;
+  if (!b.local_inv_waits_for_all) {
+    GTEST_SKIP() << "a LOCAL_INV is not fenced behind a WRITE on this device";
+  }
+  BringUpParams p;
+  p.timeout = 11;  // 8.4 ms
+  p.retry_cnt = 0;
+  const QpHandle qa = RcTowardsPeerInErr(cq_, p);
+  if (HasFailure()) return;
+  uint32_t r0 = 0;
+  MwHandle mw2 = Alloc(MwType::kType2, &r0);
+  const uint32_t rkey = NextKey(r0);
+  ASSERT_EQ(PostOne(qa, BindWr(mw2, rkey, Window())).status, WcStatus::kSuccess);
+  SendWr write = Send(1, {src_.At(0, 8)});
+  write.opcode = WrOpcode::kRdmaWrite;
+  write.remote_addr = target_.Addr(0);
+  write.rkey = target_.rkey;
+  size_t bad = 0;
+  ASSERT_EQ(dev_->PostSend(qa, {write, InvWr(2, rkey)}, &bad), 0);
+  QpAttr sqd = StateOnly(QpState::kSqd);
+  sqd.en_sqd_async_notify = true;
+  ASSERT_EQ(dev_->ModifyQp(qa, sqd, attr::kState | attr::kEnSqdAsyncNotify), 0);
+  EXPECT_EQ(dev_->WaitForAsyncEvent(EventType::kSqDrained, qa, kSecond), 0);
+  const auto wcs = WaitWc(cq_, 2);
+  ASSERT_EQ(wcs.size(), 2u);
+  EXPECT_EQ(wcs[0].wr_id, 1u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr) << ToName(wcs[0].status);
+  EXPECT_EQ(wcs[1].wr_id, 2u);
+  EXPECT_EQ(wcs[1].status, WcStatus::kWrFlushErr) << ToName(wcs[1].status);
+  EXPECT_EQ(StateOf(qa), QpState::kErr);
+  // The LOCAL_INV never ran: the window is still bound, so its region cannot go.
+  EXPECT_NE(dev_->DeregMr(target_.mr), 0) << "the window was invalidated";
+  EXPECT_EQ(dev_->DeallocMw(mw2), 0);
+}
+
 // rxe_wqe_is_fenced decides a LOCAL_INV by the local invalidate fence alone, whatever its
 // send flags: a FENCE-flagged LOCAL_INV runs although a READ's credit was never returned (a
 // READ failed REM_ACCESS_ERR, then ERR -> RTS claiming RTS keeps max_rd_atomic's count short).
