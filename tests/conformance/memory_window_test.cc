@@ -796,12 +796,7 @@ TEST_P(MemoryWindow, AnInvalidateFencedBehindATimedOutWriteInSqdStaysUnrun) {
   sqd.en_sqd_async_notify = true;
   ASSERT_EQ(dev_->ModifyQp(qa, sqd, attr::kState | attr::kEnSqdAsyncNotify), 0);
   EXPECT_EQ(dev_->WaitForAsyncEvent(EventType::kSqDrained, qa, kSecond), 0);
-  const auto wcs = WaitWc(cq_, 2);
-  ASSERT_EQ(wcs.size(), 2u);
-  EXPECT_EQ(wcs[0].wr_id, 1u);
-  EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr) << ToName(wcs[0].status);
-  EXPECT_EQ(wcs[1].wr_id, 2u);
-  EXPECT_EQ(wcs[1].status, WcStatus::kWrFlushErr) << ToName(wcs[1].status);
+  ExpectTwo(WaitWc(cq_, 2), {1, WcStatus::kRetryExcErr}, {2, WcStatus::kWrFlushErr});
   EXPECT_EQ(StateOf(qa), QpState::kErr);
   // The LOCAL_INV never ran: the window is still bound, so its region cannot go.
   EXPECT_NE(dev_->DeregMr(target_.mr), 0) << "the window was invalidated";
