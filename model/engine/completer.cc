@@ -407,6 +407,7 @@ void Nic::DrainSq(Qp& qp) {
 }
 
 Nic::Retired Nic::RetireWqe(Qp& qp, SendWqe& w) {
+  qp.wait_fence = false;  // rxe_comp.c do_complete
   // Context caches (timing.h contract 5): the completer reads the WQE it retires.
   const uint64_t ready =
       std::max(RetireWqeReady(qp, w, IsReliable(qp.type) && w.status == WcStatus::kSuccess),

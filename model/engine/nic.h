@@ -299,6 +299,9 @@ class Nic {
   bool ParkedAtInvalidateFence(const Qp& qp, size_t head) const;
   // The head retired with an error runs that LOCAL_INV before the QP goes to ERR.
   void RunFencedInvalidate(Qp& qp);
+  // In SQD the head retired with an error lets the requester, stopped at a fence right
+  // behind it, find the send queue drained (SQ_DRAINED) before the QP goes to ERR.
+  void DrainAtFence(Qp& qp, size_t head);
   // A completer run without a response (a local operation, a WR failed locally, SQD's
   // drain) takes a stale_timeout (Behaviour::retrans_timer_runs_out).
   void TakeStaleTimeout(Qp& qp);

@@ -309,6 +309,11 @@ struct Qp : std::enable_shared_from_this<Qp> {
   // (rxe: req_retry has set the WQEs back to wqe_state_posted, so an SQD drain counts them as
   // not started although their READ/atomic credits are still held).
   bool retry_parked_at_fence = false;
+  // rxe's req.wait_fence: the requester stopped at a fence (rxe_wqe_is_fenced: a LOCAL_INV
+  // behind unfinished WQEs, a FENCE-flagged WR behind a READ/atomic credit); only the
+  // completer's next retirement clears it (rxe_comp.c do_complete, which then runs the
+  // requester). A WR posted in SQD never reaches the check (req_next_wqe in DRAIN).
+  bool wait_fence = false;
   // Behaviour::partial_ack_resets_retries_only: the highest PSN an ACK inside the head WQE
   // (serial) acknowledged (rxe_comp.c comp.psn: only a newer one reaches reset_retry_counters).
   uint64_t partial_ack_serial = 0;

@@ -157,7 +157,10 @@ Nic::ReqStep Nic::ReqCheckLimits(Qp& qp) {
     ++outstanding;
     if (IsReadOrAtomic(qp.sq[i].wr.opcode)) ++outstanding_rd;
   }
-  if (inv_fenced && outstanding > 0) return ReqStep::kDone;
+  if (inv_fenced && outstanding > 0) {
+    qp.wait_fence = true;
+    return ReqStep::kDone;
+  }
   // R20: a fenced WR waits for every earlier READ/ATOMIC of this SQ (rxe: for every
   // earlier WR). rxe_wqe_is_fenced decides a LOCAL_INV by the invalidate fence alone: its
   // FENCE flag is not looked at (measured, rxe 2 of 2: probe fence-inv, a FENCE-flagged
@@ -175,7 +178,10 @@ Nic::ReqStep Nic::ReqCheckLimits(Qp& qp) {
         qp.retry_parked_at_fence = true;
       }
     }
-    if (blocking) return ReqStep::kDone;
+    if (blocking) {
+      qp.wait_fence = true;
+      return ReqStep::kDone;
+    }
   }
   // IBTA 10.2.4 / rxe_req.c rd_atomic: at most max_rd_atomic READ/ATOMICs outstanding;
   // with 0 none ever starts (the WR and those after it wait; measured on rxe).
@@ -605,7 +611,11 @@ void Nic::CompleterTimedOut(Qp& qp) {
   if (!TakeRetry(qp)) {
     // rxe_comp.c do_complete retires the head and, when the requester stopped at a fence
     // (req.wait_fence), runs it before COMPST_ERROR's rxe_qp_error (RunFencedInvalidate).
-    if (ParkedAtInvalidateFence(qp, first)) RunFencedInvalidate(qp);
+    if (ParkedAtInvalidateFence(qp, first)) {
+      RunFencedInvalidate(qp);
+    } else {
+      DrainAtFence(qp, first);
+    }
     FailWqe(qp, first, WcStatus::kRetryExcErr, "retry count exceeded");
     return;
   }
@@ -621,12 +631,30 @@ bool Nic::ParkedAtInvalidateFence(const Qp& qp, size_t head) const {
   // run but not retired in between keeps it fenced). A requester stopped for good
   // (requester_dead) or inside a retry's skip loop (busy: rxe_run_task only arms it) does not
   // run here.
-  if (!profile().behaviour.local_inv_waits_for_all) return false;
-  if (qp.state != QpState::kRts && qp.state != QpState::kSqd) return false;
+  if (!profile().behaviour.local_inv_waits_for_all || qp.state != QpState::kRts) return false;
+  if (!qp.wait_fence) return false;  // do_complete runs the requester only then
   if (qp.requester_dead || qp.requester_busy_until_ns > world_->events().Now()) return false;
   if (qp.sq_next != head + 1 || qp.sq_next >= qp.sq.size()) return false;
   const SendWqe& inv = qp.sq[qp.sq_next];
   return inv.wr.opcode == WrOpcode::kLocalInv && !inv.done && !inv.sent;  // ghosts lie before
+}
+
+void Nic::DrainAtFence(Qp& qp, size_t head) {
+  // In SQD, do_complete (wait_fence) runs the requester in DRAIN: rxe_req.c req_next_wqe
+  // finds the consumer index at the WQE the requester stopped at, never started, marks the
+  // send queue drained and raises SQ_DRAINED, then takes nothing (probes fenced-inv-sqd,
+  // -sqd-nonotify: a LOCAL_INV, the window stays bound; fence-send-sqd: a FENCE-flagged SEND
+  // behind a READ; rxe 2 of 2 each). A WR posted in SQD set no wait_fence: no event
+  // (fenced-inv-posted-in-sqd).
+  if (qp.state != QpState::kSqd || !qp.wait_fence || !qp.sq_draining) return;
+  if (qp.requester_dead || qp.requester_busy_until_ns > world_->events().Now()) return;
+  if (qp.sq_next != head + 1 || qp.sq_next >= qp.sq.size()) return;
+  const SendWqe& w = qp.sq[qp.sq_next];
+  if (w.sent || w.done) return;
+  qp.sq_draining = false;
+  if (!profile().behaviour.sqd_event_needs_notify || qp.attr.en_sqd_async_notify) {
+    RaiseQpEvent(qp, EventType::kSqDrained);
+  }
 }
 
 void Nic::RunFencedInvalidate(Qp& qp) {
@@ -640,19 +668,6 @@ void Nic::RunFencedInvalidate(Qp& qp) {
   // seed 20261249 sequence 604 (a WRITE to a peer in INIT, retry_cnt 0, a LOCAL_INV of a type
   // 1 window, a receive on the same CQ) and AnInvalidateFencedBehindATimedOutWriteRunsBefore-
   // TheFlush (a type 2 window so invalidated binds again).
-  if (qp.state == QpState::kSqd) {
-    // In SQD the requester runs in DRAIN: rxe_req.c req_next_wqe finds the consumer index at
-    // the LOCAL_INV, which never started, marks the send queue drained and raises SQ_DRAINED,
-    // then takes nothing (probe fenced-inv-sqd, rxe 2 of 2: the event comes, the window stays
-    // bound, the order of the flush is the QP's usual one).
-    if (qp.sq_draining) {
-      qp.sq_draining = false;
-      if (!profile().behaviour.sqd_event_needs_notify || qp.attr.en_sqd_async_notify) {
-        RaiseQpEvent(qp, EventType::kSqDrained);
-      }
-    }
-    return;
-  }
   qp.completer_scheduled_first = true;
   SendWqe& inv = qp.sq[qp.sq_next];
   ++qp.sq_next;  // rxe: req.wqe_index moves past it either way
