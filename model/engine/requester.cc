@@ -645,7 +645,9 @@ void Nic::DrainAtFence(Qp& qp, size_t head) {
   // send queue drained and raises SQ_DRAINED, then takes nothing (probes fenced-inv-sqd,
   // -sqd-nonotify: a LOCAL_INV, the window stays bound; fence-send-sqd: a FENCE-flagged SEND
   // behind a READ; rxe 2 of 2 each). A WR posted in SQD set no wait_fence: no event
-  // (fenced-inv-posted-in-sqd).
+  // (fenced-inv-posted-in-sqd). Part of Behaviour::local_inv_waits_for_all's rule (row 140):
+  // elsewhere the head's error ends the drain without the event.
+  if (!profile().behaviour.local_inv_waits_for_all) return;
   if (qp.state != QpState::kSqd || !qp.wait_fence || !qp.sq_draining) return;
   if (qp.requester_dead || qp.requester_busy_until_ns > world_->events().Now()) return;
   if (qp.sq_next != head + 1 || qp.sq_next >= qp.sq.size()) return;
