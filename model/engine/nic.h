@@ -295,7 +295,9 @@ class Nic {
   // The completer's timeout run: the first outstanding WQE is retried, or fails
   // RETRY_EXC_ERR when retry_cnt is used up.
   void CompleterTimedOut(Qp& qp);
-  // Whether the requester waits at a LOCAL_INV fenced only by the head at `head`.
+  // Whether the requester stopped at a fence on the unstarted WQE right behind `head`.
+  bool StoppedAtFenceBehind(const Qp& qp, size_t head) const;
+  // Whether the requester waits at a LOCAL_INV fenced only by the head at `head` (RTS).
   bool ParkedAtInvalidateFence(const Qp& qp, size_t head) const;
   // The head retired with an error runs that LOCAL_INV before the QP goes to ERR.
   void RunFencedInvalidate(Qp& qp);

@@ -624,19 +624,24 @@ void Nic::CompleterTimedOut(Qp& qp) {
   GoBackTo(qp, first);
 }
 
-bool Nic::ParkedAtInvalidateFence(const Qp& qp, size_t head) const {
+bool Nic::StoppedAtFenceBehind(const Qp& qp, size_t head) const {
   // Behaviour::local_inv_waits_for_all (rxe_req.c rxe_wqe_is_fenced): the requester stopped
-  // at a LOCAL_INV because the consumer index lay before it; do_complete moves that index past
-  // `head` alone, so the LOCAL_INV may go only when it lies right behind the head (a BIND_MW
-  // run but not retired in between keeps it fenced). A requester stopped for good
-  // (requester_dead) or inside a retry's skip loop (busy: rxe_run_task only arms it) does not
-  // run here.
-  if (!profile().behaviour.local_inv_waits_for_all || qp.state != QpState::kRts) return false;
-  if (!qp.wait_fence) return false;  // do_complete runs the requester only then
+  // at a fence (wait_fence: do_complete runs the requester only then) on the WQE right behind
+  // `head`, never started; do_complete moves the consumer index past `head` alone. A
+  // requester stopped for good (requester_dead) or inside a retry's skip loop (busy:
+  // rxe_run_task only arms it) does not run here.
+  if (!profile().behaviour.local_inv_waits_for_all || !qp.wait_fence) return false;
   if (qp.requester_dead || qp.requester_busy_until_ns > world_->events().Now()) return false;
   if (qp.sq_next != head + 1 || qp.sq_next >= qp.sq.size()) return false;
-  const SendWqe& inv = qp.sq[qp.sq_next];
-  return inv.wr.opcode == WrOpcode::kLocalInv && !inv.done && !inv.sent;  // ghosts lie before
+  const SendWqe& w = qp.sq[qp.sq_next];
+  return !w.done && !w.sent;  // ghosts lie before
+}
+
+bool Nic::ParkedAtInvalidateFence(const Qp& qp, size_t head) const {
+  // In RTS, the LOCAL_INV the requester stopped at may go once `head` is retired (a BIND_MW
+  // run but not retired in between keeps it fenced).
+  return qp.state == QpState::kRts && StoppedAtFenceBehind(qp, head) &&
+         qp.sq[qp.sq_next].wr.opcode == WrOpcode::kLocalInv;
 }
 
 void Nic::DrainAtFence(Qp& qp, size_t head) {
@@ -647,12 +652,7 @@ void Nic::DrainAtFence(Qp& qp, size_t head) {
   // behind a READ; rxe 2 of 2 each). A WR posted in SQD set no wait_fence: no event
   // (fenced-inv-posted-in-sqd). Part of Behaviour::local_inv_waits_for_all's rule (row 140):
   // elsewhere the head's error ends the drain without the event.
-  if (!profile().behaviour.local_inv_waits_for_all) return;
-  if (qp.state != QpState::kSqd || !qp.wait_fence || !qp.sq_draining) return;
-  if (qp.requester_dead || qp.requester_busy_until_ns > world_->events().Now()) return;
-  if (qp.sq_next != head + 1 || qp.sq_next >= qp.sq.size()) return;
-  const SendWqe& w = qp.sq[qp.sq_next];
-  if (w.sent || w.done) return;
+  if (qp.state != QpState::kSqd || !qp.sq_draining || !StoppedAtFenceBehind(qp, head)) return;
   qp.sq_draining = false;
   if (!profile().behaviour.sqd_event_needs_notify || qp.attr.en_sqd_async_notify) {
     RaiseQpEvent(qp, EventType::kSqDrained);
