@@ -201,10 +201,7 @@ TEST_P(Conformance, BadRkeyRaisesAnAccessErrorEventOnlyWhereTheDeviceDoes) {
   SendWr w = RdmaTo(7, WrOpcode::kRdmaWrite, {local.At(0, 64)}, remote, 0);
   size_t bad;
   ASSERT_EQ(dev_->PostSend(qa, {w}, &bad), 0);
-  auto wcs = WaitWc(cq_, 1);
-  ASSERT_EQ(wcs.size(), 1u);
-  EXPECT_EQ(wcs[0].wr_id, 7u);
-  EXPECT_EQ(wcs[0].status, WcStatus::kRemAccessErr);
+  OneWc(cq_, 7, WcStatus::kRemAccessErr);
   EXPECT_EQ(StateOf(qa), QpState::kErr);
   const bool ibta_events = GetParam().behaviour.qp_error_events;
   EXPECT_EQ(dev_->WaitForAsyncEvent(EventType::kQpAccessErr, qb, kSecond / 5),
@@ -236,10 +233,7 @@ TEST_P(Conformance, ReadOnUcIsRefusedAtPostOrFailsWithLocQpOpErr) {
     EXPECT_EQ(StateOf(qa), QpState::kRts);
   } else {
     ASSERT_EQ(dev_->PostSend(qa, {w}, &bad), 0);
-    auto wcs = WaitWc(cq_, 1);
-    ASSERT_EQ(wcs.size(), 1u);
-    EXPECT_EQ(wcs[0].wr_id, 3u);
-    EXPECT_EQ(wcs[0].status, WcStatus::kLocQpOpErr);
+    OneWc(cq_, 3, WcStatus::kLocQpOpErr);
     EXPECT_EQ(StateOf(qa), QpState::kErr);
     EXPECT_TRUE(Drain(cq_).empty());
   }
@@ -268,10 +262,7 @@ TEST_P(Conformance, WriteOnUdIsRefusedAtPostOrFailsWithLocQpOpErr) {
     EXPECT_TRUE(Drain(cq_).empty());
   } else {
     ASSERT_EQ(dev_->PostSend(qa, {w}, &bad), 0);
-    auto wcs = WaitWc(cq_, 1);
-    ASSERT_EQ(wcs.size(), 1u);
-    EXPECT_EQ(wcs[0].wr_id, 4u);
-    EXPECT_EQ(wcs[0].status, WcStatus::kLocQpOpErr);
+    OneWc(cq_, 4, WcStatus::kLocQpOpErr);
     EXPECT_EQ(StateOf(qa), QpState::kErr);
   }
   for (int i = 0; i < 64; ++i) ASSERT_EQ(remote.buf[i], 0) << "byte " << i << " was written";

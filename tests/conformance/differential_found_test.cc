@@ -405,15 +405,9 @@ TEST_P(Conformance, MessageStraddlingTheExpectedPsnIsAnInvalidRequest) {
     ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kReset), attr::kState), 0);
     ASSERT_EQ(ToRtsShortTimeout(*dev_, pattr_.active_mtu, qa, qb), 0);
     ASSERT_EQ(dev_->PostSend(qa, {straddling}, &bad), 0);
-    auto wcs = WaitWc(ca, 1, kSecond / 2);
-    ASSERT_EQ(wcs.size(), 1u);
-    EXPECT_EQ(wcs[0].wr_id, 2u);
-    EXPECT_EQ(wcs[0].status, WcStatus::kRemInvReqErr) << ToName(wcs[0].status);
+    OneWc(ca, 2, WcStatus::kRemInvReqErr, kSecond / 2);
     EXPECT_EQ(StateOf(qb), QpState::kErr);
-    auto rwc = WaitWc(cb, 1);
-    ASSERT_EQ(rwc.size(), 1u);
-    EXPECT_EQ(rwc[0].wr_id, 11u);
-    EXPECT_EQ(rwc[0].status, WcStatus::kWrFlushErr) << "nothing of the message was received";
+    OneWc(cb, 11, WcStatus::kWrFlushErr);  // nothing of the message was received
   }
 }
 
@@ -575,10 +569,7 @@ TEST_P(Conformance, SendsPostedInErrGoOutAgainAfterLeavingErrWhereTheDeviceLeave
     ASSERT_EQ(dev_->PostRecv(qb, {Recv(100 + i, {buf.At(4096 + 1024 * i, 1024)})}, &bad), 0);
   }
   ASSERT_EQ(dev_->PostSend(qa, {addressed(5, buf.At(0, 50))}, &bad), 0);
-  auto sent = WaitWc(ca, 1);
-  ASSERT_EQ(sent.size(), 1u);
-  EXPECT_EQ(sent[0].wr_id, 5u);
-  EXPECT_EQ(sent[0].status, WcStatus::kSuccess);
+  OneWc(ca, 5, WcStatus::kSuccess);
   auto received = Drain(cb, kSecond / 5);
   std::vector<uint32_t> lengths;
   for (const WorkCompletion& wc : received) {
@@ -684,10 +675,7 @@ TEST_P(Conformance, FailedInvalidateIntoAFullReceiveCqIsNotAcknowledged) {
   inv.opcode = WrOpcode::kSendWithInv;
   inv.imm_data = buf.rkey;  // a region's rkey: the responder refuses to invalidate it
   ASSERT_EQ(dev_->PostSend(qa, {inv}, &bad), 0);
-  wcs = WaitWc(ca, 1);
-  ASSERT_EQ(wcs.size(), 1u);
-  EXPECT_EQ(wcs[0].wr_id, 2u);
-  EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr) << ToName(wcs[0].status);
+  OneWc(ca, 2, WcStatus::kRetryExcErr);
   EXPECT_EQ(StateOf(qb), QpState::kErr);
   wcs = Drain(cb);
   ASSERT_EQ(wcs.size(), 1u);  // only the first receive's: the next one did not fit
@@ -716,10 +704,7 @@ TEST_P(Conformance, ReceiveErrorIntoAFullReceiveCqIsNotNaked) {
   SendWr big = Send(2, {buf.At(0, 64)});         // 64 bytes into the 16-byte receive
   big.send_flags = send_flag::kSignaled;
   ASSERT_EQ(dev_->PostSend(qa, {big}, &bad), 0);
-  wcs = WaitWc(ca, 1);
-  ASSERT_EQ(wcs.size(), 1u);
-  EXPECT_EQ(wcs[0].wr_id, 2u);
-  EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr) << ToName(wcs[0].status);
+  OneWc(ca, 2, WcStatus::kRetryExcErr);
   EXPECT_EQ(StateOf(qb), QpState::kErr);
   wcs = Drain(cb);
   ASSERT_EQ(wcs.size(), 1u);  // only the first receive's: the failed one's did not fit
@@ -846,10 +831,7 @@ TEST_P(Conformance, SqdRevivesARequesterAConsumedSlotStoppedWhereTheDeviceSetsDr
   bind.send_flags = 0;  // unsignaled, as the differential's was
   ASSERT_EQ(dev_->BindMw(qa, mw, bind, &rkey), 0);
   ASSERT_EQ(dev_->PostRecv(qb, {Recv(100, {buf.At(8192, 64)})}, &bad), 0);
-  auto wcs = WaitWc(ca, 1);
-  ASSERT_EQ(wcs.size(), 1u);
-  EXPECT_EQ(wcs[0].wr_id, 1u);
-  EXPECT_EQ(wcs[0].status, WcStatus::kSuccess) << ToName(wcs[0].status);
+  OneWc(ca, 1, WcStatus::kSuccess);
   EXPECT_TRUE(Drain(ca, kSecond / 50).empty());
   EXPECT_EQ(StateOf(qa), QpState::kRts);
   ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kSqd), attr::kState), 0);
@@ -857,7 +839,7 @@ TEST_P(Conformance, SqdRevivesARequesterAConsumedSlotStoppedWhereTheDeviceSetsDr
                            &bad),
             0);
   ASSERT_EQ(dev_->PostSend(qa, {Send(3, {buf.At(0, 8)})}, &bad), 0);
-  wcs = Drain(ca, kSecond / 50);
+  auto wcs = Drain(ca, kSecond / 50);
   // Every device holds it in SQD; a requester stopped for good would flush it.
   EXPECT_TRUE(wcs.empty()) << "the SEND waits in SQD";
   EXPECT_EQ(StateOf(qa), QpState::kSqd);
@@ -904,10 +886,7 @@ TEST_P(Conformance, AGhostsNakIsDroppedWhileTheWrPostedBehindItWaits) {
   // The transport timeout is 8.4 ms (4.096 us * 2^11); rxe's timer runs out on a 4 ms tick.
   EXPECT_TRUE(Drain(ca, kSecond / 500).empty()) << "the NAK ended nothing";
   EXPECT_EQ(StateOf(qa), QpState::kRts);
-  wcs = WaitWc(ca, 1);
-  ASSERT_EQ(wcs.size(), 1u);
-  EXPECT_EQ(wcs[0].wr_id, 5u);
-  EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr) << ToName(wcs[0].status);
+  OneWc(ca, 5, WcStatus::kRetryExcErr);
   EXPECT_TRUE(Drain(cb).empty()) << "qb took nothing out of sequence";
 }
 
@@ -974,12 +953,9 @@ TEST_P(Conformance, AMessageRnrNakedAtItsLastPacketGoesOnFromItAfterSqd) {
       EXPECT_EQ(wcs[k].wr_id, want[k]) << "completion " << k;
       EXPECT_EQ(wcs[k].status, WcStatus::kSuccess) << ToName(wcs[k].status);
     }
-    auto rwc = WaitWc(cb, 1);
-    ASSERT_EQ(rwc.size(), 1u);
-    EXPECT_EQ(rwc[0].wr_id, 100u);
-    EXPECT_EQ(rwc[0].status, WcStatus::kSuccess) << ToName(rwc[0].status);
-    EXPECT_EQ(rwc[0].byte_len, kLen);
-    EXPECT_EQ(rwc[0].imm_data, 0x1234u);
+    const WorkCompletion rwc = OneWc(cb, 100, WcStatus::kSuccess);
+    EXPECT_EQ(rwc.byte_len, kLen);
+    EXPECT_EQ(rwc.imm_data, 0x1234u);
     EXPECT_EQ(std::memcmp(buf.buf, buf.buf + 8192, kLen), 0) << "the WRITE's data";
   };
   run(false);
@@ -1065,10 +1041,7 @@ TEST_P(Conformance, RetryDueAtAnRnrTimerRunsWhenTheQpLeavesErr) {
   std::memset(buf.buf, 0x3c, 16);
   SendWr write = RdmaTo(2, WrOpcode::kRdmaWrite, {buf.At(0, 16)}, buf, 4096);
   ASSERT_EQ(dev_->PostSend(qa, {write}, &bad), 0);
-  wcs = WaitWc(ca, 1);
-  ASSERT_EQ(wcs.size(), 1u);
-  EXPECT_EQ(wcs[0].wr_id, 2u);
-  EXPECT_EQ(wcs[0].status, WcStatus::kSuccess) << ToName(wcs[0].status);
+  OneWc(ca, 2, WcStatus::kSuccess);
   EXPECT_EQ(std::memcmp(buf.buf + 4096, buf.buf, 16), 0) << "the WRITE landed";
 }
 
@@ -1207,10 +1180,7 @@ TEST_P(Conformance, RetryFromBehindTheFirstPsnResendsTheWriteWithoutItsData) {
   SendWr write = RdmaTo(2, WrOpcode::kRdmaWrite, {buf.At(0, 64)}, buf, 4096);
   write.send_flags = send_flag::kSignaled;
   ASSERT_EQ(dev_->PostSend(qa, {write}, &bad), 0);
-  wcs = WaitWc(ca, 1);
-  ASSERT_EQ(wcs.size(), 1u);
-  EXPECT_EQ(wcs[0].wr_id, 2u);
-  EXPECT_EQ(wcs[0].status, WcStatus::kSuccess) << ToName(wcs[0].status);
+  OneWc(ca, 2, WcStatus::kSuccess);
   for (int i = 0; i < 64; ++i) {
     ASSERT_EQ(buf.buf[4096 + i], 0) << "byte " << i << " of the WRITE landed";
   }
@@ -1277,10 +1247,7 @@ TEST_P(Conformance, AnAtomicThatFailedKeepsItsCreditUntilMaxRdAtomicIsSetAgain) 
   ASSERT_EQ(ToRtsWith(*dev_, p, qa, qb), 0);
   ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
   ASSERT_EQ(dev_->PostSend(qa, {fetch_add(4)}, &bad), 0);
-  wcs = WaitWc(ca, 1);
-  ASSERT_EQ(wcs.size(), 1u);
-  EXPECT_EQ(wcs[0].wr_id, 4u);
-  EXPECT_EQ(wcs[0].status, WcStatus::kSuccess) << ToName(wcs[0].status);
+  OneWc(ca, 4, WcStatus::kSuccess);
   EXPECT_EQ(buf.buf[4096], 1) << "the FETCH_ADD added";
 }
 
@@ -1308,10 +1275,7 @@ TEST_P(Conformance, ARetryUnderWayOutlivesAResetOfTheQp) {
   wcs = Drain(ca, kSecond / 10);
   EXPECT_TRUE(wcs.empty()) << "the SEND ended " << (wcs.empty() ? "" : ToName(wcs[0].status));
   ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(4096, 2048)})}, &bad), 0);
-  wcs = WaitWc(ca, 1);
-  ASSERT_EQ(wcs.size(), 1u);
-  EXPECT_EQ(wcs[0].wr_id, 2u);
-  EXPECT_EQ(wcs[0].status, WcStatus::kSuccess) << ToName(wcs[0].status);
+  OneWc(ca, 2, WcStatus::kSuccess);
   wcs = WaitWc(cb, 1);
   ASSERT_EQ(wcs.size(), 1u);
   EXPECT_EQ(wcs[0].status, WcStatus::kSuccess) << ToName(wcs[0].status);
@@ -1582,10 +1546,7 @@ TEST_P(Conformance, AReadNakedInsideThePostLeavesNoStaleReadBehind) {
   uint32_t rkey = 0;
   ASSERT_EQ(dev_->AllocMw(pd_, MwType::kType1, &mw, &rkey), 0);
   ASSERT_EQ(dev_->BindMw(qa, mw, SignaledBind(20, target), &rkey), 0);
-  const auto bound = WaitWc(ca, 1, kSecond / 10);
-  ASSERT_EQ(bound.size(), 1u) << "a stale READ waits ahead of the bind";
-  EXPECT_EQ(bound[0].wr_id, 20u);
-  EXPECT_EQ(bound[0].status, WcStatus::kSuccess) << ToName(bound[0].status);
+  OneWc(ca, 20, WcStatus::kSuccess, kSecond / 10);  // none if a stale READ waits ahead of the bind
 }
 
 // A 2-packet SEND into a QP without a receive (rnr_retry 7, retry_cnt 0): rxe's transport
@@ -1842,10 +1803,7 @@ TEST_P(Conformance, DestroyingAQpABoundType2WindowNamesWaitsForTheWindow) {
   ASSERT_EQ(dev_->DestroyQp(qb), 0);
   EXPECT_GE(backend_->NowNs() - t0, 49 * kSecond) << "the destroy did not wait for the window";
   EXPECT_EQ(StateOf(qa), QpState::kErr) << "qa's transport timer ran out inside the destroy";
-  auto wcs = WaitWc(ca, 1, kSecond);
-  ASSERT_EQ(wcs.size(), 1u);
-  EXPECT_EQ(wcs[0].wr_id, 1u);
-  EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr) << ToName(wcs[0].status);
+  OneWc(ca, 1, WcStatus::kRetryExcErr, kSecond);
 }
 
 // Row 132 (differential seed 20261244 sequence 1612): a READ NAKed as an invalid request by
@@ -2073,11 +2031,7 @@ TEST_P(Conformance, AWrInASlotAFlushMarkedCompletesWithTheFlushStatus) {
   EXPECT_EQ(StateOf(r.qa), QpState::kRts);
   ASSERT_EQ(dev_->PostSend(r.qa, {RdmaTo(101, WrOpcode::kRdmaWrite, {buf.At(0, 8)}, buf, 13312)},
                            &bad), 0);
-  wcs = WaitWc(r.ca, 1);
-  ASSERT_EQ(wcs.size(), 1u);
-  EXPECT_EQ(wcs[0].wr_id, 101u);
-  EXPECT_EQ(wcs[0].status, WcStatus::kSuccess) << "slot 1 was never marked: "
-                                               << ToName(wcs[0].status);
+  OneWc(r.ca, 101, WcStatus::kSuccess);  // slot 1 was never marked
   // RESET clears the slots: a whole lap of the ring succeeds.
   for (QpHandle q : {r.qa, r.qb}) {
     ASSERT_EQ(dev_->ModifyQp(q, StateOnly(QpState::kReset), attr::kState), 0);
@@ -2151,10 +2105,7 @@ TEST_P(Conformance, AReadInTheSlotOfAFailedReadUsesTheCreditItKept) {
   EXPECT_EQ(StateOf(r.qa), QpState::kRts);
   ASSERT_EQ(dev_->PostSend(r.qa, {RdmaTo(21, WrOpcode::kRdmaRead, {buf.At(1024, 64)}, buf, 4096)},
                            &bad), 0);
-  wcs = WaitWc(r.ca, 1);
-  ASSERT_EQ(wcs.size(), 1u) << "the credit came back";
-  EXPECT_EQ(wcs[0].wr_id, 21u);
-  EXPECT_EQ(wcs[0].status, WcStatus::kSuccess) << ToName(wcs[0].status);
+  OneWc(r.ca, 21, WcStatus::kSuccess);  // the credit came back
 }
 
 // Differential seed 20261257 sequence 1904 (row 143): a retry rxe started stays under way

@@ -60,13 +60,8 @@ class MemoryWindow : public Conformance {
     bind.bind_info = info;
     uint32_t rkey = 0;
     EXPECT_EQ(dev_->BindMw(a_, mw, bind, &rkey), 0);
-    auto wcs = WaitWc(cq_, 1);
-    EXPECT_EQ(wcs.size(), 1u);
-    if (!wcs.empty()) {
-      EXPECT_EQ(wcs[0].status, WcStatus::kSuccess) << ToName(wcs[0].status);
-      EXPECT_EQ(wcs[0].opcode, WcOpcode::kBindMw);
-      EXPECT_EQ(wcs[0].wr_id, 77u);
-    }
+    const WorkCompletion wc = OneWc(cq_, 77, WcStatus::kSuccess);
+    EXPECT_EQ(wc.opcode, WcOpcode::kBindMw);
     return rkey;
   }
 
@@ -297,10 +292,7 @@ TEST_P(MemoryWindow, BindToARegionWithoutMwBindCompletesWithBindError) {
   MwBind bind = BindToRegionWithoutMwBind(plain);
   uint32_t rkey = 0;
   ASSERT_EQ(dev_->BindMw(a_, mw, bind, &rkey), 0) << "checked when the WR runs";
-  auto wcs = WaitWc(cq_, 1);
-  ASSERT_EQ(wcs.size(), 1u);
-  EXPECT_EQ(wcs[0].status, WcStatus::kMwBindErr) << ToName(wcs[0].status);
-  EXPECT_EQ(wcs[0].wr_id, 5u);
+  OneWc(cq_, 5, WcStatus::kMwBindErr);
   EXPECT_EQ(StateOf(a_), QpState::kErr);
   // The window kept its rkey but the program's copy moved on at the post (ibv_bind_mw(3):
   // "fix the mw structure if the subsequent CQE ... indicates a failure"): the next bind
@@ -310,7 +302,7 @@ TEST_P(MemoryWindow, BindToARegionWithoutMwBindCompletesWithBindError) {
   (void)d;
   bind.bind_info = Window();
   ASSERT_EQ(dev_->BindMw(c, mw, bind, &rkey), 0);
-  wcs = WaitWc(cq_, 1);
+  auto wcs = WaitWc(cq_, 1);
   ASSERT_EQ(wcs.size(), 1u);
   EXPECT_EQ(wcs[0].status, WcStatus::kMwBindErr) << ToName(wcs[0].status);
   EXPECT_EQ(dev_->DeallocMw(mw), 0);
@@ -824,10 +816,7 @@ TEST_P(MemoryWindow, AFenceFlagDoesNotHoldALocalInvalidate) {
   SendWr inv = InvWr(2, r1);
   inv.send_flags |= send_flag::kFence;
   ASSERT_EQ(dev_->PostSend(a_, {inv}, &bad), 0);
-  wcs = WaitWc(cq_, 1);
-  ASSERT_EQ(wcs.size(), 1u) << "the FENCE flag held the LOCAL_INV";
-  EXPECT_EQ(wcs[0].wr_id, 2u);
-  EXPECT_EQ(wcs[0].status, WcStatus::kLocQpOpErr) << ToName(wcs[0].status);
+  OneWc(cq_, 2, WcStatus::kLocQpOpErr);  // none if the FENCE flag held the LOCAL_INV
   EXPECT_EQ(StateOf(a_), QpState::kErr);
   EXPECT_EQ(dev_->DeallocMw(mw1), 0);
 }
@@ -849,10 +838,7 @@ TEST_P(MemoryWindow, SendWithInvalidateOnUcIsRefusedAtPostOrFailsWithLocQpOpErr)
     return;
   }
   ASSERT_EQ(dev_->PostSend(qa, {send}, &bad), 0);
-  auto wcs = WaitWc(cq_, 1);
-  ASSERT_EQ(wcs.size(), 1u);
-  EXPECT_EQ(wcs[0].wr_id, 61u);
-  EXPECT_EQ(wcs[0].status, WcStatus::kLocQpOpErr) << ToName(wcs[0].status);
+  OneWc(cq_, 61, WcStatus::kLocQpOpErr);
   EXPECT_EQ(StateOf(qa), QpState::kErr);
   EXPECT_TRUE(Drain(cq_).empty()) << "nothing reached the receive";
 }
