@@ -128,7 +128,8 @@ bool ModelInjectDmaError(const void* addr, uint64_t len);
 void ModelClearDmaErrors();
 // Every model DMA of the process as it completes (a TLM transaction; platform.h contract 6):
 // the slot (device index), what it was for ("PAYLOAD_READ", "WRITE_DATA", "READ_SOURCE",
-// "ATOMIC", "RECV_DATA", "RESPONSE_DATA", "CQE", "RECV_WQE", "SEND_WQE"), the QP number, the
+// "ATOMIC", "RECV_DATA", "RESPONSE_DATA", "CQE", "RECV_WQE", "SEND_WQE", "RECV_DBREC",
+// "CQ_DBREC"; "DOORBELL" is the MMIO write), the QP number, the
 // Backend's time (NowNs) when the engine issued it, direction, the bus address (a pointer of
 // this process), bytes and outcome. An empty function turns it off. Claims the kernel
 // and elaborates the platform like MakeModelBackend; false on another thread or when

@@ -163,11 +163,12 @@ TEST_F(DmaTest, ASendFetchesTheReceiveWqeBeforeWritingIntoIt) {
   for (const DmaTransfer& t : seen) {
     if (t.slot == 1) b_kinds.push_back(t.kind);
   }
-  // engine/recv_queue.h: one read of the WQE's slot (16-byte header + one 16-byte SGE).
-  EXPECT_EQ(b_kinds, (std::vector<std::string>{"RECV_WQE", "RECV_DATA", "CQE"}));
+  // engine/recv_queue.h: the doorbell record (contract 5: the NIC knew of no receive), then
+  // one read of the WQE's slot (16-byte header + one 16-byte SGE).
+  EXPECT_EQ(b_kinds, (std::vector<std::string>{"RECV_DBREC", "RECV_WQE", "RECV_DATA", "CQE"}));
   for (const DmaTransfer& t : seen) {
-    if (std::string(t.kind) == "RECV_WQE") {
-      EXPECT_EQ(t.bytes, 32u);
+    if (std::string(t.kind) == "RECV_WQE" || std::string(t.kind) == "RECV_DBREC") {
+      EXPECT_EQ(t.bytes, std::string(t.kind) == "RECV_WQE" ? 32u : 4u);
       EXPECT_FALSE(t.write);
       EXPECT_EQ(t.qpn, b_.qpn);
     }

@@ -64,8 +64,25 @@ void Cq::set_depth(int depth) {
   if (slots_ > static_cast<size_t>(depth)) Relocate(static_cast<size_t>(depth));
 }
 
+bool Cq::NicSeesRoom(HostBus& bus) {
+  // Contract 6: the consumer index the NIC read last, and the record when that shows none.
+  if (static_cast<int>(produced_ - nic_consumed_) < depth_) return true;
+  DmaTag tag = bus.tag();
+  const DmaKind kind = tag.kind;
+  tag.kind = DmaKind::kCqDbRec;
+  bus.Tag(tag);
+  uint8_t word[4];
+  const bool ok = bus.Read(Addr(&consumer_record_), word, sizeof word);
+  tag.kind = kind;
+  bus.Tag(tag);
+  if (ok) nic_consumed_ = Get<uint32_t>(word, 0);
+  return static_cast<int>(produced_ - nic_consumed_) < depth_;
+}
+
 bool Cq::Push(const WorkCompletion& wc, uint64_t visible_at, HostBus& bus) {
-  if ((sticky_ && error_) || static_cast<int>(size()) >= depth_) {
+  if (sticky_ && error_) return false;
+  const uint64_t before = bus.delay_total();
+  if (!NicSeesRoom(bus)) {
     error_ = true;
     return false;
   }
@@ -74,7 +91,6 @@ bool Cq::Push(const WorkCompletion& wc, uint64_t visible_at, HostBus& bus) {
   }
   uint8_t image[kCqeBytes];
   Encode(wc, image);
-  const uint64_t before = bus.delay_total();
   if (!bus.Write(Addr(Slot(head_ + size())), image, kCqeBytes)) {
     ++write_errors_;
     error_ = true;
@@ -84,6 +100,7 @@ bool Cq::Push(const WorkCompletion& wc, uint64_t visible_at, HostBus& bus) {
   if (visible_at < last_visible_) visible_at = last_visible_;
   last_visible_ = visible_at;
   visible_.push_back(visible_at);
+  ++produced_;
   return true;
 }
 
@@ -94,6 +111,8 @@ int Cq::Poll(int max, WorkCompletion* out, uint64_t now) {
     ++head_;
     visible_.pop_front();
   }
+  consumed_ += static_cast<uint32_t>(n);
+  consumer_record_ = consumed_;  // contract 6: the provider's write
   return n;
 }
 

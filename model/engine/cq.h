@@ -21,6 +21,12 @@
 //     Layout (little-endian): 0 wr_id u64; 8 byte_len, 12 imm_data, 16 qp_num, 20 src_qp,
 //     24 wc_flags, 28 vendor_err (u32 each); 32 status, 33 opcode, 34 sl, 35 dlid_path_bits
 //     (u8); 36 pkey_index, 38 slid (u16); 40..63 zero.
+//  6. The consumer index record: Poll writes the number of CQEs polled (u32, wrapping) into
+//     a record in host memory (the provider's CPU write, as mlx5's CQ doorbell record; rxe's
+//     kernel reads the consumer index of the shared queue). The NIC keeps the last value it
+//     read and reads the record (one 4-byte transfer through the bus Push was given, tagged
+//     kCqDbRec, its delay counted like the CQE write's) only when that value shows the ring
+//     full; still full, or the read failed, is an overrun (contract 1).
 #pragma once
 
 #include <cstdint>
@@ -81,6 +87,8 @@ class Cq {
   uint8_t* Slot(uint64_t index) const { return host_.get() + (index % slots_) * kCqeBytes; }
   // Moves the CQEs in order into storage of `slots` slots (>= size()).
   void Relocate(size_t slots);
+  // Contract 6: whether the NIC sees a free slot, reading the record when needed.
+  bool NicSeesRoom(HostBus& bus);
 
   std::unique_ptr<uint8_t[]> host_;  // the ring: slots_ CQE images (contract 5)
   size_t slots_ = 0;
@@ -88,6 +96,10 @@ class Cq {
   Ring<uint64_t> visible_;   // per CQE in the ring, oldest first: visible_at
   uint64_t last_visible_ = 0;
   uint64_t write_errors_ = 0;
+  uint32_t produced_ = 0;         // CQEs written (contract 6)
+  uint32_t consumed_ = 0;         // CQEs polled
+  uint32_t consumer_record_ = 0;  // in host memory: consumed_, as the last poll wrote it
+  uint32_t nic_consumed_ = 0;     // the record's value the NIC read last
   bool error_ = false;
   bool armed_ = false;
   bool solicited_only_ = false;

@@ -155,5 +155,51 @@ TEST(Cq, WrapAroundGrowthAndResizeKeepTheOrder) {
   EXPECT_EQ(next_out, next_in);
 }
 
+// Counts reads by kind.
+class RecordingBus : public HostBus {
+ public:
+  bool Read(uint64_t addr, uint8_t* dst, uint64_t len) override {
+    kinds.push_back(tag().kind);
+    return fail_reads ? false : DirectBus::Instance().Read(addr, dst, len);
+  }
+  bool Write(uint64_t addr, const uint8_t* src, uint64_t len) override {
+    kinds.push_back(tag().kind);
+    return DirectBus::Instance().Write(addr, src, len);
+  }
+  std::vector<DmaKind> kinds;
+  bool fail_reads = false;
+};
+
+TEST(Cq, TheNicReadsTheConsumerIndexRecordOnlyWhenTheRingLooksFull) {
+  Cq cq(1, 1, 2, 0, /*sticky_error=*/false);
+  RecordingBus bus;
+  DmaTag tag;
+  tag.kind = DmaKind::kCqe;
+  bus.Tag(tag);
+  WorkCompletion wc;
+  ASSERT_TRUE(cq.Push(wc, 0, bus));
+  ASSERT_TRUE(cq.Push(wc, 0, bus));
+  EXPECT_EQ(bus.kinds, (std::vector<DmaKind>{DmaKind::kCqe, DmaKind::kCqe}));
+  EXPECT_FALSE(cq.Push(wc, 0, bus));  // full: the record still says 0 polled
+  EXPECT_EQ(bus.kinds.back(), DmaKind::kCqDbRec);
+  EXPECT_EQ(bus.tag().kind, DmaKind::kCqe);  // the caller's tag is back
+  WorkCompletion out[2];
+  ASSERT_EQ(cq.Poll(2, out), 2);
+  bus.kinds.clear();
+  ASSERT_TRUE(cq.Push(wc, 0, bus));  // the record says 2 polled: room
+  EXPECT_EQ(bus.kinds, (std::vector<DmaKind>{DmaKind::kCqDbRec, DmaKind::kCqe}));
+  bus.kinds.clear();
+  ASSERT_TRUE(cq.Push(wc, 0, bus));  // the NIC's copy still shows room
+  EXPECT_EQ(bus.kinds, (std::vector<DmaKind>{DmaKind::kCqe}));
+  ASSERT_EQ(cq.Poll(1, out), 1);
+  bus.fail_reads = true;  // the record cannot be read: an overrun, as full
+  EXPECT_FALSE(cq.Push(wc, 0, bus));
+  EXPECT_TRUE(cq.in_error());
+  EXPECT_EQ(cq.size(), 1u);
+  bus.fail_reads = false;
+  EXPECT_TRUE(cq.Push(wc, 0, bus));
+  EXPECT_EQ(cq.size(), 2u);
+}
+
 }  // namespace
 }  // namespace qptwin::model::engine

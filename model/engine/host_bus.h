@@ -25,9 +25,12 @@
 //     to when the NIC has the post's WQEs, a payload read to when the message can leave,
 //     a responder's transfers to when its ACK/NAK/response can leave, a CQE's write to
 //     when the CQE is visible, and the requester's write of READ data or an atomic result
-//     to when that WQE's CQE can be written. The default bus reports 0.
+//     to when that WQE's CQE can be written; a receive queue's doorbell record read
+//     (recv_queue.h contract 5) counts as the responder's, a CQ's consumer index record
+//     read (cq.h contract 6) as that CQE's write. The default bus reports 0.
 //  4. Not DMA, so not here: the provider's CPU work (copying inline data into the WQE,
-//     writing WQEs into their queues, reading CQEs at a poll) and BlueFlame (a single
+//     writing WQEs into their queues and their doorbell records, reading CQEs at a poll
+//     and writing the CQ's consumer index record) and BlueFlame (a single
 //     inline WQE that comes with the doorbell's MMIO write, timing.h wqe_by_mmio).
 //  5. An atomic is a read and a write of the same 8 bytes with nothing between them (the
 //     engine is single-threaded, sim::ScClock contract 5).
@@ -52,10 +55,12 @@ enum class DmaKind : uint8_t {
   kCqe,           // a CQE into its CQ's ring (cq.h contract 5)
   kRecvWqe,       // the responder fetches a receive WQE (recv_queue.h contract 3)
   kSendWqe,       // the NIC fetches a post's send WQEs (send_wqe_image.h)
+  kRecvDbRec,     // the responder reads a receive queue's doorbell record (recv_queue.h 5)
+  kCqDbRec,       // the NIC reads a CQ's consumer index record (cq.h contract 6)
   kDoorbell,      // not DMA: the host's MMIO doorbell write to the NIC (doorbell_port.h),
                   // labelled alike on the platform (model/sim/platform.h contract 8)
 };
-inline constexpr int kNumDmaKinds = 10;
+inline constexpr int kNumDmaKinds = 12;
 const char* ToName(DmaKind k);
 
 struct DmaTag {
@@ -101,6 +106,8 @@ inline const char* ToName(DmaKind k) {
     case DmaKind::kCqe: return "CQE";
     case DmaKind::kRecvWqe: return "RECV_WQE";
     case DmaKind::kSendWqe: return "SEND_WQE";
+    case DmaKind::kRecvDbRec: return "RECV_DBREC";
+    case DmaKind::kCqDbRec: return "CQ_DBREC";
     case DmaKind::kDoorbell: return "DOORBELL";
   }
   return "?";

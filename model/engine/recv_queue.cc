@@ -37,6 +37,15 @@ void RecvQueue::push_back(const RecvWr& wr) {
     image::Put<uint32_t>(e, 12, s.lkey);
   }
   records_.push_back(wr);
+  doorbell_record_ = consumed_ + static_cast<uint32_t>(size());  // contract 5
+}
+
+bool RecvQueue::Ready(HostBus& bus) {
+  if (nic_producer_ != consumed_) return true;
+  uint8_t word[4];
+  if (!bus.Read(Addr(&doorbell_record_), word, sizeof word)) return false;
+  nic_producer_ = image::Get<uint32_t>(word, 0);
+  return nic_producer_ != consumed_;
 }
 
 bool RecvQueue::Fetch(HostBus& bus, RecvWr* out) {
@@ -52,6 +61,7 @@ bool RecvQueue::Fetch(HostBus& bus, RecvWr* out) {
   *out = std::move(records_.front());
   records_.pop_front();
   ++head_;
+  ++consumed_;
   if (!ok) return false;
   const auto fits = static_cast<uint32_t>((stride_ - kHeaderBytes) / kSgeBytes);
   const uint32_t n = std::min<uint32_t>(image::Get<uint32_t>(image, 0), fits);
@@ -72,6 +82,9 @@ void RecvQueue::swap(RecvQueue& o) {
   std::swap(slots_, o.slots_);
   std::swap(stride_, o.stride_);
   std::swap(head_, o.head_);
+  std::swap(consumed_, o.consumed_);
+  std::swap(doorbell_record_, o.doorbell_record_);
+  std::swap(nic_producer_, o.nic_producer_);
 }
 
 }  // namespace qptwin::model::engine

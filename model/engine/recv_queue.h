@@ -16,6 +16,14 @@
 //  4. Memory: the ring grows by doubling with the receives held (a deep queue that holds
 //     three receives costs three slots), never per receive; clear() and pops keep it.
 //     Growing moves the images in order (the model's bookkeeping, not a DMA).
+//  5. The doorbell record: a receive queue has no MMIO doorbell. The post writes the
+//     producer index (u32, receives posted since the last clear(), wrapping) into a record
+//     in host memory (the provider's CPU write, as mlx5's RQ/SRQ doorbell record; rxe's
+//     kernel reads the producer index of the shared queue). The NIC keeps the last value it
+//     read: Ready(bus) is true while that value shows a receive it has not fetched, and reads
+//     the record (one 4-byte transfer through `bus`, tagged by the caller) only when it shows
+//     none. A failed read shows no new receive (the QP answers as without one: RNR or drop).
+//     The responder asks Ready() before it fetches (Fetch itself takes the oldest record).
 #pragma once
 
 #include <cstdint>
@@ -32,13 +40,18 @@ class RecvQueue {
   static constexpr size_t kHeaderBytes = 16;
   static constexpr size_t kSgeBytes = 16;
 
+  // The provider's view (the records): flushes, counts, SRQ limits.
   bool empty() const { return records_.empty(); }
   size_t size() const { return records_.size(); }
   void push_back(const RecvWr& wr);
+  // The NIC's view (contract 5): a receive it may fetch, reading the doorbell record first
+  // when its last value shows none.
+  bool Ready(HostBus& bus);
   bool Fetch(HostBus& bus, RecvWr* out);
   void clear() {
     records_.clear();
     head_ = 0;
+    consumed_ = doorbell_record_ = nic_producer_ = 0;
   }
   void swap(RecvQueue& o);
   // The records, oldest first (contract 1).
@@ -56,6 +69,9 @@ class RecvQueue {
   size_t slots_ = 0;
   size_t stride_ = 0;
   uint64_t head_ = 0;  // the oldest receive's index (its slot: head_ % slots_)
+  uint32_t consumed_ = 0;         // receives the NIC fetched since the last clear()
+  uint32_t doorbell_record_ = 0;  // contract 5: in host memory, written by the post
+  uint32_t nic_producer_ = 0;     // the record's value the NIC read last
 };
 
 }  // namespace qptwin::model::engine

@@ -112,5 +112,37 @@ TEST(RecvQueue, StorageFollowsTheReceivesHeldAndSurvivesWrapAndSwap) {
   EXPECT_EQ(r.wr_id, 77u);
 }
 
+TEST(RecvQueue, TheNicReadsTheDoorbellRecordOnlyWhenItKnowsOfNoReceive) {
+  RecvQueue q;
+  CountingBus bus;
+  EXPECT_FALSE(q.Ready(bus));  // nothing posted: the record says 0
+  EXPECT_EQ(bus.reads, 1);
+  EXPECT_EQ(bus.bytes, 4u);
+  EXPECT_FALSE(q.Ready(bus));  // each look at an empty queue reads it again (an RNR round)
+  EXPECT_EQ(bus.reads, 2);
+  for (uint64_t i = 0; i < 3; ++i) q.push_back(Recv(i, {{0x10, 1, 1}}));
+  ASSERT_TRUE(q.Ready(bus));  // the record now says 3: one read for the three
+  EXPECT_EQ(bus.reads, 3);
+  for (uint64_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(q.Ready(bus));
+    RecvWr r;
+    ASSERT_TRUE(q.Fetch(bus, &r));
+    EXPECT_EQ(r.wr_id, i);
+  }
+  EXPECT_EQ(bus.reads, 3 + 3);  // three WQE fetches, no record read between them
+  q.push_back(Recv(3, {{0x10, 1, 1}}));
+  bus.fail = true;  // the record's read fails: the NIC sees no receive
+  EXPECT_FALSE(q.Ready(bus));
+  EXPECT_EQ(q.size(), 1u);
+  bus.fail = false;
+  EXPECT_TRUE(q.Ready(bus));
+  RecvQueue other;
+  other.swap(q);  // a flush: the queue starts again from producer index 0
+  EXPECT_FALSE(q.Ready(bus));
+  EXPECT_TRUE(other.Ready(bus));
+  other.clear();
+  EXPECT_FALSE(other.Ready(bus));
+}
+
 }  // namespace
 }  // namespace qptwin::model::engine

@@ -451,13 +451,14 @@ Packet Nic::LastPacketOf(const Packet& pkt) {
 
 bool Nic::PeekRecv(Qp& qp) {
   Srq* srq = RecvSrq(qp);
-  return srq ? !srq->rq.empty() : !qp.rq.empty();
+  RecvQueue& q = srq ? srq->rq : qp.rq;
+  return q.Ready(Dma(DmaKind::kRecvDbRec, qp.qpn));  // recv_queue.h 5
 }
 
 bool Nic::TakeRecv(Qp& qp, RecvWr* out, bool* fetch_failed) {
   Srq* srq = RecvSrq(qp);
   RecvQueue& q = srq ? srq->rq : qp.rq;
-  if (q.empty()) return false;
+  if (!q.Ready(Dma(DmaKind::kRecvDbRec, qp.qpn))) return false;  // recv_queue.h 5
   const bool fetched = q.Fetch(Dma(DmaKind::kRecvWqe, qp.qpn), out);  // recv_queue.h 3
   if (fetch_failed) *fetch_failed = !fetched;
   if (srq) CheckSrqLimit(*srq);
