@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/model_backend.h"
@@ -101,6 +102,28 @@ uint64_t CompletesAfter(sc_core::sc_time latency, qptwin::WrOpcode op) {
   return be->NowNs() - start;
 }
 
+// One signaled 8-byte SEND from mdev0 to mdev1 on cx6-100g into a receive posted before:
+// how long until the sender's CQE, and until the receive's.
+std::pair<uint64_t, uint64_t> SendCompletesAfter(sc_core::sc_time latency) {
+  using namespace qptwin::testing;
+  LatencyBridge::latency = latency;
+  qptwin::model::ModelOptions o;
+  o.profile = "cx6-100g";
+  auto [be, a, b] = ConnectedSides(qptwin::model::MakeModelBackend(o));
+  a.buf[0] = 44;
+  size_t bad = 0;
+  EXPECT_EQ(b.dev->PostRecv(b.qp, {Rwr(7, {b.At(128, 64)})}, &bad), 0);
+  const uint64_t start = be->NowNs();
+  EXPECT_EQ(a.dev->PostSend(a.qp, {Wr(1, qptwin::WrOpcode::kSend, {a.At(0, 8)})}, &bad), 0);
+  auto rwc = Wait(b, b.rcq, 1);
+  EXPECT_EQ(rwc.size(), 1u);
+  const uint64_t received = be->NowNs() - start;
+  auto wc = Wait(a, a.scq, 1);
+  EXPECT_EQ(wc.size(), 1u);
+  EXPECT_EQ(b.buf[128], 44);
+  return {be->NowNs() - start, received};
+}
+
 TEST(DmaInterconnect, EveryDmaCrossesTheUsersModuleAndItsLatencyShowsInTheModelsTimes) {
   ASSERT_TRUE(kBound);
   ASSERT_TRUE(kMmioBound);
@@ -122,6 +145,27 @@ TEST(DmaInterconnect, EveryDmaCrossesTheUsersModuleAndItsLatencyShowsInTheModels
   const uint64_t read_plain = CompletesAfter(sc_core::SC_ZERO_TIME, WrOpcode::kRdmaRead);
   const uint64_t read_slow = CompletesAfter(us, WrOpcode::kRdmaRead);
   EXPECT_EQ(read_slow - read_plain, 5000u) << read_plain << " ns vs " << read_slow;
+}
+
+TEST(DmaInterconnect, ASendWaitsForTheReceiveQueuesDoorbellRecord) {
+  ASSERT_TRUE(kBound);
+  LatencyBridge::seen.clear();
+  const auto [sent, received] = SendCompletesAfter(sc_core::SC_ZERO_TIME);
+  // The receive queue has no MMIO doorbell: the NIC reads its doorbell record (knowing of
+  // no receive yet), then the receive WQE (model/engine/recv_queue.h contract 5).
+  EXPECT_EQ(LatencyBridge::seen["RECV_DBREC"], 1);
+  EXPECT_EQ(LatencyBridge::seen["RECV_WQE"], 1);
+  EXPECT_EQ(LatencyBridge::seen["RECV_DATA"], 1);
+  EXPECT_EQ(LatencyBridge::seen["CQE"], 2);
+  const sc_core::sc_time us(1, sc_core::SC_US);
+  const auto [sent_slow, received_slow] = SendCompletesAfter(us);
+  // The receive's CQE waits for the receive's transfers: the doorbell, the WQE fetch and
+  // the payload read at the sender, the record, the receive WQE and the data at the
+  // responder, then the CQE write: seven transfers.
+  EXPECT_EQ(received_slow - received, 7000u) << received << " ns vs " << received_slow;
+  // The sender's: the same three, the responder's four before its ACK (the receive's CQE
+  // write is one of them), then its own CQE write.
+  EXPECT_EQ(sent_slow - sent, 8000u) << sent << " ns vs " << sent_slow;
 }
 
 }  // namespace

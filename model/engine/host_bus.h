@@ -23,11 +23,12 @@
 //     the sum of every transfer's, in ns; model/sim/platform.h: the delay a TLM target
 //     returns), and the engine adds it where it waits for the transfer: a send WQE fetch
 //     to when the NIC has the post's WQEs, a payload read to when the message can leave,
-//     a responder's transfers to when its ACK/NAK/response can leave, a CQE's write to
-//     when the CQE is visible, and the requester's write of READ data or an atomic result
-//     to when that WQE's CQE can be written; a receive queue's doorbell record read
-//     (recv_queue.h contract 5) counts as the responder's, a CQ's consumer index record
-//     read (cq.h contract 6) as that CQE's write. The default bus reports 0.
+//     a responder's transfers to when its ACK/NAK/response can leave and its receive's CQE
+//     can be written, a CQE's write to when the CQE is visible, and the requester's write
+//     of READ data or an atomic result to when that WQE's CQE can be written; a receive
+//     queue's doorbell record read (recv_queue.h contract 5) counts as the responder's, a
+//     CQ's consumer index record read (cq.h contract 6) as that CQE's write. The default
+//     bus reports 0.
 //  4. Not DMA, so not here: the provider's CPU work (copying inline data into the WQE,
 //     writing WQEs into their queues and their doorbell records, reading CQEs at a poll
 //     and writing the CQ's consumer index record) and BlueFlame (a single

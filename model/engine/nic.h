@@ -416,6 +416,9 @@ class Nic {
   bool TakeRecv(Qp& qp, RecvWr* out, bool* fetch_failed = nullptr);
   // After a receive WR was taken from `srq`: SRQ_LIMIT_REACHED once below its armed limit.
   void CheckSrqLimit(Srq& srq);
+  // When the transfers of the request being handled are done (now, plus the extra time
+  // the bus took for them): a receive's CQE is written after its data (host_bus.h 3).
+  uint64_t RequestTransfersDone() const;
   bool PeekRecv(Qp& qp);
   // Behaviour::write_imm_receive_at_last_packet: a resent WRITE_WITH_IMM whose packets before
   // epsn were executed, and the header of its last packet (for the RNR NAK).

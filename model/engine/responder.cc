@@ -301,7 +301,7 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
             // Into a full CQ, do_complete returns RESPST_ERR_CQ_OVERFLOW before the NAK
             // (PushCqe moved the QP to ERR): the sender hears nothing (as in
             // InvalidateForSend and ReceiveSendLike's errors).
-            if (!PushCqe(qp, RecvCq(qp), wc, pkt.solicited)) return RespStep::kDone;
+            if (!PushCqe(qp, RecvCq(qp), wc, pkt.solicited, RequestTransfersDone())) return RespStep::kDone;
           }
           RespondError(qp, pkt, NakCode::kRemoteAccess, EventType::kQpAccessErr);
         } else if (per_packet && pkt.npkts == 1 && qp.srq) {
@@ -314,7 +314,7 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
             wc.wr_id = r.wr_id;
             wc.qp_num = qp.qpn;
             wc.status = WcStatus::kRemAccessErr;
-            PushCqe(qp, RecvCq(qp), wc, pkt.solicited);
+            PushCqe(qp, RecvCq(qp), wc, pkt.solicited, RequestTransfersDone());
           }
         }
         return RespStep::kDone;
@@ -543,7 +543,7 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
     }
     if (malformed) st = WcStatus::kLocQpOpErr;
     wc.status = st;
-    const bool posted = PushCqe(qp, RecvCq(qp), wc, pkt.solicited);
+    const bool posted = PushCqe(qp, RecvCq(qp), wc, pkt.solicited, RequestTransfersDone());
     if (qp.type == QpType::kUd && !malformed) return;  // a UD QP carries on
     bool defer = false;
     // rxe_resp.c: the class A/C error's NAK goes in RESPST_ACKNOWLEDGE, after do_complete
@@ -596,7 +596,7 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
       wc.imm_data = pkt.imm;
     }
   }
-  bool ok = PushCqe(qp, RecvCq(qp), wc, pkt.solicited);
+  bool ok = PushCqe(qp, RecvCq(qp), wc, pkt.solicited, RequestTransfersDone());
   if (IsReliable(qp.type) && ok) SendAck(qp, pkt);
 }
 
@@ -611,7 +611,7 @@ bool Nic::InvalidateForSend(Qp& qp, const Packet& pkt, WorkCompletion* wc) {
   // A receive CQ with no room: do_complete returns RESPST_ERR_CQ_OVERFLOW before the ACK
   // (PushCqe moved the QP to ERR), so the sender hears nothing and times out (seed 20261216
   // sequence 1543).
-  if (!PushCqe(qp, RecvCq(qp), *wc, pkt.solicited)) return false;
+  if (!PushCqe(qp, RecvCq(qp), *wc, pkt.solicited, RequestTransfersDone())) return false;
   bool defer = false;
   if (IsReliable(qp.type)) defer = SendAck(qp, pkt, qp.state != QpState::kErr);
   if (qp.state != QpState::kErr) EnterError(qp, "invalid rkey to invalidate", defer);
@@ -655,6 +655,11 @@ bool Nic::SendAck(const Qp& qp, const Packet& req, bool may_defer_flush) {
   ack.psn = PsnAdd(req.psn, req.npkts - 1);
   SendResponse(qp, req, std::move(ack));
   return deferred;
+}
+
+uint64_t Nic::RequestTransfersDone() const {
+  // host_bus.h contract 3: the request's transfers so far took this much extra target time.
+  return world_->events().Now() + (bus_->delay_total() - request_delay_mark_);
 }
 
 void Nic::SendResponse(const Qp& qp, const Packet& req, Packet resp, uint64_t ready_ns,
