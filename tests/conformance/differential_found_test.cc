@@ -922,7 +922,9 @@ TEST_P(Conformance, AMessageRnrNakedAtItsLastPacketGoesOnFromItAfterSqd) {
     if (early) wrs.push_back(RdmaTo(3, WrOpcode::kRdmaWrite, {buf.At(4000, 8)}, buf, 13000));
     size_t bad = 99;
     ASSERT_EQ(dev_->PostSend(qa, wrs, &bad), 0);
-    if (!early) EXPECT_TRUE(Drain(ca, kSecond / 50).empty()) << "no receive: RNR NAKs for ever";
+    if (!early) {
+      EXPECT_TRUE(Drain(ca, kSecond / 50).empty()) << "no receive: RNR NAKs for ever";
+    }
     QpAttr sqd = StateOnly(QpState::kSqd);
     sqd.en_sqd_async_notify = true;
     ASSERT_EQ(dev_->ModifyQp(qa, sqd, attr::kState | attr::kEnSqdAsyncNotify), 0);
