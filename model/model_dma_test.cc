@@ -175,6 +175,34 @@ TEST_F(DmaTest, ASendFetchesTheReceiveWqeBeforeWritingIntoIt) {
   }
 }
 
+TEST_F(DmaTest, AnRnrRoundReadsTheReceiveQueuesDoorbellRecordOnce) {
+  std::vector<DmaTransfer> seen;
+  ASSERT_TRUE(SetModelDmaObserver([&seen](const DmaTransfer& t) { seen.push_back(t); }));
+  size_t bad = 0;
+  SendWr imm = WriteWr(a_, b_, 1, 0, 8);
+  imm.opcode = WrOpcode::kRdmaWriteWithImm;
+  imm.imm_data = 0x1234;
+  ASSERT_EQ(a_.dev->PostSend(a_.qp, {imm}, &bad), 0);
+  be_->Advance(500 * 1000);  // the first RNR NAK, well before the retry (rxe: a 4 ms tick)
+  auto count = [&seen](const char* kind) {
+    int n = 0;
+    for (const DmaTransfer& t : seen) n += t.slot == 1 && std::string(t.kind) == kind;
+    return n;
+  };
+  // The WRITE_WITH_IMM looks for a receive twice (before its data, then to take one): the
+  // record is read once (engine/recv_queue.h contract 5), and shows none.
+  EXPECT_EQ(count("RECV_DBREC"), 1);
+  EXPECT_EQ(count("RECV_WQE"), 0);
+  ASSERT_EQ(b_.dev->PostRecv(b_.qp, {Rwr(9, {b_.At(0, 64)})}, &bad), 0);
+  auto wc = Wait(b_, b_.rcq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].wr_id, 9u);
+  EXPECT_EQ(wc[0].imm_data, 0x1234u);
+  ASSERT_TRUE(SetModelDmaObserver(nullptr));
+  EXPECT_EQ(count("RECV_DBREC"), 2);  // the retry's look: the record now shows the receive
+  EXPECT_EQ(count("RECV_WQE"), 1);
+}
+
 TEST_F(DmaTest, AFailedWqeFetchIsALocalQpOperationError) {
   uint64_t wqe_addr = 0;
   ASSERT_TRUE(SetModelDmaObserver([&wqe_addr](const DmaTransfer& t) {

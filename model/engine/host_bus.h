@@ -1,6 +1,7 @@
 // A NIC's DMA port to host memory: every payload byte the engine moves between a message and
 // a registered region, every send and receive WQE it fetches (send_wqe_image.h,
-// recv_queue.h) and every CQE it writes (cq.h contract 5) crosses it (issue 12,
+// recv_queue.h), every doorbell or consumer index record it reads (recv_queue.h contract 5,
+// cq.h contract 6) and every CQE it writes (cq.h contract 5) crosses it (issue 12,
 // ARCHITECTURE.md's "DMA (initiator socket to host memory)").
 //
 // Contract:
@@ -16,7 +17,9 @@
 //     (the requester's kRemOpErr), rxe's answer to a responder-side copy that fails; a
 //     CQE's write a CQ error like an overrun (cq.h contract 5); a receive WQE's fetch
 //     LOC_QP_OP_ERR on that receive, as a malformed WQE (responder.cc ReceiveSendLike); a
-//     send WQE's fetch LOC_QP_OP_ERR on each WQE of that post (requester.cc).
+//     send WQE's fetch LOC_QP_OP_ERR on each WQE of that post (requester.cc); a receive
+//     queue's doorbell record read no receive seen (RNR NAK or drop, recv_queue.h 5); a
+//     CQ's consumer index record read a full CQ, an overrun (cq.h 6).
 //  3. Time: a transfer is issued at the engine's current time and its cost is the
 //     profile's (timing.h: pcie_read_ns, pcie_gbps, the responder's figures), already in
 //     the engine's arithmetic. A bus may report extra time its target took (delay_total():

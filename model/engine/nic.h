@@ -411,15 +411,19 @@ class Nic {
   uint32_t ResponderPd(const Qp& qp) const;
   RespStep RespCheckOp(Qp& qp, const Packet& pkt);
   RespStep RespExecute(Qp& qp, Packet& pkt);
-  // Takes the oldest receive, its WQE fetched through the bus (recv_queue.h contract 3);
-  // *fetch_failed (if given) when that DMA failed.
+  // Takes the oldest receive the NIC sees (recv_queue.h contract 5: the doorbell record read
+  // when needed), its WQE fetched through the bus (contract 3); *fetch_failed (if given)
+  // when that DMA failed. Only while HandleRequest runs, as PeekRecv.
   bool TakeRecv(Qp& qp, RecvWr* out, bool* fetch_failed = nullptr);
   // After a receive WR was taken from `srq`: SRQ_LIMIT_REACHED once below its armed limit.
   void CheckSrqLimit(Srq& srq);
   // When the transfers of the request being handled are done (now, plus the extra time
   // the bus took for them): a receive's CQE is written after its data (host_bus.h 3).
+  // Only while HandleRequest runs (it reads request_delay_mark_).
   uint64_t RequestTransfersDone() const;
+  // Whether the NIC sees a receive for `qp` (its SRQ's or its own), without taking it.
   bool PeekRecv(Qp& qp);
+  bool ReceiveReady(Qp& qp, RecvQueue& q);
   // Behaviour::write_imm_receive_at_last_packet: a resent WRITE_WITH_IMM whose packets before
   // epsn were executed, and the header of its last packet (for the RNR NAK).
   bool ResumesWriteImm(const Qp& qp, const Packet& pkt) const;
@@ -486,6 +490,8 @@ class Nic {
   uint64_t wqe_fetch_free_ns_ = 0;    // the WQE re-fetch unit, when it has its own
   uint64_t request_contexts_ns_ = 0;  // the request being handled: its contexts are on chip
   uint64_t request_delay_mark_ = 0;  // bus delay_total() when the request's handling began
+  // The receive queue whose doorbell record this request read and found without a receive.
+  const RecvQueue* no_receive_in_ = nullptr;
   uint64_t payload_delay_ns_ = 0;    // the last payload read's extra target time
   std::vector<uint8_t> wqe_fetch_;  // FetchPosted's buffer on the NIC side
   bool in_post_ = false;             // Doorbell's requester run (Packet::sent_by_post)

@@ -17,7 +17,8 @@
 //     three receives costs three slots), never per receive; clear() and pops keep it.
 //     Growing moves the images in order (the model's bookkeeping, not a DMA).
 //  5. The doorbell record: a receive queue has no MMIO doorbell. The post writes the
-//     producer index (u32, receives posted since the last clear(), wrapping) into a record
+//     producer index (u32, receives posted since the last clear() or swap() with a fresh
+//     queue, as Nic::FlushRq does, wrapping) into a record
 //     in host memory (the provider's CPU write, as mlx5's RQ/SRQ doorbell record; rxe's
 //     kernel reads the producer index of the shared queue). The NIC keeps the last value it
 //     read: Ready(bus) is true while that value shows a receive it has not fetched, and reads

@@ -142,6 +142,10 @@ TEST(RecvQueue, TheNicReadsTheDoorbellRecordOnlyWhenItKnowsOfNoReceive) {
   EXPECT_TRUE(other.Ready(bus));
   other.clear();
   EXPECT_FALSE(other.Ready(bus));
+  other.push_back(Recv(4, {{0x10, 1, 1}}));
+  RecvWr r;
+  ASSERT_TRUE(other.Fetch(bus, &r));  // without Ready: the NIC's copy stays behind
+  EXPECT_FALSE(other.Ready(bus));     // and shows no receive, as the record does
 }
 
 }  // namespace

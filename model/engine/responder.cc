@@ -41,6 +41,7 @@ Qp::RdAtomicRes* Nic::FindRdAtomicRes(Qp& qp, uint32_t psn) {
 void Nic::HandleRequest(Qp& qp, Packet& pkt) {
   request_contexts_ns_ = RequestContextsReady(qp, pkt);  // QPC, MPT, MTT (nic_cache.cc)
   request_delay_mark_ = bus_->delay_total();  // host_bus.h contract 3
+  no_receive_in_ = nullptr;
   RespStep step = RespStep::kCheckState;
   qp.xrc_srq.reset();
   for (;;) {
@@ -50,7 +51,7 @@ void Nic::HandleRequest(Qp& qp, Packet& pkt) {
       case RespStep::kCheckXrcSrq: step = RespCheckXrcSrq(qp, pkt); break;
       case RespStep::kCheckOp: step = RespCheckOp(qp, pkt); break;
       case RespStep::kExecute: step = RespExecute(qp, pkt); break;
-      case RespStep::kDone: return;
+      case RespStep::kDone: no_receive_in_ = nullptr; return;
     }
   }
 }
@@ -449,16 +450,24 @@ Packet Nic::LastPacketOf(const Packet& pkt) {
   return last;
 }
 
+bool Nic::ReceiveReady(Qp& qp, RecvQueue& q) {
+  // recv_queue.h contract 5: one read of the record per request that finds none (no host
+  // write can come between two looks inside one request).
+  if (&q == no_receive_in_) return false;
+  if (q.Ready(Dma(DmaKind::kRecvDbRec, qp.qpn))) return true;
+  no_receive_in_ = &q;
+  return false;
+}
+
 bool Nic::PeekRecv(Qp& qp) {
   Srq* srq = RecvSrq(qp);
-  RecvQueue& q = srq ? srq->rq : qp.rq;
-  return q.Ready(Dma(DmaKind::kRecvDbRec, qp.qpn));  // recv_queue.h 5
+  return ReceiveReady(qp, srq ? srq->rq : qp.rq);
 }
 
 bool Nic::TakeRecv(Qp& qp, RecvWr* out, bool* fetch_failed) {
   Srq* srq = RecvSrq(qp);
   RecvQueue& q = srq ? srq->rq : qp.rq;
-  if (!q.Ready(Dma(DmaKind::kRecvDbRec, qp.qpn))) return false;  // recv_queue.h 5
+  if (!ReceiveReady(qp, q)) return false;
   const bool fetched = q.Fetch(Dma(DmaKind::kRecvWqe, qp.qpn), out);  // recv_queue.h 3
   if (fetch_failed) *fetch_failed = !fetched;
   if (srq) CheckSrqLimit(*srq);
@@ -659,6 +668,8 @@ bool Nic::SendAck(const Qp& qp, const Packet& req, bool may_defer_flush) {
 
 uint64_t Nic::RequestTransfersDone() const {
   // host_bus.h contract 3: the request's transfers so far took this much extra target time.
+  // The contexts' fetch (request_contexts_ns_) is left out, as before this rule: a receive's
+  // CQE may be visible before the QPC/MPT/MTT fetch is (profiles with a context cache).
   return world_->events().Now() + (bus_->delay_total() - request_delay_mark_);
 }
 
