@@ -79,14 +79,19 @@ const bool kMmioBound = Platform::SetMmioBinder(
       Bridges().back()->out.bind(nic);
     });
 
-// One signaled 8-byte RDMA WRITE (or READ) from mdev0 to mdev1 on cx6-100g: how long
-// until its CQE is seen.
-uint64_t CompletesAfter(sc_core::sc_time latency, qptwin::WrOpcode op) {
-  using namespace qptwin::testing;
+// A connected RC pair, mdev0 and mdev1 on cx6-100g, with `latency` on every bridge.
+auto Cx6Pair(sc_core::sc_time latency) {
   LatencyBridge::latency = latency;
   qptwin::model::ModelOptions o;
   o.profile = "cx6-100g";
-  auto [be, a, b] = ConnectedSides(qptwin::model::MakeModelBackend(o));
+  return qptwin::testing::ConnectedSides(qptwin::model::MakeModelBackend(o));
+}
+
+// One signaled 8-byte RDMA WRITE (or READ) from mdev0 to mdev1: how long until its CQE is
+// seen.
+uint64_t CompletesAfter(sc_core::sc_time latency, qptwin::WrOpcode op) {
+  using namespace qptwin::testing;
+  auto [be, a, b] = Cx6Pair(latency);
   a.buf[0] = 42;
   b.buf[64] = 43;
   size_t bad = 0;
@@ -102,14 +107,11 @@ uint64_t CompletesAfter(sc_core::sc_time latency, qptwin::WrOpcode op) {
   return be->NowNs() - start;
 }
 
-// One signaled 8-byte SEND from mdev0 to mdev1 on cx6-100g into a receive posted before:
-// how long until the sender's CQE, and until the receive's.
+// One signaled 8-byte SEND from mdev0 to mdev1 into a receive posted before: how long
+// until the sender's CQE, and until the receive's.
 std::pair<uint64_t, uint64_t> SendCompletesAfter(sc_core::sc_time latency) {
   using namespace qptwin::testing;
-  LatencyBridge::latency = latency;
-  qptwin::model::ModelOptions o;
-  o.profile = "cx6-100g";
-  auto [be, a, b] = ConnectedSides(qptwin::model::MakeModelBackend(o));
+  auto [be, a, b] = Cx6Pair(latency);
   a.buf[0] = 44;
   size_t bad = 0;
   EXPECT_EQ(b.dev->PostRecv(b.qp, {Rwr(7, {b.At(128, 64)})}, &bad), 0);
