@@ -302,7 +302,9 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
             // Into a full CQ, do_complete returns RESPST_ERR_CQ_OVERFLOW before the NAK
             // (PushCqe moved the QP to ERR): the sender hears nothing (as in
             // InvalidateForSend and ReceiveSendLike's errors).
-            if (!PushCqe(qp, RecvCq(qp), wc, pkt.solicited, RequestTransfersDone())) return RespStep::kDone;
+            if (!PushCqe(qp, RecvCq(qp), wc, pkt.solicited, RequestTransfersDone())) {
+              return RespStep::kDone;
+            }
           }
           RespondError(qp, pkt, NakCode::kRemoteAccess, EventType::kQpAccessErr);
         } else if (per_packet && pkt.npkts == 1 && qp.srq) {
