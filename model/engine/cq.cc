@@ -66,7 +66,8 @@ void Cq::set_depth(int depth) {
 
 bool Cq::NicSeesRoom(HostBus& bus) {
   // Contract 6: the consumer index the NIC read last, and the record when that shows none.
-  if (static_cast<int>(produced_ - nic_consumed_) < depth_) return true;
+  const uint32_t produced = consumer_record_ + static_cast<uint32_t>(size());
+  if (static_cast<int>(produced - nic_consumed_) < depth_) return true;
   DmaTag tag = bus.tag();
   const DmaKind kind = tag.kind;
   tag.kind = DmaKind::kCqDbRec;
@@ -76,7 +77,7 @@ bool Cq::NicSeesRoom(HostBus& bus) {
   tag.kind = kind;
   bus.Tag(tag);
   if (ok) nic_consumed_ = Get<uint32_t>(word, 0);
-  return static_cast<int>(produced_ - nic_consumed_) < depth_;
+  return static_cast<int>(produced - nic_consumed_) < depth_;
 }
 
 bool Cq::Push(const WorkCompletion& wc, uint64_t visible_at, HostBus& bus) {
@@ -100,7 +101,6 @@ bool Cq::Push(const WorkCompletion& wc, uint64_t visible_at, HostBus& bus) {
   if (visible_at < last_visible_) visible_at = last_visible_;
   last_visible_ = visible_at;
   visible_.push_back(visible_at);
-  ++produced_;
   return true;
 }
 
@@ -111,8 +111,7 @@ int Cq::Poll(int max, WorkCompletion* out, uint64_t now) {
     ++head_;
     visible_.pop_front();
   }
-  consumed_ += static_cast<uint32_t>(n);
-  consumer_record_ = consumed_;  // contract 6: the provider's write
+  consumer_record_ += static_cast<uint32_t>(n);  // contract 6: the provider's write
   return n;
 }
 

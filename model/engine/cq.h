@@ -96,9 +96,9 @@ class Cq {
   Ring<uint64_t> visible_;   // per CQE in the ring, oldest first: visible_at
   uint64_t last_visible_ = 0;
   uint64_t write_errors_ = 0;
-  uint32_t produced_ = 0;         // CQEs written (contract 6)
-  uint32_t consumed_ = 0;         // CQEs polled
-  uint32_t consumer_record_ = 0;  // in host memory: consumed_, as the last poll wrote it
+  // Contract 6, in host memory: the CQEs polled (wrapping), as the last poll wrote it. The
+  // CQEs written are this plus size().
+  uint32_t consumer_record_ = 0;
   uint32_t nic_consumed_ = 0;     // the record's value the NIC read last
   bool error_ = false;
   bool armed_ = false;

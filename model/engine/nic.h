@@ -421,6 +421,11 @@ class Nic {
   // the bus took for them): a receive's CQE is written after its data (host_bus.h 3).
   // Only while HandleRequest runs (it reads request_delay_mark_).
   uint64_t RequestTransfersDone() const;
+  // PushCqe of a receive's CQE to RecvCq(qp), visible after RequestTransfersDone(). Only
+  // while HandleRequest runs.
+  bool PushRecvCqe(Qp& qp, const WorkCompletion& wc, bool solicited) {
+    return PushCqe(qp, RecvCq(qp), wc, solicited, RequestTransfersDone());
+  }
   // Whether the NIC sees a receive for `qp` (its SRQ's or its own), without taking it.
   bool PeekRecv(Qp& qp);
   bool ReceiveReady(Qp& qp, RecvQueue& q);

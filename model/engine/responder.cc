@@ -302,7 +302,7 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
             // Into a full CQ, do_complete returns RESPST_ERR_CQ_OVERFLOW before the NAK
             // (PushCqe moved the QP to ERR): the sender hears nothing (as in
             // InvalidateForSend and ReceiveSendLike's errors).
-            if (!PushCqe(qp, RecvCq(qp), wc, pkt.solicited, RequestTransfersDone())) {
+            if (!PushRecvCqe(qp, wc, pkt.solicited)) {
               return RespStep::kDone;
             }
           }
@@ -317,7 +317,7 @@ Nic::RespStep Nic::RespExecute(Qp& qp, Packet& pkt) {
             wc.wr_id = r.wr_id;
             wc.qp_num = qp.qpn;
             wc.status = WcStatus::kRemAccessErr;
-            PushCqe(qp, RecvCq(qp), wc, pkt.solicited, RequestTransfersDone());
+            PushRecvCqe(qp, wc, pkt.solicited);
           }
         }
         return RespStep::kDone;
@@ -554,7 +554,7 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
     }
     if (malformed) st = WcStatus::kLocQpOpErr;
     wc.status = st;
-    const bool posted = PushCqe(qp, RecvCq(qp), wc, pkt.solicited, RequestTransfersDone());
+    const bool posted = PushRecvCqe(qp, wc, pkt.solicited);
     if (qp.type == QpType::kUd && !malformed) return;  // a UD QP carries on
     bool defer = false;
     // rxe_resp.c: the class A/C error's NAK goes in RESPST_ACKNOWLEDGE, after do_complete
@@ -607,7 +607,7 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
       wc.imm_data = pkt.imm;
     }
   }
-  bool ok = PushCqe(qp, RecvCq(qp), wc, pkt.solicited, RequestTransfersDone());
+  bool ok = PushRecvCqe(qp, wc, pkt.solicited);
   if (IsReliable(qp.type) && ok) SendAck(qp, pkt);
 }
 
@@ -622,7 +622,7 @@ bool Nic::InvalidateForSend(Qp& qp, const Packet& pkt, WorkCompletion* wc) {
   // A receive CQ with no room: do_complete returns RESPST_ERR_CQ_OVERFLOW before the ACK
   // (PushCqe moved the QP to ERR), so the sender hears nothing and times out (seed 20261216
   // sequence 1543).
-  if (!PushCqe(qp, RecvCq(qp), *wc, pkt.solicited, RequestTransfersDone())) return false;
+  if (!PushRecvCqe(qp, *wc, pkt.solicited)) return false;
   bool defer = false;
   if (IsReliable(qp.type)) defer = SendAck(qp, pkt, qp.state != QpState::kErr);
   if (qp.state != QpState::kErr) EnterError(qp, "invalid rkey to invalidate", defer);
