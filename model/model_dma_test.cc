@@ -31,6 +31,14 @@ class DmaTest : public ::testing::Test {
     ASSERT_EQ(b_.dev->PostRecv(b_.qp, {Rwr(9, {b_.At(0, 4096)})}, &bad), 0);
     ASSERT_EQ(a_.dev->PostSend(a_.qp, {Wr(1, WrOpcode::kSend, {a_.At(0, len)})}, &bad), 0);
   }
+  // engine/send_wqe_image.h contract 3: a send ring slot's bytes for s's QP (a 112-byte
+  // header, 16 bytes per SGE, the inline limit rounded up to 16).
+  static uint64_t SendSlotBytes(const Side& s) {
+    QpAttr attr;
+    QpInitAttr init;
+    EXPECT_EQ(s.dev->QueryQp(s.qp, &attr, &init), 0);
+    return 112 + 16 * uint64_t{init.cap.max_send_sge} + ((init.cap.max_inline_data + 15) & ~15u);
+  }
   std::unique_ptr<Backend> be_;
   Side a_, b_;
 };
@@ -122,7 +130,8 @@ TEST_F(DmaTest, EachPostRingsOneDoorbellThroughTheSlotsMmioSocket) {
   EXPECT_STREQ(seen[0].kind, "DOORBELL");
   EXPECT_EQ(seen[0].bytes, 8u);
   EXPECT_STREQ(seen[1].kind, "SEND_WQE");
-  EXPECT_EQ(seen[1].bytes, 256u);  // both WQEs in one read
+  // Both WQEs in one read: the first one's ring slot, then the second's 128-byte image.
+  EXPECT_EQ(seen[1].bytes, SendSlotBytes(a_) + 128u);
   EXPECT_EQ(seen[0].time_ns, seen[1].time_ns);  // labelled with the engine's time of the ring
   int doorbells = 0;
   for (const DmaTransfer& t : seen) doorbells += std::string(t.kind) == "DOORBELL";
@@ -213,8 +222,8 @@ TEST_F(DmaTest, AFailedWqeFetchIsALocalQpOperationError) {
   ASSERT_EQ(Wait(a_, a_.scq, 1).at(0).status, WcStatus::kSuccess);
   ASSERT_TRUE(SetModelDmaObserver(nullptr));
   ASSERT_NE(wqe_addr, 0u);
-  // The next post's WQE goes to the same place of the send queue's buffer: its fetch fails.
-  ASSERT_TRUE(ModelInjectDmaError(reinterpret_cast<const void*>(wqe_addr), 1));
+  // The next post's WQE goes to the next slot of the send ring: its fetch fails.
+  ASSERT_TRUE(ModelInjectDmaError(reinterpret_cast<const void*>(wqe_addr + SendSlotBytes(a_)), 1));
   b_.buf[100] = 0;
   a_.buf[100] = 0x33;
   ASSERT_EQ(a_.dev->PostSend(a_.qp, {WriteWr(a_, b_, 2, 100, 8)}, &bad), 0);
@@ -223,6 +232,86 @@ TEST_F(DmaTest, AFailedWqeFetchIsALocalQpOperationError) {
   EXPECT_EQ(wc[0].wr_id, 2u);  // the provider's record of the WR
   EXPECT_EQ(wc[0].status, WcStatus::kLocQpOpErr);
   EXPECT_EQ(b_.buf[100], 0);
+  EXPECT_EQ(StateOf(a_), QpState::kErr);
+}
+
+// engine/send_wqe_image.h contract 3: the NIC keeps no copy of a WQE. An RNR retry resends
+// the SEND from its ring slot, read again; a read that fails then is LOC_QP_OP_ERR.
+TEST_F(DmaTest, ARetryReadsTheWqeFromItsRingSlotAgain) {
+  std::vector<DmaTransfer> seen;
+  ASSERT_TRUE(SetModelDmaObserver([&seen](const DmaTransfer& t) {
+    if (std::string(t.kind) == "SEND_WQE") seen.push_back(t);
+  }));
+  size_t bad = 0;
+  ASSERT_EQ(a_.dev->PostSend(a_.qp, {Wr(1, WrOpcode::kSend, {a_.At(0, 8)})}, &bad), 0);
+  be_->Advance(500 * 1000);  // the first RNR NAK, well before the retry (rxe: a 4 ms tick)
+  ASSERT_EQ(seen.size(), 1u);  // the fetch after the doorbell
+  ASSERT_EQ(b_.dev->PostRecv(b_.qp, {Rwr(9, {b_.At(0, 64)})}, &bad), 0);
+  auto wc = Wait(a_, a_.scq, 1);
+  ASSERT_TRUE(SetModelDmaObserver(nullptr));
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, WcStatus::kSuccess);
+  ASSERT_EQ(seen.size(), 2u);  // and the retry's read of the same slot
+  EXPECT_EQ(seen[1].addr, seen[0].addr);
+  EXPECT_EQ(seen[1].bytes, seen[0].bytes);
+  EXPECT_FALSE(seen[1].write);
+  EXPECT_GT(seen[1].time_ns, seen[0].time_ns);
+}
+
+// Contract 3: a post whose WQEs run past the ring's last slot is fetched in two reads, the
+// second from the ring's start.
+TEST_F(DmaTest, APostThatWrapsTheSendRingIsFetchedInTwoReads) {
+  QpAttr attr;
+  QpInitAttr init;
+  ASSERT_EQ(a_.dev->QueryQp(a_.qp, &attr, &init), 0);
+  uint32_t slots = 1;  // rxe's ring: max_send_wr + 1 rounded up to a power of two
+  while (slots < init.cap.max_send_wr + 1) slots <<= 1;
+  std::vector<DmaTransfer> seen;
+  ASSERT_TRUE(SetModelDmaObserver([&seen](const DmaTransfer& t) {
+    if (std::string(t.kind) == "SEND_WQE") seen.push_back(t);
+  }));
+  size_t bad = 0;
+  for (uint32_t i = 0; i + 1 < slots; ++i) {  // slots 0 .. slots-2, one post each
+    ASSERT_EQ(a_.dev->PostSend(a_.qp, {WriteWr(a_, b_, i, 0, 8)}, &bad), 0);
+    ASSERT_EQ(Wait(a_, a_.scq, 1).size(), 1u);
+  }
+  ASSERT_EQ(seen.size(), slots - 1);
+  const uint64_t stride = SendSlotBytes(a_);
+  EXPECT_EQ(seen[1].addr, seen[0].addr + stride);
+  // The ring's storage grows as the posts reach its slots (it may move): where it is now.
+  const uint64_t ring = seen.back().addr - (slots - 2) * stride;
+  seen.clear();
+  ASSERT_EQ(a_.dev->PostSend(a_.qp, {WriteWr(a_, b_, 100, 0, 8), WriteWr(a_, b_, 101, 8, 8)},
+                             &bad),
+            0);
+  auto wc = Wait(a_, a_.scq, 2);
+  ASSERT_TRUE(SetModelDmaObserver(nullptr));
+  ASSERT_EQ(wc.size(), 2u);
+  EXPECT_EQ(wc[0].wr_id, 100u);
+  EXPECT_EQ(wc[1].wr_id, 101u);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].addr, ring + (slots - 1) * stride);  // the last slot
+  EXPECT_EQ(seen[0].bytes, 128u);
+  EXPECT_EQ(seen[1].addr, ring);  // round to the first
+  EXPECT_EQ(seen[1].bytes, 128u);
+}
+
+TEST_F(DmaTest, AFailedReadOfAResentWqeIsALocalQpOperationError) {
+  uint64_t wqe_addr = 0;
+  ASSERT_TRUE(SetModelDmaObserver([&wqe_addr](const DmaTransfer& t) {
+    if (std::string(t.kind) == "SEND_WQE") wqe_addr = t.addr;
+  }));
+  size_t bad = 0;
+  ASSERT_EQ(a_.dev->PostSend(a_.qp, {Wr(1, WrOpcode::kSend, {a_.At(0, 8)})}, &bad), 0);
+  be_->Advance(500 * 1000);  // RNR-NAKed: the retry waits for the RNR timer
+  ASSERT_TRUE(SetModelDmaObserver(nullptr));
+  ASSERT_NE(wqe_addr, 0u);
+  ASSERT_TRUE(ModelInjectDmaError(reinterpret_cast<const void*>(wqe_addr), 1));
+  ASSERT_EQ(b_.dev->PostRecv(b_.qp, {Rwr(9, {b_.At(0, 64)})}, &bad), 0);
+  auto wc = Wait(a_, a_.scq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].wr_id, 1u);
+  EXPECT_EQ(wc[0].status, WcStatus::kLocQpOpErr);
   EXPECT_EQ(StateOf(a_), QpState::kErr);
 }
 

@@ -252,15 +252,23 @@ class Nic {
   void NoteBindPosted(uint32_t ctx, const SendWr& wr, SendWqe* w);
 
   // The WQEs the NIC has not fetched, sq[first..]: the provider writes their images into
-  // qp.sq_buf and rings; the NIC fetches them (one DMA read; by_mmio: they come with the
-  // doorbell, BlueFlame) and takes the WR and inline data from what it fetched
-  // (send_wqe_image.h; nic_post.cc).
-  // doorbell_port.h: the provider writes the images of the WQEs the NIC has not fetched and
-  // rings; the NIC fetches them (OnDoorbell).
+  // their slots of qp.sq_buf and rings (doorbell_port.h); the NIC fetches them (OnDoorbell:
+  // whole slots, one DMA read or two where they wrap the ring; by_mmio: the one WQE comes
+  // with the doorbell, BlueFlame) and takes the WR and inline data from what it fetched
+  // (send_wqe_image.h contract 3; nic_post.cc).
   size_t FirstUnfetched(const Qp& qp) const;
-  size_t WriteWqeImages(Qp& qp, size_t first);
+  void WriteWqeImages(Qp& qp, size_t first);
   void RingDoorbell(Qp& qp, bool by_mmio);
   void FetchWqes(Qp& qp, size_t first, const DoorbellWrite& db, uint64_t extra_ns);
+  // Slot `slot` of the send ring, laid out at the first post (large enough for
+  // `image_bytes`).
+  uint8_t* SqSlot(Qp& qp, uint32_t slot, size_t image_bytes);
+  // The NIC's DMA read of the slots of sq[first..first+n), consecutive, into `out` (slot k
+  // of the run at k * sq_stride); false when it failed.
+  bool ReadSqSlots(Qp& qp, size_t first, size_t n, uint8_t* out);
+  // A resend of sq[index]: the NIC reads its slot again and works from what it read; false
+  // (the WQE as it was) when the read failed.
+  bool RereadWqe(Qp& qp, size_t index);
 
   // Requester (requester.cc).
   enum class ReqStep { kGetWqe, kCheckLimits, kCheckLocal, kTransmit, kDone };
@@ -497,8 +505,11 @@ class Nic {
   uint64_t request_delay_mark_ = 0;  // bus delay_total() when the request's handling began
   // The receive queue whose doorbell record this request read and found without a receive.
   const RecvQueue* no_receive_in_ = nullptr;
-  uint64_t payload_delay_ns_ = 0;    // the last payload read's extra target time
-  std::vector<uint8_t> wqe_fetch_;  // FetchPosted's buffer on the NIC side
+  // ReqCheckLocal to ReqTransmit: the extra target time of the message's WQE re-read and
+  // payload read (host_bus.h contract 3).
+  uint64_t transfers_delay_ns_ = 0;
+  std::vector<uint8_t> wqe_fetch_;  // FetchWqes' and RereadWqe's buffer on the NIC side
+  std::vector<bool> fetch_failed_;  // FetchWqes: per WQE, its slots' read failed
   bool in_post_ = false;             // Doorbell's requester run (Packet::sent_by_post)
   // The QP whose post runs the event loop for its answers (Behaviour::post_answers_each_message):
   // its requester runs from Doorbell's loop, one message at a time, not from RunReady.

@@ -36,34 +36,48 @@ uint32_t InlineLen(const SendWqe& w) {
 }
 }  // namespace
 
-size_t Nic::WriteWqeImages(Qp& qp, size_t first) {
-  size_t total = 0;
-  for (size_t i = first; i < qp.sq.size(); ++i) {
-    total += SendWqeImage::Bytes(qp.sq[i].wr, InlineLen(qp.sq[i]));
+uint8_t* Nic::SqSlot(Qp& qp, uint32_t slot, size_t image_bytes) {
+  // send_wqe_image.h contract 3. The storage grows by doubling up to the ring's slots, as
+  // the posts reach them (a deep queue that holds a few WQEs costs a few slots' memory). The
+  // posting rules keep every image within the slot the granted limits size; should one not
+  // fit, the slots are laid out again larger (the images kept), never written past.
+  const size_t want = std::max(
+      SendWqeImage::SlotBytes(qp.cap.max_send_sge, qp.cap.max_inline_data), image_bytes);
+  if (slot < qp.sq_slots_held && want <= qp.sq_stride) return &qp.sq_buf[slot * qp.sq_stride];
+  const size_t stride = (std::max(want, qp.sq_stride) + 15) & ~size_t{15};
+  size_t held = std::max<size_t>(qp.sq_slots_held, 4);
+  while (held <= slot) held *= 2;
+  held = std::min(held, qp.send_ring_slots());
+  std::unique_ptr<uint8_t[]> grown(new uint8_t[held * stride]);
+  for (size_t i = 0; i < qp.sq_slots_held; ++i) {
+    std::memcpy(&grown[i * stride], &qp.sq_buf[i * qp.sq_stride], qp.sq_stride);
   }
-  if (total > qp.sq_buf_bytes) {
-    qp.sq_buf_bytes = std::max(total, 2 * qp.sq_buf_bytes);
-    qp.sq_buf.reset(new uint8_t[qp.sq_buf_bytes]);
-  }
-  uint8_t* at = qp.sq_buf.get();  // the provider's writes
-  for (size_t i = first; i < qp.sq.size(); ++i) {
+  qp.sq_buf = std::move(grown);
+  qp.sq_stride = stride;
+  qp.sq_slots_held = held;
+  return &qp.sq_buf[slot * stride];
+}
+
+void Nic::WriteWqeImages(Qp& qp, size_t first) {
+  for (size_t i = first; i < qp.sq.size(); ++i) {  // the provider's writes
     const SendWqe& w = qp.sq[i];
-    SendWqeImage::Encode(w.wr, w.inline_data.get(), InlineLen(w), at);
-    at += SendWqeImage::Bytes(w.wr, InlineLen(w));
+    const uint32_t inline_len = InlineLen(w);
+    SendWqeImage::Encode(w.wr, w.inline_data.get(), inline_len,
+                         SqSlot(qp, w.slot, SendWqeImage::Bytes(w.wr, inline_len)));
   }
-  return total;
 }
 
 void Nic::RingDoorbell(Qp& qp, bool by_mmio) {
   const size_t first = FirstUnfetched(qp);
-  const size_t total = WriteWqeImages(qp, first);
+  WriteWqeImages(qp, first);
   DoorbellWrite db;
   db.qpn = qp.qpn;
   db.now_ns = world_->events().Now();
   db.wqes = static_cast<uint32_t>(qp.sq.size() - first);
   if (by_mmio && db.wqes == 1) {  // BlueFlame pushes one WQE
-    db.images = qp.sq_buf.get();
-    db.image_bytes = total;
+    const SendWqe& w = qp.sq[first];
+    db.images = SqSlot(qp, w.slot, 0);
+    db.image_bytes = SendWqeImage::Bytes(w.wr, InlineLen(w));
   }
   doorbell_->Ring(*this, db);  // doorbell_port.h contract 1: OnDoorbell, maybe elsewhere
 }
@@ -79,33 +93,71 @@ void Nic::OnDoorbell(const DoorbellWrite& db, uint64_t extra_ns) {
   Doorbell(qp);
 }
 
+bool Nic::ReadSqSlots(Qp& qp, size_t first, size_t n, uint8_t* out) {
+  // send_wqe_image.h contract 3: sq[first..first+n) lie in consecutive slots; one read from
+  // the first slot to the end of the last image or, where the run wraps the ring, two.
+  const size_t slots = qp.send_ring_slots();
+  const size_t stride = qp.sq_stride;
+  const uint32_t slot = qp.sq[first].slot;
+  const size_t head = std::min(n, slots - slot);
+  auto span = [&](size_t from, size_t count) {  // slots, the last one up to its image's end
+    const SendWqe& last = qp.sq[first + from + count - 1];
+    return (count - 1) * stride + SendWqeImage::Bytes(last.wr, InlineLen(last));
+  };
+  HostBus& bus = Dma(DmaKind::kSendWqe, qp.qpn);
+  bool ok = bus.Read(Addr(&qp.sq_buf[size_t{slot} * stride]), out, span(0, head));
+  if (ok && head < n) ok = bus.Read(Addr(qp.sq_buf.get()), out + head * stride, span(head, n - head));
+  return ok;
+}
+
 void Nic::FetchWqes(Qp& qp, size_t first, const DoorbellWrite& db, uint64_t extra_ns) {
   if (first >= qp.sq.size()) return;
-  size_t total = 0;
-  for (size_t i = first; i < qp.sq.size(); ++i) {
-    total += SendWqeImage::Bytes(qp.sq[i].wr, InlineLen(qp.sq[i]));
-  }
-  if (wqe_fetch_.size() < total) wqe_fetch_.resize(total);
-  bool fetched = true;
-  if (db.images && db.image_bytes >= total) {
-    std::memcpy(wqe_fetch_.data(), db.images, total);  // in the doorbell's MMIO write
+  const size_t n = qp.sq.size() - first;
+  const bool by_mmio = db.images && n == 1 &&
+                       db.image_bytes >= SendWqeImage::Bytes(qp.sq[first].wr,
+                                                             InlineLen(qp.sq[first]));
+  const size_t stride = by_mmio ? db.image_bytes : qp.sq_stride;
+  if (wqe_fetch_.size() < n * stride) wqe_fetch_.resize(n * stride);
+  std::vector<bool>& failed = fetch_failed_;
+  failed.assign(n, false);
+  if (by_mmio) {
+    std::memcpy(wqe_fetch_.data(), db.images, db.image_bytes);  // in the doorbell's MMIO write
   } else {
+    // The WQEs were posted one after another, so their slots follow each other: one run
+    // (split only where the ring wraps, ReadSqSlots).
+    const size_t slots = qp.send_ring_slots();
     const uint64_t before = bus_->delay_total();
-    fetched = Dma(DmaKind::kSendWqe, qp.qpn)
-                  .Read(Addr(qp.sq_buf.get()), wqe_fetch_.data(), total);
+    for (size_t i = 0, run = 1; i < n; i += run) {
+      run = 1;
+      while (i + run < n && qp.sq[first + i + run].slot == (qp.sq[first + i].slot + run) % slots) {
+        ++run;
+      }
+      if (!ReadSqSlots(qp, first + i, run, &wqe_fetch_[i * stride])) {
+        std::fill(failed.begin() + i, failed.begin() + i + run, true);
+      }
+    }
     extra_ns += bus_->delay_total() - before;  // host_bus.h contract 3
   }
-  const uint8_t* image = wqe_fetch_.data();
-  for (size_t i = first; i < qp.sq.size(); ++i) {
-    SendWqe& w = qp.sq[i];
+  for (size_t i = 0; i < n; ++i) {
+    SendWqe& w = qp.sq[first + i];
     w.ready_ns += extra_ns;
     w.fetched = true;
-    if (!fetched) {
+    if (failed[i]) {
       w.fetch_failed = true;  // the WQE keeps the provider's fields for its completion
       continue;
     }
-    image += SendWqeImage::Decode(image, &w.wr, &w.inline_data);
+    SendWqeImage::Decode(&wqe_fetch_[i * stride], &w.wr, &w.inline_data);
   }
+}
+
+bool Nic::RereadWqe(Qp& qp, size_t index) {
+  // send_wqe_image.h contract 3: a resent WQE comes from its slot again.
+  if (!qp.sq_buf) return true;  // never written: nothing to read (the caller checks fetched)
+  if (wqe_fetch_.size() < qp.sq_stride) wqe_fetch_.resize(qp.sq_stride);
+  if (!ReadSqSlots(qp, index, 1, wqe_fetch_.data())) return false;
+  SendWqe& w = qp.sq[index];
+  SendWqeImage::Decode(wqe_fetch_.data(), &w.wr, &w.inline_data);
+  return true;
 }
 
 int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size_t* bad) {
@@ -183,10 +235,8 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     }
     w.serial = qp->next_serial++;
     w.wr = wr;
-    if (b.send_slot_keeps_status) {
-      w.slot = static_cast<uint32_t>(qp->sq_posts++ % qp->send_ring_slots());
-      TakeSlotCredit(*qp, w);
-    }
+    w.slot = static_cast<uint32_t>(qp->sq_posts++ % qp->send_ring_slots());
+    if (b.send_slot_keeps_status) TakeSlotCredit(*qp, w);
     if (qp->type == QpType::kUd) {
       if (const Ah* ah = FindAh(ctx, wr.ah.id)) w.ah_at_post = *ah;
     }

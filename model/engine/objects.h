@@ -192,9 +192,9 @@ struct SendWqe {
   // The NIC has fetched it (doorbell_port.h contract 1); until then it has the provider's
   // fields only.
   bool fetched = false;
-  // Its send ring slot (Qp::sq_posts at the post, modulo Qp::send_ring_slots()), and whether
-  // the device wrote a success status into it (a local operation run, a UD send faked):
-  // Behaviour::send_slot_keeps_status.
+  // Its send ring slot (Qp::sq_posts at the post, modulo Qp::send_ring_slots()): where its
+  // image lies in Qp::sq_buf. Whether the device wrote a success status into it (a local
+  // operation run, a UD send faked): Behaviour::send_slot_keeps_status.
   uint32_t slot = 0;
   bool wrote_success = false;
   bool slot_noted = false;  // its status went into the slot (Nic::SlotStatusAtRetire)
@@ -236,10 +236,12 @@ struct Qp : std::enable_shared_from_this<Qp> {
 
   // Send queue: [0, sq_next) started, [sq_next, end) waiting. Popped in order when done.
   Ring<SendWqe> sq;  // ring.h: no allocation per WQE once it has grown
-  // The send queue's buffer in host memory (send_wqe_image.h): a post writes its WQEs' images
-  // from the start (the NIC fetched every earlier one), grown to the largest post.
+  // The send queue's ring in host memory (send_wqe_image.h contract 3): send_ring_slots()
+  // slots of sq_stride bytes; a WQE's image lives in slot SendWqe::slot from its post until
+  // it retires. Storage for the first sq_slots_held slots, grown as posts reach them.
   std::unique_ptr<uint8_t[]> sq_buf;
-  size_t sq_buf_bytes = 0;
+  size_t sq_stride = 0;
+  size_t sq_slots_held = 0;
   size_t sq_next = 0;
   // Behaviour::requester_walks_one_wqe_in_error: in ERR, the flushed WQEs the requester has
   // not taken yet (copies, oldest first); ghosts in `sq` once the QP leaves ERR; a requester
@@ -266,9 +268,9 @@ struct Qp : std::enable_shared_from_this<Qp> {
     while (slots < cap.max_send_wr + size_t{1}) slots <<= 1;
     return slots;
   }
-  // Behaviour::send_slot_keeps_status: the WRs ever posted to the send ring (rxe's producer
-  // index, never reset: rxe_queue_reset clears the slots, not the indices), and what the
-  // device last left in each slot (empty: nothing yet).
+  // The WRs ever posted to the send ring (rxe's producer index, never reset: rxe_queue_reset
+  // clears the slots, not the indices), and, under Behaviour::send_slot_keeps_status, what
+  // the device last left in each slot (empty: nothing yet).
   uint64_t sq_posts = 0;
   std::vector<SendSlot> send_slots;
   // The first WQE not finished (rxe's consumer index once the ghosts are gone).

@@ -200,9 +200,22 @@ Nic::ReqStep Nic::ReqCheckLocal(Qp& qp, Payload* payload) {
   SendWqe& w = qp.sq[qp.sq_next];
   payload->clear();
   qp.retry_parked_at_fence = false;  // the requester goes on
+  transfers_delay_ns_ = 0;
   if (w.fetch_failed) {  // send_wqe_image.h: the NIC never had this WQE
     FailLocally(qp, WcStatus::kLocQpOpErr, "WQE fetch failed");
     return ReqStep::kDone;
+  }
+  // A resend (a retry went back to it): the NIC reads the WQE's slot again, as the fetch
+  // did (send_wqe_image.h contract 3). A ghost is rxe's stale copy, not read again; a WQE
+  // the NIC never fetched (started by a modify to RTS, not by a doorbell) has no image.
+  if (w.sent && w.fetched && !w.ghost) {
+    const uint64_t before = bus_->delay_total();
+    const bool read = RereadWqe(qp, qp.sq_next);
+    transfers_delay_ns_ += bus_->delay_total() - before;  // host_bus.h contract 3
+    if (!read) {
+      FailLocally(qp, WcStatus::kLocQpOpErr, "WQE re-read failed");
+      return ReqStep::kDone;
+    }
   }
   if (!OpcodeAllowed(qp.type, w.wr.opcode)) {
     // Only with Behaviour::opcode_checked_by_requester (rxe): the post accepted it, the
@@ -265,7 +278,7 @@ Nic::ReqStep Nic::ReqCheckLocal(Qp& qp, Payload* payload) {
       const uint64_t before = bus_->delay_total();
       const bool read = mrs_.GatherTo(Dma(DmaKind::kPayloadRead, qp.qpn), sges,
                                       payload->ResizeForOverwrite(sges.total_length()));
-      payload_delay_ns_ = bus_->delay_total() - before;  // host_bus.h contract 3
+      transfers_delay_ns_ += bus_->delay_total() - before;  // host_bus.h contract 3
       if (!read) {
         FailLocally(qp, WcStatus::kLocProtErr, "DMA read of the payload failed");
         return ReqStep::kDone;
@@ -361,8 +374,9 @@ Nic::ReqStep Nic::ReqTransmit(Qp& qp, Payload* payload) {
   bool has_payload = p.kind == PacketKind::kSend || p.kind == PacketKind::kWrite;
   uint64_t dma = has_payload && !w.is_inline ? p.data.size() : 0;
   ++qp.sq_next;
-  // host_bus.h contract 3: the payload read's extra target time, if it was read just now.
-  const uint64_t extra = std::exchange(payload_delay_ns_, 0);
+  // host_bus.h contract 3: the extra target time of the WQE re-read and the payload read,
+  // if they happened just now.
+  const uint64_t extra = std::exchange(transfers_delay_ns_, 0);
   uint64_t gone = world_->Transmit(std::move(p), SendContextsReady(qp, w, w.ready_ns) + extra,
                                    profile().timing.nic.tx_latency_ns,
                                    dma, mtu);

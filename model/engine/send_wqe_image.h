@@ -10,6 +10,15 @@
 //     remote_qpn, 72 remote_qkey, 76 remote_srqn, 80 mw_rkey, 84 bind MR handle, 88 bind
 //     access flags, 92 number of SGEs, 96 inline bytes (u32 each); 100..111 zero.
 //  2. Decode(Encode(x)) == x for every field of WqeWr and the inline bytes.
+//  3. The send queue is a ring of fixed slots in host memory (Qp::sq_buf), as a device's
+//     send queue buffer: Qp::send_ring_slots() slots (rxe's ring size: max_send_wr + 1
+//     rounded up to a power of two) of SlotBytes(cap) bytes, enough for an image with
+//     max_send_sge SGEs and max_inline_data inline bytes. The WR posted n-th (Qp::sq_posts)
+//     goes to slot n mod slots and stays there until it retires (at most max_send_wr WQEs
+//     are posted and not retired, so no post overwrites one). The NIC fetches a doorbell's
+//     WQEs as whole slots (one read, two where the run wraps the ring), and reads a WQE's
+//     slot again when it resends it (a retry), as a NIC that keeps no copy of a WQE. The
+//     ring's storage grows by doubling as the posts reach its slots.
 #pragma once
 
 #include <cstddef>
@@ -26,6 +35,10 @@ struct SendWqeImage {
 
   // The image's size for `wr` with `inline_len` inline bytes.
   static size_t Bytes(const WqeWr& wr, uint32_t inline_len);
+  // Contract 3: a ring slot's size for a QP with these limits (a multiple of 16).
+  static size_t SlotBytes(uint32_t max_send_sge, uint32_t max_inline_data) {
+    return kHeaderBytes + kSgeBytes * max_send_sge + ((size_t{max_inline_data} + 15) & ~size_t{15});
+  }
   // Writes the image (Bytes() bytes) at `out`.
   static void Encode(const WqeWr& wr, const uint8_t* inline_data, uint32_t inline_len,
                      uint8_t* out);
