@@ -8,6 +8,9 @@
 //       NIC:   WQE fetch (pcie_read_ns + WQEs at pcie_gbps; skipped for a single inline WR
 //              when wqe_by_mmio: BlueFlame) -> payload fetch (pcie_read_ns + bytes at
 //              pcie_gbps; skipped for inline data) -> tx_latency_ns -> the wire
+//       (Nic::PostSend charges the host; the NIC's steps start when the doorbell write
+//       reaches it, engine/doorbell_port.h contract 3: Nic::FetchWqes the doorbell and the
+//       fetch of the WQEs that ring made known, the requester the rest.)
 //       wire:  each packet's payload + its own headers (wire.h) at link.gbps, one packet at a
 //              time per port -> propagation_ns per cable (hops + 1 cables) + switch_ns per
 //              switch -> rx_latency_ns at the far NIC.

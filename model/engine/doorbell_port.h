@@ -12,10 +12,13 @@
 //  2. The doorbell word is 8 bytes: the QP number (bits 0-31) and the number of WQEs the
 //     provider has written and the NIC has not fetched (bits 32-63). A BlueFlame ring
 //     carries the WQE images after it (timing.h wqe_by_mmio).
-//  3. A ring is synchronous and issued at the engine's current time. `extra_ns`, the delay
-//     its path added before it reached the NIC (the annotated delay at the TLM target,
-//     model/sim/platform.h contract 8), is added to when the NIC has the WQEs, as a send
-//     WQE fetch's (host_bus.h contract 3).
+//  3. A ring is synchronous and issued at the engine's current time; the write leaves the
+//     host's CPU at host_ns (when the post call's work ends, timing.h contract 2: >= now),
+//     so a port delivers it with host_ns - now_ns as its delay so far. `extra_ns` given to
+//     Nic::OnDoorbell is when the write reached the NIC, after now: that delay plus what its
+//     path added (the annotated delay at the TLM target, model/sim/platform.h contract 8).
+//     The NIC's time for it starts there: doorbell_ns until the NIC sees it, then the WQE
+//     fetch (timing.h contract 2; its DMA's own delay on the bus, host_bus.h contract 3).
 //  4. WRs posted in ERR and flushed at once ring nothing (the flush needs no fetch: a NIC
 //     reports a flushed WQE by its index).
 //  5. The default port delivers at once (DirectDoorbell): engine unit tests, and a World
@@ -35,6 +38,9 @@ struct DoorbellWrite {
   const uint8_t* images = nullptr;  // BlueFlame: the WQE images, else nullptr
   size_t image_bytes = 0;
   uint64_t now_ns = 0;  // the engine's time of the ring (a label, as DmaTag::now_ns)
+  uint64_t host_ns = 0;  // contract 3: when the write leaves the host's CPU (>= now_ns)
+  // Contract 3: the write's delay from now_ns until it leaves the CPU.
+  uint64_t host_lag_ns() const { return host_ns > now_ns ? host_ns - now_ns : 0; }
 };
 
 class DoorbellPort {

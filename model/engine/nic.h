@@ -258,7 +258,8 @@ class Nic {
   // (send_wqe_image.h contract 3; nic_post.cc).
   size_t FirstUnfetched(const Qp& qp) const;
   void WriteWqeImages(Qp& qp, size_t first);
-  void RingDoorbell(Qp& qp, bool by_mmio);
+  // host_ns: when the post's work on the host's CPU ends (doorbell_port.h contract 3).
+  void RingDoorbell(Qp& qp, uint64_t host_ns);
   void FetchWqes(Qp& qp, size_t first, const DoorbellWrite& db, uint64_t extra_ns);
   // Slot `slot` of the send ring, laid out at the first post (large enough for
   // `image_bytes`).

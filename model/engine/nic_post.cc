@@ -67,14 +67,17 @@ void Nic::WriteWqeImages(Qp& qp, size_t first) {
   }
 }
 
-void Nic::RingDoorbell(Qp& qp, bool by_mmio) {
+void Nic::RingDoorbell(Qp& qp, uint64_t host_ns) {
   const size_t first = FirstUnfetched(qp);
   WriteWqeImages(qp, first);
   DoorbellWrite db;
   db.qpn = qp.qpn;
   db.now_ns = world_->events().Now();
+  db.host_ns = host_ns;
   db.wqes = static_cast<uint32_t>(qp.sq.size() - first);
-  if (by_mmio && db.wqes == 1) {  // BlueFlame pushes one WQE
+  // BlueFlame (timing.h wqe_by_mmio) pushes a single inline WQE with the doorbell.
+  if (profile().timing.nic.wqe_by_mmio && db.wqes == 1 &&
+      (qp.sq[first].wr.send_flags & send_flag::kInline) != 0) {
     const SendWqe& w = qp.sq[first];
     db.images = SqSlot(qp, w.slot, 0);
     db.image_bytes = SendWqeImage::Bytes(w.wr, InlineLen(w));
@@ -82,7 +85,9 @@ void Nic::RingDoorbell(Qp& qp, bool by_mmio) {
   doorbell_->Ring(*this, db);  // doorbell_port.h contract 1: OnDoorbell, maybe elsewhere
 }
 
-void DirectDoorbell::Ring(Nic& nic, const DoorbellWrite& db) { nic.OnDoorbell(db); }
+void DirectDoorbell::Ring(Nic& nic, const DoorbellWrite& db) {
+  nic.OnDoorbell(db, db.host_lag_ns());  // doorbell_port.h contract 3: no path of its own
+}
 
 void Nic::OnDoorbell(const DoorbellWrite& db, uint64_t extra_ns) {
   auto it = by_qpn_.find(db.qpn);
@@ -117,6 +122,13 @@ void Nic::FetchWqes(Qp& qp, size_t first, const DoorbellWrite& db, uint64_t extr
                        db.image_bytes >= SendWqeImage::Bytes(qp.sq[first].wr,
                                                              InlineLen(qp.sq[first]));
   const size_t stride = by_mmio ? db.image_bytes : qp.sq_stride;
+  // timing.h contract 2: the NIC sees the ring doorbell_ns after it arrived, then fetches
+  // the WQEs (a PCIe read round trip and their bytes), unless they came with it.
+  const NicTiming& t = profile().timing.nic;
+  uint64_t ready = world_->events().Now() + extra_ns + t.doorbell_ns;
+  if (!by_mmio && t.pcie_gbps > 0) {
+    ready += t.pcie_read_ns + (SerializationPs(t.pcie_gbps, n * uint64_t{t.wqe_bytes}) + 999) / 1000;
+  }
   if (wqe_fetch_.size() < n * stride) wqe_fetch_.resize(n * stride);
   std::vector<bool>& failed = fetch_failed_;
   failed.assign(n, false);
@@ -136,11 +148,11 @@ void Nic::FetchWqes(Qp& qp, size_t first, const DoorbellWrite& db, uint64_t extr
         std::fill(failed.begin() + i, failed.begin() + i + run, true);
       }
     }
-    extra_ns += bus_->delay_total() - before;  // host_bus.h contract 3
+    ready += bus_->delay_total() - before;  // host_bus.h contract 3
   }
   for (size_t i = 0; i < n; ++i) {
     SendWqe& w = qp.sq[first + i];
-    w.ready_ns += extra_ns;
+    w.ready_ns = ready;
     w.fetched = true;
     if (failed[i]) {
       w.fetch_failed = true;  // the WQE keeps the provider's fields for its completion
@@ -168,17 +180,10 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     if (bad) *bad = 0;
     return EINVAL;
   }
-  // Host: one call builds every WQE and rings one doorbell; the NIC then fetches the WQEs
-  // (one DMA read), except a single inline WR pushed with the doorbell (BlueFlame).
-  const Timing& t = profile().timing;
-  uint64_t ready = ChargeHost(t.host.post_call_ns + wrs.size() * t.host.post_wr_ns) +
-                   t.nic.doorbell_ns;
-  bool by_mmio = t.nic.wqe_by_mmio && wrs.size() == 1 &&
-                 (wrs[0].send_flags & send_flag::kInline) != 0;
-  if (!by_mmio && t.nic.pcie_gbps > 0) {
-    ready += t.nic.pcie_read_ns +
-             (SerializationPs(t.nic.pcie_gbps, wrs.size() * uint64_t{t.nic.wqe_bytes}) + 999) / 1000;
-  }
+  // Host: one call builds every WQE and rings one doorbell when its work is done (timing.h
+  // contract 2); the NIC's share, from the doorbell on, is FetchWqes'.
+  const HostTiming& host = profile().timing.host;
+  const uint64_t host_done = ChargeHost(host.post_call_ns + wrs.size() * host.post_wr_ns);
   const size_t first_posted = qp->sq.size();  // this call's WQEs
   bool posted = false;
   bool flush_after = false;  // WRs posted in ERR, flushed once the list is in (below)
@@ -220,7 +225,7 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
       // start (Behaviour::rts_waits_for_doorbell; measured: sequence 838, a refused post
       // started 15 WRs queued in SQD).
       if (posted && b.requester_walks_one_wqe_in_error) OverwriteStaleSlots(*qp, first_posted);
-      if (posted || b.rts_waits_for_doorbell) RingDoorbell(*qp, by_mmio);
+      if (posted || b.rts_waits_for_doorbell) RingDoorbell(*qp, host_done);
       if (flush_after) {
         FlushPostedInError(*qp, first_posted);
       } else if (qp->state == QpState::kErr && b.rts_waits_for_doorbell) {
@@ -244,7 +249,7 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     w.is_inline = is_inline;
     w.length = len;
     w.signaled = qp->init.sq_sig_all || (wr.send_flags & send_flag::kSignaled);
-    w.ready_ns = ready;
+    w.ready_ns = host_done;  // the NIC's time for it: FetchWqes
     if (FlushedAtPost(true, qp->state, b)) {
       // In ERR the WRs of one call fill the ring before any is flushed (rxe: the completer
       // flushes them after ibv_post_send returns): a list longer than the queue is ENOMEM
@@ -265,7 +270,7 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     return EINVAL;
   }
   if (posted && b.requester_walks_one_wqe_in_error) OverwriteStaleSlots(*qp, first_posted);
-  if (posted) RingDoorbell(*qp, by_mmio);
+  if (posted) RingDoorbell(*qp, host_done);
   return 0;
 }
 

@@ -165,8 +165,9 @@ void NicSlot::Ring(engine::Nic& nic, const engine::DoorbellWrite& db) {
   tag.qpn = db.qpn;
   tag.now_ns = db.now_ns;
   ext_.tag = tag;
-  // Contract 2: the host's write at the engine's time, its offset from SystemC's annotated.
-  const uint64_t ahead_ns = ScClock::AheadNsAt(db.now_ns);
+  // Contract 2: the host's write at the engine's time, its offset from SystemC's annotated,
+  // and the time until it leaves the host's CPU (doorbell_port.h contract 3).
+  const uint64_t ahead_ns = ScClock::AheadNsAt(db.now_ns) + db.host_lag_ns();
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   if (ahead_ns) delay = ring_offset_(ahead_ns);
   (*cpu_)->b_transport(mmio_gp_, delay);
@@ -209,8 +210,9 @@ void NicSlot::MmioTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& dela
     observe(DmaRecord{ext_.slot, label ? label->tag : engine::DmaTag{}, true, kDoorbellOffset,
                       len, true});
   }
-  // The delay so far, less the write's own offset (contract 2), is the path's: when the NIC
-  // has the WQEs (doorbell_port.h contract 3).
+  // The delay so far, less the engine's offset from SystemC's time (contract 2), is when the
+  // write reached the NIC after the engine's now: the host's time until it left the CPU
+  // and the path's (doorbell_port.h contract 3).
   const DmaExtension* tagged = gp.get_extension<DmaExtension>();
   const uint64_t offset_ns = tagged ? ScClock::AheadNsAt(tagged->tag.now_ns) : 0;
   const uint64_t delay_ns = NsOf(delay);

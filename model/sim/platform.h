@@ -56,8 +56,10 @@
 //     not fetched (bits 32-63), followed by the WQE image with BlueFlame. The slot hands it
 //     to the engine NIC the write's MmioExtension names (slots are shared by the Backends
 //     alive, 2), which fetches the WQEs and starts its requester inside the b_transport. The
-//     delay the write carries when it reaches the slot (what the path added on the way in)
-//     is added to when the NIC has the WQEs (doorbell_port.h contract 3); a delay added
+//     write leaves with the host's time until its post's work ends as its delay (beyond the
+//     engine's offset, 2); the delay it carries when it reaches the slot (that, and what the
+//     path added on the way in) is when the NIC has the ring (doorbell_port.h contract 3,
+//     the NIC's doorbell_ns and WQE fetch after it); a delay added
 //     after the slot returned is the CPU's business (the NIC acted on arrival). A write elsewhere, a read, or a malformed write answers
 //     TLM_ADDRESS_ERROR_RESPONSE / TLM_COMMAND_ERROR_RESPONSE / TLM_GENERIC_ERROR_RESPONSE
 //     and does nothing. The observer (6) sees each ring as kind DOORBELL. A program's own
