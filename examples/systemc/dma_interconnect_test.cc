@@ -149,6 +149,46 @@ TEST(DmaInterconnect, EveryDmaCrossesTheUsersModuleAndItsLatencyShowsInTheModels
   EXPECT_EQ(read_slow - read_plain, 5000u) << read_plain << " ns vs " << read_slow;
 }
 
+// One signaled 8-byte SEND from mdev0 to mdev1 with no receive yet: RNR-NAKed; the receive
+// is posted 8 us later (after the NAK, before the RNR timer of min_rnr_timer 1, 10 us,
+// expires, with or without 1 us per transfer), and the RNR retry delivers it. How long
+// until the sender's CQE.
+uint64_t RnrRetriedSendCompletesAfter(sc_core::sc_time latency) {
+  using namespace qptwin::testing;
+  auto [be, a, b] = Cx6Pair(latency);
+  a.buf[0] = 45;
+  size_t bad = 0;
+  std::vector<qptwin::WorkCompletion> none;  // the hosts finish their set-up verbs first
+  EXPECT_EQ(a.dev->WaitForCompletions(a.scq, 0, 0, &none), 0);
+  EXPECT_EQ(b.dev->WaitForCompletions(b.scq, 0, 0, &none), 0);
+  const uint64_t start = be->NowNs();
+  EXPECT_EQ(a.dev->PostSend(a.qp, {Wr(1, qptwin::WrOpcode::kSend, {a.At(0, 8)})}, &bad), 0);
+  be->Advance(8 * 1000);
+  EXPECT_EQ(LatencyBridge::seen["RECV_DBREC"] % 2, 1) << "one RNR round so far";
+  EXPECT_EQ(b.dev->PostRecv(b.qp, {Rwr(7, {b.At(128, 64)})}, &bad), 0);
+  auto wc = Wait(a, a.scq, 1);
+  EXPECT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc.at(0).status, qptwin::WcStatus::kSuccess);
+  EXPECT_EQ(b.buf[128], 45);
+  return be->NowNs() - start;
+}
+
+TEST(DmaInterconnect, AResendWaitsForItsWqeReadAgainAndItsPayload) {
+  ASSERT_TRUE(kBound);
+  LatencyBridge::seen.clear();
+  const uint64_t plain = RnrRetriedSendCompletesAfter(sc_core::SC_ZERO_TIME);
+  // The NIC keeps no copy of the WQE (model/engine/send_wqe_image.h contract 3): the
+  // retry reads it from its ring slot again, and the payload too.
+  EXPECT_EQ(LatencyBridge::seen["SEND_WQE"], 2);
+  EXPECT_EQ(LatencyBridge::seen["PAYLOAD_READ"], 2);
+  const uint64_t slow = RnrRetriedSendCompletesAfter(sc_core::sc_time(1, sc_core::SC_US));
+  // The first try: the doorbell, the WQE fetch, the payload read, the responder's record
+  // read (no receive: the RNR NAK), so the RNR timer starts 4 us later. The retry: the WQE
+  // read again and the payload, the responder's record, receive WQE, data and CQE before
+  // its ACK, then the sender's CQE: 7 more.
+  EXPECT_EQ(slow - plain, 11000u) << plain << " ns vs " << slow;
+}
+
 TEST(DmaInterconnect, ASendWaitsForTheReceiveQueuesDoorbellRecord) {
   ASSERT_TRUE(kBound);
   LatencyBridge::seen.clear();

@@ -168,7 +168,7 @@ class Nic {
   uint64_t LastTransportTimerIn(uint64_t from, uint64_t to, const Qp* except) const;
   NetPort& net_port() { return *net_; }
   // doorbell_port.h contract 1: the NIC's side of a ring. `extra_ns`: contract 3.
-  void OnDoorbell(const DoorbellWrite& db, uint64_t extra_ns = 0);
+  void OnDoorbell(const DoorbellWrite& db, uint64_t extra_ns);
   HostBus& bus() const { return *bus_; }
   // The bus, told what the transfers that follow are (host_bus.h contract 6).
   HostBus& Dma(DmaKind kind, uint32_t qpn) const;

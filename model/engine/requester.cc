@@ -375,9 +375,11 @@ Nic::ReqStep Nic::ReqTransmit(Qp& qp, Payload* payload) {
   uint64_t dma = has_payload && !w.is_inline ? p.data.size() : 0;
   ++qp.sq_next;
   // host_bus.h contract 3: the extra target time of the WQE re-read and the payload read,
-  // if they happened just now.
+  // if they happened just now: after the WQE was ready, or now for one ready long ago (a
+  // resend, a WQE that waited behind others).
   const uint64_t extra = std::exchange(transfers_delay_ns_, 0);
-  uint64_t gone = world_->Transmit(std::move(p), SendContextsReady(qp, w, w.ready_ns) + extra,
+  const uint64_t ready = std::max(SendContextsReady(qp, w, w.ready_ns), world_->events().Now());
+  uint64_t gone = world_->Transmit(std::move(p), ready + extra,
                                    profile().timing.nic.tx_latency_ns,
                                    dma, mtu);
   if (IsReliable(qp.type)) {
