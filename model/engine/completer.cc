@@ -195,6 +195,12 @@ void Nic::HandleResponse(Qp& qp, Packet& pkt) {
           w.data_written_ns = world_->events().Now() + extra;
         }
         if (st != WcStatus::kSuccess) {
+          // rxe_comp.c check_ack resets the retry counters (comp.started_retry too) for a
+          // READ response or atomic ACK before do_read/do_atomic writes the data, so a retry
+          // under way ends here even though the write fails; started_retry survives the
+          // modifies that follow (seed 271681157250 sequence 636: after RESET -> RTS with
+          // retry_cnt 0, a NAK PSN sequence error fails the next SEND with RETRY_EXC_ERR).
+          ResetRetries(qp);
           FailWqe(qp, index, st, "local error on response data");
           return;
         }

@@ -2145,6 +2145,51 @@ TEST_P(Conformance, ASequenceNakDuringAStaleRetryEndsNothing) {
   EXPECT_EQ(std::memcmp(buf.buf + 8192, buf.buf, 4096), 0) << "both WRITEs landed";
 }
 
+// Differential seed 271681157250 sequence 636 (row 146): a READ response resets the retry
+// counters before its data is written (rxe_comp.c check_ack: reset_retry_counters, then
+// do_read), so a READ that fails LOC_PROT_ERR ends a retry under way. qa's earlier retry
+// stays under way (RcPairAfterStaleRetry, as in the test above); qa's READ into a region of
+// another PD fails; both QPs go through RESET to RTS (qa with retry_cnt 0), and a 2-packet SEND
+// to qb without a receive draws an RNR NAK and a NAK PSN sequence error. Where a sequence NAK uses a
+// retry (psn_nak_uses_retry) none is under way now: the SEND ends RETRY_EXC_ERR.
+TEST_P(Conformance, AReadThatFailsLocallyEndsARetryUnderWay) {
+  const Behaviour& b = GetParam().behaviour;
+  Buffer buf = Reg(16384, kAll);
+  const BringUpParams p = Transport(Mtu::k1024, 11, 0, 7, 17);  // retry_cnt 0, rnr_retry 7
+  RcPair r;
+  RcPairAfterStaleRetry(p, buf, &r);
+  if (HasFatalFailure()) return;
+  PdHandle other;
+  ASSERT_EQ(dev_->AllocPd(&other), 0);
+  Buffer foreign;
+  ASSERT_EQ(dev_->RegMr(other, 4096, kAll, &foreign.mr, &foreign.buf, &foreign.lkey,
+                        &foreign.rkey), 0);
+  size_t bad = 99;
+  SendWr read = RdmaTo(2, WrOpcode::kRdmaRead, {foreign.At(0, 3000)}, buf, 4096);
+  read.send_flags = send_flag::kSignaled;
+  ASSERT_EQ(dev_->PostSend(r.qa, {read}, &bad), 0);
+  OneWc(r.ca, 2, WcStatus::kLocProtErr);
+  for (QpHandle q : {r.qa, r.qb}) {  // both start again at PSN 0
+    ASSERT_EQ(dev_->ModifyQp(q, StateOnly(QpState::kReset), attr::kState), 0);
+  }
+  ASSERT_EQ(ToRtsWith(*dev_, p, r.qa, r.qb), 0);
+  ASSERT_EQ(ToRtsWith(*dev_, p, r.qb, r.qa), 0);
+  SendWr send = Send(3, {buf.At(0, 1024), buf.At(1024, 1024)});
+  send.send_flags = send_flag::kSignaled;
+  if (!b.psn_nak_uses_retry || !b.rnr_nak_then_seq_nak) {
+    GTEST_SKIP() << "this device sends no NAK PSN sequence error behind an RNR NAK, or such a "
+                    "NAK counts no retry: nothing here shows whether a retry is under way";
+  }
+  ASSERT_EQ(dev_->PostSend(r.qa, {send}, &bad), 0);
+  // At the first sequence NAK, answered inside the post: well before the transport timer
+  // (timeout 11: 8.4 ms), which would end the SEND RETRY_EXC_ERR as well.
+  const auto wcs = WaitWc(r.ca, 1, kSecond / 1000);
+  ASSERT_EQ(wcs.size(), 1u) << "the sequence NAK started a retry it had no count for";
+  EXPECT_EQ(wcs[0].wr_id, 3u);
+  EXPECT_EQ(wcs[0].status, WcStatus::kRetryExcErr) << ToName(wcs[0].status);
+  EXPECT_EQ(StateOf(r.qa), QpState::kErr);
+}
+
 // Row 144 (probes ghost-read-*): two WRs posted in one call while qa is in ERR are flushed; where
 // the requester takes one WQE per run in ERR (Behaviour::requester_walks_one_wqe_in_error) the
 // second stays in the ring and goes out again after ERR -> RTS (a ghost, PSN p). Its ACK comes
