@@ -510,7 +510,6 @@ class Nic {
   // payload read (host_bus.h contract 3).
   uint64_t transfers_delay_ns_ = 0;
   std::vector<uint8_t> wqe_fetch_;  // FetchWqes' and RereadWqe's buffer on the NIC side
-  std::vector<bool> fetch_failed_;  // FetchWqes: per WQE, its slots' read failed
   bool in_post_ = false;             // Doorbell's requester run (Packet::sent_by_post)
   // The QP whose post runs the event loop for its answers (Behaviour::post_answers_each_message):
   // its requester runs from Doorbell's loop, one message at a time, not from RunReady.

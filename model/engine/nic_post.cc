@@ -130,31 +130,21 @@ void Nic::FetchWqes(Qp& qp, size_t first, const DoorbellWrite& db, uint64_t extr
     ready += t.pcie_read_ns + (SerializationPs(t.pcie_gbps, n * uint64_t{t.wqe_bytes}) + 999) / 1000;
   }
   if (wqe_fetch_.size() < n * stride) wqe_fetch_.resize(n * stride);
-  std::vector<bool>& failed = fetch_failed_;
-  failed.assign(n, false);
+  bool failed = false;
   if (by_mmio) {
     std::memcpy(wqe_fetch_.data(), db.images, db.image_bytes);  // in the doorbell's MMIO write
   } else {
-    // The WQEs were posted one after another, so their slots follow each other: one run
-    // (split only where the ring wraps, ReadSqSlots).
-    const size_t slots = qp.send_ring_slots();
+    // The WQEs a ring makes known are the latest posts (FirstUnfetched stops at a ghost) and
+    // each post takes the next slot, so they are one run (two reads where it wraps).
     const uint64_t before = bus_->delay_total();
-    for (size_t i = 0, run = 1; i < n; i += run) {
-      run = 1;
-      while (i + run < n && qp.sq[first + i + run].slot == (qp.sq[first + i].slot + run) % slots) {
-        ++run;
-      }
-      if (!ReadSqSlots(qp, first + i, run, &wqe_fetch_[i * stride])) {
-        std::fill(failed.begin() + i, failed.begin() + i + run, true);
-      }
-    }
+    failed = !ReadSqSlots(qp, first, n, wqe_fetch_.data());
     ready += bus_->delay_total() - before;  // host_bus.h contract 3
   }
   for (size_t i = 0; i < n; ++i) {
     SendWqe& w = qp.sq[first + i];
     w.ready_ns = ready;
     w.fetched = true;
-    if (failed[i]) {
+    if (failed) {
       w.fetch_failed = true;  // the WQE keeps the provider's fields for its completion
       continue;
     }

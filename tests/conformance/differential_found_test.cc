@@ -1302,11 +1302,8 @@ TEST_P(Conformance, AnAtomicResumedByAReadsCreditInThePostIsAnsweredBeforeTheNex
   ASSERT_EQ(ToRtsWith(*dev_, p, qb, qa), 0);
   Buffer buf = Reg(8192, kAll);
   std::memset(buf.buf, 0x2d, 8192);
-  PdHandle other;
-  ASSERT_EQ(dev_->AllocPd(&other), 0);
-  Buffer foreign;
-  ASSERT_EQ(dev_->RegMr(other, 4096, kAll, &foreign.mr, &foreign.buf, &foreign.lkey,
-                        &foreign.rkey), 0);
+  Buffer foreign = RegInOtherPd(4096, kAll);
+  if (HasFailure()) return;
   size_t bad = 99;
   ASSERT_EQ(dev_->PostRecv(qb, {Recv(10, {buf.At(6144, 240)})}, &bad), 0);
   SendWr read = RdmaTo(1, WrOpcode::kRdmaRead, {buf.At(0, 200)}, buf, 4096);
@@ -2159,11 +2156,8 @@ TEST_P(Conformance, AReadThatFailsLocallyEndsARetryUnderWay) {
   RcPair r;
   RcPairAfterStaleRetry(p, buf, &r);
   if (HasFatalFailure()) return;
-  PdHandle other;
-  ASSERT_EQ(dev_->AllocPd(&other), 0);
-  Buffer foreign;
-  ASSERT_EQ(dev_->RegMr(other, 4096, kAll, &foreign.mr, &foreign.buf, &foreign.lkey,
-                        &foreign.rkey), 0);
+  Buffer foreign = RegInOtherPd(4096, kAll);
+  if (HasFailure()) return;
   size_t bad = 99;
   SendWr read = RdmaTo(2, WrOpcode::kRdmaRead, {foreign.At(0, 3000)}, buf, 4096);
   read.send_flags = send_flag::kSignaled;

@@ -192,10 +192,8 @@ TEST_P(Conformance, UdMessageOverTheMtuSucceedsWithoutItsSgesChecked) {
 // SGE's lkey is not used (here: a buffer registered in another PD, lkey 0).
 TEST_P(Conformance, InlineDataNeedsNoLkeyOfTheQpsPd) {
   if (dattr_.max_inline_data < 32) GTEST_SKIP() << "max_inline_data " << dattr_.max_inline_data;
-  PdHandle other;
-  ASSERT_EQ(dev_->AllocPd(&other), 0);
-  Buffer src;
-  ASSERT_EQ(dev_->RegMr(other, 4096, kAll, &src.mr, &src.buf, &src.lkey, &src.rkey), 0);
+  Buffer src = RegInOtherPd(4096, kAll);
+  if (HasFailure()) return;
   std::memset(src.buf, 0x6b, 32);
   QpInitAttr init;
   init.qp_type = QpType::kRc;

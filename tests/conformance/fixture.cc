@@ -33,6 +33,16 @@ Buffer Conformance::Reg(size_t len, AccessFlags access) {
   return b;
 }
 
+Buffer Conformance::RegInOtherPd(size_t len, AccessFlags access, PdHandle* pd) {
+  PdHandle other;
+  EXPECT_EQ(dev_->AllocPd(&other), 0);
+  if (pd) *pd = other;
+  Buffer b;
+  b.len = len;
+  EXPECT_EQ(dev_->RegMr(other, len, access, &b.mr, &b.buf, &b.lkey, &b.rkey), 0);
+  return b;
+}
+
 CqHandle Conformance::Cq(int cqe) {
   CqHandle cq;
   int actual = 0;

@@ -36,6 +36,8 @@ class Conformance : public ::testing::TestWithParam<BackendCase> {
 
   // Resources (fail the test on error).
   Buffer Reg(size_t len, AccessFlags access);
+  // A region in a PD of its own (allocated here; its handle in *pd when asked for).
+  Buffer RegInOtherPd(size_t len, AccessFlags access, PdHandle* pd = nullptr);
   CqHandle Cq(int cqe = 64);
   QpHandle Qp(QpType type, uint32_t max_send_wr = 16, uint32_t max_recv_wr = 16,
               uint32_t max_sge = 2, bool sq_sig_all = false, CqHandle cq = {});

@@ -266,11 +266,8 @@ TEST_P(MemoryWindow, Type1BindChecksAtThePost) {
   bind.bind_info.mr = MrHandle{};
   EXPECT_EQ(dev_->BindMw(a_, t1, bind, &rkey), EINVAL) << "no region";
   PdHandle pd2;
-  ASSERT_EQ(dev_->AllocPd(&pd2), 0);
-  Buffer other;
-  ASSERT_EQ(dev_->RegMr(pd2, 4096, kLocalWrite | kMwBind, &other.mr, &other.buf, &other.lkey,
-                        &other.rkey),
-            0);
+  Buffer other = RegInOtherPd(4096, kLocalWrite | kMwBind, &pd2);
+  if (HasFailure()) return;
   bind.bind_info.mr = other.mr;
   bind.bind_info.addr = other.Addr(0);
   EXPECT_EQ(dev_->BindMw(a_, t1, bind, &rkey), EPERM) << "libibverbs: the MR of another PD";
