@@ -25,6 +25,14 @@
 //     thread that made the first one; calls from other threads fail with EPERM), except
 //     that a front end serializing every call itself may hand them to another thread and
 //     back (MoveModelThread).
+//  6. Inside a simulation the program runs itself (a SystemC user's sc_main that calls
+//     sc_start): make the Backend before sc_start (it elaborates the platform, 3), then
+//     make the model calls from a thread process (SC_THREAD) of the program. A call that
+//     waits (WaitForCompletions, Wait*, Advance, a PostSend that runs to completion) waits
+//     with SystemC's wait(), so the program's other processes run meanwhile, and returns
+//     with sc_time_stamp() at the model's time (model/sim/sc_clock.h contract 8); between
+//     calls the devices go on by themselves as SystemC's time passes. From a method
+//     process no time passes in such a call. examples/systemc/verbs_in_simulation.cc.
 //
 // main(): nothing special is needed. A binary with its own main() (the CLI) just links
 // //model:model_backend; the SystemC kernel starts lazily on first use (sc_start from any

@@ -189,7 +189,11 @@ void ScClock::Step() {
     e.source->RunDue(key);
     if (done_ && (*done_)()) {  // contract 2
       stopped_ = true;
-      sc_core::sc_pause();
+      if (waiter_) {
+        waiter_->notify();  // contract 8: the waiting thread runs in this evaluation phase
+      } else {
+        sc_core::sc_pause();
+      }
       break;
     }
   }
@@ -245,8 +249,20 @@ void ScClock::SuspendActive() {
   if (following_) following_->Suspend();
 }
 
+namespace {
+// Contract 8: the caller is a thread process of a simulation under way (a user's sc_main
+// called sc_start), so a wait is the thread's wait(), not an sc_start of ours.
+bool InSimulationThread() {
+  if (sc_core::sc_get_status() != sc_core::SC_RUNNING) return false;
+  const sc_core::sc_process_handle h = sc_core::sc_get_current_process_handle();
+  return h.valid() && (h.proc_kind() == sc_core::SC_THREAD_PROC_ ||
+                       h.proc_kind() == sc_core::SC_CTHREAD_PROC_);
+}
+}  // namespace
+
 bool ScClock::RunUntil(const std::function<bool()>& done, uint64_t deadline_ns) {
   if (done()) return true;
+  if (sc_core::sc_get_status() == sc_core::SC_RUNNING) return RunInThread(done, deadline_ns);
   Activate();
   done_ = &done;
   stopped_ = false;
@@ -271,6 +287,44 @@ bool ScClock::RunUntil(const std::function<bool()>& done, uint64_t deadline_ns) 
   now_ = std::max(now_, KernelNs());
   const bool stopped = stopped_;
   stopped_ = false;
+  return stopped || done();
+}
+
+bool ScClock::RunInThread(const std::function<bool()>& done, uint64_t deadline_ns) {
+  // Contract 8. A method cannot wait, and its caller's time cannot pass: nothing runs.
+  if (!InSimulationThread() || waiter_) return done();
+  Activate();
+  sc_core::sc_event woken;
+  waiter_ = &woken;
+  done_ = &done;
+  stopped_ = false;
+  const uint64_t room =
+      (sc_core::sc_max_time().value() - sc_core::sc_time_stamp().value()) / TicksPerNs();
+  const uint64_t kernel = KernelNs();
+  if (deadline_ns > kernel && deadline_ns - kernel > room) deadline_ns = kernel + room;
+  deadline_ = deadline_ns;
+  for (;;) {
+    const uint64_t now = KernelNs();
+    if (stopped_ || now >= deadline_ns) break;
+    sc_core::wait(sc_core::sc_time::from_value((deadline_ns - now) * TicksPerNs()), woken);
+  }
+  // Contract 2: what is due at exactly the deadline runs before the wait ends (other
+  // processes' activity at this time included, a bounded number of delta cycles).
+  for (int i = 0; i < 1000 && !stopped_ && sc_core::sc_pending_activity_at_current_time(); ++i) {
+    sc_core::wait(sc_core::SC_ZERO_TIME);
+  }
+  waiter_ = nullptr;
+  done_ = nullptr;
+  const bool stopped = stopped_;
+  stopped_ = false;
+  if (stopped) KickDue();  // what the Step left due runs in the next delta cycle
+  // A Step that ran ahead (contract 7) ended the wait early in the kernel's time: the
+  // thread goes on at the clock's time, as a quantum keeper's sync does.
+  const uint64_t kernel_now = KernelNs();
+  if (now_ > kernel_now) {
+    sc_core::wait(sc_core::sc_time::from_value((now_ - kernel_now) * TicksPerNs()));
+  }
+  now_ = std::max(now_, KernelNs());
   return stopped || done();
 }
 

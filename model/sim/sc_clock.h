@@ -56,6 +56,22 @@
 //     (0 unless that is the active clock's time): the offset a TLM transaction issued then
 //     carries as its delay (platform.h contract 2). The quantum is process-wide, 1 us by default (as the
 //     SystemC NIC's, model/systemc/nic.h contract 3); SetQuantumNs(0): no decoupling.
+//  8. Inside a simulation that a program runs itself (its sc_main called sc_start, and one of
+//     its thread processes, SC_THREAD or SC_CTHREAD, makes the model calls): RunUntil
+//     cannot call sc_start, so the calling thread waits instead (sc_core::wait) until
+//     done() holds (a Step that sees it wakes the thread at once, instead of sc_pause)
+//     or the kernel's time reaches the deadline; what is due at exactly the deadline
+//     runs first (up to 1000 delta cycles while SystemC has activity then). A Step that
+//     ran ahead (7) ends the wait early in kernel time: the thread then waits until the
+//     kernel's time is the clock's (a quantum keeper's sync), so when RunUntil returns,
+//     sc_time_stamp() is the World's time plus its epoch. Meanwhile
+//     the program's own processes run as SystemC schedules them: one scheduler for both.
+//     After the wait the clock goes on following the kernel, so the NIC works on while
+//     the program's thread waits in its own way (wait(t)), as a device does. Called from
+//     a method process (which cannot wait), or from a second thread while one waits,
+//     RunUntil lets no time pass and returns done(). The platform (platform.h) must
+//     still be elaborated before the first sc_start: make the model Backend first
+//     (model_backend.h contract 6).
 #pragma once
 
 #include <cstdint>
@@ -63,6 +79,10 @@
 #include <vector>
 
 #include "model/engine/event_queue.h"
+
+namespace sc_core {
+class sc_event;
+}
 
 namespace qptwin::model::sim {
 
@@ -133,6 +153,9 @@ class ScClock : public engine::EventQueue {
   bool in_step_ = false;
   bool stopped_ = false;  // done() held: nothing more runs until the next RunUntil
   const std::function<bool()>* done_ = nullptr;
+  // Contract 8: the event the thread waiting in RunInThread waits for (null: no such wait).
+  sc_core::sc_event* waiter_ = nullptr;
+  bool RunInThread(const std::function<bool()>& done, uint64_t deadline_ns);
   uint64_t deadline_ = 0;  // RunUntil's, while done_ is set (contract 7)
   uint64_t epoch_ticks_ = 0;  // kernel ticks at this clock's time 0
   uint64_t step_kernel_ = 0;  // KernelNs() when the Step under way (in_step_) began

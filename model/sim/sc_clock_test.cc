@@ -10,7 +10,10 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include <systemc>
 
 #include "model/engine/event_queue.h"
 #include "model/engine/event_source.h"
@@ -215,6 +218,62 @@ TEST(ScClock, RunsAheadOfTheKernelByAtMostTheQuantum) {
     EXPECT_EQ(c.Now(), 1060u);
   }
   ScClock::SetQuantumNs(saved);
+}
+
+// Contract 8: inside a simulation the program runs itself (here the test calls sc_start, as
+// a user's sc_main would), a thread process's RunUntil waits with SystemC's wait(): it
+// ends at the wake-up that made done() hold, or at the deadline, and the clock goes on
+// following the kernel afterwards; a method's RunUntil lets no time pass.
+TEST(ScClock, InsideAUsersSimulationAThreadWaitsWithSystemCsWait) {
+  ScClock c;
+  std::vector<std::pair<int, uint64_t>> ran;  // item, the clock's time
+  EventFifo<int> f(&c, [&](int& x) { ran.emplace_back(x, c.Now()); });
+  f.Push(500, 1);
+  f.Push(2000, 2);
+  const uint64_t base = KernelNowNs();
+  struct {
+    bool first = false, second = true, in_method = true;
+    uint64_t t1 = 0, k1 = 0, t2 = 0, k2 = 0, method_now = 0;
+    int ticks = 0;
+  } r;
+  sc_core::sc_spawn(
+      [&] {
+        r.first = c.RunUntil([&] { return ran.size() >= 1; }, 100000);
+        r.t1 = c.Now();
+        r.k1 = KernelNowNs() - base;
+        r.second = c.RunUntil([&] { return ran.size() >= 2; }, 1500);
+        r.t2 = c.Now();
+        r.k2 = KernelNowNs() - base;
+      },
+      sc_core::sc_gen_unique_name("user_driver"));
+  sc_core::sc_spawn(
+      [&] {  // ends before the test does (the processes outlive it)
+        for (int i = 0; i < 29; ++i) {
+          sc_core::wait(100, sc_core::SC_NS);
+          ++r.ticks;
+        }
+      },
+      sc_core::sc_gen_unique_name("user_ticker"));
+  sc_core::sc_spawn_options method;
+  method.spawn_method();
+  sc_core::sc_spawn(
+      [&] {
+        r.in_method = c.RunUntil([] { return false; }, 700);
+        r.method_now = c.Now();
+      },
+      sc_core::sc_gen_unique_name("user_method"), &method);
+  sc_core::sc_start(sc_core::sc_time(3000, sc_core::SC_NS));
+  EXPECT_TRUE(r.first);
+  EXPECT_EQ(r.t1, 500u);
+  EXPECT_EQ(r.k1, 500u) << "the thread resumes at the wake-up's time";
+  EXPECT_FALSE(r.second);
+  EXPECT_EQ(r.t2, 1500u);
+  EXPECT_EQ(r.k2, 1500u) << "the thread resumes at the deadline";
+  EXPECT_FALSE(r.in_method);
+  EXPECT_EQ(r.method_now, 0u) << "a method cannot wait: no time passed";
+  ASSERT_EQ(ran.size(), 2u);
+  EXPECT_EQ(ran[1], std::make_pair(2, uint64_t{2000})) << "the clock follows the kernel after the wait";
+  EXPECT_EQ(r.ticks, 29) << "the user's own process ran meanwhile";
 }
 
 }  // namespace
