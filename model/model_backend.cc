@@ -97,6 +97,7 @@ class ModelBackend : public Backend {
       world_->nic(i)->SetDoorbellPort(&sim::Platform::Get()->slot(i));
       // Contract 9: its messages cross the slot's net_out, the fabric and the far net_in.
       world_->nic(i)->SetNetPort(&sim::Platform::Get()->slot(i));
+      world_->nic(i)->SetTracePort(&sim::Platform::Get()->slot(i));  // platform.h 10
     }
   }
 

@@ -12,8 +12,10 @@
 //    receive posted on mdev1; the data is checked byte for byte;
 //  - a ticker process wakes every 100 ns meanwhile (the proof that the model's waits are
 //    SystemC's: it counts the simulated time the driver waited);
-//  - the VCD holds the driver's QP states, its send queue's occupancy (posted, not yet
-//    completed), the completions it has seen, and the ticker.
+//  - the VCD holds the NICs' own signals (model/sim/platform.h contract 10: each port's
+//    link_busy, and per QP its number, state, send and receive queue occupancy, at the
+//    engine's times), the driver's view (QP states as it queried them, its send queue's
+//    occupancy, the completions it has seen) and the ticker.
 // The exit code is 0 when every check held; each failed check prints a line.
 #include <systemc>
 
@@ -25,6 +27,7 @@
 #include <vector>
 
 #include "model/model_backend.h"
+#include "model/sim/platform.h"
 #include "spec/bring_up.h"
 
 namespace {
@@ -215,8 +218,19 @@ int sc_main(int argc, char** argv) {
   sc_core::sc_trace(tf, driver.sq_occupancy_a, "sq_occupancy_a");
   sc_core::sc_trace(tf, driver.completions, "completions");
   sc_core::sc_trace(tf, ticker.ticks, "ticks");
+  // The NICs' own signals: device k of the Backend is the platform's slot k.
+  for (int slot = 0; slot < 2; ++slot) qptwin::model::sim::Platform::Get()->slot(slot).Trace(tf, 1);
+  // The first message mdev0 sends (the WRITE): when its last byte left the port, which is
+  // when nic0's link_busy falls (the test checks the VCD against this line).
+  uint64_t write_left_ns = 0;
+  qptwin::model::sim::Platform::SetNetObserver([&](const qptwin::model::sim::NetRecord& r) {
+    if (r.src_slot == 0 && write_left_ns == 0) write_left_ns = r.leave_ns;
+  });
   sc_core::sc_start();  // the driver stops the simulation when it is done
   sc_core::sc_close_vcd_trace_file(tf);
+  qptwin::model::sim::Platform::SetNetObserver({});
+  std::printf("verbs_in_simulation: the WRITE's last byte left mdev0's port at %llu ns\n",
+              static_cast<unsigned long long>(write_left_ns));
   Check(driver.completions.read() == 3, "three completions seen");
   if (failures == 0) std::printf("verbs_in_simulation: all checks passed\n");
   return failures == 0 ? 0 : 1;

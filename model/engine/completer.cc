@@ -40,6 +40,7 @@ void Nic::CompleterRunsInError(Qp& qp) {
 }
 
 void Nic::CompleterRunsInReset(Qp& qp) {
+  QueuesNote note(*this, qp);
   // rxe_comp.c rxe_completer in RESET: rxe_drain_resp_pkts(qp, false) moves the consumer past
   // every WQE queued, without a completion: the WRs a post refused in RESET left queued
   // (Behaviour::post_send_below_rts_queues) never complete when the transport timer armed
@@ -369,6 +370,7 @@ void Nic::CompleteWqe(Qp& qp, size_t index, WcStatus status) {
 }
 
 void Nic::DrainSq(Qp& qp) {
+  QueuesNote note(*this, qp);
   // SQ completions in posting order: only the head may retire.
   while (!qp.sq.empty() && qp.sq.front().done) {
     if (qp.sq_next == 0 && RerunsFromStaleSlot(qp.sq.front())) {
@@ -808,6 +810,7 @@ bool Nic::RequesterStopped(const Qp& qp) const {
 }
 
 size_t Nic::DropGhosts(Qp& qp, size_t index) {
+  QueuesNote note(*this, qp);
   // rxe_req.c req_retry: req.wqe_index = the consumer index, req.psn = comp.psn. The ghosts
   // lie before the consumer index: the retry never sends them again, and the WQEs it resends
   // take their PSNs from comp.psn on (update_wqe_psn), the first ghost's PSN when ghosts

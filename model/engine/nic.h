@@ -24,6 +24,7 @@
 #include "model/engine/event_source.h"
 #include "model/engine/doorbell_port.h"
 #include "model/engine/net_port.h"
+#include "model/engine/trace_port.h"
 #include "model/engine/host_bus.h"
 #include "model/engine/memory.h"
 #include "model/engine/objects.h"
@@ -161,6 +162,9 @@ class Nic {
   void SetDoorbellPort(DoorbellPort* port) { doorbell_ = port; }
   // The NIC's messages leave through `port` (net_port.h; never null, it outlives the NIC).
   void SetNetPort(NetPort* port) { net_ = port; }
+  // Changes a tracer draws (trace_port.h; null: none, the default; it outlives the NIC).
+  void SetTracePort(TracePort* port) { trace_ = port; }
+  TracePort* tracing() const { return trace_ && trace_->on ? trace_ : nullptr; }
   // World::RunHeldWork: a flush DeferFlushToTickEnd held back.
   void RunHeldFlush(Qp& qp);
   // The latest deadline in [from, to] of a live transport timer of a QP other than
@@ -229,6 +233,23 @@ class Nic {
   void WalkStopped(Qp& qp);
   void FlushRq(Qp& qp);
   void ResetQueues(Qp& qp);
+  // trace_port.h contract 2: the QP's queue counts to the tracer, when on and changed.
+  void NoteQueues(Qp& qp) {
+    if (trace_ && trace_->on) ReportQueues(qp);
+  }
+  void ReportQueues(Qp& qp);
+  // Reports the QP's queue counts when the scope ends (a function that moves WQEs).
+  class QueuesNote {
+   public:
+    QueuesNote(Nic& nic, Qp& qp) : nic_(nic), qp_(qp) {}
+    ~QueuesNote() { nic_.NoteQueues(qp_); }
+    QueuesNote(const QueuesNote&) = delete;
+    QueuesNote& operator=(const QueuesNote&) = delete;
+
+   private:
+    Nic& nic_;
+    Qp& qp_;
+  };
   void CheckDrained(Qp& qp);
   // Pushes a CQE; on overflow raises CQ_ERR and moves `qp` to ERR (R13, R14), except a
   // requester's CQE (`from_completer`: a successful send-queue CQE, or a ring slot's stale
@@ -509,6 +530,7 @@ class Nic {
   // ReqCheckLocal to ReqTransmit: the extra target time of the message's WQE re-read and
   // payload read (host_bus.h contract 3).
   uint64_t transfers_delay_ns_ = 0;
+  TracePort* trace_ = nullptr;  // SetTracePort
   std::vector<uint8_t> wqe_fetch_;  // FetchWqes' and RereadWqe's buffer on the NIC side
   bool in_post_ = false;             // Doorbell's requester run (Packet::sent_by_post)
   // The QP whose post runs the event loop for its answers (Behaviour::post_answers_each_message):

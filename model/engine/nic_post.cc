@@ -170,6 +170,7 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     if (bad) *bad = 0;
     return EINVAL;
   }
+  QueuesNote note(*this, *qp);
   // Host: one call builds every WQE and rings one doorbell when its work is done (timing.h
   // contract 2); the NIC's share, from the doorbell on, is FetchWqes'.
   const HostTiming& host = profile().timing.host;
@@ -271,6 +272,7 @@ int Nic::PostRecv(uint32_t ctx, uint32_t h, const std::vector<RecvWr>& wrs, size
     if (bad) *bad = 0;
     return EINVAL;
   }
+  QueuesNote note(*this, *qp);
   const HostTiming& host = profile().timing.host;
   ChargeHost(host.post_call_ns + wrs.size() * host.post_wr_ns);
   PostQueue q{qp->type, qp->state, qp->srq != nullptr, qp->rq.size(), qp->cap.max_recv_wr,

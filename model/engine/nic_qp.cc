@@ -77,6 +77,7 @@ int Nic::CreateXrcRecvQp(uint32_t ctx, const QpInitAttr& given, uint32_t* out, Q
   *out = qp->handle;
   if (actual) *actual = qp->cap;
   by_qpn_[qp->qpn] = qp.get();
+  if (TracePort* t = tracing()) t->QpCreated(world_->events().Now(), qp->qpn);
   InstallQpContext(*qp);  // nic_cache.cc
   qps_[qp->handle] = std::move(qp);
   ChargeHost(profile().timing.control.create_qp_ns);
@@ -135,6 +136,7 @@ int Nic::CreateQp(uint32_t ctx, const QpInitAttr& given, uint32_t* out, QpCap* a
   *out = qp->handle;
   if (actual) *actual = qp->cap;
   by_qpn_[qp->qpn] = qp.get();
+  if (TracePort* t = tracing()) t->QpCreated(world_->events().Now(), qp->qpn);
   InstallQpContext(*qp);  // nic_cache.cc
   qps_[qp->handle] = std::move(qp);
   ChargeHost(profile().timing.control.create_qp_ns);  // a command to the device
@@ -359,13 +361,26 @@ int Nic::History(uint32_t ctx, uint32_t h, size_t first, std::vector<StateChange
 }
 
 void Nic::SetState(Qp& qp, QpState to, const std::string& cause) {
+  if (to != qp.state) {
+    if (TracePort* t = tracing()) t->QpState(world_->events().Now(), qp.qpn, to);
+  }
   qp.history.push_back({world_->events().Now(), qp.state, to, cause});
   ++history_version_;
   qp.state = to;
   qp.attr.qp_state = to;
 }
 
+void Nic::ReportQueues(Qp& qp) {
+  const auto sq = static_cast<uint32_t>(qp.posted_wqes());
+  const auto rq = static_cast<uint32_t>(qp.rq.size());
+  if (sq == qp.traced_sq && rq == qp.traced_rq) return;
+  qp.traced_sq = sq;
+  qp.traced_rq = rq;
+  trace_->QpQueues(world_->events().Now(), qp.qpn, sq, rq);
+}
+
 void Nic::ResetQueues(Qp& qp) {
+  QueuesNote note(*this, qp);
   for (SendWqe& w : qp.sq) ReturnRdCredit(qp, w);
   qp.sq.clear();
   qp.unwalked.clear();
@@ -543,6 +558,7 @@ void Nic::FlushPostedInError(Qp& qp, size_t from) {
 }
 
 void Nic::ResumeUnwalked(Qp& qp) {
+  QueuesNote note(*this, qp);
   qp.requester_dead = false;  // rxe_qp.c: req.state READY (RTS) or INIT
   if (qp.unwalked.empty()) return;
   Ring<SendWqe> sq;
@@ -564,6 +580,7 @@ void Nic::ResumeUnwalked(Qp& qp) {
 }
 
 void Nic::OverwriteStaleSlots(Qp& qp, size_t first_posted) {
+  QueuesNote note(*this, qp);
   // rxe: the stale WQEs ResumeUnwalked put ahead sit in ring slots req.wqe_index .. consumer
   // - 1, the WQEs the program posted since from the consumer on; a post writes its WQEs at
   // the producer, modulo the ring's slots, onto stale ones once it goes round. The requester
@@ -675,6 +692,7 @@ void Nic::EnterSqe(Qp& qp, const std::string& cause) {
 }
 
 void Nic::FlushSq(Qp& qp) {
+  QueuesNote note(*this, qp);
   // R6/R7: head to tail; a finished WQE reports its own outcome, the rest WR_FLUSH_ERR.
   Ring<SendWqe> sq;
   sq.swap(qp.sq);
@@ -702,6 +720,7 @@ void Nic::FlushSq(Qp& qp) {
 }
 
 void Nic::FlushRq(Qp& qp) {
+  QueuesNote note(*this, qp);
   RecvQueue rq;
   rq.swap(qp.rq);
   for (const RecvWr& r : rq) {

@@ -261,6 +261,7 @@ struct Qp : std::enable_shared_from_this<Qp> {
   bool may_have_stuck = false;
   // The WQEs the program posted and that have not retired (what max_send_wr bounds).
   size_t posted_wqes() const { return sq.size() - ghosts; }
+  uint32_t traced_sq = 0, traced_rq = 0;  // the counts a tracer saw last (trace_port.h)
   // rxe's send ring (rxe_queue.c rxe_queue_init): the granted max_send_wr + 1 slots, rounded
   // up to a power of two; its producer, consumer and req.wqe_index count modulo this.
   size_t send_ring_slots() const {

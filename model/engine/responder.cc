@@ -471,6 +471,7 @@ bool Nic::TakeRecv(Qp& qp, RecvWr* out, bool* fetch_failed) {
   RecvQueue& q = srq ? srq->rq : qp.rq;
   if (!ReceiveReady(qp, q)) return false;
   const bool fetched = q.Fetch(Dma(DmaKind::kRecvWqe, qp.qpn), out);  // recv_queue.h 3
+  if (!srq) NoteQueues(qp);
   if (fetch_failed) *fetch_failed = !fetched;
   if (srq) CheckSrqLimit(*srq);
   return true;

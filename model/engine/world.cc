@@ -253,6 +253,9 @@ uint64_t World::Transmit(Packet&& pkt, uint64_t ready_ns, uint64_t proc_ns, uint
     end_ps = std::max(end_ps, all_ps + proc_ns * kPsPerNs + last);
   }
   port.tx_free_ps = end_ps;
+  if (TracePort* t = nics_[pkt.src_nic]->tracing()) {  // trace_port.h contract 3
+    t->LinkBusy(clock_->Now(), start_ps / kPsPerNs, CeilNs(end_ps));
+  }
 
   bool lost = false;
   for (uint32_t i = 0; i < w.packets; ++i) {

@@ -1,6 +1,13 @@
+// sc_spawn (the tracer, contract 10): Bazel defines this (local_defines), tools/fuzz/build.sh's
+// plain clang++ build does not.
+#ifndef SC_INCLUDE_DYNAMIC_PROCESSES
+#define SC_INCLUDE_DYNAMIC_PROCESSES
+#endif
 #include "model/sim/platform.h"
 
+#include <algorithm>
 #include <cstring>
+#include <functional>
 #include <string>
 
 #include "model/engine/nic.h"
@@ -135,6 +142,97 @@ NicSlot::NicSlot(sc_core::sc_module_name name, int index, HostCpu::Socket* cpu)
   mmio.register_b_transport(this, &NicSlot::MmioTransport);
   mmio_gp_.set_extension(&mmio_ext_);
   mmio_gp_.set_extension(&ext_);  // labelled as the DMA is (contract 6: kind DOORBELL)
+}
+
+void NicSlot::Trace(sc_core::sc_trace_file* tf, int qps) {
+  if (on || !tf) return;
+  on = true;
+  traced_count_ = qps < 0 ? 0 : qps;
+  traced_.reset(new TracedQp[static_cast<size_t>(traced_count_)]);
+  const std::string me = name();
+  sc_core::sc_trace(tf, link_busy_, me + ".link_busy");
+  for (int i = 0; i < traced_count_; ++i) {
+    const std::string q = me + ".qp" + std::to_string(i) + ".";
+    sc_core::sc_trace(tf, traced_[i].qpn, q + "qpn");
+    sc_core::sc_trace(tf, traced_[i].state, q + "state");
+    sc_core::sc_trace(tf, traced_[i].sq, q + "sq");
+    sc_core::sc_trace(tf, traced_[i].rq, q + "rq");
+  }
+  sc_core::sc_spawn_options opts;
+  opts.spawn_method();
+  opts.dont_initialize();
+  opts.set_sensitivity(&trace_event_);
+  sc_core::sc_spawn([this] { ApplyTraces(); }, sc_core::sc_gen_unique_name("tracer"), &opts);
+}
+
+NicSlot::TracedQp* NicSlot::TracedOf(uint32_t qpn) {
+  for (const auto& [n, i] : traced_by_qpn_) {
+    if (n == qpn) return &traced_[i];
+  }
+  return nullptr;
+}
+
+void NicSlot::TraceAt(uint64_t now_ns, uint64_t at_ns, int* field, int value) {
+  // Contract 10: the change's kernel time, from the engine's time and its lead over the
+  // kernel (sc_clock.h contract 7).
+  const uint64_t ticks_per_ns = sc_core::sc_time(1, sc_core::SC_NS).value();
+  const uint64_t later = (at_ns > now_ns ? at_ns - now_ns : 0) + ScClock::AheadNsAt(now_ns);
+  const uint64_t now = sc_core::sc_time_stamp().value();
+  const TraceChange c{now + later * ticks_per_ns, trace_seq_++, field, value};
+  const bool first = trace_heap_.empty() || trace_heap_.front() > c;
+  trace_heap_.push_back(c);
+  std::push_heap(trace_heap_.begin(), trace_heap_.end(), std::greater<>{});
+  if (first) trace_event_.notify(sc_core::sc_time::from_value(c.due - now));
+}
+
+void NicSlot::ApplyTraces() {
+  const uint64_t now = sc_core::sc_time_stamp().value();
+  while (!trace_heap_.empty() && trace_heap_.front().due <= now) {
+    std::pop_heap(trace_heap_.begin(), trace_heap_.end(), std::greater<>{});
+    const TraceChange& c = trace_heap_.back();
+    if (c.field) {
+      *c.field = c.value;
+    } else {
+      link_busy_ = c.value != 0;
+    }
+    trace_heap_.pop_back();
+  }
+  if (!trace_heap_.empty()) {
+    trace_event_.notify(sc_core::sc_time::from_value(trace_heap_.front().due - now));
+  }
+}
+
+void NicSlot::QpCreated(uint64_t now_ns, uint32_t qpn) {
+  // A number used again (a later Backend's QP) is its newest QP's.
+  for (auto it = traced_by_qpn_.begin(); it != traced_by_qpn_.end(); ++it) {
+    if (it->first == qpn) {
+      traced_by_qpn_.erase(it);
+      break;
+    }
+  }
+  if (traced_used_ >= traced_count_) return;
+  const int i = traced_used_++;
+  traced_by_qpn_.insert(traced_by_qpn_.begin(), {qpn, i});
+  TraceAt(now_ns, now_ns, &traced_[i].qpn, static_cast<int>(qpn));
+  TraceAt(now_ns, now_ns, &traced_[i].state, static_cast<int>(qptwin::QpState::kReset));
+  TraceAt(now_ns, now_ns, &traced_[i].sq, 0);
+  TraceAt(now_ns, now_ns, &traced_[i].rq, 0);
+}
+
+void NicSlot::QpState(uint64_t now_ns, uint32_t qpn, qptwin::QpState state) {
+  if (TracedQp* q = TracedOf(qpn)) TraceAt(now_ns, now_ns, &q->state, static_cast<int>(state));
+}
+
+void NicSlot::QpQueues(uint64_t now_ns, uint32_t qpn, uint32_t sq, uint32_t rq) {
+  if (TracedQp* q = TracedOf(qpn)) {
+    TraceAt(now_ns, now_ns, &q->sq, static_cast<int>(sq));
+    TraceAt(now_ns, now_ns, &q->rq, static_cast<int>(rq));
+  }
+}
+
+void NicSlot::LinkBusy(uint64_t now_ns, uint64_t from_ns, uint64_t until_ns) {
+  TraceAt(now_ns, from_ns, nullptr, 1);  // link_busy_
+  TraceAt(now_ns, until_ns, nullptr, 0);
 }
 
 NicSlot::~NicSlot() {  // ours, not the payloads' to free

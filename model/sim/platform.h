@@ -83,6 +83,18 @@
 //     fabric.outK to nicK.net_in. Routing is by NetMessage::dst_slot. An observer
 //     (SetNetObserver) sees each message that reaches a net_in (the CLI's `qptwin run
 //     --net`).
+// 10. Tracing (engine/trace_port.h): slot.Trace(tf, qps), before the first sc_start (sc_trace's
+//     rule), adds to the VCD file `tf`, under the slot's name: `link_busy` (the port sends a
+//     message's bytes: engine/world.h Transmit's wire time) and, for the first `qps` QPs
+//     made on the slot's devices (in the order they were made, by any Backend of the
+//     process), `qpI.qpn`, `qpI.state` (ibv_qp_state's value), `qpI.sq` (send WQEs posted,
+//     not retired) and `qpI.rq` (receives posted to its own queue, not taken). Each value
+//     changes at the engine's time of the change, also when the engine runs ahead of
+//     SystemC's time (sc_clock.h contract 7): a process of the slot applies it when the
+//     kernel reaches that time (in a Backend's waits, or in the program's own simulation,
+//     model_backend.h contract 6). A change made while no simulation runs (between a
+//     Backend's waits) shows when the kernel next runs at or after its time. Untraced
+//     slots cost nothing (engine/trace_port.h contract 1).
 #pragma once
 
 #include <systemc>
@@ -100,6 +112,7 @@
 #include "model/engine/doorbell_port.h"
 #include "model/engine/host_bus.h"
 #include "model/engine/net_port.h"
+#include "model/engine/trace_port.h"
 
 namespace qptwin::model::sim {
 
@@ -254,7 +267,8 @@ class Fabric : public sc_core::sc_module {
 class NicSlot : public sc_core::sc_module,
                 public engine::HostBus,
                 public engine::DoorbellPort,
-                public engine::NetPort {
+                public engine::NetPort,
+                public engine::TracePort {
  public:
   static constexpr uint64_t kDoorbellOffset = 0x800;  // in the slot's MMIO space (contract 8)
 
@@ -273,8 +287,36 @@ class NicSlot : public sc_core::sc_module,
   void Send(engine::World& world, engine::Packet&& pkt, uint64_t leave_ns,
             uint64_t wire_bytes) override;
   const DmaCounters& counters() const { return counters_; }
+  // Contract 10: before the first sc_start, once.
+  void Trace(sc_core::sc_trace_file* tf, int qps);
+  // engine::TracePort (contract 10).
+  void QpCreated(uint64_t now_ns, uint32_t qpn) override;
+  void QpState(uint64_t now_ns, uint32_t qpn, qptwin::QpState state) override;
+  void QpQueues(uint64_t now_ns, uint32_t qpn, uint32_t sq, uint32_t rq) override;
+  void LinkBusy(uint64_t now_ns, uint64_t from_ns, uint64_t until_ns) override;
 
  private:
+  // Contract 10: traced values change at their kernel time (`due`, in ticks), in order.
+  struct TracedQp {
+    int qpn = 0, state = 0, sq = 0, rq = 0;
+  };
+  struct TraceChange {
+    uint64_t due = 0;
+    uint64_t seq = 0;
+    int* field = nullptr;  // or, when null, link_busy_
+    int value = 0;
+    bool operator>(const TraceChange& o) const { return due != o.due ? due > o.due : seq > o.seq; }
+  };
+  void TraceAt(uint64_t now_ns, uint64_t at_ns, int* field, int value);
+  void ApplyTraces();
+  TracedQp* TracedOf(uint32_t qpn);
+  std::unique_ptr<TracedQp[]> traced_;  // fixed at Trace (sc_trace keeps the addresses)
+  int traced_count_ = 0, traced_used_ = 0;
+  std::vector<std::pair<uint32_t, int>> traced_by_qpn_;  // the newest QP of a number first
+  bool link_busy_ = false;
+  std::vector<TraceChange> trace_heap_;  // a min-heap by (due, seq)
+  uint64_t trace_seq_ = 0;
+  sc_core::sc_event trace_event_;
   struct Arrival : NetLinkIf {
     NicSlot* slot = nullptr;
     void Transport(NetMessage& msg) override { slot->Arrive(msg); }
