@@ -22,6 +22,14 @@ struct ScClock::Slot {
   ScClock* clock = nullptr;  // the clock of the source that holds the slot; null: free
 };
 
+// Contract 8: a thread waiting in RunInThread.
+struct ScClock::Waiter {
+  const std::function<bool()>* done = nullptr;
+  uint64_t deadline = 0;
+  sc_core::sc_event woken;
+  bool satisfied = false;
+};
+
 namespace {
 
 // Kernel state, touched only on the kernel's thread (contract 5), as ScClock::following_.
@@ -158,7 +166,10 @@ void ScClock::Step() {
   // Contract 7: inside RunUntil the Step may run wake-ups up to a quantum ahead of the
   // kernel's time (never past the deadline); outside it only what is due.
   const uint64_t q = Quantum();
-  step_limit_ = done_ ? std::min(deadline_, kernel > ~uint64_t{0} - q ? ~uint64_t{0} : kernel + q)
+  uint64_t deadline = deadline_;
+  for (const Waiter* w : waiters_) deadline = std::min(deadline, w->deadline);
+  const bool ahead = (done_ || !waiters_.empty()) && syncing_ == 0;  // contract 8
+  step_limit_ = ahead ? std::min(deadline, kernel > ~uint64_t{0} - q ? ~uint64_t{0} : kernel + q)
                       : kernel;
   step_limit_ = std::max(step_limit_, now_);
   in_step_ = true;
@@ -189,11 +200,11 @@ void ScClock::Step() {
     e.source->RunDue(key);
     if (done_ && (*done_)()) {  // contract 2
       stopped_ = true;
-      if (waiter_) {
-        waiter_->notify();  // contract 8: the waiting thread runs in this evaluation phase
-      } else {
-        sc_core::sc_pause();
-      }
+      sc_core::sc_pause();
+      break;
+    }
+    if (!waiters_.empty() && WakeSatisfied()) {  // contract 8
+      stopped_ = true;
       break;
     }
   }
@@ -290,42 +301,57 @@ bool ScClock::RunUntil(const std::function<bool()>& done, uint64_t deadline_ns) 
   return stopped || done();
 }
 
+bool ScClock::WakeSatisfied() {
+  bool any = false;
+  for (Waiter* w : waiters_) {
+    if (!w->satisfied && (*w->done)()) {
+      w->satisfied = true;
+      w->woken.notify();  // its thread runs in this evaluation phase
+      any = true;
+    }
+  }
+  return any;
+}
+
 bool ScClock::RunInThread(const std::function<bool()>& done, uint64_t deadline_ns) {
   // Contract 8. A method cannot wait, and its caller's time cannot pass: nothing runs.
-  if (!InSimulationThread() || waiter_) return done();
+  if (!InSimulationThread()) return done();
   Activate();
-  sc_core::sc_event woken;
-  waiter_ = &woken;
-  done_ = &done;
-  stopped_ = false;
   const uint64_t room =
       (sc_core::sc_max_time().value() - sc_core::sc_time_stamp().value()) / TicksPerNs();
   const uint64_t kernel = KernelNs();
   if (deadline_ns > kernel && deadline_ns - kernel > room) deadline_ns = kernel + room;
-  deadline_ = deadline_ns;
+  Waiter w;
+  w.done = &done;
+  w.deadline = deadline_ns;
+  waiters_.push_back(&w);
   for (;;) {
     const uint64_t now = KernelNs();
-    if (stopped_ || now >= deadline_ns) break;
-    sc_core::wait(sc_core::sc_time::from_value((deadline_ns - now) * TicksPerNs()), woken);
+    if (w.satisfied || now >= deadline_ns) break;
+    sc_core::wait(sc_core::sc_time::from_value((deadline_ns - now) * TicksPerNs()), w.woken);
   }
   // Contract 2: what is due at exactly the deadline runs before the wait ends (other
   // processes' activity at this time included, a bounded number of delta cycles).
-  for (int i = 0; i < 1000 && !stopped_ && sc_core::sc_pending_activity_at_current_time(); ++i) {
+  for (int i = 0; i < 1000 && !w.satisfied && sc_core::sc_pending_activity_at_current_time(); ++i) {
     sc_core::wait(sc_core::SC_ZERO_TIME);
   }
-  waiter_ = nullptr;
-  done_ = nullptr;
-  const bool stopped = stopped_;
-  stopped_ = false;
-  if (stopped) KickDue();  // what the Step left due runs in the next delta cycle
+  waiters_.erase(std::find(waiters_.begin(), waiters_.end(), &w));
+  if (w.satisfied) {
+    // The Step that woke us stopped there: what it left due runs in the next delta cycle.
+    stopped_ = false;
+    KickDue();
+  }
   // A Step that ran ahead (contract 7) ended the wait early in the kernel's time: the
-  // thread goes on at the clock's time, as a quantum keeper's sync does.
+  // thread goes on at the clock's time, as a quantum keeper's sync does; meanwhile no Step
+  // runs ahead, so the clock is still there when the thread goes on.
   const uint64_t kernel_now = KernelNs();
   if (now_ > kernel_now) {
+    ++syncing_;
     sc_core::wait(sc_core::sc_time::from_value((now_ - kernel_now) * TicksPerNs()));
+    --syncing_;
   }
   now_ = std::max(now_, KernelNs());
-  return stopped || done();
+  return w.satisfied || done();
 }
 
 void ScClock::AdvanceBy(uint64_t delta_ns) {

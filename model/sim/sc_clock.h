@@ -67,8 +67,11 @@
 //     sc_time_stamp() is the World's time plus its epoch. Meanwhile
 //     the program's own processes run as SystemC schedules them: one scheduler for both.
 //     After the wait the clock goes on following the kernel, so the NIC works on while
-//     the program's thread waits in its own way (wait(t)), as a device does. Called from
-//     a method process (which cannot wait), or from a second thread while one waits,
+//     the program's thread waits in its own way (wait(t)), as a device does. Several
+//     threads may wait at once (a driver thread per host), each for its own condition
+//     and deadline: a Step wakes each thread whose condition holds and stops there (the
+//     others wait on), and runs ahead no further than the earliest deadline, nor while a
+//     thread waits out a run ahead. Called from a method process (which cannot wait),
 //     RunUntil lets no time pass and returns done(). The platform (platform.h) must
 //     still be elaborated before the first sc_start: make the model Backend first
 //     (model_backend.h contract 6).
@@ -153,9 +156,12 @@ class ScClock : public engine::EventQueue {
   bool in_step_ = false;
   bool stopped_ = false;  // done() held: nothing more runs until the next RunUntil
   const std::function<bool()>* done_ = nullptr;
-  // Contract 8: the event the thread waiting in RunInThread waits for (null: no such wait).
-  sc_core::sc_event* waiter_ = nullptr;
+  // Contract 8: the threads waiting in RunInThread, each with its condition and deadline.
+  struct Waiter;
+  std::vector<Waiter*> waiters_;
+  int syncing_ = 0;  // threads waiting out a run ahead (no Step runs ahead meanwhile)
   bool RunInThread(const std::function<bool()>& done, uint64_t deadline_ns);
+  bool WakeSatisfied();  // wakes each waiter whose condition holds; true if any
   uint64_t deadline_ = 0;  // RunUntil's, while done_ is set (contract 7)
   uint64_t epoch_ticks_ = 0;  // kernel ticks at this clock's time 0
   uint64_t step_kernel_ = 0;  // KernelNs() when the Step under way (in_step_) began

@@ -276,5 +276,44 @@ TEST(ScClock, InsideAUsersSimulationAThreadWaitsWithSystemCsWait) {
   EXPECT_EQ(r.ticks, 29) << "the user's own process ran meanwhile";
 }
 
+// Contract 8 with two threads waiting at once (a driver per host): each wakes at the wake-up
+// that made its own condition hold, the other one waiting on.
+TEST(ScClock, InsideAUsersSimulationTwoThreadsWaitForTheirOwnConditions) {
+  ScClock c;
+  std::vector<int> ran;
+  EventFifo<int> f(&c, [&](int& x) { ran.push_back(x); });
+  f.Push(300, 1);
+  f.Push(800, 2);
+  f.Push(1200, 3);
+  const uint64_t base = KernelNowNs();
+  auto has = [&](int x) { return std::find(ran.begin(), ran.end(), x) != ran.end(); };
+  struct {
+    bool a = false, b = false, b_late = true;
+    uint64_t ta = 0, tb = 0, tb_late = 0;
+  } r;
+  sc_core::sc_spawn(
+      [&] {
+        r.b = c.RunUntil([&] { return has(3); }, 100000);  // waits first, wakes last
+        r.tb = KernelNowNs() - base;
+      },
+      sc_core::sc_gen_unique_name("host_b"));
+  sc_core::sc_spawn(
+      [&] {
+        r.a = c.RunUntil([&] { return has(2); }, 100000);
+        r.ta = KernelNowNs() - base;
+        r.b_late = c.RunUntil([] { return false; }, 1000);  // its deadline, as b waits on
+        r.tb_late = KernelNowNs() - base;
+      },
+      sc_core::sc_gen_unique_name("host_a"));
+  sc_core::sc_start(sc_core::sc_time(2000, sc_core::SC_NS));
+  EXPECT_TRUE(r.a);
+  EXPECT_EQ(r.ta, 800u);
+  EXPECT_FALSE(r.b_late);
+  EXPECT_EQ(r.tb_late, 1000u);
+  EXPECT_TRUE(r.b);
+  EXPECT_EQ(r.tb, 1200u);
+  EXPECT_EQ(ran, (std::vector<int>{1, 2, 3}));
+}
+
 }  // namespace
 }  // namespace qptwin::model::sim
