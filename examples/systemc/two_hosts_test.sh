@@ -1,14 +1,8 @@
 #!/usr/bin/env bash
 # Runs the two-host SystemC example and checks its verdict line and its VCD's signals.
 set -euo pipefail
-bin="$1"
-out="${TEST_TMPDIR:-$(mktemp -d)}"
-log="$out/two_hosts.log"
-SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 "$bin" "$out" >"$log" 2>&1 || { cat "$log"; echo "example failed"; exit 1; }
-cat "$log"
-grep -q '^PASS: two_hosts example' "$log" || { echo "no PASS line: sc_main did not run?"; exit 1; }
-vcd="$out/two_hosts.vcd"
-[[ -s "$vcd" ]] || { echo "no VCD at $vcd"; exit 1; }
+source "$(dirname "$0")/run_example.sh"
+run_example "$1" two_hosts "PASS: two_hosts example"
 # sc_trace names "nic_a.qp1.state" become scopes nic_a > qp1 and the variable state.
 for scope in nic_a nic_b qp1; do
   grep -q "^\$scope module $scope \$end" "$vcd" || { echo "VCD lacks scope $scope"; exit 1; }

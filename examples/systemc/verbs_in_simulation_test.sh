@@ -1,14 +1,8 @@
 #!/usr/bin/env bash
 # Runs the verbs-in-a-user's-simulation example and checks its verdict and its VCD's signals.
 set -euo pipefail
-bin="$1"
-out="${TEST_TMPDIR:-$(mktemp -d)}"
-log="$out/verbs_in_simulation.log"
-SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 "$bin" "$out" >"$log" 2>&1 || { cat "$log"; echo "example failed"; exit 1; }
-cat "$log"
-grep -q '^verbs_in_simulation: all checks passed' "$log" || { echo "no verdict line: sc_main did not run?"; exit 1; }
-vcd="$out/verbs_in_simulation.vcd"
-[[ -s "$vcd" ]] || { echo "no VCD at $vcd"; exit 1; }
+source "$(dirname "$0")/run_example.sh"
+run_example "$1" verbs_in_simulation "verbs_in_simulation: all checks passed"
 for sig in qp_state_a qp_state_b sq_occupancy_a completions ticks; do
   grep -q "^\$var .* $sig " "$vcd" || { echo "VCD lacks $sig"; exit 1; }
 done

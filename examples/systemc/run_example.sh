@@ -1,0 +1,13 @@
+# Sourced by the SystemC examples' tests: run_example BIN NAME VERDICT runs BIN with an
+# output directory, prints its log, fails unless a line starts with VERDICT (a binary whose
+# sc_main never ran prints none), and sets $log and $vcd (OUT/NAME.log, OUT/NAME.vcd, which
+# must exist and not be empty).
+run_example() {
+  local bin="$1" name="$2" verdict="$3" out="${TEST_TMPDIR:-$(mktemp -d)}"
+  log="$out/$name.log"
+  SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 "$bin" "$out" >"$log" 2>&1 || { cat "$log"; echo "example failed"; exit 1; }
+  cat "$log"
+  grep -q "^$verdict" "$log" || { echo "no verdict line '$verdict': sc_main did not run?"; exit 1; }
+  vcd="$out/$name.vcd"
+  [[ -s "$vcd" ]] || { echo "no VCD at $vcd"; exit 1; }
+}
