@@ -11,3 +11,19 @@ run_example() {
   vcd="$out/$name.vcd"
   [[ -s "$vcd" ]] || { echo "no VCD at $vcd"; exit 1; }
 }
+
+# expect_scopes S...: the VCD has a module scope of each name.
+expect_scopes() {
+  local s
+  for s in "$@"; do
+    grep -q "^\$scope module $s \$end" "$vcd" || { echo "VCD lacks scope $s"; exit 1; }
+  done
+}
+
+# expect_pairs V...: the VCD has exactly two variables of each name (one per NIC).
+expect_pairs() {
+  local v
+  for v in "$@"; do
+    [[ $(grep -c "^\$var .* $v " "$vcd") -eq 2 ]] || { echo "VCD lacks $v of both NICs"; exit 1; }
+  done
+}

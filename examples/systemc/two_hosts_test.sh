@@ -4,12 +4,8 @@ set -euo pipefail
 source "$(dirname "$0")/run_example.sh"
 run_example "$1" two_hosts "PASS: two_hosts example"
 # sc_trace names "nic_a.qp1.state" become scopes nic_a > qp1 and the variable state.
-for scope in nic_a nic_b qp1; do
-  grep -q "^\$scope module $scope \$end" "$vcd" || { echo "VCD lacks scope $scope"; exit 1; }
-done
-for sig in link_busy tx_queue state sq_occupancy rq_occupancy; do
-  [[ $(grep -c "^\$var .* $sig " "$vcd") -eq 2 ]] || { echo "VCD lacks $sig of both NICs"; exit 1; }
-done
+expect_scopes nic_a nic_b qp1
+expect_pairs link_busy tx_queue state sq_occupancy rq_occupancy
 # The link was busy at some time: a 1 after the header for a link_busy identifier.
 id=$(awk '/^\$var .* link_busy /{print $4; exit}' "$vcd")
 grep -q "^1$id\$" "$vcd" || { echo "link_busy never 1"; exit 1; }

@@ -10,12 +10,8 @@ done
 id=$(awk '/^\$var .* qp_state_a /{print $4; exit}' "$vcd")
 grep -q "^b11 $id\$" "$vcd" || { echo "qp_state_a never 3 (RTS)"; exit 1; }
 # The NICs' own signals (model/sim/platform.h contract 10), under qptwin_platform > nicK.
-for scope in nic0 nic1 qp0; do
-  grep -q "^\$scope module $scope \$end" "$vcd" || { echo "VCD lacks scope $scope"; exit 1; }
-done
-for sig in link_busy qpn state sq rq; do
-  [[ $(grep -c "^\$var .* $sig " "$vcd") -eq 2 ]] || { echo "VCD lacks $sig of both NICs"; exit 1; }
-done
+expect_scopes nic0 nic1 qp0
+expect_pairs link_busy qpn state sq rq
 ids() { awk -v s="$1" '$1 == "$var" && $5 == s {print $4}' "$vcd"; }
 for id in $(ids link_busy); do grep -q "^1$id\$" "$vcd" || { echo "a link_busy never 1"; exit 1; }; done
 for id in $(ids state); do grep -q "^b11 $id\$" "$vcd" || { echo "a NIC's QP never in RTS (3)"; exit 1; }; done
