@@ -66,6 +66,17 @@ bool Advance(uint64_t ns) {
     Platform::Elaborate();  // platform.h contract 1: before the first sc_start, or never
   }
   if (ns == 0) return true;
+  if (sc_core::sc_get_status() == sc_core::SC_RUNNING) {
+    // sc_clock.h contract 8: inside the program's own simulation a thread waits instead;
+    // a method cannot.
+    const sc_core::sc_process_handle h = sc_core::sc_get_current_process_handle();
+    if (!h.valid() || (h.proc_kind() != sc_core::SC_THREAD_PROC_ &&
+                       h.proc_kind() != sc_core::SC_CTHREAD_PROC_)) {
+      return false;
+    }
+    sc_core::wait(sc_core::sc_time(static_cast<double>(ns), sc_core::SC_NS));
+    return true;
+  }
   ScClock::SuspendActive();  // sc_clock.h contract 3: no World's source runs in this sc_start
   sc_core::sc_start(sc_core::sc_time(static_cast<double>(ns), sc_core::SC_NS));
   return true;

@@ -11,6 +11,8 @@
 //     (engine/event_queue.h), so its times do not depend on other Backends: with the
 //     SystemC clock (sc_clock.h) a World's time is the kernel's time minus its epoch, and
 //     Advance first suspends the ScClock that follows the kernel (sc_clock.h contract 3).
+//     Inside a simulation the program runs itself (sc_clock.h contract 8), Advance(ns)
+//     from a thread process is that thread's wait(ns); from a method it returns false.
 //  3. Never calls sc_stop (it is final).
 //  4. Threading (spec/backend.h, contract 5): SystemC is not thread-safe, so the kernel
 //     belongs to one thread, the first that calls ClaimKernel() or Advance(), for the

@@ -166,7 +166,7 @@ void ScClock::Step() {
   // Contract 7: inside RunUntil the Step may run wake-ups up to a quantum ahead of the
   // kernel's time (never past the deadline); outside it only what is due.
   const uint64_t q = Quantum();
-  uint64_t deadline = deadline_;
+  uint64_t deadline = done_ ? deadline_ : ~uint64_t{0};  // contract 8: or the waiters'
   for (const Waiter* w : waiters_) deadline = std::min(deadline, w->deadline);
   const bool ahead = (done_ || !waiters_.empty()) && syncing_ == 0;  // contract 8
   step_limit_ = ahead ? std::min(deadline, kernel > ~uint64_t{0} - q ? ~uint64_t{0} : kernel + q)
