@@ -124,7 +124,8 @@ class ModelBackend : public Backend {
 
   int OpenDevice(const std::string& name, std::unique_ptr<Device>* out) override {
     if (!out) return EINVAL;
-    if (!sim::OnKernelThread()) return EPERM;
+    const sim::ModelCall call;
+    if (!call.ok()) return EPERM;
     for (int i = 0; i < world_->nic_count(); ++i) {
       if (name.empty() || world_->nic(i)->name() == name) {
         *out = CheckThread(std::make_unique<ModelDevice>(world_, i));
@@ -155,9 +156,13 @@ class ModelBackend : public Backend {
   }
   RocePort* roce() { return roce_.get(); }
 
-  uint64_t NowNs() override { return sim::OnKernelThread() ? world_->events().Now() : 0; }
+  uint64_t NowNs() override {
+    const sim::ModelCall call;  // kernel.h contract 7 (the clock catches up first)
+    return call.ok() ? world_->events().Now() : 0;
+  }
   void Advance(uint64_t ns) override {
-    if (!sim::OnKernelThread()) return;
+    const sim::ModelCall call{sim::ModelCall::Kind::kWait};
+    if (!call.ok()) return;
     world_->events().AdvanceBy(std::min(ns, kMaxWaitNs));
     world_->HostWakes();
     world_->WaitOutHostStall();  // the program wakes up when its CPU is free again

@@ -31,8 +31,12 @@
 //     waits (WaitForCompletions, Wait*, Advance, a PostSend that runs to completion) waits
 //     with SystemC's wait(), so the program's other processes run meanwhile, and returns
 //     with sc_time_stamp() at the model's time (model/sim/sc_clock.h contract 8); between
-//     calls the devices go on by themselves as SystemC's time passes. From a method
-//     process no time passes in such a call. examples/systemc/verbs_in_simulation.cc.
+//     calls the devices go on by themselves as SystemC's time passes. Several threads may
+//     make calls (a driver per host, on one Backend or several): their calls take turns,
+//     a call never runs inside another, and a waiting call lets the others in
+//     (model/sim/kernel.h contract 7). From a method process no time passes in such a
+//     call, and it fails (EPERM) while a thread's call is under way.
+//     examples/systemc/verbs_in_simulation.cc; model/model_in_simulation_test.cc.
 //
 // main(): nothing special is needed. A binary with its own main() (the CLI) just links
 // //model:model_backend; the SystemC kernel starts lazily on first use (sc_start from any

@@ -12,8 +12,10 @@
 //     receive queue and not yet taken by the responder or flushed (an SRQ's receives are
 //     the SRQ's).
 //  3. LinkBusy(now, from, until): the port sends a message's bytes in [from, until), one
-//     call per message, in the order the port sends them (from >= the last until, and
-//     from >= now is not promised: the wire may have started before the call).
+//     call per message, in the order the port sends them. The ends are whole ns (from
+//     rounded down, until up), so a message sent right behind another may begin before
+//     the last until; from >= now is not promised either (the wire may have started
+//     before the call).
 //  4. Times are the engine's (World::events().Now(), ns), which may be ahead of SystemC's
 //     (model/sim/sc_clock.h contract 7): a tracer shows a change at its own time.
 #pragma once

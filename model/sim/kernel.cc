@@ -82,6 +82,89 @@ bool Advance(uint64_t ns) {
   return true;
 }
 
+namespace {
+
+// Contract 7: whose turn it is among the program's threads (kernel's thread only).
+struct Turn {
+  sc_core::sc_process_handle owner;
+  int depth = 0;
+  bool may_yield = false;
+  sc_core::sc_event* free = nullptr;  // notified when the turn is given up
+};
+
+Turn& TheTurn() {
+  static Turn turn;
+  if (!turn.free) turn.free = new sc_core::sc_event("qptwin_model_turn");
+  return turn;
+}
+
+// The calling thread process of a running simulation, or an invalid handle.
+sc_core::sc_process_handle CallingThread() {
+  if (sc_core::sc_get_status() != sc_core::SC_RUNNING) return {};
+  sc_core::sc_process_handle h = sc_core::sc_get_current_process_handle();
+  if (!h.valid() || (h.proc_kind() != sc_core::SC_THREAD_PROC_ &&
+                     h.proc_kind() != sc_core::SC_CTHREAD_PROC_)) {
+    return {};
+  }
+  return h;
+}
+
+void TakeTurn(Turn& t, const sc_core::sc_process_handle& me, bool may_yield) {
+  while (t.depth > 0) sc_core::wait(*t.free);
+  t.owner = me;
+  t.depth = 1;
+  t.may_yield = may_yield;
+}
+
+void GiveUpTurn(Turn& t) {
+  t.depth = 0;
+  t.owner = sc_core::sc_process_handle();
+  t.free->notify();  // the threads waiting for it run in this evaluation phase
+}
+
+}  // namespace
+
+ModelCall::ModelCall(Kind kind) : ok_(OnKernelThread()) {
+  if (!ok_ || sc_core::sc_get_status() != sc_core::SC_RUNNING) return;
+  const sc_core::sc_process_handle me = CallingThread();
+  Turn& t = TheTurn();
+  if (!me.valid()) {  // a method: it cannot wait for a turn
+    ok_ = t.depth == 0;
+    return;
+  }
+  turn_ = true;
+  if (t.depth > 0 && t.owner == me) {
+    ++t.depth;  // a call inside a call of the same thread
+    return;
+  }
+  TakeTurn(t, me, kind == Kind::kWait);
+  ScClock::BeforeModelCall();
+}
+
+ModelCall::~ModelCall() {
+  if (!turn_) return;
+  Turn& t = TheTurn();
+  if (--t.depth > 0) return;
+  ScClock::AfterModelCall();
+  GiveUpTurn(t);
+}
+
+TurnYield::TurnYield() {
+  Turn& t = TheTurn();
+  if (t.depth != 1 || !t.may_yield) return;
+  const sc_core::sc_process_handle me = CallingThread();
+  if (!me.valid() || !(t.owner == me)) return;
+  GiveUpTurn(t);
+  yielded_ = true;
+}
+
+TurnYield::~TurnYield() {
+  if (!yielded_) return;
+  // A thread killed or reset while it waited does not wait for the turn on its way out.
+  if (sc_core::sc_get_current_process_handle().is_unwinding()) return;
+  TakeTurn(TheTurn(), CallingThread(), true);
+}
+
 uint64_t KernelNowNs() {
   if (!OnKernelThread() || !Started()) return 0;
   return static_cast<uint64_t>(sc_core::sc_time_stamp().to_seconds() * 1e9 + 0.5);

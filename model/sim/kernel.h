@@ -26,6 +26,19 @@
 //     are the engine's SC_METHODs (sc_clock.h), which run on the stack of whoever calls
 //     sc_start and have no coroutine stack of their own (no SC_THREAD anywhere, but for the
 //     one MeasureRawActivations spawns, which ends before that call returns).
+//  7. ModelCall: every model call (thread_checked_device.cc, model_backend.cc) holds one while
+//     it runs; ok() is OnKernelThread(). In a simulation the program runs itself
+//     (sc_clock.h contract 8) the program's thread processes take turns: a thread's call
+//     waits (wait()) while another thread's call is under way, so no call ever runs inside
+//     another's (the engine is not re-entrant: a PostSend may wait inside, for rxe's
+//     answers). A call of kind kWait (WaitForCompletions, GetCqEvent, WaitForAsyncEvent,
+//     Backend::Advance: nothing of the engine is half done while they wait) lets the other
+//     threads have their turn while it waits (TurnYield, in ScClock::RunUntil), and takes
+//     it back before it goes on. Before a turn the clocks catch up with SystemC's time, and
+//     after it a thread whose wait the call satisfied wakes (ScClock::BeforeModelCall,
+//     AfterModelCall). A method process cannot wait: its call fails (ok() false, EPERM)
+//     while a thread's call is under way. Outside a running simulation ModelCall only
+//     checks the thread.
 //  6. MeasureRawActivations(n): SystemC's own speed here and now, in this process, for
 //     ratios against it (issue 12: `qptwin bench --vs-systemc`, model/systemc/sc_speed_bench
 //     measures the same loops): n activations of a trivial SC_METHOD re-notified by a 1 ns
@@ -79,6 +92,34 @@ inline bool OnKernelThread() {
 bool Advance(uint64_t ns);
 // The kernel's time (all Backends of the process together), in ns; 0 off the kernel thread.
 uint64_t KernelNowNs();
+
+// Contract 7.
+class ModelCall {
+ public:
+  enum class Kind { kCall, kWait };
+  explicit ModelCall(Kind kind = Kind::kCall);
+  ~ModelCall();
+  ModelCall(const ModelCall&) = delete;
+  ModelCall& operator=(const ModelCall&) = delete;
+  bool ok() const { return ok_; }
+
+ private:
+  bool ok_ = false;
+  bool turn_ = false;  // this call took (or re-entered) the turn
+};
+
+// Contract 7: inside a kWait call's wait, the turn is the other threads'; taken back when
+// the wait ends (a no-op for any other call, or outside a running simulation).
+class TurnYield {
+ public:
+  TurnYield();
+  ~TurnYield();
+  TurnYield(const TurnYield&) = delete;
+  TurnYield& operator=(const TurnYield&) = delete;
+
+ private:
+  bool yielded_ = false;
+};
 
 struct RawActivationRates {
   double method_per_s = 0;  // SC_METHOD activations per wall second

@@ -193,7 +193,8 @@ void NicSlot::ApplyTraces() {
     if (c.field) {
       *c.field = c.value;
     } else {
-      link_busy_ = c.value != 0;
+      link_intervals_ += c.value;
+      link_busy_ = link_intervals_ > 0;
     }
     trace_heap_.pop_back();
   }
@@ -231,8 +232,8 @@ void NicSlot::QpQueues(uint64_t now_ns, uint32_t qpn, uint32_t sq, uint32_t rq) 
 }
 
 void NicSlot::LinkBusy(uint64_t now_ns, uint64_t from_ns, uint64_t until_ns) {
-  TraceAt(now_ns, from_ns, nullptr, 1);  // link_busy_
-  TraceAt(now_ns, until_ns, nullptr, 0);
+  TraceAt(now_ns, from_ns, nullptr, 1);  // link_busy_ while an interval is open
+  TraceAt(now_ns, until_ns, nullptr, -1);
 }
 
 NicSlot::~NicSlot() {  // ours, not the payloads' to free

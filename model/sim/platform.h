@@ -303,7 +303,7 @@ class NicSlot : public sc_core::sc_module,
   struct TraceChange {
     uint64_t due = 0;
     uint64_t seq = 0;
-    int* field = nullptr;  // or, when null, link_busy_
+    int* field = nullptr;  // or, when null, a link interval's start (+1) or end (-1)
     int value = 0;
     bool operator>(const TraceChange& o) const { return due != o.due ? due > o.due : seq > o.seq; }
   };
@@ -314,6 +314,7 @@ class NicSlot : public sc_core::sc_module,
   int traced_count_ = 0, traced_used_ = 0;
   std::vector<std::pair<uint32_t, int>> traced_by_qpn_;  // the newest QP of a number first
   bool link_busy_ = false;
+  int link_intervals_ = 0;  // open intervals: back-to-back messages may overlap by rounding
   std::vector<TraceChange> trace_heap_;  // a min-heap by (due, seq)
   uint64_t trace_seq_ = 0;
   sc_core::sc_event trace_event_;

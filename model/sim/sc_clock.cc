@@ -1,6 +1,7 @@
 #include "model/sim/sc_clock.h"
 
 #include <algorithm>
+#include <optional>
 #include <cstdio>
 #include <cstdlib>
 
@@ -16,6 +17,7 @@
 namespace qptwin::model::sim {
 
 ScClock* ScClock::following_ = nullptr;
+ScClock* ScClock::stepping_ = nullptr;
 
 struct ScClock::Slot {
   sc_core::sc_event event;
@@ -36,6 +38,16 @@ namespace {
 std::vector<ScClock::Slot*>& FreeSlots() {  // contract 4; slots are never freed
   static auto* free = new std::vector<ScClock::Slot*>;
   return *free;
+}
+
+std::vector<ScClock*>& AllClocks() {  // every clock alive (contract 8)
+  static auto* all = new std::vector<ScClock*>;
+  return *all;
+}
+
+std::vector<ScClock*>& ActiveClocks() {  // the clocks that follow the kernel (contracts 3, 8)
+  static auto* active = new std::vector<ScClock*>;
+  return *active;
 }
 
 uint64_t& Quantum() {  // contract 7
@@ -60,10 +72,13 @@ ScClock::ScClock() {
   (void)Advance(0);  // starts the kernel (its time resolution)
   ticks_per_ns_ = TicksPerNs();
   epoch_ticks_ = sc_core::sc_time_stamp().value();
+  AllClocks().push_back(this);
 }
 
 ScClock::~ScClock() {
-  if (following_ == this) following_ = nullptr;
+  if (active_) Suspend();
+  auto& all = AllClocks();
+  all.erase(std::remove(all.begin(), all.end(), this), all.end());
   for (Entry& e : entries_) {
     if (e.source) Remove(e.source);
   }
@@ -173,6 +188,7 @@ void ScClock::Step() {
                       : kernel;
   step_limit_ = std::max(step_limit_, now_);
   in_step_ = true;
+  stepping_ = this;
   for (;;) {
     int best = -1;  // the smallest armed key (contract 1)
     for (size_t j = 0; j < armed_.size();) {
@@ -209,6 +225,7 @@ void ScClock::Step() {
     }
   }
   in_step_ = false;
+  stepping_ = nullptr;
   // Wake-ups this Step deferred and did not run: their processes are notified now.
   for (int i : deferred_) {
     Entry& e = entries_[i];
@@ -223,9 +240,12 @@ void ScClock::Step() {
 
 void ScClock::Activate() {
   if (active_) return;
-  if (following_) following_->Suspend();
+  // Contract 3: one clock follows the kernel in the model's own sc_start calls; in a
+  // program's own simulation every clock used there follows it (contract 8).
+  if (sc_core::sc_get_status() != sc_core::SC_RUNNING) SuspendActive();
   following_ = this;
   active_ = true;
+  ActiveClocks().push_back(this);
   epoch_ticks_ = sc_core::sc_time_stamp().value() - now_ * TicksPerNs();
   for (Entry& e : entries_) {
     if (e.source && e.armed) Notify(e);
@@ -233,7 +253,9 @@ void ScClock::Activate() {
 }
 
 void ScClock::Suspend() {
-  if (following_ == this) following_ = nullptr;
+  auto& all = ActiveClocks();
+  all.erase(std::remove(all.begin(), all.end(), this), all.end());
+  if (following_ == this) following_ = all.empty() ? nullptr : all.back();
   active_ = false;
   for (Entry& e : entries_) {
     if (e.slot) e.slot->event.cancel();
@@ -250,14 +272,30 @@ void ScClock::SetQuantumNs(uint64_t ns) { Quantum() = ns; }
 uint64_t ScClock::QuantumNs() { return Quantum(); }
 
 uint64_t ScClock::AheadNs() {
-  const ScClock* c = following_;
+  const ScClock* c = stepping_ ? stepping_ : following_;
   if (!c) return 0;
   const uint64_t kernel = c->KernelNs();
   return c->now_ > kernel ? c->now_ - kernel : 0;
 }
 
 void ScClock::SuspendActive() {
-  if (following_) following_->Suspend();
+  while (!ActiveClocks().empty()) ActiveClocks().back()->Suspend();
+}
+
+void ScClock::BeforeModelCall() {
+  // Contract 8: in the program's own simulation every clock follows the kernel (from its
+  // first call there on), and time the program spent in its own waits passed for it.
+  for (ScClock* c : AllClocks()) {
+    c->Activate();
+    if (!c->in_step_) c->now_ = std::max(c->now_, c->KernelNs());
+  }
+}
+
+void ScClock::AfterModelCall() {
+  // Contract 8: a call may have made a waiting thread's condition hold (a flush's CQE).
+  for (ScClock* c : ActiveClocks()) {
+    if (!c->waiters_.empty()) (void)c->WakeSatisfied();
+  }
 }
 
 namespace {
@@ -325,6 +363,27 @@ bool ScClock::RunInThread(const std::function<bool()>& done, uint64_t deadline_n
   w.done = &done;
   w.deadline = deadline_ns;
   waiters_.push_back(&w);
+  // A thread killed or reset while it waits unwinds through here: it leaves no waiter and
+  // no sync behind, and a Step it stopped goes on.
+  struct Leave {
+    ScClock* clock;
+    Waiter* w;
+    bool syncing = false;
+    ~Leave() {
+      auto it = std::find(clock->waiters_.begin(), clock->waiters_.end(), w);
+      if (it != clock->waiters_.end()) {  // unwound while listed
+        clock->waiters_.erase(it);
+        if (w->satisfied) {
+          clock->stopped_ = false;
+          clock->KickDue();
+        }
+      }
+      if (syncing) --clock->syncing_;
+    }
+  } leave{this, &w};
+  // kernel.h contract 7: while a kWait call waits, the other threads' calls may run.
+  std::optional<TurnYield> yield;
+  yield.emplace();
   for (;;) {
     const uint64_t now = KernelNs();
     if (w.satisfied || now >= deadline_ns) break;
@@ -347,9 +406,12 @@ bool ScClock::RunInThread(const std::function<bool()>& done, uint64_t deadline_n
   const uint64_t kernel_now = KernelNs();
   if (now_ > kernel_now) {
     ++syncing_;
+    leave.syncing = true;
     sc_core::wait(sc_core::sc_time::from_value((now_ - kernel_now) * TicksPerNs()));
+    leave.syncing = false;
     --syncing_;
   }
+  yield.reset();  // the turn again: the engine is this call's
   now_ = std::max(now_, KernelNs());
   return w.satisfied || done();
 }

@@ -71,8 +71,14 @@
 //     threads may wait at once (a driver thread per host), each for its own condition
 //     and deadline: a Step wakes each thread whose condition holds and stops there (the
 //     others wait on), and runs ahead no further than the earliest deadline, nor while a
-//     thread waits out a run ahead. Called from a method process (which cannot wait),
-//     RunUntil lets no time pass and returns done(). The platform (platform.h) must
+//     thread waits out a run ahead; a model call that makes a waiting thread's condition
+//     hold (a modify to ERR that flushes) wakes it when the call ends (AfterModelCall).
+//     The threads' calls take turns (kernel.h contract 7). Every clock follows the kernel
+//     there (none is suspended, contract 3 is the model's own sc_start's), from the first
+//     model call of the simulation on, and before each call each clock catches up with
+//     SystemC's time (BeforeModelCall), so time the program waited its own way passed for
+//     every Backend. Called from a method process (which cannot wait), RunUntil lets no
+//     time pass and returns done(). The platform (platform.h) must
 //     still be elaborated before the first sc_start: make the model Backend first
 //     (model_backend.h contract 6).
 #pragma once
@@ -107,6 +113,11 @@ class ScClock : public engine::EventQueue {
   // Contract 3: suspends the clock that follows the kernel, if any (kernel.cc's Advance
   // calls it before its own sc_start).
   static void SuspendActive();
+  // Contract 8, around each model call a thread of the program's own simulation makes
+  // (kernel.h ModelCall): the clocks catch up with the time the program waited on its own,
+  // and after it a waiting thread whose condition the call made hold wakes.
+  static void BeforeModelCall();
+  static void AfterModelCall();
   // Contract 7: the quantum (ns) for every clock of the process, and how far the active
   // clock is ahead of the kernel (0 with no active clock); AheadNsAt(t): the same when the
   // active clock's time is t (a transfer of that World), else 0.
@@ -114,7 +125,7 @@ class ScClock : public engine::EventQueue {
   static uint64_t QuantumNs();
   static uint64_t AheadNs();
   static uint64_t AheadNsAt(uint64_t engine_now_ns) {  // inline: every transfer asks
-    const ScClock* c = following_;
+    const ScClock* c = stepping_ ? stepping_ : following_;
     if (!c || c->now_ != engine_now_ns) return 0;
     // Inside a Step (a process) the kernel's time is the one the Step began at.
     const uint64_t kernel = c->in_step_ ? c->step_kernel_ : c->KernelNs();
@@ -134,6 +145,7 @@ class ScClock : public engine::EventQueue {
   };
   friend struct Slot;
   static ScClock* following_;  // the clock that follows the kernel (contract 3); its thread only
+  static ScClock* stepping_;   // the clock whose Step runs (contract 8: several may follow)
   void Step();  // contract 1: the body of every source's process
   void Activate();
   void Suspend();
