@@ -128,5 +128,32 @@ TEST(InSimulation, TwoBackendsUsedAtOnceBothRun) {
   EXPECT_EQ(wc_two[0].status, WcStatus::kSuccess);
 }
 
+// A thread killed while it waits inside the model leaves nothing behind: another thread's
+// wait on the same Backend still ends at its completion.
+TEST(InSimulation, AThreadKilledWhileItWaitsLeavesNothingBehind) {
+  auto [be, a, b] = ConnectedSides(Cx6Model());
+  int err = -1;
+  std::vector<WorkCompletion> wc;
+  sc_core::sc_process_handle victim = sc_core::sc_spawn(
+      [&, &b = b] {
+        std::vector<WorkCompletion> none;
+        (void)b.dev->WaitForCompletions(b.rcq, 1, kSecond, &none);
+      },
+      sc_core::sc_gen_unique_name("victim"));
+  sc_core::sc_spawn(
+      [&, &a = a, &b = b] {
+        sc_core::wait(1, sc_core::SC_US);
+        victim.kill();
+        size_t bad = 0;
+        EXPECT_EQ(a.dev->PostSend(a.qp, {WriteWr(a, b, 1, 0, 64)}, &bad), 0);
+        err = a.dev->WaitForCompletions(a.scq, 1, kSecond / 10, &wc);
+      },
+      sc_core::sc_gen_unique_name("host_a"));
+  RunFor(200000);
+  EXPECT_EQ(err, 0);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, WcStatus::kSuccess);
+}
+
 }  // namespace
 }  // namespace qptwin::testing
