@@ -53,6 +53,21 @@ bool MoveKernel(std::thread::id from, std::thread::id to) {
                                                         std::memory_order_acq_rel);
 }
 
+namespace {
+// The calling thread process of a running simulation, or an invalid handle.
+sc_core::sc_process_handle CallingThread() {
+  if (sc_core::sc_get_status() != sc_core::SC_RUNNING) return {};
+  sc_core::sc_process_handle h = sc_core::sc_get_current_process_handle();
+  if (!h.valid() || (h.proc_kind() != sc_core::SC_THREAD_PROC_ &&
+                     h.proc_kind() != sc_core::SC_CTHREAD_PROC_)) {
+    return {};
+  }
+  return h;
+}
+}  // namespace
+
+bool InSimulationThread() { return CallingThread().valid(); }
+
 bool Advance(uint64_t ns) {
   if (!ClaimKernel()) return false;
   if (!Started()) {
@@ -69,11 +84,7 @@ bool Advance(uint64_t ns) {
   if (sc_core::sc_get_status() == sc_core::SC_RUNNING) {
     // sc_clock.h contract 8: inside the program's own simulation a thread waits instead;
     // a method cannot.
-    const sc_core::sc_process_handle h = sc_core::sc_get_current_process_handle();
-    if (!h.valid() || (h.proc_kind() != sc_core::SC_THREAD_PROC_ &&
-                       h.proc_kind() != sc_core::SC_CTHREAD_PROC_)) {
-      return false;
-    }
+    if (!InSimulationThread()) return false;
     sc_core::wait(sc_core::sc_time(static_cast<double>(ns), sc_core::SC_NS));
     return true;
   }
@@ -96,17 +107,6 @@ Turn& TheTurn() {
   static Turn turn;
   if (!turn.free) turn.free = new sc_core::sc_event("qptwin_model_turn");
   return turn;
-}
-
-// The calling thread process of a running simulation, or an invalid handle.
-sc_core::sc_process_handle CallingThread() {
-  if (sc_core::sc_get_status() != sc_core::SC_RUNNING) return {};
-  sc_core::sc_process_handle h = sc_core::sc_get_current_process_handle();
-  if (!h.valid() || (h.proc_kind() != sc_core::SC_THREAD_PROC_ &&
-                     h.proc_kind() != sc_core::SC_CTHREAD_PROC_)) {
-    return {};
-  }
-  return h;
 }
 
 void TakeTurn(Turn& t, const sc_core::sc_process_handle& me, bool may_yield) {

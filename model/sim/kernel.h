@@ -90,6 +90,11 @@ inline bool OnKernelThread() {
 // Lets `ns` of simulated time pass in the SystemC kernel (claiming it if unclaimed).
 // False, with SystemC untouched, on a thread that is not the kernel's.
 bool Advance(uint64_t ns);
+// Whether the caller is a thread process (SC_THREAD, SC_CTHREAD) of a simulation under way,
+// i.e. a program's own sc_main called sc_start (sc_clock.h contract 8): its waits are the
+// thread's wait(), not an sc_start of the model's. False in a method process, or outside
+// sc_start.
+bool InSimulationThread();
 // The kernel's time (all Backends of the process together), in ns; 0 off the kernel thread.
 uint64_t KernelNowNs();
 

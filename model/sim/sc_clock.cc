@@ -298,16 +298,13 @@ void ScClock::AfterModelCall() {
   }
 }
 
-namespace {
-// Contract 8: the caller is a thread process of a simulation under way (a user's sc_main
-// called sc_start), so a wait is the thread's wait(), not an sc_start of ours.
-bool InSimulationThread() {
-  if (sc_core::sc_get_status() != sc_core::SC_RUNNING) return false;
-  const sc_core::sc_process_handle h = sc_core::sc_get_current_process_handle();
-  return h.valid() && (h.proc_kind() == sc_core::SC_THREAD_PROC_ ||
-                       h.proc_kind() == sc_core::SC_CTHREAD_PROC_);
+uint64_t ScClock::ClampDeadline(uint64_t deadline_ns, uint64_t kernel) {
+  // Contract 6: never past what the kernel's time can hold (compared as differences: after
+  // a run ahead the epoch may be "negative", contract 7).
+  const uint64_t room =
+      (sc_core::sc_max_time().value() - sc_core::sc_time_stamp().value()) / TicksPerNs();
+  return deadline_ns > kernel && deadline_ns - kernel > room ? kernel + room : deadline_ns;
 }
-}  // namespace
 
 bool ScClock::RunUntil(const std::function<bool()>& done, uint64_t deadline_ns) {
   if (done()) return true;
@@ -318,11 +315,7 @@ bool ScClock::RunUntil(const std::function<bool()>& done, uint64_t deadline_ns) 
   // From the kernel's time: this clock's may be ahead of it (contract 7), with wake-ups
   // due between the two.
   const uint64_t kernel = KernelNs();
-  // Contract 6: never past what the kernel's time can hold (compared as differences: after
-  // a run ahead the epoch may be "negative", contract 7).
-  const uint64_t room =
-      (sc_core::sc_max_time().value() - sc_core::sc_time_stamp().value()) / TicksPerNs();
-  if (deadline_ns > kernel && deadline_ns - kernel > room) deadline_ns = kernel + room;
+  deadline_ns = ClampDeadline(deadline_ns, kernel);
   deadline_ = deadline_ns;
   if (deadline_ns > kernel) {
     sc_core::sc_start(sc_core::sc_time::from_value((deadline_ns - kernel) * TicksPerNs()),
@@ -355,10 +348,7 @@ bool ScClock::RunInThread(const std::function<bool()>& done, uint64_t deadline_n
   // Contract 8. A method cannot wait, and its caller's time cannot pass: nothing runs.
   if (!InSimulationThread()) return done();
   Activate();
-  const uint64_t room =
-      (sc_core::sc_max_time().value() - sc_core::sc_time_stamp().value()) / TicksPerNs();
-  const uint64_t kernel = KernelNs();
-  if (deadline_ns > kernel && deadline_ns - kernel > room) deadline_ns = kernel + room;
+  deadline_ns = ClampDeadline(deadline_ns, KernelNs());
   Waiter w;
   w.done = &done;
   w.deadline = deadline_ns;
@@ -369,15 +359,19 @@ bool ScClock::RunInThread(const std::function<bool()>& done, uint64_t deadline_n
     ScClock* clock;
     Waiter* w;
     bool syncing = false;
-    ~Leave() {
+    // Unlists the waiter (once); if a Step satisfied it, that Step stopped there, and what
+    // it left due runs in the next delta cycle.
+    void Finish() {
       auto it = std::find(clock->waiters_.begin(), clock->waiters_.end(), w);
-      if (it != clock->waiters_.end()) {  // unwound while listed
-        clock->waiters_.erase(it);
-        if (w->satisfied) {
-          clock->stopped_ = false;
-          clock->KickDue();
-        }
+      if (it == clock->waiters_.end()) return;
+      clock->waiters_.erase(it);
+      if (w->satisfied) {
+        clock->stopped_ = false;
+        clock->KickDue();
       }
+    }
+    ~Leave() {
+      Finish();
       if (syncing) --clock->syncing_;
     }
   } leave{this, &w};
@@ -394,12 +388,7 @@ bool ScClock::RunInThread(const std::function<bool()>& done, uint64_t deadline_n
   for (int i = 0; i < 1000 && !w.satisfied && sc_core::sc_pending_activity_at_current_time(); ++i) {
     sc_core::wait(sc_core::SC_ZERO_TIME);
   }
-  waiters_.erase(std::find(waiters_.begin(), waiters_.end(), &w));
-  if (w.satisfied) {
-    // The Step that woke us stopped there: what it left due runs in the next delta cycle.
-    stopped_ = false;
-    KickDue();
-  }
+  leave.Finish();
   // A Step that ran ahead (contract 7) ended the wait early in the kernel's time: the
   // thread goes on at the clock's time, as a quantum keeper's sync does; meanwhile no Step
   // runs ahead, so the clock is still there when the thread goes on.

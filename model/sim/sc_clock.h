@@ -151,6 +151,9 @@ class ScClock : public engine::EventQueue {
   void Suspend();
   void Notify(Entry& e);
   uint64_t KernelNs() const;  // the kernel's time in this clock's ns (minus the epoch)
+  // Contract 6: deadline_ns, or the latest time the kernel's time can still hold when it
+  // is further from `kernel` (this clock's KernelNs()) than that.
+  static uint64_t ClampDeadline(uint64_t deadline_ns, uint64_t kernel);
   void KickDue();
 
   std::vector<Entry> entries_;  // by Source index
