@@ -117,4 +117,19 @@ double GoodputBoundGbps(const LinkTiming& link, WireOp op, uint64_t payload, uin
   return link.gbps * static_cast<double>(payload) / static_cast<double>(m.wire_bytes);
 }
 
+uint64_t WriteDoorbellToCqePs(const Timing& t, uint64_t bytes, uint32_t mtu, int switches) {
+  const NicTiming& n = t.nic;
+  const uint64_t one_way = (static_cast<uint64_t>(switches) + 1) * t.link.propagation_ns * 1000 +
+                           static_cast<uint64_t>(switches) * t.link.switch_ns * 1000 +
+                           n.rx_latency_ns * 1000;
+  // timing.h contract 1: a PCIe rate of 0 is free, its round trip included (Nic::FetchWqes).
+  const auto fetch = [&](uint64_t b) {
+    return n.pcie_gbps > 0 ? n.pcie_read_ns * 1000 + SerializationPs(n.pcie_gbps, b) : 0;
+  };
+  return n.doorbell_ns * 1000 + fetch(n.wqe_bytes) + fetch(bytes) + n.tx_latency_ns * 1000 +
+         WireOf(t.link, WireOp::kWrite, bytes, mtu, false, false).wire_ps + one_way +
+         n.ack_ns * 1000 + WireOf(t.link, WireOp::kAck, 0, mtu, false, false).wire_ps + one_way +
+         n.cqe_ns * 1000;
+}
+
 }  // namespace qptwin::model

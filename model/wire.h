@@ -13,6 +13,12 @@
 //     (82 bytes), the frame (without preamble/IFG) at least 64 bytes. InfiniBand base: LRH 8,
 //     BTH 12, ICRC 4, VCRC 2 (26 bytes). Payloads are padded to 4 bytes (BTH PadCnt).
 //  3. Times are exact in picoseconds: bytes * 8000 / gbps, rounded up once per packet.
+//  4. WriteDoorbellToCqePs: the one description of a NIC's latency that both NICs of this
+//     repository are checked against, the engine (examples/systemc/write_latency_test) and
+//     qptwin::sc::Nic (model/systemc/nic_test): timing.h contract 2's path of one signaled
+//     single-packet RC WRITE from the doorbell's arrival at the NIC until its CQE is
+//     visible to the host. (qptwin::sc::Nic writes the CQE then; the engine issues the
+//     CQE's write when the WQE completes, visible cqe_ns later: model/engine/cq.h 5.)
 #pragma once
 
 #include <cstdint>
@@ -49,6 +55,14 @@ struct MessageWire {
 // payload: 0) on `link` with path MTU `mtu`.
 MessageWire WireOf(const LinkTiming& link, WireOp op, uint64_t payload, uint32_t mtu, bool imm,
                    bool ud);
+
+// Contract 4: doorbell_ns, the WQE fetch (pcie_read_ns + wqe_bytes at pcie_gbps), the
+// payload read (pcie_read_ns + `bytes`), tx_latency_ns (tx_pkt_ns is the send engine's
+// packet rate, not a lone message's latency: timing.h contract 3), the WRITE's wire time,
+// `switches` switches and switches + 1 cables and rx_latency_ns each way, ack_ns and the
+// ACK's wire time, then cqe_ns; in ps, each serialization exact (contract 3). `bytes` fits
+// one packet of `mtu`.
+uint64_t WriteDoorbellToCqePs(const Timing& t, uint64_t bytes, uint32_t mtu, int switches);
 
 // The analytic goodput bound of a stream of back-to-back messages: payload bits per second
 // (Gb/s) when only the link limits, all headers counted.

@@ -34,7 +34,7 @@
 //                       a command costs ControlTiming's figure as the write's delay.
 //       requester:  WQE fetch (no earlier than its doorbell acts) pcie_read_ns + 64 B at
 //                   pcie_gbps; payload read pcie_read_ns + length at pcie_gbps (not for
-//                   READ); then tx_latency_ns + tx_pkt_ns per packet. Pipelined: the DMA read
+//                   READ); then tx_latency_ns, and the send engine starts the message. Pipelined: the DMA read
 //                   channel is busy only for the bytes, the send engine tx_pkt_ns per packet,
 //                   messages leave in SQ order; of several QPs, the one due first goes
 //                   first. Runs ahead in a tlm_quantumkeeper (each DMA and packet carries
@@ -48,9 +48,10 @@
 //       CQE:        the CQE writer issues the CQE's 32-byte DMA write cqe_ns after the WQE
 //                   is done (so a polling host never sees it early), in order.
 //     So an RC RDMA WRITE of n bytes through one Switch completes at doorbell +
-//     doorbell_ns + 2 pcie_read_ns + 64 B and n B at pcie_gbps + tx_latency_ns + tx_pkt_ns +
+//     doorbell_ns + 2 pcie_read_ns + 64 B and n B at pcie_gbps + tx_latency_ns +
 //     wire(WRITE n) + 2 (2 propagation_ns + switch_ns + rx_latency_ns) + ack_ns + wire(ACK) +
-//     cqe_ns (nic_test.cc checks exactly this).
+//     cqe_ns: model/wire.h contract 4, the engine's path too (nic_test.cc checks exactly
+//     this, examples/systemc/write_latency_test the engine).
 //  4. Transports RC (SEND, SEND_WITH_IMM, RDMA WRITE[_WITH_IMM], RDMA READ), UC (SEND, WRITE)
 //     and UD (SEND; the receive gets the 40-byte network header in front, packet.h). QP
 //     states per spec/qp_state_table.h; ERR flushes both queues (kWrFlushErr, every WQE).

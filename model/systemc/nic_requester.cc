@@ -145,15 +145,16 @@ bool Nic::SendOne(QpContext& qp) {
   p.rkey = w.rkey;
   p.length = w.length;
   qp.sq_psn = engine::PsnAdd(qp.sq_psn, p.npkts);
-  // tx_latency_ns after the data is in, the send engine builds the packets (tx_pkt_ns each),
-  // one message after the other (the SQ's order is the wire's).
+  // tx_latency_ns after the data is in, the send engine starts the message, one after the
+  // other (the SQ's order is the wire's); it is then busy tx_pkt_ns per packet (the packet
+  // rate, timing.h contract 3, as model/engine's: not on a lone message's latency).
   const sc_time start = std::max(now + local + d_.tx_latency, engine_free_);
   engine_free_ = start + sc_time::from_value(d_.tx_pkt.value() * p.npkts);
   if (qp.type == QpType::kRc) {
     qp.outstanding.push_back(Pending{w.wr_id, w.opcode, (w.flags & send_flag::kSignaled) != 0,
                                      w.length, w.addr, engine::PsnAdd(p.psn, p.npkts - 1)});
   }
-  Transmit(NetPacket{std::move(pkt), engine_free_, sc_core::SC_ZERO_TIME});
+  Transmit(NetPacket{std::move(pkt), start, sc_core::SC_ZERO_TIME});
   // UC and UD complete once sent (IBTA 9.8.3 / 9.8.4: no acknowledgement).
   if (qp.type != QpType::kRc) CompleteLocal(qp, w, WcStatus::kSuccess, false, engine_free_);
   return true;

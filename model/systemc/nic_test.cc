@@ -275,17 +275,8 @@ TEST(ScNic, SingleWriteLatencyIsSumOfBlockDelays) {
     cq_addr = testbed::kCqBase + pr.ca * 0x1000ull;
     const sc_time rung = p.host[0]->PostSend(pr.qa, Write(pr, 8, pr.kb, 1));
     ASSERT_TRUE(p.host[0]->WaitCq(pr.ca, kLimit()));
-    const model::Timing& t = Cx6();
-    const model::NicTiming& n = t.nic;
-    const auto ps = [](double gbps, uint64_t b) { return model::SerializationPs(gbps, b); };
-    const uint64_t cable = t.link.propagation_ns * 1000;
-    const uint64_t expected_ps =
-        n.doorbell_ns * 1000 + n.pcie_read_ns * 1000 + ps(n.pcie_gbps, kWqeBytes) +
-        n.pcie_read_ns * 1000 + ps(n.pcie_gbps, 8) + (n.tx_latency_ns + n.tx_pkt_ns) * 1000 +
-        model::WireOf(t.link, model::WireOp::kWrite, 8, 4096, false, false).wire_ps +
-        2 * (2 * cable + t.link.switch_ns * 1000 + n.rx_latency_ns * 1000) + n.ack_ns * 1000 +
-        model::WireOf(t.link, model::WireOp::kAck, 0, 4096, false, false).wire_ps +
-        n.cqe_ns * 1000;
+    // wire.h contract 4, the engine's description too: one cable each side of the Switch.
+    const uint64_t expected_ps = model::WriteDoorbellToCqePs(Cx6(), 8, 4096, 1);
     EXPECT_GT(expected_ps, 2'000'000u);  // 2.46 us on cx6-100g through the Switch
     EXPECT_EQ(expected_ps, static_cast<uint64_t>((cqe_at - rung).to_seconds() * 1e12 + 0.5));
   }, sc_time(1, sc_core::SC_MS)));
@@ -348,17 +339,9 @@ TEST(ScNic, PipelinedWritesCompleteAtTheLinkRate) {
       EXPECT_EQ(100u + i, c->wr_id);
     }
     ASSERT_EQ(static_cast<size_t>(kWrs), cqe_at.size());
-    const model::Timing& t = Cx6();
-    const model::NicTiming& n = t.nic;
-    const auto ps = [](double gbps, uint64_t b) { return model::SerializationPs(gbps, b); };
-    const uint64_t cable = t.link.propagation_ns * 1000;
-    const uint64_t wire = model::WireOf(t.link, model::WireOp::kWrite, 8, 4096, false, false).wire_ps;
-    const uint64_t first_ps =
-        n.doorbell_ns * 1000 + n.pcie_read_ns * 1000 + ps(n.pcie_gbps, kWqeBytes) +
-        n.pcie_read_ns * 1000 + ps(n.pcie_gbps, 8) + (n.tx_latency_ns + n.tx_pkt_ns) * 1000 +
-        wire + 2 * (2 * cable + t.link.switch_ns * 1000 + n.rx_latency_ns * 1000) +
-        n.ack_ns * 1000 + model::WireOf(t.link, model::WireOp::kAck, 0, 4096, false, false).wire_ps +
-        n.cqe_ns * 1000;
+    const uint64_t wire =
+        model::WireOf(Cx6().link, model::WireOp::kWrite, 8, 4096, false, false).wire_ps;
+    const uint64_t first_ps = model::WriteDoorbellToCqePs(Cx6(), 8, 4096, 1);  // wire.h 4
     for (int i = 0; i < kWrs; ++i) {
       EXPECT_EQ(first_ps + i * wire,
                 static_cast<uint64_t>((cqe_at[i] - rung).to_seconds() * 1e12 + 0.5)) << i;
