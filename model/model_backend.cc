@@ -283,6 +283,15 @@ bool ModelInjectDmaError(const void* addr, uint64_t len) {
   return true;
 }
 
+int ModelRegMrAt(Device* device, PdHandle pd, uint64_t addr, size_t length,
+                 AccessFlags access, MrHandle* out, uint32_t* lkey, uint32_t* rkey) {
+  const sim::ModelCall call;  // kernel.h contract 7, as every Device call
+  if (!call.ok()) return EPERM;
+  auto* d = dynamic_cast<ModelDevice*>(Unchecked(device));
+  if (d == nullptr) return EINVAL;
+  return d->RegMrAt(pd, addr, length, access, out, lkey, rkey);
+}
+
 namespace {
 // The platform on this thread, elaborated if it still can be (kernel.h 1): observers need it.
 bool PlatformReady() {

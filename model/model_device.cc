@@ -55,13 +55,24 @@ int ModelDevice::RegMr(PdHandle pd, size_t length, AccessFlags access, MrHandle*
   return 0;
 }
 
+int ModelDevice::RegMrAt(PdHandle pd, uint64_t addr, size_t length, AccessFlags access,
+                         MrHandle* out, uint32_t* lkey, uint32_t* rkey) {
+  if (!out) return EINVAL;
+  engine::Mr* mr = nullptr;
+  if (int err = Host()->RegMrAt(ctx_, pd.id, addr, length, access, &mr)) return err;
+  out->id = mr->handle;
+  if (lkey) *lkey = mr->lkey;
+  if (rkey) *rkey = mr->rkey;
+  return 0;
+}
+
 int ModelDevice::DeregMr(MrHandle mr) { return Host()->DeregMr(ctx_, mr.id); }
 
 int ModelDevice::ReregMr(MrHandle mr, int flags, PdHandle pd, size_t length, AccessFlags access,
                          uint8_t** buf, uint32_t* lkey, uint32_t* rkey) {
   engine::Mr* m = nullptr;
   if (int err = Host()->ReregMr(ctx_, mr.id, flags, pd.id, length, access, &m)) return err;
-  if (buf) *buf = m->buf;
+  if (buf) *buf = m->at_bus_address ? nullptr : m->buf;  // ModelRegMrAt's: no buffer here
   if (lkey) *lkey = m->lkey;
   if (rkey) *rkey = m->rkey;
   return 0;

@@ -28,6 +28,9 @@ class ModelDevice : public Device {
 
   int AllocPd(PdHandle* out) override;
   int DeallocPd(PdHandle pd) override;
+  // model_backend.h ModelRegMrAt: a region at a bus address of the platform's.
+  int RegMrAt(PdHandle pd, uint64_t addr, size_t length, AccessFlags access, MrHandle* out,
+              uint32_t* lkey, uint32_t* rkey);
   int RegMr(PdHandle pd, size_t length, AccessFlags access, MrHandle* out, uint8_t** buf,
             uint32_t* lkey, uint32_t* rkey) override;
   int DeregMr(MrHandle mr) override;

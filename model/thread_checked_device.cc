@@ -256,6 +256,8 @@ class ThreadCheckedDevice : public Device {
     return d_->UseHostThread(thread, free_ns);
   }
 
+  Device* inner() const { return d_.get(); }
+
  private:
   std::unique_ptr<Device> d_;
 };
@@ -264,6 +266,11 @@ class ThreadCheckedDevice : public Device {
 
 std::unique_ptr<Device> CheckThread(std::unique_ptr<Device> device) {
   return std::make_unique<ThreadCheckedDevice>(std::move(device));
+}
+
+Device* Unchecked(Device* device) {
+  auto* checked = dynamic_cast<ThreadCheckedDevice*>(device);
+  return checked ? checked->inner() : device;
 }
 
 }  // namespace qptwin::model

@@ -16,5 +16,8 @@
 namespace qptwin::model {
 
 std::unique_ptr<Device> CheckThread(std::unique_ptr<Device> device);
+// The device CheckThread wrapped (`device` itself when it is no such wrapper), for the
+// model-only calls of model_backend.h, which take their own sim::ModelCall.
+Device* Unchecked(Device* device);
 
 }  // namespace qptwin::model

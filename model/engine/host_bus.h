@@ -6,7 +6,9 @@
 //
 // Contract:
 //  1. Addresses are the host's bus addresses of the bytes; in model_backend the region
-//     buffers' own addresses (memory.h contract 1: a region is [buf, buf + length)).
+//     buffers' own addresses (memory.h contract 1: a region is [buf, buf + length)), or a
+//     bus address of the platform's for a region registered there (memory.h contract 4,
+//     model_backend.h ModelRegMrAt: a SystemC user's memory model).
 //  2. The engine checks keys, PDs, rights and bounds (memory.h, window.h) before it issues a
 //     transfer: a transfer names only bytes of a region that allows it. A transfer that
 //     still fails (false: the target answered with an error, e.g. an injected PCIe error)
@@ -36,6 +38,8 @@
 //     writing WQEs into their queues and their doorbell records, reading CQEs at a poll
 //     and writing the CQ's consumer index record) and BlueFlame (a single
 //     inline WQE that comes with the doorbell's MMIO write, timing.h wqe_by_mmio).
+//     Except: inline data from a region at a bus address, which the CPU can only read
+//     through the platform (kInlineRead).
 //  5. An atomic is a read and a write of the same 8 bytes with nothing between them (the
 //     engine is single-threaded, sim::ScClock contract 5).
 //  6. Before its transfers the engine tells the bus what they are (Tag: the kind, the QP
@@ -63,8 +67,11 @@ enum class DmaKind : uint8_t {
   kCqDbRec,       // the NIC reads a CQ's consumer index record (cq.h contract 6)
   kDoorbell,      // not DMA: the host's MMIO doorbell write to the NIC (doorbell_port.h),
                   // labelled alike on the platform (model/sim/platform.h contract 8)
+  kInlineRead,    // not DMA: the provider's CPU reads a post's inline data from a region
+                  // at a bus address (memory.h contract 4); until the host CPU has a memory
+                  // socket of its own (model/systemc/README.md, step a) through the NIC's
 };
-inline constexpr int kNumDmaKinds = 12;
+inline constexpr int kNumDmaKinds = 13;
 const char* ToName(DmaKind k);
 
 struct DmaTag {
@@ -113,6 +120,7 @@ inline const char* ToName(DmaKind k) {
     case DmaKind::kRecvDbRec: return "RECV_DBREC";
     case DmaKind::kCqDbRec: return "CQ_DBREC";
     case DmaKind::kDoorbell: return "DOORBELL";
+    case DmaKind::kInlineRead: return "INLINE_READ";
   }
   return "?";
 }

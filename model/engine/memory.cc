@@ -78,7 +78,9 @@ MappingPool& Pool() {
 
 uint8_t* MapZeroed(size_t length) { return Pool().Take(Rounded(length)); }
 
-void Unmap(Mr& mr) { Pool().Give(mr.buf, Rounded(mr.length)); }
+void Unmap(Mr& mr) {
+  if (!mr.at_bus_address) Pool().Give(mr.buf, Rounded(mr.length));  // contract 4: none
+}
 
 }  // namespace
 
@@ -107,17 +109,30 @@ uint32_t MrTable::FreeIndex() const {
 
 Mr* MrTable::Register(uint32_t handle, uint32_t ctx, uint32_t pd, size_t length,
                       AccessFlags access) {
-  const uint32_t index = FreeIndex();
-  if (index == 0) return nullptr;
+  if (FreeIndex() == 0) return nullptr;
   uint8_t* mem = MapZeroed(length);
   if (mem == nullptr) return nullptr;
+  return Insert(handle, ctx, pd, mem, length, access, false);
+}
+
+Mr* MrTable::RegisterAt(uint32_t handle, uint32_t ctx, uint32_t pd, uint64_t addr,
+                        size_t length, AccessFlags access) {
+  if (FreeIndex() == 0) return nullptr;
+  return Insert(handle, ctx, pd, reinterpret_cast<uint8_t*>(addr), length, access, true);
+}
+
+Mr* MrTable::Insert(uint32_t handle, uint32_t ctx, uint32_t pd, uint8_t* buf, size_t length,
+                    AccessFlags access, bool at_bus_address) {
+  const uint32_t index = FreeIndex();
   auto mr = std::make_unique<Mr>();
   mr->handle = handle;
   mr->ctx = ctx;
   mr->pd = pd;
-  mr->buf = mem;
+  mr->buf = buf;
   mr->length = length;
   mr->access = access;
+  mr->at_bus_address = at_bus_address;
+  at_bus_address_ += at_bus_address;
   // rxe_mr_init: lkey = elem.index << 8 | rxe_get_next_key(-1) (a random byte there; a
   // counter here, so runs repeat).
   mr->lkey = mr->rkey = (index << 8) | next_variant_++;
@@ -132,6 +147,7 @@ void MrTable::Deregister(uint32_t handle) {
   auto it = by_handle_.find(handle);
   if (it == by_handle_.end()) return;
   by_key_.erase(it->second->lkey);
+  at_bus_address_ -= it->second->at_bus_address;
   Unmap(*it->second);
   by_handle_.erase(it);
 }
@@ -177,6 +193,17 @@ WcStatus MrTable::CheckLocal(SgeSpan sges, uint32_t pd, AccessFlags need,
     }
   }
   return WcStatus::kSuccess;
+}
+
+bool MrTable::AnyAtBusAddress(SgeSpan sges) const {
+  if (at_bus_address_ == 0) return false;
+  for (const Sge& s : sges) {
+    if (s.length == 0) continue;
+    for (const auto& [h, mr] : by_handle_) {
+      if (mr->at_bus_address && Inside(*mr, s.addr, s.length)) return true;
+    }
+  }
+  return false;
 }
 
 bool MrTable::AnyContains(SgeSpan sges) const {

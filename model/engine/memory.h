@@ -13,6 +13,10 @@
 //     Register returns nullptr when every index is in use.
 //  3. Checks return the WcStatus the device reports: kLocProtErr for a bad lkey, another
 //     PD, out of bounds or missing LOCAL_WRITE; kLocLenErr when data exceeds the SGEs.
+//  4. RegisterAt: a region at a bus address of the platform's (a SystemC user's memory
+//     model, model_backend.h ModelRegMrAt) has no buffer here: `buf` holds that address,
+//     `at_bus_address` says so, and the engine never dereferences it (every byte of it
+//     moves through a HostBus, host_bus.h contract 1). Keys, checks and bounds as any.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +62,7 @@ struct Mr {
   AccessFlags access = 0;
   uint32_t lkey = 0;
   uint32_t rkey = 0;
+  bool at_bus_address = false;  // contract 4: `buf` is a bus address, not this process's
 };
 
 class MrTable {
@@ -73,6 +78,9 @@ class MrTable {
 
   // Allocates the buffer; nullptr when memory or the key space is exhausted.
   Mr* Register(uint32_t handle, uint32_t ctx, uint32_t pd, size_t length, AccessFlags access);
+  // Contract 4: no buffer; nullptr when the key space is exhausted.
+  Mr* RegisterAt(uint32_t handle, uint32_t ctx, uint32_t pd, uint64_t addr, size_t length,
+                 AccessFlags access);
   void Deregister(uint32_t handle);
   void DeregisterContext(uint32_t ctx);
   Mr* ByHandle(uint32_t handle);
@@ -90,6 +98,8 @@ class MrTable {
   }
   // Every SGE (length > 0) lies inside some region, whatever its key, PD or rights.
   bool AnyContains(SgeSpan sges) const;
+  // Some SGE (length > 0) lies in a region at a bus address (contract 4).
+  bool AnyAtBusAddress(SgeSpan sges) const;
   // Reads the SGEs' bytes through `bus` into `out`, which holds sges.total_length() bytes
   // (call after CheckLocal succeeded); false when a transfer failed (host_bus.h).
   bool GatherTo(HostBus& bus, SgeSpan sges, uint8_t* out) const;
@@ -115,6 +125,9 @@ class MrTable {
   static bool Inside(const Mr& mr, uint64_t addr, uint64_t len);
   // The first index >= next_index_ (wrapping to 1) no live region has; 0 if none is free.
   uint32_t FreeIndex() const;
+  size_t at_bus_address_ = 0;  // regions of contract 4 (none: AnyAtBusAddress is one test)
+  Mr* Insert(uint32_t handle, uint32_t ctx, uint32_t pd, uint8_t* buf, size_t length,
+             AccessFlags access, bool at_bus_address);
 
   std::map<uint32_t, std::unique_ptr<Mr>> by_handle_;
   std::map<uint32_t, Mr*> by_key_;  // ordered by key, so by index too

@@ -86,6 +86,11 @@ class Nic {
   int AllocPd(uint32_t ctx, uint32_t* out);
   int DeallocPd(uint32_t ctx, uint32_t pd);
   int RegMr(uint32_t ctx, uint32_t pd, size_t length, AccessFlags access, Mr** out);
+  // memory.h contract 4: a region at bus address `addr` of the platform, with no buffer of
+  // this process; RegMr's checks and cost, EINVAL for a zero length or one that wraps the
+  // address space.
+  int RegMrAt(uint32_t ctx, uint32_t pd, uint64_t addr, size_t length, AccessFlags access,
+              Mr** out);
   int DeregMr(uint32_t ctx, uint32_t mr);
   int ReregMr(uint32_t ctx, uint32_t mr, int flags, uint32_t pd, size_t length,
               AccessFlags access, Mr** out);  // nic_rereg.cc
@@ -186,6 +191,8 @@ class Nic {
   // Every SGE (length > 0) lies in a region registered on some device of the world, whatever
   // its key or PD: the memory the model can read inline data from (nic_post.cc).
   bool InlineSourceReadable(const std::vector<Sge>& sges) const;
+  // Some SGE lies in a region at a bus address of any NIC of the world (memory.h 4).
+  bool InlineFromBusAddress(const std::vector<Sge>& sges) const;
   void StoredView(const Qp& qp, QpAttr* attr) const;  // query_qp_stored_view (nic_qp.cc)
 
   // State effects (nic_qp.cc).
@@ -497,6 +504,9 @@ class Nic {
   // Control verbs write the contexts they create through the cache (firmware): a new QP's
   // QPC, a new region's MPT entry and (up to the MTT's capacity) its translations.
   void InstallQpContext(const Qp& qp);
+  // RegMr and RegMrAt (at: the bus address, or null for a buffer of this process).
+  int RegisterMr(uint32_t ctx, uint32_t pd, const uint64_t* at, size_t length,
+                 AccessFlags access, Mr** out);
   void InstallMrContexts(const Mr& mr);
   // When `misses` context reads issued on a fetch unit (its free time in *unit_free_ns,
   // `overlap` reads in flight) are back: timing.h contract 5.

@@ -23,6 +23,13 @@ bool Nic::InlineSourceReadable(const std::vector<Sge>& sges) const {
   return true;
 }
 
+bool Nic::InlineFromBusAddress(const std::vector<Sge>& sges) const {
+  for (int i = 0; i < world_->nic_count(); ++i) {
+    if (world_->nic(i)->mrs_.AnyAtBusAddress(SgeSpan(sges))) return true;
+  }
+  return false;
+}
+
 size_t Nic::FirstUnfetched(const Qp& qp) const {
   size_t first = qp.sq.size();
   while (first > 0 && !qp.sq[first - 1].fetched && !qp.sq[first - 1].ghost) --first;
@@ -198,7 +205,7 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
       f.bind_resolved = mw && mw->ctx == ctx && mr && mr->ctx == ctx;
     }
     q.outstanding = qp->posted_wqes();
-    const int err = PostRuleErrno(CheckSendWr(q, f, b, queue_anyway));
+    int err = PostRuleErrno(CheckSendWr(q, f, b, queue_anyway));
     const uint64_t len = f.length;
     const bool is_inline = f.is_inline;
     SendWqe w;
@@ -206,8 +213,17 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     // registered memory (kInlineUnregistered).
     if (!err && is_inline && len > 0) {
       w.inline_data.reset(new uint8_t[len]);
-      // The provider's CPU copy, not the NIC's DMA (host_bus.h contract 4).
-      (void)mrs_.GatherTo(DirectBus::Instance(), wr.sg_list, w.inline_data.get());
+      // The provider's CPU copy, not the NIC's DMA (host_bus.h contract 4). From a region
+      // at a bus address (memory.h contract 4) the CPU reads through this NIC's bus,
+      // labelled INLINE_READ; an error answer refuses the WR with EFAULT.
+      if (InlineFromBusAddress(wr.sg_list)) {
+        if (!mrs_.GatherTo(Dma(DmaKind::kInlineRead, qp->qpn), wr.sg_list,
+                           w.inline_data.get())) {
+          err = EFAULT;
+        }
+      } else {
+        (void)mrs_.GatherTo(DirectBus::Instance(), wr.sg_list, w.inline_data.get());
+      }
     }
     if (err) {
       if (bad) *bad = i;

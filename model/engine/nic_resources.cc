@@ -31,6 +31,17 @@ int Nic::DeallocPd(uint32_t ctx, uint32_t pd) {
 }
 
 int Nic::RegMr(uint32_t ctx, uint32_t pd, size_t length, AccessFlags access, Mr** out) {
+  return RegisterMr(ctx, pd, nullptr, length, access, out);
+}
+
+int Nic::RegMrAt(uint32_t ctx, uint32_t pd, uint64_t addr, size_t length, AccessFlags access,
+                 Mr** out) {
+  if (length == 0 || addr > ~uint64_t{0} - length) return EINVAL;  // wraps the bus
+  return RegisterMr(ctx, pd, &addr, length, access, out);
+}
+
+int Nic::RegisterMr(uint32_t ctx, uint32_t pd, const uint64_t* at, size_t length,
+                    AccessFlags access, Mr** out) {
   auto it = pds_.find(pd);
   if (it == pds_.end() || it->second.ctx != ctx) return EINVAL;
   if (access & ~access::kKnownMask) return EINVAL;
@@ -43,8 +54,9 @@ int Nic::RegMr(uint32_t ctx, uint32_t pd, size_t length, AccessFlags access, Mr*
   // before the region itself is looked at.
   if (static_cast<int>(mrs_.size()) >= profile().device.max_mr) return ENOMEM;
   if (length > profile().device.max_mr_size) return EINVAL;
-  if (length > (size_t{1} << 36)) return ENOMEM;  // the model maps real memory
-  Mr* mr = mrs_.Register(world_->NewHandle(), ctx, pd, length, access);
+  if (!at && length > (size_t{1} << 36)) return ENOMEM;  // the model maps real memory
+  Mr* mr = at ? mrs_.RegisterAt(world_->NewHandle(), ctx, pd, *at, length, access)
+              : mrs_.Register(world_->NewHandle(), ctx, pd, length, access);
   if (mr == nullptr) return ENOMEM;
   *out = mr;
   InstallMrContexts(*mr);  // nic_cache.cc

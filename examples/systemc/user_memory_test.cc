@@ -1,0 +1,295 @@
+// RDMA into a SystemC user's own memory model at the user's bus addresses
+// (model_backend.h ModelRegMrAt, model/engine/memory.h contract 4): a region registered at
+// 0x8000'0000 of a DRAM module of the user's has no buffer in the process; a router of the
+// user's on each NIC slot's DMA socket (model/sim/platform.h contract 7) sends the DRAM's
+// window to the DRAM and everything else (the NIC's rings, the other regions) to the
+// platform's host memory. A WRITE's data, a READ's source, a SEND's payload, a receive's
+// data, an atomic and a post's inline data all cross the DRAM's socket at those addresses,
+// and an address the DRAM does not answer is the verbs' error completion, never a crash.
+#include <gtest/gtest.h>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/model_backend.h"
+#include "model/sim/platform.h"
+#include "tests/support/support.h"
+
+namespace {
+
+using qptwin::model::sim::DmaExtension;
+using qptwin::model::sim::HostMemory;
+using qptwin::model::sim::NicSlot;
+using qptwin::model::sim::Platform;
+
+constexpr uint64_t kDramBase = 0x8000'0000;
+constexpr uint64_t kDramBytes = 1 << 20;
+
+// The user's memory: 1 MiB at kDramBase; any other address is an address error.
+class Dram : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket_tagged<Dram> port[Platform::kSlots];
+  std::vector<uint8_t> bytes = std::vector<uint8_t>(kDramBytes);
+  std::map<std::string, int> seen;  // transactions by what they were for (DmaExtension)
+
+  explicit Dram(sc_core::sc_module_name name) : sc_module(name) {
+    for (int i = 0; i < Platform::kSlots; ++i) {
+      port[i].register_b_transport(this, &Dram::BTransport, i);
+    }
+  }
+  uint8_t* At(uint64_t addr) { return &bytes[addr - kDramBase]; }
+
+ private:
+  void BTransport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+    if (const auto* ext = gp.get_extension<DmaExtension>()) {
+      ++seen[qptwin::model::engine::ToName(ext->tag.kind)];
+    }
+    const uint64_t a = gp.get_address();
+    const uint64_t n = gp.get_data_length();
+    if (a < kDramBase || n > kDramBytes || a - kDramBase > kDramBytes - n) {
+      gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+      return;
+    }
+    if (gp.is_write()) {
+      std::memcpy(At(a), gp.get_data_ptr(), n);
+    } else {
+      std::memcpy(gp.get_data_ptr(), At(a), n);
+    }
+    delay += sc_core::sc_time(50, sc_core::SC_NS);  // the DRAM's own access time
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+  }
+};
+
+// A NIC slot's DMA: [kDramBase, kDramBase + 2 GiB) to the DRAM, the rest to host memory.
+class Router : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<Router> in;
+  tlm_utils::simple_initiator_socket<Router> to_host;
+  tlm_utils::simple_initiator_socket<Router> to_dram;
+
+  explicit Router(sc_core::sc_module_name name)
+      : sc_module(name), in("in"), to_host("to_host"), to_dram("to_dram") {
+    in.register_b_transport(this, &Router::BTransport);
+  }
+
+ private:
+  void BTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+    const uint64_t a = gp.get_address();
+    if (a >= kDramBase && a < kDramBase + (uint64_t{1} << 31)) {
+      to_dram->b_transport(gp, delay);
+    } else {
+      to_host->b_transport(gp, delay);
+    }
+  }
+};
+
+Dram* TheDram() {
+  static Dram* dram = new Dram("user_dram");  // built while the platform is elaborated
+  return dram;
+}
+
+std::vector<std::unique_ptr<Router>>& Routers() {
+  static auto* routers = new std::vector<std::unique_ptr<Router>>;
+  return *routers;
+}
+
+const bool kBound = Platform::SetBinder(
+    [](int slot, tlm_utils::simple_initiator_socket<NicSlot>& dma, HostMemory::Socket& memory) {
+      Routers().push_back(std::make_unique<Router>(("router" + std::to_string(slot)).c_str()));
+      dma.bind(Routers().back()->in);
+      Routers().back()->to_host.bind(memory);
+      Routers().back()->to_dram.bind(TheDram()->port[slot]);
+    });
+
+// A region of `s`'s PD at `addr` of the user's bus.
+struct BusRegion {
+  qptwin::MrHandle mr;
+  uint32_t lkey = 0;
+  uint32_t rkey = 0;
+};
+BusRegion RegisterAt(qptwin::testing::Side& s, uint64_t addr, size_t len) {
+  BusRegion r;
+  EXPECT_EQ(qptwin::model::ModelRegMrAt(s.dev.get(), s.pd, addr, len, qptwin::access::kAll,
+                                        &r.mr, &r.lkey, &r.rkey),
+            0);
+  return r;
+}
+
+auto Pair() {
+  qptwin::model::ModelOptions o;
+  o.profile = "cx6-100g";
+  return qptwin::testing::ConnectedSides(qptwin::model::MakeModelBackend(o));
+}
+
+qptwin::WcStatus OneCompletion(qptwin::testing::Side& s, qptwin::CqHandle cq) {
+  const auto wc = qptwin::testing::Wait(s, cq, 1);
+  EXPECT_EQ(wc.size(), 1u);
+  return wc.empty() ? qptwin::WcStatus::kGeneralErr : wc.at(0).status;
+}
+
+TEST(UserMemory, AWriteAndAReadMoveTheUsersMemoryAtItsBusAddresses) {
+  ASSERT_TRUE(kBound);
+  using namespace qptwin::testing;
+  auto [be, a, b] = Pair();
+  Dram& dram = *TheDram();
+  dram.seen.clear();
+  const BusRegion r = RegisterAt(b, kDramBase + 0x1000, 4096);
+  for (int i = 0; i < 256; ++i) a.buf[i] = static_cast<uint8_t>(i * 7 + 1);
+  qptwin::SendWr w = Wr(1, qptwin::WrOpcode::kRdmaWrite, {a.At(0, 256)});
+  w.remote_addr = kDramBase + 0x1000 + 64;
+  w.rkey = r.rkey;
+  size_t bad = 0;
+  ASSERT_EQ(a.dev->PostSend(a.qp, {w}, &bad), 0);
+  EXPECT_EQ(OneCompletion(a, a.scq), qptwin::WcStatus::kSuccess);
+  EXPECT_EQ(0, std::memcmp(dram.At(kDramBase + 0x1000 + 64), a.buf, 256));
+  EXPECT_EQ(dram.seen["WRITE_DATA"], 1);
+  // And back: a READ of the DRAM's bytes into the process's region of a.
+  for (int i = 0; i < 512; ++i) *dram.At(kDramBase + 0x1800 + i) = static_cast<uint8_t>(255 - i);
+  qptwin::SendWr rd = Wr(2, qptwin::WrOpcode::kRdmaRead, {a.At(1024, 512)});
+  rd.remote_addr = kDramBase + 0x1800;
+  rd.rkey = r.rkey;
+  ASSERT_EQ(a.dev->PostSend(a.qp, {rd}, &bad), 0);
+  EXPECT_EQ(OneCompletion(a, a.scq), qptwin::WcStatus::kSuccess);
+  EXPECT_EQ(0, std::memcmp(a.buf + 1024, dram.At(kDramBase + 0x1800), 512));
+  EXPECT_EQ(dram.seen["READ_SOURCE"], 1);
+  // The rings stay in the platform's host memory: no WQE or CQE reached the DRAM.
+  EXPECT_EQ(dram.seen.count("SEND_WQE") + dram.seen.count("CQE"), 0u);
+  EXPECT_EQ(b.dev->DeregMr(r.mr), 0);
+}
+
+TEST(UserMemory, ASendFromAndAReceiveIntoTheUsersMemory) {
+  ASSERT_TRUE(kBound);
+  using namespace qptwin::testing;
+  auto [be, a, b] = Pair();
+  Dram& dram = *TheDram();
+  dram.seen.clear();
+  const BusRegion src = RegisterAt(a, kDramBase + 0x4000, 4096);
+  const BusRegion dst = RegisterAt(b, kDramBase + 0x8000, 4096);
+  const char msg[] = "from the user's DRAM to the user's DRAM";
+  std::memcpy(dram.At(kDramBase + 0x4000), msg, sizeof msg);
+  size_t bad = 0;
+  ASSERT_EQ(b.dev->PostRecv(b.qp, {Rwr(7, {qptwin::Sge{kDramBase + 0x8000, 256, dst.lkey}})},
+                            &bad),
+            0);
+  ASSERT_EQ(a.dev->PostSend(a.qp,
+                            {Wr(1, qptwin::WrOpcode::kSend,
+                                {qptwin::Sge{kDramBase + 0x4000, sizeof msg, src.lkey}})},
+                            &bad),
+            0);
+  EXPECT_EQ(OneCompletion(b, b.rcq), qptwin::WcStatus::kSuccess);
+  EXPECT_EQ(OneCompletion(a, a.scq), qptwin::WcStatus::kSuccess);
+  EXPECT_EQ(0, std::memcmp(dram.At(kDramBase + 0x8000), msg, sizeof msg));
+  EXPECT_EQ(dram.seen["PAYLOAD_READ"], 1);
+  EXPECT_EQ(dram.seen["RECV_DATA"], 1);
+  // Inline: the post's CPU copy reads the DRAM through the NIC's socket (INLINE_READ).
+  const char again[] = "inline";
+  std::memcpy(dram.At(kDramBase + 0x4100), again, sizeof again);
+  ASSERT_EQ(b.dev->PostRecv(b.qp, {Rwr(8, {qptwin::Sge{kDramBase + 0x8100, 64, dst.lkey}})},
+                            &bad),
+            0);
+  ASSERT_EQ(a.dev->PostSend(a.qp,
+                            {Wr(2, qptwin::WrOpcode::kSend,
+                                {qptwin::Sge{kDramBase + 0x4100, sizeof again, src.lkey}},
+                                qptwin::send_flag::kSignaled | qptwin::send_flag::kInline)},
+                            &bad),
+            0);
+  EXPECT_EQ(OneCompletion(b, b.rcq), qptwin::WcStatus::kSuccess);
+  EXPECT_EQ(OneCompletion(a, a.scq), qptwin::WcStatus::kSuccess);
+  EXPECT_EQ(0, std::memcmp(dram.At(kDramBase + 0x8100), again, sizeof again));
+  EXPECT_EQ(dram.seen["INLINE_READ"], 1);
+  EXPECT_EQ(dram.seen["PAYLOAD_READ"], 1) << "inline data is not read again by the NIC";
+}
+
+TEST(UserMemory, AnAtomicOnTheUsersMemory) {
+  ASSERT_TRUE(kBound);
+  using namespace qptwin::testing;
+  auto [be, a, b] = Pair();
+  const BusRegion r = RegisterAt(b, kDramBase + 0xc000, 64);
+  uint64_t v = 40;
+  std::memcpy(TheDram()->At(kDramBase + 0xc000), &v, 8);
+  qptwin::SendWr w = RemoteWr(1, qptwin::WrOpcode::kAtomicFetchAndAdd, a.At(0, 8), b, 0);
+  w.remote_addr = kDramBase + 0xc000;
+  w.rkey = r.rkey;
+  w.compare_add = 2;
+  size_t bad = 0;
+  ASSERT_EQ(a.dev->PostSend(a.qp, {w}, &bad), 0);
+  EXPECT_EQ(OneCompletion(a, a.scq), qptwin::WcStatus::kSuccess);
+  uint64_t orig = 0, now = 0;
+  std::memcpy(&orig, a.buf, 8);
+  std::memcpy(&now, TheDram()->At(kDramBase + 0xc000), 8);
+  EXPECT_EQ(orig, 40u);
+  EXPECT_EQ(now, 42u);
+}
+
+TEST(UserMemory, AnAddressTheUsersMemoryDoesNotAnswerIsAnErrorCompletion) {
+  ASSERT_TRUE(kBound);
+  using namespace qptwin::testing;
+  auto [be, a, b] = Pair();
+  // Registered beyond the DRAM's 1 MiB, inside the router's window: the DRAM answers
+  // TLM_ADDRESS_ERROR_RESPONSE, the responder NAKs (host_bus.h contract 2).
+  const BusRegion r = RegisterAt(b, kDramBase + 0x4000'0000, 4096);
+  qptwin::SendWr w = Wr(1, qptwin::WrOpcode::kRdmaWrite, {a.At(0, 8)});
+  w.remote_addr = kDramBase + 0x4000'0000;
+  w.rkey = r.rkey;
+  size_t bad = 0;
+  ASSERT_EQ(a.dev->PostSend(a.qp, {w}, &bad), 0);
+  EXPECT_EQ(OneCompletion(a, a.scq), qptwin::WcStatus::kRemOpErr);
+}
+
+TEST(UserMemory, AnInlinePostFromAnAddressTheUsersMemoryDoesNotAnswerIsRefused) {
+  ASSERT_TRUE(kBound);
+  using namespace qptwin::testing;
+  auto [be, a, b] = Pair();
+  TheDram()->seen.clear();
+  const BusRegion src = RegisterAt(a, kDramBase + 0x4000'0000, 4096);
+  size_t bad = 7;
+  EXPECT_EQ(a.dev->PostSend(a.qp,
+                            {Wr(1, qptwin::WrOpcode::kSend,
+                                {qptwin::Sge{kDramBase + 0x4000'0000, 16, src.lkey}},
+                                qptwin::send_flag::kSignaled | qptwin::send_flag::kInline)},
+                            &bad),
+            EFAULT);
+  EXPECT_EQ(bad, 0u);
+  EXPECT_EQ(TheDram()->seen["INLINE_READ"], 1);
+  // Nothing was queued: nothing completes.
+  std::vector<qptwin::WorkCompletion> none;
+  EXPECT_EQ(a.dev->WaitForCompletions(a.scq, 1, 100'000, &none), ETIMEDOUT);
+  EXPECT_TRUE(none.empty());
+}
+
+TEST(UserMemory, RegistrationChecks) {
+  ASSERT_TRUE(kBound);
+  using namespace qptwin::testing;
+  auto [be, a, b] = Pair();
+  qptwin::MrHandle mr;
+  uint32_t lkey = 0, rkey = 0;
+  EXPECT_EQ(qptwin::model::ModelRegMrAt(a.dev.get(), a.pd, kDramBase, 0, qptwin::access::kAll,
+                                        &mr, &lkey, &rkey),
+            EINVAL);
+  EXPECT_EQ(qptwin::model::ModelRegMrAt(a.dev.get(), a.pd, ~uint64_t{0} - 10, 4096,
+                                        qptwin::access::kAll, &mr, &lkey, &rkey),
+            EINVAL);
+  // REMOTE_WRITE without LOCAL_WRITE, as ibv_reg_mr(3).
+  EXPECT_EQ(qptwin::model::ModelRegMrAt(a.dev.get(), a.pd, kDramBase, 64,
+                                        qptwin::access::kRemoteWrite, &mr, &lkey, &rkey),
+            EINVAL);
+  EXPECT_EQ(qptwin::model::ModelRegMrAt(a.dev.get(), qptwin::PdHandle{999}, kDramBase, 64,
+                                        qptwin::access::kAll, &mr, &lkey, &rkey),
+            EINVAL);
+  ASSERT_EQ(qptwin::model::ModelRegMrAt(a.dev.get(), a.pd, kDramBase, 64, qptwin::access::kAll,
+                                        &mr, &lkey, &rkey),
+            0);
+  EXPECT_NE(lkey, a.lkey);
+  EXPECT_EQ(a.dev->DeregMr(mr), 0);
+}
+
+}  // namespace
