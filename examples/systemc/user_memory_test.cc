@@ -124,7 +124,9 @@ BusRegion RegisterAt(qptwin::testing::Side& s, uint64_t addr, size_t len) {
   return r;
 }
 
+// A connected RC pair on cx6-100g; the DRAM's record of transactions starts afresh.
 auto Pair() {
+  TheDram()->seen.clear();
   qptwin::model::ModelOptions o;
   o.profile = "cx6-100g";
   return qptwin::testing::ConnectedSides(qptwin::model::MakeModelBackend(o));
@@ -141,7 +143,6 @@ TEST(UserMemory, AWriteAndAReadMoveTheUsersMemoryAtItsBusAddresses) {
   using namespace qptwin::testing;
   auto [be, a, b] = Pair();
   Dram& dram = *TheDram();
-  dram.seen.clear();
   const BusRegion r = RegisterAt(b, kDramBase + 0x1000, 4096);
   for (int i = 0; i < 256; ++i) a.buf[i] = static_cast<uint8_t>(i * 7 + 1);
   qptwin::SendWr w = Wr(1, qptwin::WrOpcode::kRdmaWrite, {a.At(0, 256)});
@@ -171,7 +172,6 @@ TEST(UserMemory, ASendFromAndAReceiveIntoTheUsersMemory) {
   using namespace qptwin::testing;
   auto [be, a, b] = Pair();
   Dram& dram = *TheDram();
-  dram.seen.clear();
   const BusRegion src = RegisterAt(a, kDramBase + 0x4000, 4096);
   const BusRegion dst = RegisterAt(b, kDramBase + 0x8000, 4096);
   const char msg[] = "from the user's DRAM to the user's DRAM";
@@ -249,7 +249,6 @@ TEST(UserMemory, AnInlinePostFromAnAddressTheUsersMemoryDoesNotAnswerIsRefused) 
   ASSERT_TRUE(kBound);
   using namespace qptwin::testing;
   auto [be, a, b] = Pair();
-  TheDram()->seen.clear();
   const BusRegion src = RegisterAt(a, kDramBase + 0x4000'0000, 4096);
   size_t bad = 7;
   EXPECT_EQ(a.dev->PostSend(a.qp,
