@@ -49,7 +49,9 @@
 //     elaborated the binder is called once per slot, instead of binding slot.dma to
 //     host.portK directly, and may make modules and bind them (e.g. dma -> its module ->
 //     memory). Whatever it binds must end at the given memory socket (addresses are this
-//     process's, 3), answer without wait(), and may return a delay (2).
+//     process's, 3), answer without wait(), and may return a delay (2); except the bus
+//     addresses of regions the program registered there (model_backend.h ModelRegMrAt),
+//     which its own memory model answers (examples/systemc/user_memory_test.cc).
 //  8. Doorbells (engine/doorbell_port.h): a post that rings writes the doorbell through
 //     cpu.mmioK to nicK.mmio, b_transport, TLM_WRITE_COMMAND at NicSlot::kDoorbellOffset:
 //     8 bytes, the QP number (little-endian bits 0-31) and the count of WQEs the NIC has
