@@ -93,6 +93,7 @@ class ModelBackend : public Backend {
     // sim/platform.h contract 2: device k's DMA crosses slot k's TLM-2.0 socket.
     for (int i = 0; i < world_->nic_count(); ++i) {
       world_->nic(i)->SetHostBus(&sim::Platform::Get()->slot(i));
+      world_->nic(i)->SetCpuBus(&sim::Platform::Get()->cpu().bus(i));  // platform.h 11
       // Contract 8: its doorbells cross the slot's MMIO target socket.
       world_->nic(i)->SetDoorbellPort(&sim::Platform::Get()->slot(i));
       // Contract 9: its messages cross the slot's net_out, the fabric and the far net_in.
@@ -289,7 +290,10 @@ int ModelRegMrAt(Device* device, PdHandle pd, uint64_t addr, size_t length,
   if (!call.ok()) return EPERM;
   auto* d = dynamic_cast<ModelDevice*>(Unchecked(device));
   if (d == nullptr) return EINVAL;
-  return d->RegMrAt(pd, addr, length, access, out, lkey, rkey);
+  const int err = d->RegMrAt(pd, addr, length, access, out, lkey, rkey);
+  // platform.h contract 12: host memory never takes these addresses for the process's.
+  if (err == 0 && sim::Platform::Get()) sim::Platform::Get()->memory().AddBusOnly(addr, length);
+  return err;
 }
 
 namespace {

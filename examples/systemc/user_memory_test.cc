@@ -1,11 +1,14 @@
 // RDMA into a SystemC user's own memory model at the user's bus addresses
 // (model_backend.h ModelRegMrAt, model/engine/memory.h contract 4): a region registered at
 // 0x8000'0000 of a DRAM module of the user's has no buffer in the process; a router of the
-// user's on each NIC slot's DMA socket (model/sim/platform.h contract 7) sends the DRAM's
-// window to the DRAM and everything else (the NIC's rings, the other regions) to the
-// platform's host memory. A WRITE's data, a READ's source, a SEND's payload, a receive's
-// data, an atomic and a post's inline data all cross the DRAM's socket at those addresses,
-// and an address the DRAM does not answer is the verbs' error completion, never a crash.
+// user's on each NIC slot's DMA socket (model/sim/platform.h contract 7) and on the host
+// CPU's memory socket (contract 11) sends the DRAM's window to the DRAM and everything else
+// (the rings, the other regions) to the platform's host memory. A WRITE's data, a READ's
+// source, a SEND's payload, a receive's data, an atomic and a post's inline data all cross
+// the DRAM's socket at those addresses, and an address nobody answers is the verbs' error
+// completion, never a crash. The CPU's router passes no DMI on, so every access of the
+// provider's CPU (WQE and receive WQE writes, doorbell records, CQE reads, the consumer
+// index) is a transaction it sees, labelled by_cpu (engine/host_bus.h contract 7).
 #include <gtest/gtest.h>
 
 #include <systemc>
@@ -27,6 +30,7 @@
 namespace {
 
 using qptwin::model::sim::DmaExtension;
+using qptwin::model::sim::HostCpu;
 using qptwin::model::sim::HostMemory;
 using qptwin::model::sim::NicSlot;
 using qptwin::model::sim::Platform;
@@ -37,12 +41,12 @@ constexpr uint64_t kDramBytes = 1 << 20;
 // The user's memory: 1 MiB at kDramBase; any other address is an address error.
 class Dram : public sc_core::sc_module {
  public:
-  tlm_utils::simple_target_socket_tagged<Dram> port[Platform::kSlots];
+  tlm_utils::simple_target_socket_tagged<Dram> port[2 * Platform::kSlots];  // DMA, CPU
   std::vector<uint8_t> bytes = std::vector<uint8_t>(kDramBytes);
   std::map<std::string, int> seen;  // transactions by what they were for (DmaExtension)
 
   explicit Dram(sc_core::sc_module_name name) : sc_module(name) {
-    for (int i = 0; i < Platform::kSlots; ++i) {
+    for (int i = 0; i < 2 * Platform::kSlots; ++i) {
       port[i].register_b_transport(this, &Dram::BTransport, i);
     }
   }
@@ -69,12 +73,14 @@ class Dram : public sc_core::sc_module {
   }
 };
 
-// A NIC slot's DMA: [kDramBase, kDramBase + 2 GiB) to the DRAM, the rest to host memory.
+// A NIC slot's DMA or the CPU's accesses for it: [kDramBase, kDramBase + 2 GiB) to the
+// DRAM, the rest to host memory. No DMI: every access is a b_transport.
 class Router : public sc_core::sc_module {
  public:
   tlm_utils::simple_target_socket<Router> in;
   tlm_utils::simple_initiator_socket<Router> to_host;
   tlm_utils::simple_initiator_socket<Router> to_dram;
+  static std::map<std::string, int> cpu_seen;  // the CPU's accesses by kind ("W:"/"R:")
 
   explicit Router(sc_core::sc_module_name name)
       : sc_module(name), in("in"), to_host("to_host"), to_dram("to_dram") {
@@ -83,6 +89,11 @@ class Router : public sc_core::sc_module {
 
  private:
   void BTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+    const auto* ext = gp.get_extension<DmaExtension>();
+    if (ext && ext->tag.by_cpu) {
+      ++cpu_seen[std::string(gp.is_write() ? "W:" : "R:") +
+                 qptwin::model::engine::ToName(ext->tag.kind)];
+    }
     const uint64_t a = gp.get_address();
     if (a >= kDramBase && a < kDramBase + (uint64_t{1} << 31)) {
       to_dram->b_transport(gp, delay);
@@ -91,6 +102,8 @@ class Router : public sc_core::sc_module {
     }
   }
 };
+
+std::map<std::string, int> Router::cpu_seen;
 
 Dram* TheDram() {
   static Dram* dram = new Dram("user_dram");  // built while the platform is elaborated
@@ -108,6 +121,13 @@ const bool kBound = Platform::SetBinder(
       dma.bind(Routers().back()->in);
       Routers().back()->to_host.bind(memory);
       Routers().back()->to_dram.bind(TheDram()->port[slot]);
+    });
+const bool kCpuBound = Platform::SetCpuBinder(
+    [](int slot, HostCpu::Socket& cpu, HostMemory::Socket& memory) {
+      Routers().push_back(std::make_unique<Router>(("cpu_router" + std::to_string(slot)).c_str()));
+      cpu.bind(Routers().back()->in);
+      Routers().back()->to_host.bind(memory);
+      Routers().back()->to_dram.bind(TheDram()->port[Platform::kSlots + slot]);
     });
 
 // A region of `s`'s PD at `addr` of the user's bus.
@@ -127,6 +147,7 @@ BusRegion RegisterAt(qptwin::testing::Side& s, uint64_t addr, size_t len) {
 // A connected RC pair on cx6-100g; the DRAM's record of transactions starts afresh.
 auto Pair() {
   TheDram()->seen.clear();
+  Router::cpu_seen.clear();
   qptwin::model::ModelOptions o;
   o.profile = "cx6-100g";
   return qptwin::testing::ConnectedSides(qptwin::model::MakeModelBackend(o));
@@ -206,7 +227,48 @@ TEST(UserMemory, ASendFromAndAReceiveIntoTheUsersMemory) {
   EXPECT_EQ(OneCompletion(a, a.scq), qptwin::WcStatus::kSuccess);
   EXPECT_EQ(0, std::memcmp(dram.At(kDramBase + 0x8100), again, sizeof again));
   EXPECT_EQ(dram.seen["INLINE_READ"], 1);
+  EXPECT_EQ(Router::cpu_seen["R:INLINE_READ"], 1) << "the CPU's read, on the CPU's path";
   EXPECT_EQ(dram.seen["PAYLOAD_READ"], 1) << "inline data is not read again by the NIC";
+}
+
+// Every access of the provider's CPU crosses the user's CPU path (no DMI there): one post
+// of a receive writes its WQE and the doorbell record; one post of a send writes its WQE
+// image; one poll that takes a CQE reads it and writes the consumer index record.
+TEST(UserMemory, TheProvidersCpuAccessesCrossTheUsersCpuPath) {
+  ASSERT_TRUE(kCpuBound);
+  using namespace qptwin::testing;
+  auto [be, a, b] = Pair();
+  Router::cpu_seen.clear();
+  a.buf[0] = 91;
+  size_t bad = 0;
+  ASSERT_EQ(b.dev->PostRecv(b.qp, {Rwr(7, {b.At(64, 64)})}, &bad), 0);
+  EXPECT_EQ(Router::cpu_seen["W:RECV_WQE"], 1);
+  EXPECT_EQ(Router::cpu_seen["W:RECV_DBREC"], 1);
+  ASSERT_EQ(a.dev->PostSend(a.qp, {Wr(1, qptwin::WrOpcode::kSend, {a.At(0, 8)})}, &bad), 0);
+  EXPECT_EQ(Router::cpu_seen["W:SEND_WQE"], 1);
+  EXPECT_EQ(OneCompletion(b, b.rcq), qptwin::WcStatus::kSuccess);
+  EXPECT_EQ(OneCompletion(a, a.scq), qptwin::WcStatus::kSuccess);
+  EXPECT_EQ(b.buf[64], 91);
+  EXPECT_EQ(Router::cpu_seen["R:CQE"], 2);
+  EXPECT_EQ(Router::cpu_seen["W:CQ_DBREC"], 2);
+  EXPECT_EQ(Router::cpu_seen.size(), 5u);
+}
+
+// platform.h contract 12: a region at an address no module of the user's answers (outside
+// the routers' window) reaches the platform's host memory, which does not take it for the
+// process's bytes: an error completion, not a crash.
+TEST(UserMemory, ARegionNobodyAnswersIsAnErrorNotACrash) {
+  ASSERT_TRUE(kBound);
+  using namespace qptwin::testing;
+  auto [be, a, b] = Pair();
+  constexpr uint64_t kNowhere = 0x10'0000'0000;
+  const BusRegion r = RegisterAt(b, kNowhere, 4096);
+  qptwin::SendWr w = Wr(1, qptwin::WrOpcode::kRdmaWrite, {a.At(0, 8)});
+  w.remote_addr = kNowhere;
+  w.rkey = r.rkey;
+  size_t bad = 0;
+  ASSERT_EQ(a.dev->PostSend(a.qp, {w}, &bad), 0);
+  EXPECT_EQ(OneCompletion(a, a.scq), qptwin::WcStatus::kRemOpErr);
 }
 
 TEST(UserMemory, AnAtomicOnTheUsersMemory) {

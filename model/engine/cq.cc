@@ -104,14 +104,31 @@ bool Cq::Push(const WorkCompletion& wc, uint64_t visible_at, HostBus& bus) {
   return true;
 }
 
-int Cq::Poll(int max, WorkCompletion* out, uint64_t now) {
+int Cq::Poll(int max, WorkCompletion* out, uint64_t now, HostBus& cpu) {
   int n = 0;
   while (n < max && !visible_.empty() && visible_.front() <= now) {
-    out[n++] = Decode(Slot(head_));
+    // host_bus.h contract 7: the CPU's read; a failed one gives the CQE as written.
+    const uint8_t* image = cpu.Direct(Addr(Slot(head_)), kCqeBytes);
+    uint8_t copy[kCqeBytes];
+    if (image == nullptr) {
+      image = cpu.Read(Addr(Slot(head_)), copy, kCqeBytes) ? copy : Slot(head_);
+    }
+    out[n++] = Decode(image);
     ++head_;
     visible_.pop_front();
   }
-  consumer_record_ += static_cast<uint32_t>(n);  // contract 6: the provider's write
+  if (n == 0) return 0;
+  // Contract 6: the provider's write of the consumer index record.
+  DmaTag tag = cpu.tag();
+  const DmaKind kind = tag.kind;
+  tag.kind = DmaKind::kCqDbRec;
+  cpu.Tag(tag);
+  const uint32_t consumed = consumer_record_ + static_cast<uint32_t>(n);
+  uint8_t word[4];
+  CpuPut(cpu, Addr(&consumer_record_), sizeof word, word,
+         [&](uint8_t* w) { Put<uint32_t>(w, 0, consumed); });
+  tag.kind = kind;
+  cpu.Tag(tag);
   return n;
 }
 

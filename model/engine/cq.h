@@ -58,7 +58,10 @@ class Cq {
             HostBus& bus = DirectBus::Instance());
   // ibv_resize_cq: the entries stay, in order (Nic::ResizeCq checks depth >= size()).
   void set_depth(int depth);
-  int Poll(int max, WorkCompletion* out, uint64_t now = ~uint64_t{0});
+  // The CQE reads and the record's write are the provider's CPU's, through `cpu`
+  // (host_bus.h contract 7), tagged by the caller kCqe (the record: kCqDbRec).
+  int Poll(int max, WorkCompletion* out, uint64_t now = ~uint64_t{0},
+           HostBus& cpu = DirectBus::Instance());
   // Contract 5: CQE writes that failed; the ring's slots in host memory.
   uint64_t write_errors() const { return write_errors_; }
   // The last CQE pushed becomes visible then (its visible_at, never earlier than the one

@@ -38,13 +38,24 @@
 //     writing WQEs into their queues and their doorbell records, reading CQEs at a poll
 //     and writing the CQ's consumer index record) and BlueFlame (a single
 //     inline WQE that comes with the doorbell's MMIO write, timing.h wqe_by_mmio).
-//     Except: inline data from a region at a bus address, which the CPU can only read
-//     through the platform (kInlineRead).
+//     The CPU's accesses cross a bus of their own: contract 7.
 //  5. An atomic is a read and a write of the same 8 bytes with nothing between them (the
 //     engine is single-threaded, sim::ScClock contract 5).
 //  6. Before its transfers the engine tells the bus what they are (Tag: the kind, the QP
 //     and the engine's time), so a bus can label and trace them (model/sim/platform.h puts
 //     it in a TLM extension); a bus may ignore it.
+//  7. The provider's CPU has a bus of its own (Nic::SetCpuBus; the same interface, tags
+//     with by_cpu set): its writes of send WQE images (kSendWqe), receive WQEs (kRecvWqe)
+//     and receive doorbell records (kRecvDbRec), its reads of CQEs at a poll (kCqe) and
+//     its write of the CQ's consumer index record (kCqDbRec), and its read of inline data
+//     from a region at a bus address (kInlineRead). Where Direct(addr, len) gives a
+//     pointer (TLM's DMI: the default bus, or the platform's host memory) the CPU works on
+//     the bytes in place, as a CPU model with a DMI pointer does; otherwise each access is
+//     a Read or Write. The CPU's accesses take no time of the engine's (the host's post
+//     and poll costs are the profile's, timing.h), and a delay the bus reports is not
+//     counted; a failed CPU access: a WQE or record write leaves the bytes as they were
+//     (the NIC fetches what memory holds), a CQE read returns the CQE as the engine wrote
+//     it, an inline read refuses the WR with EFAULT (Nic::PostSend).
 #pragma once
 
 #include <cstdint>
@@ -68,8 +79,7 @@ enum class DmaKind : uint8_t {
   kDoorbell,      // not DMA: the host's MMIO doorbell write to the NIC (doorbell_port.h),
                   // labelled alike on the platform (model/sim/platform.h contract 8)
   kInlineRead,    // not DMA: the provider's CPU reads a post's inline data from a region
-                  // at a bus address (memory.h contract 4); until the host CPU has a memory
-                  // socket of its own (model/systemc/README.md, step a) through the NIC's
+                  // at a bus address (memory.h contract 4), through its own bus (7)
 };
 inline constexpr int kNumDmaKinds = 13;
 const char* ToName(DmaKind k);
@@ -78,6 +88,7 @@ struct DmaTag {
   DmaKind kind = DmaKind::kPayloadRead;
   uint32_t qpn = 0;     // the QP the transfer works for (a CQE: its qp_num)
   uint64_t now_ns = 0;  // the engine's time (World::events().Now())
+  bool by_cpu = false;  // contract 7: the provider's CPU, not the NIC
 };
 
 // The bus address of a byte of this process (contract 1, model_backend's regions).
@@ -90,6 +101,15 @@ class HostBus {
   virtual bool Read(uint64_t addr, uint8_t* dst, uint64_t len) = 0;
   // `len` bytes from `src` to `addr`; false when the transfer failed.
   virtual bool Write(uint64_t addr, const uint8_t* src, uint64_t len) = 0;
+  // Contract 7: the bytes [addr, addr + len) to read and write in place, or nullptr.
+  // Inline (every WQE image and CQE asks): the range granted last, else DirectMiss.
+  uint8_t* Direct(uint64_t addr, uint64_t len) {
+    if (direct_ && len != 0 && addr >= direct_lo_ && addr <= direct_hi_ &&
+        len - 1 <= direct_hi_ - addr) {
+      return reinterpret_cast<uint8_t*>(direct_base_ + (addr - direct_lo_));
+    }
+    return DirectMiss(addr, len);
+  }
   // Contract 6: what the transfers that follow are (a bus reads tag() in Read/Write).
   void Tag(const DmaTag& tag) { tag_ = tag; }
   const DmaTag& tag() const { return tag_; }
@@ -98,10 +118,23 @@ class HostBus {
 
  protected:
   void AddDelay(uint64_t ns) { delay_total_ += ns; }
+  // Direct's range: [lo, hi] at the pointer `base` (integer: a base of 0 is address 0).
+  void GrantDirect(uint64_t lo, uint64_t hi, uintptr_t base) {
+    direct_ = true;
+    direct_lo_ = lo;
+    direct_hi_ = hi;
+    direct_base_ = base;
+  }
+  void RevokeDirect() { direct_ = false; }
+  // Outside the range granted (or none yet): a pointer, or nullptr; may GrantDirect.
+  virtual uint8_t* DirectMiss(uint64_t /*addr*/, uint64_t /*len*/) { return nullptr; }
 
  private:
   DmaTag tag_;
   uint64_t delay_total_ = 0;
+  bool direct_ = false;
+  uint64_t direct_lo_ = 0, direct_hi_ = 0;
+  uintptr_t direct_base_ = 0;
 };
 
 // Addresses are pointers of this process: a memcpy (engine unit tests, and a World that was
@@ -125,6 +158,18 @@ inline const char* ToName(DmaKind k) {
   return "?";
 }
 
+// Contract 7: the CPU writes the `len` bytes `make(dst)` builds at `addr` of `cpu`, in
+// place when the bus gives a pointer, else built in `scratch` (len bytes) and written.
+template <class Make>
+void CpuPut(HostBus& cpu, uint64_t addr, uint64_t len, uint8_t* scratch, Make make) {
+  if (uint8_t* p = cpu.Direct(addr, len)) {
+    make(p);
+    return;
+  }
+  make(scratch);
+  (void)cpu.Write(addr, scratch, len);  // a failed write leaves memory as it was
+}
+
 class DirectBus final : public HostBus {
  public:
   bool Read(uint64_t addr, uint8_t* dst, uint64_t len) override {
@@ -135,6 +180,7 @@ class DirectBus final : public HostBus {
     if (len) std::memcpy(reinterpret_cast<uint8_t*>(addr), src, len);
     return true;
   }
+  DirectBus() { GrantDirect(0, ~uint64_t{0}, 0); }  // addresses are pointers
   static DirectBus& Instance() {
     static DirectBus bus;
     return bus;

@@ -284,4 +284,9 @@ HostBus& Nic::Dma(DmaKind kind, uint32_t qpn) const {
   return *bus_;
 }
 
+HostBus& Nic::Cpu(DmaKind kind, uint32_t qpn) const {
+  cpu_->Tag(DmaTag{kind, qpn, world_->events().Now(), true});
+  return *cpu_;
+}
+
 }  // namespace qptwin::model::engine

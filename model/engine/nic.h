@@ -161,6 +161,8 @@ class Nic {
   // DirectBus; model_backend gives each device its platform slot's TLM-2.0 initiator
   // (model/sim/platform.h).
   void SetHostBus(HostBus* bus) { bus_ = bus; }
+  // The provider's CPU accesses (host_bus.h contract 7); never null, outlives the Nic.
+  void SetCpuBus(HostBus* bus) { cpu_ = bus; }
   // Posts ring their doorbells through `port` (doorbell_port.h; never null, it outlives the
   // Nic). Default: DirectDoorbell; model_backend gives each device its platform slot, whose
   // TLM-2.0 MMIO target socket the ring crosses.
@@ -181,6 +183,8 @@ class Nic {
   HostBus& bus() const { return *bus_; }
   // The bus, told what the transfers that follow are (host_bus.h contract 6).
   HostBus& Dma(DmaKind kind, uint32_t qpn) const;
+  // The CPU's bus, told what the accesses that follow are (host_bus.h contract 7).
+  HostBus& Cpu(DmaKind kind, uint32_t qpn) const;
 
  private:
   Qp* FindQp(uint32_t ctx, uint32_t qp);
@@ -566,6 +570,7 @@ class Nic {
   std::map<uint32_t, Pd> pds_;
   MrTable mrs_;
   HostBus* bus_ = &DirectBus::Instance();
+  HostBus* cpu_ = &DirectBus::Instance();
   DoorbellPort* doorbell_ = &DirectDoorbell::Instance();
   NetPort* net_ = &DirectFabric::Instance();
   MwTable mws_;

@@ -66,11 +66,21 @@ uint8_t* Nic::SqSlot(Qp& qp, uint32_t slot, size_t image_bytes) {
 }
 
 void Nic::WriteWqeImages(Qp& qp, size_t first) {
-  for (size_t i = first; i < qp.sq.size(); ++i) {  // the provider's writes
+  if (first >= qp.sq.size()) return;
+  HostBus& cpu = Cpu(DmaKind::kSendWqe, qp.qpn);  // the provider's writes (host_bus.h 7)
+  std::vector<uint8_t> scratch;
+  for (size_t i = first; i < qp.sq.size(); ++i) {
     const SendWqe& w = qp.sq[i];
     const uint32_t inline_len = InlineLen(w);
-    SendWqeImage::Encode(w.wr, w.inline_data.get(), inline_len,
-                         SqSlot(qp, w.slot, SendWqeImage::Bytes(w.wr, inline_len)));
+    const size_t bytes = SendWqeImage::Bytes(w.wr, inline_len);
+    const uint64_t at = Addr(SqSlot(qp, w.slot, bytes));
+    if (uint8_t* image = cpu.Direct(at, bytes)) {  // in place (DMI)
+      SendWqeImage::Encode(w.wr, w.inline_data.get(), inline_len, image);
+      continue;
+    }
+    if (scratch.size() < bytes) scratch.resize(bytes);
+    SendWqeImage::Encode(w.wr, w.inline_data.get(), inline_len, scratch.data());
+    (void)cpu.Write(at, scratch.data(), bytes);  // a failed write leaves the slot as it was
   }
 }
 
@@ -214,10 +224,10 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     if (!err && is_inline && len > 0) {
       w.inline_data.reset(new uint8_t[len]);
       // The provider's CPU copy, not the NIC's DMA (host_bus.h contract 4). From a region
-      // at a bus address (memory.h contract 4) the CPU reads through this NIC's bus,
-      // labelled INLINE_READ; an error answer refuses the WR with EFAULT.
+      // at a bus address (memory.h contract 4) the CPU reads through its bus (host_bus.h
+      // 7), labelled INLINE_READ; an error answer refuses the WR with EFAULT.
       if (InlineFromBusAddress(wr.sg_list)) {
-        if (!mrs_.GatherTo(Dma(DmaKind::kInlineRead, qp->qpn), wr.sg_list,
+        if (!mrs_.GatherTo(Cpu(DmaKind::kInlineRead, qp->qpn), wr.sg_list,
                            w.inline_data.get())) {
           err = EFAULT;
         }
@@ -300,7 +310,7 @@ int Nic::PostRecv(uint32_t ctx, uint32_t h, const std::vector<RecvWr>& wrs, size
       if (bad) *bad = i;
       return err;
     }
-    qp->rq.push_back(wrs[i]);
+    qp->rq.push_back(wrs[i], Cpu(DmaKind::kRecvWqe, qp->qpn));
     // R4: flushed at once in ERR; rxe: queued until the responder runs (recv_in_err_waits).
     if (FlushedAtPost(false, qp->state, profile().behaviour)) FlushRq(*qp);
   }

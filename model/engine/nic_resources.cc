@@ -124,7 +124,7 @@ int Nic::DestroyCq(uint32_t ctx, uint32_t cq) {
 int Nic::PollCq(uint32_t ctx, uint32_t cq, int n, WorkCompletion* wc) {
   Cq* c = FindCq(ctx, cq);
   if (!c || n < 0 || (n > 0 && wc == nullptr)) return -EINVAL;
-  int got = c->Poll(n, wc, world_->events().Now());
+  int got = c->Poll(n, wc, world_->events().Now(), Cpu(DmaKind::kCqe, 0));
   if (got > 0) ChargeHost(got * profile().timing.host.poll_cqe_ns);
   return got;
 }
@@ -250,7 +250,7 @@ int Nic::PostSrqRecv(uint32_t ctx, uint32_t srq, const std::vector<RecvWr>& wrs,
       if (bad) *bad = i;
       return err;
     }
-    s->rq.push_back(wrs[i]);
+    s->rq.push_back(wrs[i], Cpu(DmaKind::kRecvWqe, 0));
   }
   return 0;
 }

@@ -20,24 +20,38 @@ void RecvQueue::Relocate(size_t slots, size_t stride) {
   head_ = 0;
 }
 
-void RecvQueue::push_back(const RecvWr& wr) {
+void RecvQueue::push_back(const RecvWr& wr, HostBus& cpu) {
   const size_t need = kHeaderBytes + kSgeBytes * wr.sg_list.size();
   if (need > stride_ || size() == slots_) {
     Relocate(size() == slots_ ? std::max<size_t>(4, 2 * slots_) : slots_,
              std::max(need, stride_));
   }
-  uint8_t* image = Slot(head_ + size());
-  std::memset(image, 0, stride_);
-  image::Put<uint32_t>(image, 0, static_cast<uint32_t>(wr.sg_list.size()));
-  for (size_t i = 0; i < wr.sg_list.size(); ++i) {
-    const Sge& s = wr.sg_list[i];
-    uint8_t* e = image + kHeaderBytes + kSgeBytes * i;
-    image::Put<uint64_t>(e, 0, s.addr);
-    image::Put<uint32_t>(e, 8, s.length);
-    image::Put<uint32_t>(e, 12, s.lkey);
-  }
+  uint8_t small[kHeaderBytes + 4 * kSgeBytes];
+  std::vector<uint8_t> large(stride_ > sizeof small ? stride_ : 0);
+  CpuPut(cpu, Addr(Slot(head_ + size())), stride_, large.empty() ? small : large.data(),
+         [&](uint8_t* image) {
+           std::memset(image, 0, stride_);
+           image::Put<uint32_t>(image, 0, static_cast<uint32_t>(wr.sg_list.size()));
+           for (size_t i = 0; i < wr.sg_list.size(); ++i) {
+             const Sge& s = wr.sg_list[i];
+             uint8_t* e = image + kHeaderBytes + kSgeBytes * i;
+             image::Put<uint64_t>(e, 0, s.addr);
+             image::Put<uint32_t>(e, 8, s.length);
+             image::Put<uint32_t>(e, 12, s.lkey);
+           }
+         });
   records_.push_back(wr);
-  doorbell_record_ = consumed_ + static_cast<uint32_t>(size());  // contract 5
+  // Contract 5: the producer index into the record.
+  DmaTag tag = cpu.tag();
+  const DmaKind kind = tag.kind;
+  tag.kind = DmaKind::kRecvDbRec;
+  cpu.Tag(tag);
+  const uint32_t producer = consumed_ + static_cast<uint32_t>(size());
+  uint8_t word[4];
+  CpuPut(cpu, Addr(&doorbell_record_), sizeof word, word,
+         [&](uint8_t* w) { image::Put<uint32_t>(w, 0, producer); });
+  tag.kind = kind;
+  cpu.Tag(tag);
 }
 
 bool RecvQueue::Ready(HostBus& bus) {

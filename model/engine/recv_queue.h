@@ -44,7 +44,9 @@ class RecvQueue {
   // The provider's view (the records): flushes, counts, SRQ limits.
   bool empty() const { return records_.empty(); }
   size_t size() const { return records_.size(); }
-  void push_back(const RecvWr& wr);
+  // The post: the image and the doorbell record are the provider's CPU writes through
+  // `cpu` (host_bus.h contract 7), tagged by the caller kRecvWqe (the record: kRecvDbRec).
+  void push_back(const RecvWr& wr, HostBus& cpu = DirectBus::Instance());
   // The NIC's view (contract 5): a receive it may fetch, reading the doorbell record first
   // when its last value shows none.
   bool Ready(HostBus& bus);

@@ -38,6 +38,11 @@ Platform::MmioBinder& TheMmioBinder() {
   return *binder;
 }
 
+Platform::CpuBinder& TheCpuBinder() {
+  static auto* binder = new Platform::CpuBinder;
+  return *binder;
+}
+
 Platform::NetBinder& TheNetBinder() {
   static auto* binder = new Platform::NetBinder;
   return *binder;
@@ -61,12 +66,54 @@ sc_core::sc_time NsToTime::Convert(uint64_t n) {
   return sc_core::sc_time::from_value(n * ticks_per_ns);
 }
 
-HostMemory::HostMemory(sc_core::sc_module_name name, int ports) : sc_module(name) {
-  for (int i = 0; i < ports; ++i) {
+HostMemory::HostMemory(sc_core::sc_module_name name, int dma_ports, int cpu_ports)
+    : sc_module(name) {
+  for (int i = 0; i < dma_ports + cpu_ports; ++i) {
     ports_.push_back(std::make_unique<Socket>(("port" + std::to_string(i)).c_str()));
-    ports_.back()->register_b_transport(this, &HostMemory::BTransport);
+    if (i < dma_ports) {
+      ports_.back()->register_b_transport(this, &HostMemory::BTransport);
+    } else {  // contract 11: the CPU's, with DMI and no injected fault
+      ports_.back()->register_b_transport(this, &HostMemory::CpuTransport);
+      ports_.back()->register_get_direct_mem_ptr(this, &HostMemory::GetDmi);
+    }
     ports_.back()->register_transport_dbg(this, &HostMemory::TransportDbg);
   }
+}
+
+void HostMemory::CpuTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
+  if ((!gp.is_read() && !gp.is_write()) || gp.get_byte_enable_ptr() != nullptr ||
+      gp.get_streaming_width() < gp.get_data_length()) {
+    gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+    return;
+  }
+  if (BusOnly(gp.get_address(), gp.get_data_length())) {  // contract 12
+    gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return;
+  }
+  (void)TransportDbg(gp);  // the same bytes; TLM_OK_RESPONSE
+}
+
+bool HostMemory::GetDmi(tlm::tlm_generic_payload&, tlm::tlm_dmi& dmi) {
+  // Contract 11: addresses are this process's, so the pointer of address a is a itself.
+  dmi.allow_read_write();
+  dmi.set_dmi_ptr(nullptr);
+  dmi.set_start_address(0);
+  dmi.set_end_address(~sc_dt::uint64{0});
+  dmi.set_read_latency(sc_core::SC_ZERO_TIME);
+  dmi.set_write_latency(sc_core::SC_ZERO_TIME);
+  return true;
+}
+
+void HostMemory::AddBusOnly(uint64_t addr, uint64_t len) {
+  const std::pair<uint64_t, uint64_t> r{addr, len};
+  if (std::find(bus_only_.begin(), bus_only_.end(), r) == bus_only_.end()) bus_only_.push_back(r);
+}
+
+bool HostMemory::InBusOnly(uint64_t addr, uint64_t len) const {
+  for (const auto& [a, n] : bus_only_) {
+    if (addr < a + n && a < addr + len) return true;
+  }
+  return false;
 }
 
 bool HostMemory::Faulty(uint64_t addr, uint64_t len) const {
@@ -85,7 +132,7 @@ void HostMemory::BTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
     gp.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
   } else if (gp.get_streaming_width() < len) {
     gp.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
-  } else if (Faulty(addr, len)) {
+  } else if (Faulty(addr, len) || BusOnly(addr, len)) {
     gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
   } else {
     if (len) {
@@ -103,6 +150,10 @@ void HostMemory::BTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
 unsigned int HostMemory::TransportDbg(tlm::tlm_generic_payload& gp) {
   // A debugger's look: the same bytes, no fault and no time.
   const uint64_t len = gp.get_data_length();
+  if (BusOnly(gp.get_address(), len)) {  // contract 12: not this process's bytes
+    gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return 0;
+  }
   auto* host = reinterpret_cast<uint8_t*>(gp.get_address());
   if (gp.is_read() && len) std::memcpy(gp.get_data_ptr(), host, len);
   if (gp.is_write() && len) std::memcpy(host, gp.get_data_ptr(), len);
@@ -113,7 +164,59 @@ unsigned int HostMemory::TransportDbg(tlm::tlm_generic_payload& gp) {
 HostCpu::HostCpu(sc_core::sc_module_name name, int ports) : sc_module(name) {
   for (int i = 0; i < ports; ++i) {
     mmio_.push_back(std::make_unique<Socket>(("mmio" + std::to_string(i)).c_str()));
+    mem_.push_back(std::make_unique<MemPort>(new Socket(("mem" + std::to_string(i)).c_str()), i));
+    mem_.back()->socket->register_invalidate_direct_mem_ptr(this, &HostCpu::InvalidateDmi);
   }
+}
+
+// Rare (a target's map changed): every port asks again at its next access.
+void HostCpu::InvalidateDmi(sc_dt::uint64, sc_dt::uint64) {
+  for (auto& m : mem_) m->Invalidate();
+}
+
+HostCpu::MemPort::MemPort(Socket* s, int slot) : socket(s) {
+  ext_.slot = slot;
+  gp_.set_extension(&ext_);
+}
+
+HostCpu::MemPort::~MemPort() { gp_.clear_extension(&ext_); }  // ours, not the payload's
+
+uint8_t* HostCpu::MemPort::DirectMiss(uint64_t addr, uint64_t len) {
+  if (dmi_asked_) return nullptr;  // once, until the target invalidates it
+  dmi_asked_ = true;
+  gp_.set_command(tlm::TLM_WRITE_COMMAND);
+  gp_.set_address(addr);
+  tlm::tlm_dmi dmi;
+  if (!(*socket)->get_direct_mem_ptr(gp_, dmi) || !dmi.is_read_write_allowed()) return nullptr;
+  // Integer arithmetic: host memory's DMI pointer is 0 for address 0 (contract 11).
+  GrantDirect(dmi.get_start_address(), dmi.get_end_address(),
+              reinterpret_cast<uintptr_t>(dmi.get_dmi_ptr()));
+  return Direct(addr, len);
+}
+
+bool HostCpu::MemPort::Transfer(tlm::tlm_command cmd, uint64_t addr, uint8_t* data,
+                                uint64_t len) {
+  if (len > (uint64_t{1} << 31)) return false;  // never asked: WQEs, CQEs, inline data
+  gp_.set_command(cmd);
+  gp_.set_address(addr);
+  gp_.set_data_ptr(data);
+  gp_.set_data_length(static_cast<unsigned int>(len));
+  gp_.set_streaming_width(static_cast<unsigned int>(len));
+  gp_.set_byte_enable_ptr(nullptr);
+  gp_.set_dmi_allowed(false);
+  gp_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  ext_.tag = tag();
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;  // contract 11: no time of the engine's
+  (*socket)->b_transport(gp_, delay);
+  return gp_.is_response_ok();
+}
+
+bool HostCpu::MemPort::Read(uint64_t addr, uint8_t* dst, uint64_t len) {
+  return Transfer(tlm::TLM_READ_COMMAND, addr, dst, len);
+}
+
+bool HostCpu::MemPort::Write(uint64_t addr, const uint8_t* src, uint64_t len) {
+  return Transfer(tlm::TLM_WRITE_COMMAND, addr, const_cast<uint8_t*>(src), len);
 }
 
 Fabric::Fabric(sc_core::sc_module_name name, int ports)
@@ -399,7 +502,10 @@ bool NicSlot::Write(uint64_t addr, const uint8_t* src, uint64_t len) {
 }
 
 Platform::Platform(sc_core::sc_module_name name)
-    : sc_module(name), memory_("host", kSlots), cpu_("cpu", kSlots), fabric_("fabric", kSlots) {
+    : sc_module(name),
+      memory_("host", kSlots, kSlots),
+      cpu_("cpu", kSlots),
+      fabric_("fabric", kSlots) {
   for (int k = 0; k < kSlots; ++k) {
     slots_.push_back(
         std::make_unique<NicSlot>(("nic" + std::to_string(k)).c_str(), k, &cpu_.mmio(k)));
@@ -412,6 +518,11 @@ Platform::Platform(sc_core::sc_module_name name)
       TheBinder()(k, slots_.back()->dma, memory_.port(k));  // contract 7
     } else {
       slots_.back()->dma.bind(memory_.port(k));
+    }
+    if (TheCpuBinder()) {
+      TheCpuBinder()(k, cpu_.mem(k), memory_.port(kSlots + k));  // contract 11
+    } else {
+      cpu_.mem(k).bind(memory_.port(kSlots + k));
     }
     if (TheNetBinder()) {
       TheNetBinder()(k, *slots_.back(), fabric_);  // contract 9
@@ -433,6 +544,12 @@ bool Platform::SetBinder(Binder binder) {
 bool Platform::SetMmioBinder(MmioBinder binder) {
   if (Instance() != nullptr) return false;
   TheMmioBinder() = std::move(binder);
+  return true;
+}
+
+bool Platform::SetCpuBinder(CpuBinder binder) {
+  if (Instance() != nullptr) return false;
+  TheCpuBinder() = std::move(binder);
   return true;
 }
 

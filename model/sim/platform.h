@@ -97,6 +97,23 @@
 //     model_backend.h contract 6). A change made while no simulation runs (between a
 //     Backend's waits) shows when the kernel next runs at or after its time. Untraced
 //     slots cost nothing (engine/trace_port.h contract 1).
+// 11. The provider's CPU (engine/host_bus.h contract 7): its accesses to host memory for
+//     slot K's devices (WQE and receive WQE writes, doorbell records, CQE reads at a poll,
+//     the CQ's consumer index record, inline data from ModelRegMrAt memory) leave through
+//     cpu.memK, bound to host.port(kSlots + K), with a DmaExtension whose tag has by_cpu
+//     set. Host memory grants DMI over the whole address space (this process's memory,
+//     read and write, no fault of InjectError applies to the CPU), so by default the CPU
+//     works on the bytes in place and no transaction is issued; a program's own path
+//     (SetCpuBinder, as SetBinder) that does not pass DMI on sees every CPU access as a
+//     b_transport (examples/systemc/cpu_memory_test.cc). The CPU's accesses take none of
+//     the engine's time: a delay returned is not counted (the host's post and poll costs
+//     are the profile's); a failed one is handled as host_bus.h contract 7 says.
+// 12. Regions at a program's bus addresses (model_backend.h ModelRegMrAt) are the program's
+//     memory model's to answer, on the DMA path (7) and the CPU's (11: inline data). Host
+//     memory answers their addresses with TLM_ADDRESS_ERROR_RESPONSE (never as this
+//     process's bytes), so a region nobody routes elsewhere gives the verbs' error
+//     completion (engine/host_bus.h contract 2), not a crash. It keeps each range it was
+//     given for the process's life (one entry per distinct range).
 #pragma once
 
 #include <systemc>
@@ -166,28 +183,64 @@ class HostMemory : public sc_core::sc_module {
  public:
   using Socket = tlm_utils::simple_target_socket<HostMemory>;
 
-  HostMemory(sc_core::sc_module_name name, int ports);
+  // Ports [0, dma_ports) for the NICs' DMA, then cpu_ports for the CPU (contract 11).
+  HostMemory(sc_core::sc_module_name name, int dma_ports, int cpu_ports);
   Socket& port(int i) { return *ports_[i]; }
   void InjectError(uint64_t addr, uint64_t len) { faults_.emplace_back(addr, len); }
   void ClearErrors() { faults_.clear(); }
+  // Contract 12: [addr, addr + len) is not this process's memory (ModelRegMrAt's region):
+  // answered TLM_ADDRESS_ERROR_RESPONSE here, on every port.
+  void AddBusOnly(uint64_t addr, uint64_t len);
 
  private:
   void BTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+  void CpuTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+  bool GetDmi(tlm::tlm_generic_payload& gp, tlm::tlm_dmi& dmi);
   unsigned int TransportDbg(tlm::tlm_generic_payload& gp);
   bool Faulty(uint64_t addr, uint64_t len) const;
+  bool BusOnly(uint64_t addr, uint64_t len) const {  // inline: every DMA asks
+    return !bus_only_.empty() && InBusOnly(addr, len);
+  }
+  bool InBusOnly(uint64_t addr, uint64_t len) const;
   std::vector<std::unique_ptr<Socket>> ports_;
-  std::vector<std::pair<uint64_t, uint64_t>> faults_;  // (addr, len)
+  std::vector<std::pair<uint64_t, uint64_t>> faults_;    // (addr, len)
+  std::vector<std::pair<uint64_t, uint64_t>> bus_only_;  // (addr, len), contract 12
 };
 
-// The host CPU's side of the MMIO writes (contract 8): one initiator socket per slot.
+// The host CPU: its MMIO writes (contract 8) and its accesses to host memory (contract 11),
+// one initiator socket of each per slot.
 class HostCpu : public sc_core::sc_module {
  public:
   using Socket = tlm_utils::simple_initiator_socket<HostCpu>;
   HostCpu(sc_core::sc_module_name name, int ports);
   Socket& mmio(int i) { return *mmio_[i]; }
+  Socket& mem(int i) { return *mem_[i]->socket; }
+  // Slot i's CPU accesses as the engine's bus (engine/host_bus.h contract 7).
+  engine::HostBus& bus(int i) { return *mem_[i]; }
 
  private:
+  class MemPort : public engine::HostBus {
+   public:
+    MemPort(Socket* s, int slot);
+    ~MemPort() override;
+    bool Read(uint64_t addr, uint8_t* dst, uint64_t len) override;
+    bool Write(uint64_t addr, const uint8_t* src, uint64_t len) override;
+    uint8_t* DirectMiss(uint64_t addr, uint64_t len) override;
+    void Invalidate() {
+      dmi_asked_ = false;
+      RevokeDirect();
+    }
+    std::unique_ptr<Socket> socket;
+
+   private:
+    bool Transfer(tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint64_t len);
+    tlm::tlm_generic_payload gp_;
+    DmaExtension ext_;
+    bool dmi_asked_ = false;
+  };
+  void InvalidateDmi(sc_dt::uint64 start, sc_dt::uint64 end);
   std::vector<std::unique_ptr<Socket>> mmio_;
+  std::vector<std::unique_ptr<MemPort>> mem_;
 };
 
 // n ns as an sc_time, remembering the last conversion (a stream repeats its offsets and
@@ -358,6 +411,9 @@ class Platform : public sc_core::sc_module {
   // Contract 9. False (nothing set) when the platform exists already.
   using NetBinder = std::function<void(int slot, NicSlot& nic, Fabric& fabric)>;
   static bool SetNetBinder(NetBinder binder);
+  // Contract 11. False (nothing set) when the platform exists already.
+  using CpuBinder = std::function<void(int slot, HostCpu::Socket& cpu, HostMemory::Socket& memory)>;
+  static bool SetCpuBinder(CpuBinder binder);
 
   NicSlot& slot(int device) { return *slots_[device % kSlots]; }
   HostMemory& memory() { return memory_; }
