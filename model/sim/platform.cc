@@ -66,6 +66,21 @@ sc_core::sc_time NsToTime::Convert(uint64_t n) {
   return sc_core::sc_time::from_value(n * ticks_per_ns);
 }
 
+namespace {
+// A plain read or write of len (< 2^32) bytes, before its b_transport.
+void Prepare(tlm::tlm_generic_payload& gp, tlm::tlm_command cmd, uint64_t addr, uint8_t* data,
+             uint64_t len) {
+  gp.set_command(cmd);
+  gp.set_address(addr);
+  gp.set_data_ptr(data);
+  gp.set_data_length(static_cast<unsigned int>(len));
+  gp.set_streaming_width(static_cast<unsigned int>(len));
+  gp.set_byte_enable_ptr(nullptr);
+  gp.set_dmi_allowed(false);
+  gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+}
+}  // namespace
+
 HostMemory::HostMemory(sc_core::sc_module_name name, int dma_ports, int cpu_ports)
     : sc_module(name) {
   for (int i = 0; i < dma_ports + cpu_ports; ++i) {
@@ -197,14 +212,7 @@ uint8_t* HostCpu::MemPort::DirectMiss(uint64_t addr, uint64_t len) {
 bool HostCpu::MemPort::Transfer(tlm::tlm_command cmd, uint64_t addr, uint8_t* data,
                                 uint64_t len) {
   if (len > (uint64_t{1} << 31)) return false;  // never asked: WQEs, CQEs, inline data
-  gp_.set_command(cmd);
-  gp_.set_address(addr);
-  gp_.set_data_ptr(data);
-  gp_.set_data_length(static_cast<unsigned int>(len));
-  gp_.set_streaming_width(static_cast<unsigned int>(len));
-  gp_.set_byte_enable_ptr(nullptr);
-  gp_.set_dmi_allowed(false);
-  gp_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  Prepare(gp_, cmd, addr, data, len);
   ext_.tag = tag();
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;  // contract 11: no time of the engine's
   (*socket)->b_transport(gp_, delay);
@@ -461,14 +469,7 @@ bool NicSlot::Transfer(tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint6
     if (!Transfer(cmd, addr, data, kMax)) return false;
     addr += kMax, data += kMax, len -= kMax;
   }
-  gp_.set_command(cmd);
-  gp_.set_address(addr);
-  gp_.set_data_ptr(data);
-  gp_.set_data_length(static_cast<unsigned int>(len));
-  gp_.set_streaming_width(static_cast<unsigned int>(len));
-  gp_.set_byte_enable_ptr(nullptr);
-  gp_.set_dmi_allowed(false);
-  gp_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  Prepare(gp_, cmd, addr, data, len);
   ext_.tag = tag();
   // Contract 2: the offset of the engine's time from SystemC's as the annotated delay.
   const uint64_t ahead_ns = ScClock::AheadNsAt(ext_.tag.now_ns);
