@@ -144,18 +144,22 @@ void ModelClearDmaErrors();
 // model Backend), but no buffer in this process; every byte of the region moves as a TLM
 // transaction at [addr, addr + length), a WRITE's data, a READ's source, a SEND's payload,
 // a receive's data, an atomic. Deregister it with the Device's DeregMr. The post's CPU
-// copy of inline data from it reads through the NIC's socket too ("INLINE_READ"; an error
-// answer refuses the WR with EFAULT). EINVAL: not a model device, a zero length or one
-// that wraps the address space, and RegMr's own; EPERM off the kernel's thread.
+// copy of inline data from it is the CPU's read through the platform (platform.h contract
+// 11: "INLINE_READ"; an error answer refuses the WR with EFAULT). Addresses nobody of the
+// program's answers are host memory's address errors (platform.h contract 12): error
+// completions, never this process's bytes. A ReregMr with a new translation is EINVAL (it
+// could not name an address: register again). EINVAL: not a model device, a zero length
+// or one that wraps the address space, and RegMr's own; ENOMEM beyond RegMr's 64 GiB;
+// EPERM off the kernel's thread.
 int ModelRegMrAt(Device* device, PdHandle pd, uint64_t addr, size_t length,
                  AccessFlags access, MrHandle* out, uint32_t* lkey, uint32_t* rkey);
 // Every model DMA of the process as it completes (a TLM transaction; platform.h contract 6):
 // the slot (device index), what it was for ("PAYLOAD_READ", "WRITE_DATA", "READ_SOURCE",
 // "ATOMIC", "RECV_DATA", "RESPONSE_DATA", "CQE", "RECV_WQE", "SEND_WQE", "RECV_DBREC",
-// "CQ_DBREC"; "DOORBELL" is the MMIO write, "INLINE_READ" the CPU's read of ModelRegMrAt
-// memory), the QP number, the
+// "CQ_DBREC"; "DOORBELL" is the MMIO write), the QP number, the
 // Backend's time (NowNs) when the engine issued it, direction, the bus address (a pointer of
-// this process), bytes and outcome. An empty function turns it off. Claims the kernel
+// this process, or a ModelRegMrAt region's address), bytes and outcome. The provider's CPU
+// accesses (platform.h contract 11) are not DMA and not listed. An empty function turns it off. Claims the kernel
 // and elaborates the platform like MakeModelBackend; false on another thread or when
 // SystemC's simulation started first (contract 1).
 struct DmaTransfer {

@@ -60,8 +60,8 @@ MessageWire WireOf(const LinkTiming& link, WireOp op, uint64_t payload, uint32_t
 // payload read (pcie_read_ns + `bytes`), tx_latency_ns (tx_pkt_ns is the send engine's
 // packet rate, not a lone message's latency: timing.h contract 3), the WRITE's wire time,
 // `switches` switches and switches + 1 cables and rx_latency_ns each way, ack_ns and the
-// ACK's wire time, then cqe_ns; in ps, each serialization exact (contract 3). `bytes` fits
-// one packet of `mtu`.
+// ACK's wire time, then cqe_ns; in ps, each serialization exact (contract 3). `bytes` is
+// at least 1 (a 0-byte WRITE reads no payload on the engine) and fits one packet of `mtu`.
 uint64_t WriteDoorbellToCqePs(const Timing& t, uint64_t bytes, uint32_t mtu, int switches);
 
 // The analytic goodput bound of a stream of back-to-back messages: payload bits per second

@@ -342,10 +342,24 @@ TEST(UserMemory, RegistrationChecks) {
   EXPECT_EQ(qptwin::model::ModelRegMrAt(a.dev.get(), qptwin::PdHandle{999}, kDramBase, 64,
                                         qptwin::access::kAll, &mr, &lkey, &rkey),
             EINVAL);
+  // Held to RegMr's 64 GiB (its translations and pinning cost are counted alike).
+  EXPECT_EQ(qptwin::model::ModelRegMrAt(a.dev.get(), a.pd, kDramBase, size_t{1} << 40,
+                                        qptwin::access::kAll, &mr, &lkey, &rkey),
+            ENOMEM);
   ASSERT_EQ(qptwin::model::ModelRegMrAt(a.dev.get(), a.pd, kDramBase, 64, qptwin::access::kAll,
                                         &mr, &lkey, &rkey),
             0);
   EXPECT_NE(lkey, a.lkey);
+  // A rereg may change its access, and hands back no buffer; a new translation could not
+  // name an address.
+  uint8_t* buf = a.buf;
+  EXPECT_EQ(a.dev->ReregMr(mr, qptwin::rereg_flag::kChangeAccess, a.pd, 0,
+                           qptwin::access::kLocalWrite, &buf, &lkey, &rkey),
+            0);
+  EXPECT_EQ(buf, nullptr);
+  EXPECT_EQ(a.dev->ReregMr(mr, qptwin::rereg_flag::kChangeTranslation, a.pd, 4096,
+                           qptwin::access::kAll, &buf, &lkey, &rkey),
+            EINVAL);
   EXPECT_EQ(a.dev->DeregMr(mr), 0);
 }
 

@@ -21,7 +21,8 @@
 //     LOC_QP_OP_ERR on that receive, as a malformed WQE (responder.cc ReceiveSendLike); a
 //     send WQE's fetch LOC_QP_OP_ERR on each WQE of that post (requester.cc); a receive
 //     queue's doorbell record read no receive seen (RNR NAK or drop, recv_queue.h 5); a
-//     CQ's consumer index record read a full CQ, an overrun (cq.h 6).
+//     CQ's consumer index record read a full CQ, an overrun (cq.h 6). (The CPU's accesses:
+//     contract 7.)
 //  3. Time: a transfer is issued at the engine's current time and its cost is the
 //     profile's (timing.h: pcie_read_ns, pcie_gbps, the responder's figures), already in
 //     the engine's arithmetic. A bus may report extra time its target took (delay_total():

@@ -16,6 +16,9 @@ int Nic::ReregMr(uint32_t ctx, uint32_t mr, int flags, uint32_t pd, size_t lengt
   if (flags & ~rereg_flag::kKnownMask) return EINVAL;
   const bool translation = flags & rereg_flag::kChangeTranslation;
   if (translation && length == 0) return EINVAL;
+  // memory.h contract 4: a region at a bus address gets no buffer of this process, and a
+  // rereg cannot name another address (model_backend.h ModelRegMrAt).
+  if (translation && m->at_bus_address) return EINVAL;
   if (int err = profile().behaviour.rereg_mr_errno) return err;
   // IBTA 10.6.7.2.6: a region with memory windows bound to it is neither deregistered nor
   // reregistered (the same answer as DeregMr's; rxe has no rereg at all, above).

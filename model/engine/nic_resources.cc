@@ -54,7 +54,9 @@ int Nic::RegisterMr(uint32_t ctx, uint32_t pd, const uint64_t* at, size_t length
   // before the region itself is looked at.
   if (static_cast<int>(mrs_.size()) >= profile().device.max_mr) return ENOMEM;
   if (length > profile().device.max_mr_size) return EINVAL;
-  if (!at && length > (size_t{1} << 36)) return ENOMEM;  // the model maps real memory
+  // The model maps real memory; a bus region (memory.h 4) is held to the same size, its
+  // translations (nic_cache.cc) and pinning cost counted alike.
+  if (length > (size_t{1} << 36)) return ENOMEM;
   Mr* mr = at ? mrs_.RegisterAt(world_->NewHandle(), ctx, pd, *at, length, access)
               : mrs_.Register(world_->NewHandle(), ctx, pd, length, access);
   if (mr == nullptr) return ENOMEM;

@@ -31,7 +31,8 @@
 //     lowers it adds nothing): the engine adds it where it waits for the transfer (engine/host_bus.h
 //     contract 3), so a user's interconnect (7) shows in the model's times.
 //  3. HostMemory: a bus address is an address of this process (host_bus.h contract 1; the
-//     engine issues only transfers inside registered regions). Reads and writes copy the
+//     engine issues only transfers inside registered regions), except a ModelRegMrAt
+//     region's (12). Reads and writes copy the
 //     bytes and answer TLM_OK_RESPONSE; any other command TLM_COMMAND_ERROR_RESPONSE, byte
 //     enables TLM_BYTE_ENABLE_ERROR_RESPONSE, a streaming width below the length
 //     TLM_BURST_ERROR_RESPONSE. No DMI: every byte the model moves is a transaction.
