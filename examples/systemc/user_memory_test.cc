@@ -81,6 +81,7 @@ class Router : public sc_core::sc_module {
   tlm_utils::simple_initiator_socket<Router> to_host;
   tlm_utils::simple_initiator_socket<Router> to_dram;
   static std::map<std::string, int> cpu_seen;  // the CPU's accesses by kind ("W:"/"R:")
+  static std::string fail_cpu_writes_of;       // answer the CPU's writes of this kind with an error
 
   explicit Router(sc_core::sc_module_name name)
       : sc_module(name), in("in"), to_host("to_host"), to_dram("to_dram") {
@@ -91,8 +92,12 @@ class Router : public sc_core::sc_module {
   void BTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
     const auto* ext = gp.get_extension<DmaExtension>();
     if (ext && ext->tag.by_cpu) {
-      ++cpu_seen[std::string(gp.is_write() ? "W:" : "R:") +
-                 qptwin::model::engine::ToName(ext->tag.kind)];
+      const std::string kind = qptwin::model::engine::ToName(ext->tag.kind);
+      ++cpu_seen[std::string(gp.is_write() ? "W:" : "R:") + kind];
+      if (gp.is_write() && kind == fail_cpu_writes_of) {
+        gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+        return;
+      }
     }
     const uint64_t a = gp.get_address();
     if (a >= kDramBase && a < kDramBase + (uint64_t{1} << 31)) {
@@ -104,6 +109,7 @@ class Router : public sc_core::sc_module {
 };
 
 std::map<std::string, int> Router::cpu_seen;
+std::string Router::fail_cpu_writes_of;
 
 Dram* TheDram() {
   static Dram* dram = new Dram("user_dram");  // built while the platform is elaborated
@@ -252,6 +258,36 @@ TEST(UserMemory, TheProvidersCpuAccessesCrossTheUsersCpuPath) {
   EXPECT_EQ(Router::cpu_seen["R:CQE"], 2);
   EXPECT_EQ(Router::cpu_seen["W:CQ_DBREC"], 2);
   EXPECT_EQ(Router::cpu_seen.size(), 5u);
+}
+
+// engine/host_bus.h contract 7: the CPU's write of a send WQE's image fails, so its slot
+// holds another image (here the slot's earlier WQE, a 120-byte inline WRITE, longer than
+// this one's data): the NIC completes it as a malformed WQE, LOC_QP_OP_ERR, and never
+// decodes the stale image as this WQE's.
+TEST(UserMemory, AFailedWriteOfAWqeImageIsALocalQpOperationError) {
+  ASSERT_TRUE(kCpuBound);
+  using namespace qptwin::testing;
+  qptwin::model::ModelOptions o;
+  o.profile = "cx6-100g";
+  SideOptions so;
+  so.cap.max_send_wr = 1;  // one slot (rounded up as rxe does): every post reuses it
+  so.cap.max_inline_data = 128;
+  auto [be, a, b] = ConnectedSides(qptwin::model::MakeModelBackend(o), so);
+  Router::cpu_seen.clear();
+  const auto inline_write = [&, &a = a, &b = b](uint64_t id, uint32_t len) {
+    qptwin::SendWr w = Wr(id, qptwin::WrOpcode::kRdmaWrite, {a.At(0, len)},
+                          qptwin::send_flag::kSignaled | qptwin::send_flag::kInline);
+    w.remote_addr = b.Addr(0);
+    w.rkey = b.rkey;
+    size_t bad = 0;
+    EXPECT_EQ(a.dev->PostSend(a.qp, {w}, &bad), 0);
+    return OneCompletion(a, a.scq);
+  };
+  for (uint64_t i = 0; i < 4; ++i) EXPECT_EQ(inline_write(i, 120), qptwin::WcStatus::kSuccess);
+  Router::fail_cpu_writes_of = "SEND_WQE";
+  EXPECT_EQ(inline_write(9, 8), qptwin::WcStatus::kLocQpOpErr);
+  Router::fail_cpu_writes_of.clear();
+  EXPECT_EQ(Router::cpu_seen["W:SEND_WQE"], 5);
 }
 
 // platform.h contract 12: a region at an address no module of the user's answers (outside

@@ -54,9 +54,12 @@
 //     the bytes in place, as a CPU model with a DMI pointer does; otherwise each access is
 //     a Read or Write. The CPU's accesses take no time of the engine's (the host's post
 //     and poll costs are the profile's, timing.h), and a delay the bus reports is not
-//     counted; a failed CPU access: a WQE or record write leaves the bytes as they were
-//     (the NIC fetches what memory holds), a CQE read returns the CQE as the engine wrote
-//     it, an inline read refuses the WR with EFAULT (Nic::PostSend).
+//     counted. A failed CPU access: a send WQE image's write makes that WQE malformed, the
+//     NIC completes it with LOC_QP_OP_ERR as a failed fetch (its slot holds another
+//     image); a receive WQE's or a record's write leaves the bytes as they were (the NIC
+//     fetches what memory holds, checked as any receive's SGEs are); a CQE read returns
+//     the CQE as the engine wrote it; an inline read refuses the WR with EFAULT
+//     (Nic::PostSend).
 #pragma once
 
 #include <cstdint>

@@ -70,7 +70,7 @@ void Nic::WriteWqeImages(Qp& qp, size_t first) {
   HostBus& cpu = Cpu(DmaKind::kSendWqe, qp.qpn);  // the provider's writes (host_bus.h 7)
   std::vector<uint8_t> scratch;
   for (size_t i = first; i < qp.sq.size(); ++i) {
-    const SendWqe& w = qp.sq[i];
+    SendWqe& w = qp.sq[i];
     const uint32_t inline_len = InlineLen(w);
     const size_t bytes = SendWqeImage::Bytes(w.wr, inline_len);
     const uint64_t at = Addr(SqSlot(qp, w.slot, bytes));
@@ -80,7 +80,7 @@ void Nic::WriteWqeImages(Qp& qp, size_t first) {
     }
     if (scratch.size() < bytes) scratch.resize(bytes);
     SendWqeImage::Encode(w.wr, w.inline_data.get(), inline_len, scratch.data());
-    (void)cpu.Write(at, scratch.data(), bytes);  // a failed write leaves the slot as it was
+    w.image_lost = !cpu.Write(at, scratch.data(), bytes);  // the slot keeps what it held
   }
 }
 
@@ -161,7 +161,7 @@ void Nic::FetchWqes(Qp& qp, size_t first, const DoorbellWrite& db, uint64_t extr
     SendWqe& w = qp.sq[first + i];
     w.ready_ns = ready;
     w.fetched = true;
-    if (failed) {
+    if (failed || w.image_lost) {
       w.fetch_failed = true;  // the WQE keeps the provider's fields for its completion
       continue;
     }
@@ -172,6 +172,7 @@ void Nic::FetchWqes(Qp& qp, size_t first, const DoorbellWrite& db, uint64_t extr
 bool Nic::RereadWqe(Qp& qp, size_t index) {
   // send_wqe_image.h contract 3: a resent WQE comes from its slot again.
   if (!qp.sq_buf) return true;  // never written: nothing to read (the caller checks fetched)
+  if (qp.sq[index].image_lost) return false;  // its slot holds another image (contract 7)
   if (wqe_fetch_.size() < qp.sq_stride) wqe_fetch_.resize(qp.sq_stride);
   if (!ReadSqSlots(qp, index, 1, wqe_fetch_.data())) return false;
   SendWqe& w = qp.sq[index];

@@ -172,6 +172,9 @@ struct SendWqe {
   // The NIC's fetch of this WQE from the send queue's buffer failed (send_wqe_image.h):
   // the requester completes it with LOC_QP_OP_ERR.
   bool fetch_failed = false;
+  // The provider's CPU write of its image failed (host_bus.h contract 7): its slot holds
+  // no image of it, so the NIC's fetch finds a malformed WQE (as fetch_failed).
+  bool image_lost = false;
   // Resent by a retry from a comp.psn behind its first PSN (Nic::RebasePsns): rxe_req.c
   // retry_first_write_send skips (comp.psn - first_psn) & 0xffffff packets' worth of its data,
   // all of it, so it goes again as one packet with no payload (RETH length 0).

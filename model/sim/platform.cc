@@ -82,7 +82,7 @@ void Prepare(tlm::tlm_generic_payload& gp, tlm::tlm_command cmd, uint64_t addr, 
 }  // namespace
 
 HostMemory::HostMemory(sc_core::sc_module_name name, int dma_ports, int cpu_ports)
-    : sc_module(name) {
+    : sc_module(name), dma_ports_(static_cast<size_t>(dma_ports)) {
   for (int i = 0; i < dma_ports + cpu_ports; ++i) {
     ports_.push_back(std::make_unique<Socket>(("port" + std::to_string(i)).c_str()));
     if (i < dma_ports) {
@@ -108,12 +108,22 @@ void HostMemory::CpuTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
   (void)TransportDbg(gp);  // the same bytes; TLM_OK_RESPONSE
 }
 
-bool HostMemory::GetDmi(tlm::tlm_generic_payload&, tlm::tlm_dmi& dmi) {
-  // Contract 11: addresses are this process's, so the pointer of address a is a itself.
+bool HostMemory::GetDmi(tlm::tlm_generic_payload& gp, tlm::tlm_dmi& dmi) {
+  // Contract 11: addresses are this process's, so the pointer of address a is a itself;
+  // the range granted stops short of the bus-only ranges around it (contract 12).
+  const uint64_t a = gp.get_address();
+  uint64_t lo = 0, hi = ~uint64_t{0};
+  for (const auto& [start, n] : bus_only_) {
+    const uint64_t last = start + n - 1;
+    if (a >= start && a <= last) return false;
+    if (last < a) lo = std::max(lo, last + 1);
+    if (start > a) hi = std::min(hi, start - 1);
+  }
   dmi.allow_read_write();
-  dmi.set_dmi_ptr(nullptr);
-  dmi.set_start_address(0);
-  dmi.set_end_address(~sc_dt::uint64{0});
+  // dmi_ptr is the pointer of start_address: address lo itself.
+  dmi.set_dmi_ptr(reinterpret_cast<unsigned char*>(static_cast<uintptr_t>(lo)));
+  dmi.set_start_address(lo);
+  dmi.set_end_address(hi);
   dmi.set_read_latency(sc_core::SC_ZERO_TIME);
   dmi.set_write_latency(sc_core::SC_ZERO_TIME);
   return true;
@@ -121,7 +131,12 @@ bool HostMemory::GetDmi(tlm::tlm_generic_payload&, tlm::tlm_dmi& dmi) {
 
 void HostMemory::AddBusOnly(uint64_t addr, uint64_t len) {
   const std::pair<uint64_t, uint64_t> r{addr, len};
-  if (std::find(bus_only_.begin(), bus_only_.end(), r) == bus_only_.end()) bus_only_.push_back(r);
+  if (len == 0 || std::find(bus_only_.begin(), bus_only_.end(), r) != bus_only_.end()) return;
+  bus_only_.push_back(r);
+  // A DMI pointer granted before may cover the range: every CPU port asks again.
+  for (size_t i = dma_ports_; i < ports_.size(); ++i) {
+    (*ports_[i])->invalidate_direct_mem_ptr(addr, addr + len - 1);
+  }
 }
 
 bool HostMemory::InBusOnly(uint64_t addr, uint64_t len) const {

@@ -114,7 +114,8 @@
 //     memory answers their addresses with TLM_ADDRESS_ERROR_RESPONSE (never as this
 //     process's bytes), so a region nobody routes elsewhere gives the verbs' error
 //     completion (engine/host_bus.h contract 2), not a crash. It keeps each range it was
-//     given for the process's life (one entry per distinct range).
+//     given for the process's life (one entry per distinct range), and the DMI it grants
+//     the CPU (11) stops short of them (a grant made before is invalidated).
 #pragma once
 
 #include <systemc>
@@ -206,6 +207,7 @@ class HostMemory : public sc_core::sc_module {
   std::vector<std::unique_ptr<Socket>> ports_;
   std::vector<std::pair<uint64_t, uint64_t>> faults_;    // (addr, len)
   std::vector<std::pair<uint64_t, uint64_t>> bus_only_;  // (addr, len), contract 12
+  size_t dma_ports_;
 };
 
 // The host CPU: its MMIO writes (contract 8) and its accesses to host memory (contract 11),
