@@ -68,14 +68,12 @@ bool Cq::NicSeesRoom(HostBus& bus) {
   // Contract 6: the consumer index the NIC read last, and the record when that shows none.
   const uint32_t produced = consumer_record_ + static_cast<uint32_t>(size());
   if (static_cast<int>(produced - nic_consumed_) < depth_) return true;
-  DmaTag tag = bus.tag();
-  const DmaKind kind = tag.kind;
-  tag.kind = DmaKind::kCqDbRec;
-  bus.Tag(tag);
   uint8_t word[4];
-  const bool ok = bus.Read(Addr(&consumer_record_), word, sizeof word);
-  tag.kind = kind;
-  bus.Tag(tag);
+  bool ok;
+  {
+    const RetagAs record(bus, DmaKind::kCqDbRec);
+    ok = bus.Read(Addr(&consumer_record_), word, sizeof word);
+  }
   if (ok) nic_consumed_ = Get<uint32_t>(word, 0);
   return static_cast<int>(produced - nic_consumed_) < depth_;
 }
@@ -119,16 +117,11 @@ int Cq::Poll(int max, WorkCompletion* out, uint64_t now, HostBus& cpu) {
   }
   if (n == 0) return 0;
   // Contract 6: the provider's write of the consumer index record.
-  DmaTag tag = cpu.tag();
-  const DmaKind kind = tag.kind;
-  tag.kind = DmaKind::kCqDbRec;
-  cpu.Tag(tag);
+  const RetagAs record(cpu, DmaKind::kCqDbRec);
   const uint32_t consumed = consumer_record_ + static_cast<uint32_t>(n);
   uint8_t word[4];
-  CpuPut(cpu, Addr(&consumer_record_), sizeof word, word,
-         [&](uint8_t* w) { Put<uint32_t>(w, 0, consumed); });
-  tag.kind = kind;
-  cpu.Tag(tag);
+  (void)CpuPut(cpu, Addr(&consumer_record_), sizeof word, word,
+               [&](uint8_t* w) { Put<uint32_t>(w, 0, consumed); });
   return n;
 }
 

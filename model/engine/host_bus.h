@@ -163,16 +163,35 @@ inline const char* ToName(DmaKind k) {
 }
 
 // Contract 7: the CPU writes the `len` bytes `make(dst)` builds at `addr` of `cpu`, in
-// place when the bus gives a pointer, else built in `scratch` (len bytes) and written.
+// place when the bus gives a pointer, else built in `scratch` (len bytes) and written;
+// false when that write failed (memory keeps what it held).
 template <class Make>
-void CpuPut(HostBus& cpu, uint64_t addr, uint64_t len, uint8_t* scratch, Make make) {
+bool CpuPut(HostBus& cpu, uint64_t addr, uint64_t len, uint8_t* scratch, Make make) {
   if (uint8_t* p = cpu.Direct(addr, len)) {
     make(p);
-    return;
+    return true;
   }
   make(scratch);
-  (void)cpu.Write(addr, scratch, len);  // a failed write leaves memory as it was
+  return cpu.Write(addr, scratch, len);
 }
+
+// Contracts 6 and 7: the transfers in this scope are `kind` (a record read or written
+// beside the access the bus was tagged for); the tag is restored after.
+class RetagAs {
+ public:
+  RetagAs(HostBus& bus, DmaKind kind) : bus_(bus), saved_(bus.tag()) {
+    DmaTag t = saved_;
+    t.kind = kind;
+    bus_.Tag(t);
+  }
+  ~RetagAs() { bus_.Tag(saved_); }
+  RetagAs(const RetagAs&) = delete;
+  RetagAs& operator=(const RetagAs&) = delete;
+
+ private:
+  HostBus& bus_;
+  DmaTag saved_;
+};
 
 class DirectBus final : public HostBus {
  public:

@@ -74,13 +74,10 @@ void Nic::WriteWqeImages(Qp& qp, size_t first) {
     const uint32_t inline_len = InlineLen(w);
     const size_t bytes = SendWqeImage::Bytes(w.wr, inline_len);
     const uint64_t at = Addr(SqSlot(qp, w.slot, bytes));
-    if (uint8_t* image = cpu.Direct(at, bytes)) {  // in place (DMI)
+    if (!cpu.Direct(at, bytes) && scratch.size() < bytes) scratch.resize(bytes);
+    w.image_lost = !CpuPut(cpu, at, bytes, scratch.data(), [&](uint8_t* image) {
       SendWqeImage::Encode(w.wr, w.inline_data.get(), inline_len, image);
-      continue;
-    }
-    if (scratch.size() < bytes) scratch.resize(bytes);
-    SendWqeImage::Encode(w.wr, w.inline_data.get(), inline_len, scratch.data());
-    w.image_lost = !cpu.Write(at, scratch.data(), bytes);  // the slot keeps what it held
+    });
   }
 }
 

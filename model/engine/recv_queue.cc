@@ -28,7 +28,7 @@ void RecvQueue::push_back(const RecvWr& wr, HostBus& cpu) {
   }
   uint8_t small[kHeaderBytes + 4 * kSgeBytes];
   std::vector<uint8_t> large(stride_ > sizeof small ? stride_ : 0);
-  CpuPut(cpu, Addr(Slot(head_ + size())), stride_, large.empty() ? small : large.data(),
+  (void)CpuPut(cpu, Addr(Slot(head_ + size())), stride_, large.empty() ? small : large.data(),
          [&](uint8_t* image) {
            std::memset(image, 0, stride_);
            image::Put<uint32_t>(image, 0, static_cast<uint32_t>(wr.sg_list.size()));
@@ -42,16 +42,11 @@ void RecvQueue::push_back(const RecvWr& wr, HostBus& cpu) {
          });
   records_.push_back(wr);
   // Contract 5: the producer index into the record.
-  DmaTag tag = cpu.tag();
-  const DmaKind kind = tag.kind;
-  tag.kind = DmaKind::kRecvDbRec;
-  cpu.Tag(tag);
+  const RetagAs record(cpu, DmaKind::kRecvDbRec);
   const uint32_t producer = consumed_ + static_cast<uint32_t>(size());
   uint8_t word[4];
-  CpuPut(cpu, Addr(&doorbell_record_), sizeof word, word,
-         [&](uint8_t* w) { image::Put<uint32_t>(w, 0, producer); });
-  tag.kind = kind;
-  cpu.Tag(tag);
+  (void)CpuPut(cpu, Addr(&doorbell_record_), sizeof word, word,
+               [&](uint8_t* w) { image::Put<uint32_t>(w, 0, producer); });
 }
 
 bool RecvQueue::Ready(HostBus& bus) {
