@@ -296,6 +296,18 @@ int ModelRegMrAt(Device* device, PdHandle pd, uint64_t addr, size_t length,
   return err;
 }
 
+int ModelQueueMemoryAt(Device* device, uint64_t addr, size_t length) {
+  const sim::ModelCall call;  // kernel.h contract 7, as every Device call
+  if (!call.ok()) return EPERM;
+  auto* d = dynamic_cast<ModelDevice*>(Unchecked(device));
+  if (d == nullptr) return EINVAL;
+  if (length != 0 && addr + (length - 1) < addr) return EINVAL;  // wraps the address space
+  d->SetQueueMemory(addr, length);
+  // platform.h contract 12: host memory never takes these addresses for the process's.
+  if (length != 0 && sim::Platform::Get()) sim::Platform::Get()->memory().AddBusOnly(addr, length);
+  return 0;
+}
+
 namespace {
 // The platform on this thread, elaborated if it still can be (kernel.h 1): observers need it.
 bool PlatformReady() {

@@ -153,6 +153,19 @@ void ModelClearDmaErrors();
 // EPERM off the kernel's thread.
 int ModelRegMrAt(Device* device, PdHandle pd, uint64_t addr, size_t length,
                  AccessFlags access, MrHandle* out, uint32_t* lkey, uint32_t* rkey);
+// Queue memory at bus addresses of the platform (model/engine/queue_memory.h), for a
+// SystemC program whose own memory model holds it (Platform::SetBinder and SetCpuBinder
+// route the NIC's DMA and the provider's CPU to it): from this call on, every CQ, QP and
+// SRQ made on `device` keeps its ring and its doorbell record in [addr, addr + length),
+// each queue one block of its whole depth, first fit, given back when the queue is
+// destroyed. The NIC's WQE fetches, CQE writes and record reads, and the provider's WQE
+// writes, CQE reads and record writes, are then TLM transactions at those addresses; no
+// byte of a queue is in this process. A create that finds no room fails with ENOMEM (a
+// resize likewise, the queue as it was). Length 0: later queues are this process's memory
+// again (queues made before keep their blocks). Addresses nobody of the program's answers
+// are host memory's address errors (platform.h contract 12). EINVAL: not a model device,
+// or a range that wraps the address space; EPERM off the kernel's thread.
+int ModelQueueMemoryAt(Device* device, uint64_t addr, size_t length);
 // Every model DMA of the process as it completes (a TLM transaction; platform.h contract 6):
 // the slot (device index), what it was for ("PAYLOAD_READ", "WRITE_DATA", "READ_SOURCE",
 // "ATOMIC", "RECV_DATA", "RESPONSE_DATA", "CQE", "RECV_WQE", "SEND_WQE", "RECV_DBREC",

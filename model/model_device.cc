@@ -66,6 +66,10 @@ int ModelDevice::RegMrAt(PdHandle pd, uint64_t addr, size_t length, AccessFlags 
   return 0;
 }
 
+void ModelDevice::SetQueueMemory(uint64_t addr, uint64_t length) {
+  Host()->SetQueueMemory(addr, length);
+}
+
 int ModelDevice::DeregMr(MrHandle mr) { return Host()->DeregMr(ctx_, mr.id); }
 
 int ModelDevice::ReregMr(MrHandle mr, int flags, PdHandle pd, size_t length, AccessFlags access,

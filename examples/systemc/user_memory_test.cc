@@ -82,6 +82,7 @@ class Router : public sc_core::sc_module {
   tlm_utils::simple_initiator_socket<Router> to_dram;
   static std::map<std::string, int> cpu_seen;  // the CPU's accesses by kind ("W:"/"R:")
   static std::string fail_cpu_writes_of;       // answer the CPU's writes of this kind with an error
+  static std::map<std::string, int> to_host_seen;  // what reached the platform's host memory
 
   explicit Router(sc_core::sc_module_name name)
       : sc_module(name), in("in"), to_host("to_host"), to_dram("to_dram") {
@@ -103,6 +104,7 @@ class Router : public sc_core::sc_module {
     if (a >= kDramBase && a < kDramBase + (uint64_t{1} << 31)) {
       to_dram->b_transport(gp, delay);
     } else {
+      if (ext) ++to_host_seen[qptwin::model::engine::ToName(ext->tag.kind)];
       to_host->b_transport(gp, delay);
     }
   }
@@ -110,6 +112,7 @@ class Router : public sc_core::sc_module {
 
 std::map<std::string, int> Router::cpu_seen;
 std::string Router::fail_cpu_writes_of;
+std::map<std::string, int> Router::to_host_seen;
 
 Dram* TheDram() {
   static Dram* dram = new Dram("user_dram");  // built while the platform is elaborated
@@ -154,6 +157,7 @@ BusRegion RegisterAt(qptwin::testing::Side& s, uint64_t addr, size_t len) {
 auto Pair() {
   TheDram()->seen.clear();
   Router::cpu_seen.clear();
+  Router::to_host_seen.clear();
   qptwin::model::ModelOptions o;
   o.profile = "cx6-100g";
   return qptwin::testing::ConnectedSides(qptwin::model::MakeModelBackend(o));
@@ -397,6 +401,191 @@ TEST(UserMemory, RegistrationChecks) {
                            qptwin::access::kAll, &buf, &lkey, &rkey),
             EINVAL);
   EXPECT_EQ(a.dev->DeregMr(mr), 0);
+}
+
+// ---- Queue memory (model_backend.h ModelQueueMemoryAt, engine/queue_memory.h) ----------
+
+constexpr uint64_t kQueuesA = kDramBase + 0x8'0000;  // 256 KiB of queues per device
+constexpr uint64_t kQueuesB = kDramBase + 0xc'0000;
+constexpr uint64_t kQueueBytes = 0x4'0000;
+const char* const kRingKinds[] = {"SEND_WQE", "RECV_WQE", "CQE", "RECV_DBREC", "CQ_DBREC"};
+
+// A connected RC pair on cx6-100g whose queues (CQs, QPs) live in the DRAM.
+qptwin::testing::SidePair PairWithQueuesInDram(const qptwin::testing::SideOptions& so = {}) {
+  using namespace qptwin::testing;
+  TheDram()->seen.clear();
+  Router::cpu_seen.clear();
+  Router::to_host_seen.clear();
+  qptwin::model::ModelOptions o;
+  o.profile = "cx6-100g";
+  SidePair p;
+  p.be = qptwin::model::MakeModelBackend(o);
+  std::unique_ptr<qptwin::Device> d0, d1;
+  EXPECT_EQ(p.be->OpenDevice("mdev0", &d0), 0);
+  EXPECT_EQ(p.be->OpenDevice("mdev1", &d1), 0);
+  EXPECT_EQ(qptwin::model::ModelQueueMemoryAt(d0.get(), kQueuesA, kQueueBytes), 0);
+  EXPECT_EQ(qptwin::model::ModelQueueMemoryAt(d1.get(), kQueuesB, kQueueBytes), 0);
+  p.a = MakeSideOn(std::move(d0), so);
+  p.b = MakeSideOn(std::move(d1), so);
+  Connect(p.a, p.b);
+  return p;
+}
+
+// Every ring access (the NIC's and the CPU's) went to the DRAM, none to host memory.
+void ExpectRingsOnlyInDram(const char* what) {
+  for (const char* k : kRingKinds) {
+    EXPECT_EQ(Router::to_host_seen.count(k), 0u) << what << ": " << k << " reached host memory";
+  }
+}
+
+TEST(QueueMemory, TheRingsAndRecordsLiveInTheUsersMemory) {
+  ASSERT_TRUE(kBound && kCpuBound);
+  using namespace qptwin::testing;
+  auto [be, a, b] = PairWithQueuesInDram();
+  Dram& dram = *TheDram();
+  dram.seen.clear();
+  Router::cpu_seen.clear();
+  for (int i = 0; i < 64; ++i) a.buf[i] = static_cast<uint8_t>(3 * i + 1);
+  size_t bad = 0;
+  ASSERT_EQ(b.dev->PostRecv(b.qp, {Rwr(7, {b.At(1024, 64)})}, &bad), 0);
+  ASSERT_EQ(a.dev->PostSend(a.qp, {Wr(1, qptwin::WrOpcode::kSend, {a.At(0, 64)})}, &bad), 0);
+  EXPECT_EQ(OneCompletion(b, b.rcq), qptwin::WcStatus::kSuccess);
+  EXPECT_EQ(OneCompletion(a, a.scq), qptwin::WcStatus::kSuccess);
+  EXPECT_EQ(0, std::memcmp(b.buf + 1024, a.buf, 64));
+  ASSERT_EQ(a.dev->PostSend(a.qp, {WriteWr(a, b, 2, 0, 64)}, &bad), 0);
+  EXPECT_EQ(OneCompletion(a, a.scq), qptwin::WcStatus::kSuccess);
+  EXPECT_EQ(0, std::memcmp(b.buf, a.buf, 64));
+  // The NIC fetched its WQEs and wrote its CQEs in the DRAM; the CPU wrote the WQEs and
+  // records and read the CQEs there (each CPU access crosses the DRAM's CPU port too).
+  EXPECT_EQ(Router::cpu_seen["W:SEND_WQE"], 2);
+  EXPECT_EQ(Router::cpu_seen["W:RECV_WQE"], 1);
+  EXPECT_EQ(Router::cpu_seen["W:RECV_DBREC"], 1);
+  EXPECT_EQ(Router::cpu_seen["R:CQE"], 3);
+  EXPECT_EQ(Router::cpu_seen["W:CQ_DBREC"], 3);
+  EXPECT_EQ(dram.seen["SEND_WQE"], 2 + 2) << "two CPU writes, two NIC fetches";
+  EXPECT_EQ(dram.seen["RECV_WQE"], 1 + 1);
+  EXPECT_GE(dram.seen["RECV_DBREC"], 1 + 1);
+  EXPECT_EQ(dram.seen["CQE"], 3 + 3) << "three NIC writes, three CPU reads";
+  ExpectRingsOnlyInDram("send, receive, write");
+  // The CQE the NIC wrote for the WRITE is in a's CQ ring, inside a's window: wr_id 2.
+  bool found = false;
+  for (uint64_t at = kQueuesA; at < kQueuesA + kQueueBytes && !found; at += 64) {
+    uint64_t id = 0;
+    std::memcpy(&id, dram.At(at), 8);
+    found = id == 2 && dram.At(at)[33] == static_cast<uint8_t>(qptwin::WcOpcode::kRdmaWrite);
+  }
+  EXPECT_TRUE(found) << "the WRITE's CQE in the DRAM window of mdev0";
+}
+
+TEST(QueueMemory, AFlushAndAResizeKeepTheirEntriesInTheUsersMemory) {
+  ASSERT_TRUE(kBound && kCpuBound);
+  using namespace qptwin::testing;
+  SideOptions so;
+  so.one_cq = true;
+  auto [be, a, b] = PairWithQueuesInDram(so);
+  size_t bad = 0;
+  for (uint64_t i = 0; i < 5; ++i) {
+    ASSERT_EQ(b.dev->PostRecv(b.qp, {Rwr(100 + i, {b.At(64 * i, 64)})}, &bad), 0);
+  }
+  // Three completions wait in b's CQ while it grows (ibv_resize_cq): the CPU moves them.
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(a.dev->PostSend(a.qp, {Wr(i, qptwin::WrOpcode::kSend, {a.At(0, 8)})}, &bad), 0);
+    EXPECT_EQ(OneCompletion(a, a.scq), qptwin::WcStatus::kSuccess);
+  }
+  int actual = 0;
+  ASSERT_EQ(b.dev->ResizeCq(b.scq, 200, &actual), 0);
+  EXPECT_GE(actual, 200);
+  // Then b's QP goes to ERR: its two receives left are flushed into the resized CQ.
+  qptwin::QpAttr err;
+  err.qp_state = qptwin::QpState::kErr;
+  ASSERT_EQ(b.dev->ModifyQp(b.qp, err, qptwin::attr::kState), 0);
+  const auto wc = Wait(b, b.scq, 5);
+  ASSERT_EQ(wc.size(), 5u);
+  for (uint64_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(wc[i].wr_id, 100 + i);
+    EXPECT_EQ(wc[i].status,
+              i < 3 ? qptwin::WcStatus::kSuccess : qptwin::WcStatus::kWrFlushErr);
+  }
+  ExpectRingsOnlyInDram("resize and flush");
+}
+
+TEST(QueueMemory, AnSrqInTheUsersMemoryGrows) {
+  ASSERT_TRUE(kBound && kCpuBound);
+  using namespace qptwin::testing;
+  auto [be, a, b] = PairWithQueuesInDram();
+  qptwin::SrqHandle srq;
+  ASSERT_EQ(b.dev->CreateSrq(b.pd, 4, 2, &srq), 0);
+  qptwin::QpInitAttr init;
+  init.qp_type = qptwin::QpType::kRc;
+  init.send_cq = b.scq;
+  init.recv_cq = b.rcq;
+  init.srq = srq;
+  init.pd = b.pd;
+  init.cap = qptwin::QpCap{4, 0, 1, 0, 0};
+  Side b2 = SiblingQp(b, init);
+  qptwin::QpInitAttr plain = init;
+  plain.send_cq = a.scq;
+  plain.recv_cq = a.rcq;
+  plain.srq = {};
+  plain.pd = a.pd;
+  plain.cap = qptwin::QpCap{4, 4, 1, 1, 0};
+  Side a2 = SiblingQp(a, plain);
+  Connect(a2, b2);
+  size_t bad = 0;
+  for (uint64_t i = 0; i < 3; ++i) {
+    ASSERT_EQ(b.dev->PostSrqRecv(srq, {Rwr(50 + i, {b.At(2048 + 64 * i, 64)})}, &bad), 0);
+  }
+  qptwin::SrqAttr grow;
+  grow.max_wr = 64;
+  ASSERT_EQ(b.dev->ModifySrq(srq, grow, qptwin::srq_attr::kMaxWr), 0);
+  for (uint64_t i = 3; i < 40; ++i) {
+    ASSERT_EQ(b.dev->PostSrqRecv(srq, {Rwr(50 + i, {b.At(2048 + 64 * (i % 16), 64)})}, &bad), 0);
+  }
+  for (uint64_t i = 0; i < 3; ++i) {
+    a.buf[4096 + i] = static_cast<uint8_t>(0xa0 + i);
+    ASSERT_EQ(a2.dev->PostSend(a2.qp, {Wr(i, qptwin::WrOpcode::kSend, {a2.At(4096 + i, 1)})},
+                               &bad),
+              0);
+    const auto wc = Wait(b2, b2.rcq, 1);
+    ASSERT_EQ(wc.size(), 1u);
+    EXPECT_EQ(wc[0].wr_id, 50 + i) << "the receives posted before the resize come first";
+    EXPECT_EQ(b.buf[2048 + 64 * i], 0xa0 + i);
+  }
+  ExpectRingsOnlyInDram("SRQ");
+  ASSERT_EQ(b2.dev->DestroyQp(b2.qp), 0);
+  ASSERT_EQ(b.dev->DestroySrq(srq), 0);
+}
+
+TEST(QueueMemory, ACreateThatFindsNoRoomIsEnomemAndADestroyGivesItBack) {
+  ASSERT_TRUE(kBound);
+  using namespace qptwin::testing;
+  auto [be, a, b] = Pair();
+  // 64 KiB: CQs of 256 CQEs take 16 KiB and a record line each, so three fit.
+  ASSERT_EQ(qptwin::model::ModelQueueMemoryAt(a.dev.get(), kDramBase + 0x2'0000, 0x1'0000), 0);
+  std::vector<qptwin::CqHandle> cqs(4);
+  int actual = 0;
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(a.dev->CreateCq(256, {}, &cqs[i], &actual), 0) << i;
+  EXPECT_EQ(a.dev->CreateCq(256, {}, &cqs[3], &actual), ENOMEM);
+  EXPECT_EQ(a.dev->ResizeCq(cqs[0], 1024, &actual), ENOMEM) << "the CQ as it was";
+  ASSERT_EQ(a.dev->DestroyCq(cqs[1]), 0);
+  EXPECT_EQ(a.dev->CreateCq(256, {}, &cqs[3], &actual), 0);
+  // A QP whose rings do not fit takes no number.
+  qptwin::QpInitAttr init;
+  init.qp_type = qptwin::QpType::kRc;
+  init.send_cq = a.scq;
+  init.recv_cq = a.rcq;
+  init.pd = a.pd;
+  init.cap = qptwin::QpCap{1024, 1024, 4, 4, 0};
+  qptwin::QpHandle qp;
+  qptwin::QpCap cap;
+  EXPECT_EQ(a.dev->CreateQp(init, &qp, &cap), ENOMEM);
+  // Length 0: the next queues are this process's memory again.
+  ASSERT_EQ(qptwin::model::ModelQueueMemoryAt(a.dev.get(), 0, 0), 0);
+  ASSERT_EQ(a.dev->CreateQp(init, &qp, &cap), 0);
+  EXPECT_EQ(a.dev->DestroyQp(qp), 0);
+  for (int i : {0, 2, 3}) EXPECT_EQ(a.dev->DestroyCq(cqs[i]), 0);
+  EXPECT_EQ(qptwin::model::ModelQueueMemoryAt(a.dev.get(), ~uint64_t{0} - 10, 4096), EINVAL);
+  EXPECT_EQ(qptwin::model::ModelQueueMemoryAt(nullptr, kDramBase, 4096), EINVAL);
 }
 
 }  // namespace

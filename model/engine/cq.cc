@@ -59,6 +59,33 @@ void Cq::Relocate(size_t slots) {
   head_ = 0;
 }
 
+void Cq::PlaceAt(QueueBlock block) {
+  block_ = std::move(block);
+  host_.reset();
+  slots_ = static_cast<size_t>(depth_);
+  head_ = 0;
+}
+
+void Cq::MoveTo(QueueBlock block, int depth, HostBus& cpu) {
+  // Contract 7: the provider's CPU copies each CQE, oldest first, to the new ring's front,
+  // then the record (its value stays: the CQEs polled).
+  const RetagAs cqe(cpu, DmaKind::kCqe);
+  const uint64_t new_slots = static_cast<uint64_t>(depth);
+  uint8_t image[kCqeBytes];
+  for (size_t i = 0; i < size(); ++i) {
+    if (!cpu.Read(SlotAddr(head_ + i), image, kCqeBytes)) std::memset(image, 0, kCqeBytes);
+    (void)cpu.Write(block.addr() + (i % new_slots) * kCqeBytes, image, kCqeBytes);
+  }
+  block_ = std::move(block);
+  depth_ = depth;
+  slots_ = new_slots;
+  head_ = 0;
+  const RetagAs record(cpu, DmaKind::kCqDbRec);
+  uint8_t word[4];
+  Put<uint32_t>(word, 0, consumer_record_);
+  (void)cpu.Write(RecordAddr(), word, sizeof word);
+}
+
 void Cq::set_depth(int depth) {
   depth_ = depth;
   if (slots_ > static_cast<size_t>(depth)) Relocate(static_cast<size_t>(depth));
@@ -72,7 +99,7 @@ bool Cq::NicSeesRoom(HostBus& bus) {
   bool ok;
   {
     const RetagAs record(bus, DmaKind::kCqDbRec);
-    ok = bus.Read(Addr(&consumer_record_), word, sizeof word);
+    ok = bus.Read(RecordAddr(), word, sizeof word);
   }
   if (ok) nic_consumed_ = Get<uint32_t>(word, 0);
   return static_cast<int>(produced - nic_consumed_) < depth_;
@@ -85,12 +112,12 @@ bool Cq::Push(const WorkCompletion& wc, uint64_t visible_at, HostBus& bus) {
     error_ = true;
     return false;
   }
-  if (size() == slots_) {
+  if (size() == slots_ && !block_) {  // a placed ring has depth() slots (contract 7)
     Relocate(std::min<size_t>(static_cast<size_t>(depth_), std::max<size_t>(4, 2 * slots_)));
   }
   uint8_t image[kCqeBytes];
   Encode(wc, image);
-  if (!bus.Write(Addr(Slot(head_ + size())), image, kCqeBytes)) {
+  if (!bus.Write(SlotAddr(head_ + size()), image, kCqeBytes)) {
     ++write_errors_;
     error_ = true;
     return false;
@@ -106,10 +133,16 @@ int Cq::Poll(int max, WorkCompletion* out, uint64_t now, HostBus& cpu) {
   int n = 0;
   while (n < max && !visible_.empty() && visible_.front() <= now) {
     // host_bus.h contract 7: the CPU's read; a failed one gives the CQE as written.
-    const uint8_t* image = cpu.Direct(Addr(Slot(head_)), kCqeBytes);
+    const uint8_t* image = cpu.Direct(SlotAddr(head_), kCqeBytes);
     uint8_t copy[kCqeBytes];
     if (image == nullptr) {
-      image = cpu.Read(Addr(Slot(head_)), copy, kCqeBytes) ? copy : Slot(head_);
+      if (cpu.Read(SlotAddr(head_), copy, kCqeBytes)) {
+        image = copy;
+      } else if (block_) {
+        break;  // contract 7: no other copy; the CQE stays
+      } else {
+        image = Slot(head_);
+      }
     }
     out[n++] = Decode(image);
     ++head_;
@@ -120,7 +153,7 @@ int Cq::Poll(int max, WorkCompletion* out, uint64_t now, HostBus& cpu) {
   const RetagAs record(cpu, DmaKind::kCqDbRec);
   const uint32_t consumed = consumer_record_ + static_cast<uint32_t>(n);
   uint8_t word[4];
-  (void)CpuPut(cpu, Addr(&consumer_record_), sizeof word, word,
+  (void)CpuPut(cpu, RecordAddr(), sizeof word, word,
                [&](uint8_t* w) { Put<uint32_t>(w, 0, consumed); });
   return n;
 }

@@ -27,12 +27,17 @@
 //     read and reads the record (one 4-byte transfer through the bus Push was given, tagged
 //     kCqDbRec, its delay counted like the CQE write's) only when that value shows the ring
 //     full; still full, or the read failed, is an overrun (contract 1).
+//  7. Queue memory at a bus address (queue_memory.h): PlaceAt gives a new CQ a block for its
+//     ring (depth() slots, never grown) and its record; MoveTo (ibv_resize_cq) a new block,
+//     the provider's CPU moving the CQEs and the record. A poll whose CPU read of a CQE fails
+//     stops there and leaves it (the provider saw no valid CQE: there is no other copy).
 #pragma once
 
 #include <cstdint>
 #include <memory>
 
 #include "model/engine/host_bus.h"
+#include "model/engine/queue_memory.h"
 #include "model/engine/ring.h"
 
 #include "spec/backend.h"
@@ -57,7 +62,14 @@ class Cq {
   bool Push(const WorkCompletion& wc, uint64_t visible_at = 0,
             HostBus& bus = DirectBus::Instance());
   // ibv_resize_cq: the entries stay, in order (Nic::ResizeCq checks depth >= size()).
+  // A CQ in queue memory moves instead (contract 7).
   void set_depth(int depth);
+  // Contract 7: before the first Push, the ring and record at `block` (depth() slots).
+  void PlaceAt(QueueBlock block);
+  // Contract 7: ibv_resize_cq of a placed CQ; `block` holds `depth` slots.
+  void MoveTo(QueueBlock block, int depth, HostBus& cpu);
+  bool placed() const { return static_cast<bool>(block_); }
+  const std::shared_ptr<QueueArena>& arena() const { return block_.arena(); }
   // The CQE reads and the record's write are the provider's CPU's, through `cpu`
   // (host_bus.h contract 7), tagged by the caller kCqe (the record: kCqDbRec).
   int Poll(int max, WorkCompletion* out, uint64_t now = ~uint64_t{0},
@@ -88,12 +100,20 @@ class Cq {
   uint32_t channel_;
   bool sticky_;
   uint8_t* Slot(uint64_t index) const { return host_.get() + (index % slots_) * kCqeBytes; }
+  // The bus address of a slot, and of the record (contracts 5-7).
+  uint64_t SlotAddr(uint64_t index) const {
+    return block_ ? block_.addr() + (index % slots_) * kCqeBytes : Addr(Slot(index));
+  }
+  uint64_t RecordAddr() const {
+    return block_ ? block_.addr() + block_.bytes() - QueueArena::kAlign : Addr(&consumer_record_);
+  }
   // Moves the CQEs in order into storage of `slots` slots (>= size()).
   void Relocate(size_t slots);
   // Contract 6: whether the NIC sees a free slot, reading the record when needed.
   bool NicSeesRoom(HostBus& bus);
 
   std::unique_ptr<uint8_t[]> host_;  // the ring: slots_ CQE images (contract 5)
+  QueueBlock block_;                 // or the ring and record at a bus address (7)
   size_t slots_ = 0;
   uint64_t head_ = 0;        // the oldest CQE's index (its slot: head_ % slots_)
   Ring<uint64_t> visible_;   // per CQE in the ring, oldest first: visible_at

@@ -26,6 +26,7 @@
 #include "model/engine/net_port.h"
 #include "model/engine/trace_port.h"
 #include "model/engine/host_bus.h"
+#include "model/engine/queue_memory.h"
 #include "model/engine/memory.h"
 #include "model/engine/objects.h"
 #include "model/engine/packet.h"
@@ -92,6 +93,11 @@ class Nic {
   int RegMrAt(uint32_t ctx, uint32_t pd, uint64_t addr, size_t length, AccessFlags access,
               Mr** out);
   int DeregMr(uint32_t ctx, uint32_t mr);
+  // queue_memory.h: from now on this device's new CQs, QPs and SRQs keep their rings and
+  // records in [addr, addr + length) of the platform's bus addresses (the caller checked
+  // the range); length 0 goes back to this process's memory. Queues made before keep theirs.
+  void SetQueueMemory(uint64_t addr, uint64_t length);
+  const QueueArena* queue_memory() const { return queue_arena_.get(); }
   int ReregMr(uint32_t ctx, uint32_t mr, int flags, uint32_t pd, size_t length,
               AccessFlags access, Mr** out);  // nic_rereg.cc
   // nic_mw.cc: memory windows (spec/backend.h, Memory windows).
@@ -293,9 +299,12 @@ class Nic {
   // host_ns: when the post's work on the host's CPU ends (doorbell_port.h contract 3).
   void RingDoorbell(Qp& qp, uint64_t host_ns);
   void FetchWqes(Qp& qp, size_t first, const DoorbellWrite& db, uint64_t extra_ns);
-  // Slot `slot` of the send ring, laid out at the first post (large enough for
-  // `image_bytes`).
-  uint8_t* SqSlot(Qp& qp, uint32_t slot, size_t image_bytes);
+  // The bus address of slot `slot` of the send ring, laid out at the first post (large
+  // enough for `image_bytes`); 0 for a ring in queue memory it does not fit (queue_memory.h
+  // contract 2: such a ring never grows).
+  uint64_t SqSlot(Qp& qp, uint32_t slot, size_t image_bytes);
+  // queue_memory.h contract 2: the bytes of a QP's send ring in queue memory.
+  static uint64_t SqStride(const QpCap& cap);
   // The NIC's DMA read of the slots of sq[first..first+n), consecutive, into `out` (slot k
   // of the run at k * sq_stride); false when it failed.
   bool ReadSqSlots(Qp& qp, size_t first, size_t n, uint8_t* out);
@@ -545,6 +554,8 @@ class Nic {
   // payload read (host_bus.h contract 3).
   uint64_t transfers_delay_ns_ = 0;
   TracePort* trace_ = nullptr;  // SetTracePort
+  std::shared_ptr<QueueArena> queue_arena_;  // queue_memory.h; null: this process's memory
+  std::vector<uint8_t> bf_image_;            // a BlueFlame image read from queue memory
   std::vector<uint8_t> wqe_fetch_;  // FetchWqes' and RereadWqe's buffer on the NIC side
   bool in_post_ = false;             // Doorbell's requester run (Packet::sent_by_post)
   // The QP whose post runs the event loop for its answers (Behaviour::post_answers_each_message):

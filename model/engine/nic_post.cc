@@ -43,14 +43,25 @@ uint32_t InlineLen(const SendWqe& w) {
 }
 }  // namespace
 
-uint8_t* Nic::SqSlot(Qp& qp, uint32_t slot, size_t image_bytes) {
+uint64_t Nic::SqStride(const QpCap& cap) {
+  return (SendWqeImage::SlotBytes(cap.max_send_sge, cap.max_inline_data) + 15) & ~size_t{15};
+}
+
+uint64_t Nic::SqSlot(Qp& qp, uint32_t slot, size_t image_bytes) {
   // send_wqe_image.h contract 3. The storage grows by doubling up to the ring's slots, as
   // the posts reach them (a deep queue that holds a few WQEs costs a few slots' memory). The
   // posting rules keep every image within the slot the granted limits size; should one not
-  // fit, the slots are laid out again larger (the images kept), never written past.
+  // fit, the slots are laid out again larger (the images kept), never written past. A ring
+  // in queue memory holds all its slots from the start and never grows: 0 for an image too
+  // large (the WQE is then malformed, never written past: host_bus.h contract 7).
+  if (qp.sq_block) {
+    return image_bytes <= qp.sq_stride ? qp.sq_block.addr() + size_t{slot} * qp.sq_stride : 0;
+  }
   const size_t want = std::max(
       SendWqeImage::SlotBytes(qp.cap.max_send_sge, qp.cap.max_inline_data), image_bytes);
-  if (slot < qp.sq_slots_held && want <= qp.sq_stride) return &qp.sq_buf[slot * qp.sq_stride];
+  if (slot < qp.sq_slots_held && want <= qp.sq_stride) {
+    return Addr(&qp.sq_buf[slot * qp.sq_stride]);
+  }
   const size_t stride = (std::max(want, qp.sq_stride) + 15) & ~size_t{15};
   size_t held = std::max<size_t>(qp.sq_slots_held, 4);
   while (held <= slot) held *= 2;
@@ -62,7 +73,7 @@ uint8_t* Nic::SqSlot(Qp& qp, uint32_t slot, size_t image_bytes) {
   qp.sq_buf = std::move(grown);
   qp.sq_stride = stride;
   qp.sq_slots_held = held;
-  return &qp.sq_buf[slot * stride];
+  return Addr(&qp.sq_buf[slot * stride]);
 }
 
 void Nic::WriteWqeImages(Qp& qp, size_t first) {
@@ -73,7 +84,11 @@ void Nic::WriteWqeImages(Qp& qp, size_t first) {
     SendWqe& w = qp.sq[i];
     const uint32_t inline_len = InlineLen(w);
     const size_t bytes = SendWqeImage::Bytes(w.wr, inline_len);
-    const uint64_t at = Addr(SqSlot(qp, w.slot, bytes));
+    const uint64_t at = SqSlot(qp, w.slot, bytes);
+    if (at == 0) {
+      w.image_lost = true;  // not written: malformed (host_bus.h contract 7)
+      continue;
+    }
     if (!cpu.Direct(at, bytes) && scratch.size() < bytes) scratch.resize(bytes);
     w.image_lost = !CpuPut(cpu, at, bytes, scratch.data(), [&](uint8_t* image) {
       SendWqeImage::Encode(w.wr, w.inline_data.get(), inline_len, image);
@@ -93,8 +108,22 @@ void Nic::RingDoorbell(Qp& qp, uint64_t host_ns) {
   if (profile().timing.nic.wqe_by_mmio && db.wqes == 1 &&
       (qp.sq[first].wr.send_flags & send_flag::kInline) != 0) {
     const SendWqe& w = qp.sq[first];
-    db.images = SqSlot(qp, w.slot, 0);
-    db.image_bytes = SendWqeImage::Bytes(w.wr, InlineLen(w));
+    const size_t bytes = SendWqeImage::Bytes(w.wr, InlineLen(w));
+    const uint64_t at = SqSlot(qp, w.slot, 0);
+    if (!qp.sq_block) {
+      db.images = reinterpret_cast<const uint8_t*>(at);
+    } else if (!w.image_lost) {
+      // The CPU copies the image it wrote to queue memory into the MMIO write.
+      bf_image_.resize(bytes);
+      HostBus& cpu = Cpu(DmaKind::kSendWqe, qp.qpn);
+      if (const uint8_t* p = cpu.Direct(at, bytes)) {
+        std::memcpy(bf_image_.data(), p, bytes);
+        db.images = bf_image_.data();
+      } else if (cpu.Read(at, bf_image_.data(), bytes)) {
+        db.images = bf_image_.data();
+      }
+    }
+    if (db.images) db.image_bytes = bytes;
   }
   doorbell_->Ring(*this, db);  // doorbell_port.h contract 1: OnDoorbell, maybe elsewhere
 }
@@ -124,8 +153,9 @@ bool Nic::ReadSqSlots(Qp& qp, size_t first, size_t n, uint8_t* out) {
     return (count - 1) * stride + SendWqeImage::Bytes(last.wr, InlineLen(last));
   };
   HostBus& bus = Dma(DmaKind::kSendWqe, qp.qpn);
-  bool ok = bus.Read(Addr(&qp.sq_buf[size_t{slot} * stride]), out, span(0, head));
-  if (ok && head < n) ok = bus.Read(Addr(qp.sq_buf.get()), out + head * stride, span(head, n - head));
+  const uint64_t base = qp.sq_block ? qp.sq_block.addr() : Addr(qp.sq_buf.get());
+  bool ok = bus.Read(base + size_t{slot} * stride, out, span(0, head));
+  if (ok && head < n) ok = bus.Read(base, out + head * stride, span(head, n - head));
   return ok;
 }
 
@@ -168,7 +198,8 @@ void Nic::FetchWqes(Qp& qp, size_t first, const DoorbellWrite& db, uint64_t extr
 
 bool Nic::RereadWqe(Qp& qp, size_t index) {
   // send_wqe_image.h contract 3: a resent WQE comes from its slot again.
-  if (!qp.sq_buf) return true;  // never written: nothing to read (the caller checks fetched)
+  // Never written: nothing to read (the caller checks fetched).
+  if (!qp.sq_buf && !qp.sq_block) return true;
   if (qp.sq[index].image_lost) return false;  // its slot holds another image (contract 7)
   if (wqe_fetch_.size() < qp.sq_stride) wqe_fetch_.resize(qp.sq_stride);
   if (!ReadSqSlots(qp, index, 1, wqe_fetch_.data())) return false;

@@ -110,13 +110,32 @@ int Nic::CreateQp(uint32_t ctx, const QpInitAttr& given, uint32_t* out, QpCap* a
   }
 
   auto qp = std::make_shared<Qp>();
+  qp->cap = GrantedCaps(profile().behaviour, init.cap);
+  if (srq || xrc_send) qp->cap.max_recv_wr = qp->cap.max_recv_sge = 0;
+  if (queue_arena_) {
+    // queue_memory.h contract 2: the whole send ring, and the receive ring and its record,
+    // before the QP takes a number (ENOMEM as a provider whose buffer allocation fails).
+    qp->sq_stride = SqStride(qp->cap);
+    if (!QueueBlock::Take(queue_arena_, QueueBlockBytes(qp->send_ring_slots(), qp->sq_stride),
+                          &qp->sq_block)) {
+      return ENOMEM;
+    }
+    if (qp->cap.max_recv_wr > 0) {
+      QueueBlock rq;
+      if (!QueueBlock::Take(queue_arena_,
+                            RecvQueue::PlacedBytes(qp->cap.max_recv_wr, qp->cap.max_recv_sge),
+                            &rq)) {
+        return ENOMEM;
+      }
+      qp->rq.PlaceAt(std::move(rq), qp->cap.max_recv_wr,
+                     RecvQueue::PlacedStride(qp->cap.max_recv_sge));
+    }
+  }
   qp->handle = world_->NewHandle();
   qp->ctx = ctx;
   qp->qpn = next_qpn_++ & 0xffffff;
   qp->type = init.qp_type;
   qp->init = init;
-  qp->cap = GrantedCaps(profile().behaviour, init.cap);
-  if (srq || xrc_send) qp->cap.max_recv_wr = qp->cap.max_recv_sge = 0;
   qp->send_cq = cqs_[scq->handle()];
   if (xrc_send) {
     rcq = nullptr;
@@ -721,9 +740,8 @@ void Nic::FlushSq(Qp& qp) {
 
 void Nic::FlushRq(Qp& qp) {
   QueuesNote note(*this, qp);
-  RecvQueue rq;
-  rq.swap(qp.rq);
-  for (const RecvWr& r : rq) {
+  const Ring<RecvWr> flushed = qp.rq.Flush();  // recv_queue.h contract 7: the ring stays
+  for (const RecvWr& r : flushed) {
     WorkCompletion wc;
     wc.wr_id = r.wr_id;
     wc.qp_num = qp.qpn;

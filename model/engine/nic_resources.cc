@@ -67,6 +67,10 @@ int Nic::RegisterMr(uint32_t ctx, uint32_t pd, const uint64_t* at, size_t length
   return 0;
 }
 
+void Nic::SetQueueMemory(uint64_t addr, uint64_t length) {
+  queue_arena_ = length ? std::make_shared<QueueArena>(addr, length) : nullptr;
+}
+
 int Nic::DeregMr(uint32_t ctx, uint32_t mr) {
   Mr* m = mrs_.ByHandle(mr);
   if (!m || m->ctx != ctx) return EINVAL;
@@ -98,9 +102,14 @@ int Nic::CreateCq(uint32_t ctx, int cqe, uint32_t channel, uint32_t* out, int* a
   if (static_cast<int>(cqs_.size()) >= profile().device.max_cq) {
     return profile().behaviour.over_limit_errno;
   }
-  uint32_t h = world_->NewHandle();
   int depth = static_cast<int>(QueueSlots(profile().behaviour, static_cast<uint32_t>(cqe)));
+  QueueBlock ring;  // queue_memory.h contract 2
+  if (!QueueBlock::Take(queue_arena_, QueueBlockBytes(depth, Cq::kCqeBytes), &ring)) {
+    return ENOMEM;
+  }
+  uint32_t h = world_->NewHandle();
   cqs_[h] = std::make_shared<Cq>(h, ctx, depth, channel, profile().behaviour.cq_overrun_is_sticky);
+  if (ring) cqs_[h]->PlaceAt(std::move(ring));
   if (ch) ++ch->users;
   *out = h;
   if (actual) *actual = depth;
@@ -155,11 +164,17 @@ int Nic::CreateSrq(uint32_t ctx, uint32_t pd, uint32_t max_wr, uint32_t max_sge,
     return EINVAL;
   }
   if (static_cast<int>(srqs_.size()) >= d.max_srq) return profile().behaviour.over_limit_errno;
+  const uint32_t slots = QueueSlots(profile().behaviour, max_wr);
+  QueueBlock ring;  // queue_memory.h contract 2
+  if (!QueueBlock::Take(queue_arena_, RecvQueue::PlacedBytes(slots, max_sge), &ring)) {
+    return ENOMEM;
+  }
   auto srq = std::make_shared<Srq>();
+  if (ring) srq->rq.PlaceAt(std::move(ring), slots, RecvQueue::PlacedStride(max_sge));
   srq->handle = world_->NewHandle();
   srq->ctx = ctx;
   srq->pd = pd;
-  srq->max_wr = QueueSlots(profile().behaviour, max_wr);
+  srq->max_wr = slots;
   srq->max_sge = max_sge;
   srq->srqn = next_srqn_++ & 0xffffff;
   ++it->second.users;

@@ -10,6 +10,7 @@
 
 #include "model/engine/cq.h"
 #include "model/engine/memory.h"
+#include "model/engine/queue_memory.h"
 #include "model/engine/recv_queue.h"
 #include "model/engine/ring.h"
 #include "spec/backend.h"
@@ -243,6 +244,7 @@ struct Qp : std::enable_shared_from_this<Qp> {
   // slots of sq_stride bytes; a WQE's image lives in slot SendWqe::slot from its post until
   // it retires. Storage for the first sq_slots_held slots, grown as posts reach them.
   std::unique_ptr<uint8_t[]> sq_buf;
+  QueueBlock sq_block;  // or the whole ring at a bus address (queue_memory.h contract 2)
   size_t sq_stride = 0;
   size_t sq_slots_held = 0;
   size_t sq_next = 0;

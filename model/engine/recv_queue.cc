@@ -22,13 +22,14 @@ void RecvQueue::Relocate(size_t slots, size_t stride) {
 
 void RecvQueue::push_back(const RecvWr& wr, HostBus& cpu) {
   const size_t need = kHeaderBytes + kSgeBytes * wr.sg_list.size();
+  if (block_ && (need > stride_ || size() == slots_)) return;  // contract 6: never
   if (need > stride_ || size() == slots_) {
     Relocate(size() == slots_ ? std::max<size_t>(4, 2 * slots_) : slots_,
              std::max(need, stride_));
   }
   uint8_t small[kHeaderBytes + 4 * kSgeBytes];
   std::vector<uint8_t> large(stride_ > sizeof small ? stride_ : 0);
-  (void)CpuPut(cpu, Addr(Slot(head_ + size())), stride_, large.empty() ? small : large.data(),
+  (void)CpuPut(cpu, SlotAddr(head_ + size()), stride_, large.empty() ? small : large.data(),
          [&](uint8_t* image) {
            std::memset(image, 0, stride_);
            image::Put<uint32_t>(image, 0, static_cast<uint32_t>(wr.sg_list.size()));
@@ -45,7 +46,7 @@ void RecvQueue::push_back(const RecvWr& wr, HostBus& cpu) {
   const RetagAs record(cpu, DmaKind::kRecvDbRec);
   const uint32_t producer = consumed_ + static_cast<uint32_t>(size());
   uint8_t word[4];
-  (void)CpuPut(cpu, Addr(&doorbell_record_), sizeof word, word,
+  (void)CpuPut(cpu, RecordAddr(), sizeof word, word,
                [&](uint8_t* w) { image::Put<uint32_t>(w, 0, producer); });
 }
 
@@ -53,7 +54,7 @@ bool RecvQueue::Ready(HostBus& bus) {
   // Distances, not equality: a Fetch without Ready (the unit tests) leaves consumed_ ahead.
   if (static_cast<int32_t>(nic_producer_ - consumed_) > 0) return true;
   uint8_t word[4];
-  if (!bus.Read(Addr(&doorbell_record_), word, sizeof word)) return false;
+  if (!bus.Read(RecordAddr(), word, sizeof word)) return false;
   nic_producer_ = image::Get<uint32_t>(word, 0);
   return static_cast<int32_t>(nic_producer_ - consumed_) > 0;
 }
@@ -67,7 +68,7 @@ bool RecvQueue::Fetch(HostBus& bus, RecvWr* out) {
     large.resize(stride_);
     image = large.data();
   }
-  const bool ok = bus.Read(Addr(Slot(head_)), image, stride_);
+  const bool ok = bus.Read(SlotAddr(head_), image, stride_);
   *out = std::move(records_.front());
   records_.pop_front();
   ++head_;
@@ -86,9 +87,47 @@ bool RecvQueue::Fetch(HostBus& bus, RecvWr* out) {
   return true;
 }
 
+Ring<RecvWr> RecvQueue::Flush() {
+  Ring<RecvWr> out;
+  out.swap(records_);
+  clear();
+  return out;
+}
+
+void RecvQueue::PlaceAt(QueueBlock block, size_t slots, size_t stride) {
+  block_ = std::move(block);
+  host_.reset();
+  slots_ = slots;
+  stride_ = stride;
+  head_ = 0;
+}
+
+void RecvQueue::MoveTo(QueueBlock block, size_t slots, HostBus& cpu) {
+  // Contract 6: the provider's CPU copies the held images, oldest first, to the new ring's
+  // front, then writes the record (its value stays).
+  std::vector<uint8_t> image(stride_);
+  {
+    const RetagAs wqe(cpu, DmaKind::kRecvWqe);
+    for (size_t i = 0; i < size(); ++i) {
+      if (!cpu.Read(SlotAddr(head_ + i), image.data(), stride_)) {
+        std::fill(image.begin(), image.end(), 0);
+      }
+      (void)cpu.Write(block.addr() + (i % slots) * stride_, image.data(), stride_);
+    }
+  }
+  block_ = std::move(block);
+  slots_ = slots;
+  head_ = 0;
+  const RetagAs record(cpu, DmaKind::kRecvDbRec);
+  uint8_t word[4];
+  image::Put<uint32_t>(word, 0, consumed_ + static_cast<uint32_t>(size()));
+  (void)cpu.Write(RecordAddr(), word, sizeof word);
+}
+
 void RecvQueue::swap(RecvQueue& o) {
   records_.swap(o.records_);
   std::swap(host_, o.host_);
+  std::swap(block_, o.block_);
   std::swap(slots_, o.slots_);
   std::swap(stride_, o.stride_);
   std::swap(head_, o.head_);

@@ -25,12 +25,19 @@
 //     the record (one 4-byte transfer through `bus`, tagged by the caller) only when it shows
 //     none. A failed read shows no new receive (the QP answers as without one: RNR or drop).
 //     The responder asks Ready() before it fetches (Fetch itself takes the oldest record).
+//  6. Queue memory at a bus address (queue_memory.h): PlaceAt gives an empty queue a block
+//     for its ring (`slots` slots of `stride` bytes: the queue's max_wr and max_sge, which
+//     the posting rules keep it within; never grown) and its record; MoveTo (an SRQ's
+//     max_wr) a new block, the provider's CPU moving the held images and the record.
+//  7. Flush() hands back the records, oldest first, and leaves the queue empty as clear()
+//     does (the ring, and its place, stay).
 #pragma once
 
 #include <cstdint>
 #include <memory>
 
 #include "model/engine/host_bus.h"
+#include "model/engine/queue_memory.h"
 #include "model/engine/ring.h"
 #include "spec/backend.h"
 
@@ -57,6 +64,18 @@ class RecvQueue {
     consumed_ = doorbell_record_ = nic_producer_ = 0;
   }
   void swap(RecvQueue& o);
+  // Contract 7.
+  Ring<RecvWr> Flush();
+  // Contract 6.
+  void PlaceAt(QueueBlock block, size_t slots, size_t stride);
+  void MoveTo(QueueBlock block, size_t slots, HostBus& cpu);
+  bool placed() const { return static_cast<bool>(block_); }
+  const std::shared_ptr<QueueArena>& arena() const { return block_.arena(); }
+  // Contract 6: the bytes a placed queue of `slots` receives of up to `max_sge` SGEs needs.
+  static uint64_t PlacedBytes(size_t slots, size_t max_sge) {
+    return QueueBlockBytes(slots, PlacedStride(max_sge));
+  }
+  static size_t PlacedStride(size_t max_sge) { return kHeaderBytes + kSgeBytes * max_sge; }
   // The records, oldest first (contract 1).
   auto begin() const { return records_.begin(); }
   auto end() const { return records_.end(); }
@@ -65,10 +84,18 @@ class RecvQueue {
 
  private:
   uint8_t* Slot(uint64_t index) const { return host_.get() + (index % slots_) * stride_; }
+  // The bus address of a slot, and of the record (contracts 5, 6).
+  uint64_t SlotAddr(uint64_t index) const {
+    return block_ ? block_.addr() + (index % slots_) * stride_ : Addr(Slot(index));
+  }
+  uint64_t RecordAddr() const {
+    return block_ ? block_.addr() + block_.bytes() - QueueArena::kAlign : Addr(&doorbell_record_);
+  }
   void Relocate(size_t slots, size_t stride);
 
   Ring<RecvWr> records_;
   std::unique_ptr<uint8_t[]> host_;  // slots_ images of stride_ bytes
+  QueueBlock block_;                 // or the ring and record at a bus address (6)
   size_t slots_ = 0;
   size_t stride_ = 0;
   uint64_t head_ = 0;  // the oldest receive's index (its slot: head_ % slots_)
