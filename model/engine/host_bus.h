@@ -8,7 +8,8 @@
 //  1. Addresses are the host's bus addresses of the bytes; in model_backend the region
 //     buffers' own addresses (memory.h contract 1: a region is [buf, buf + length)), or a
 //     bus address of the platform's for a region registered there (memory.h contract 4,
-//     model_backend.h ModelRegMrAt: a SystemC user's memory model).
+//     model_backend.h ModelRegMrAt: a SystemC user's memory model) and for the rings and
+//     records of a device with queue memory (queue_memory.h, ModelQueueMemoryAt).
 //  2. The engine checks keys, PDs, rights and bounds (memory.h, window.h) before it issues a
 //     transfer: a transfer names only bytes of a region that allows it. A transfer that
 //     still fails (false: the target answered with an error, e.g. an injected PCIe error)

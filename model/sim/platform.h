@@ -109,8 +109,10 @@
 //     b_transport (examples/systemc/cpu_memory_test.cc). The CPU's accesses take none of
 //     the engine's time: a delay returned is not counted (the host's post and poll costs
 //     are the profile's); a failed one is handled as host_bus.h contract 7 says.
-// 12. Regions at a program's bus addresses (model_backend.h ModelRegMrAt) are the program's
-//     memory model's to answer, on the DMA path (7) and the CPU's (11: inline data). Host
+// 12. Regions at a program's bus addresses (model_backend.h ModelRegMrAt), and a device's
+//     queue memory (ModelQueueMemoryAt: its rings and records), are the program's memory
+//     model's to answer, on the DMA path (7) and the CPU's (11: inline data; every ring and
+//     record access of the provider for queue memory). Host
 //     memory answers their addresses with TLM_ADDRESS_ERROR_RESPONSE (never as this
 //     process's bytes), so a region nobody routes elsewhere gives the verbs' error
 //     completion (engine/host_bus.h contract 2), not a crash. It keeps each range it was
