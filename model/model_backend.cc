@@ -290,10 +290,9 @@ int ModelRegMrAt(Device* device, PdHandle pd, uint64_t addr, size_t length,
   if (!call.ok()) return EPERM;
   auto* d = dynamic_cast<ModelDevice*>(Unchecked(device));
   if (d == nullptr) return EINVAL;
-  const int err = d->RegMrAt(pd, addr, length, access, out, lkey, rkey);
-  // platform.h contract 12: host memory never takes these addresses for the process's.
-  if (err == 0 && sim::Platform::Get()) sim::Platform::Get()->memory().AddBusOnly(addr, length);
-  return err;
+  // The engine holds the range on the slot's bus (engine/host_bus.h contract 8): host
+  // memory keeps off it until the region goes (platform.h contract 12).
+  return d->RegMrAt(pd, addr, length, access, out, lkey, rkey);
 }
 
 int ModelQueueMemoryAt(Device* device, uint64_t addr, size_t length) {
@@ -302,9 +301,7 @@ int ModelQueueMemoryAt(Device* device, uint64_t addr, size_t length) {
   auto* d = dynamic_cast<ModelDevice*>(Unchecked(device));
   if (d == nullptr) return EINVAL;
   if (length != 0 && addr + (length - 1) < addr) return EINVAL;  // wraps the address space
-  d->SetQueueMemory(addr, length);
-  // platform.h contract 12: host memory never takes these addresses for the process's.
-  if (length != 0 && sim::Platform::Get()) sim::Platform::Get()->memory().AddBusOnly(addr, length);
+  d->SetQueueMemory(addr, length);  // held on the slot's bus while a queue uses it
   return 0;
 }
 

@@ -403,6 +403,48 @@ TEST(UserMemory, RegistrationChecks) {
   EXPECT_EQ(a.dev->DeregMr(mr), 0);
 }
 
+// platform.h contract 12 with engine/host_bus.h contract 8: host memory keeps off a bus
+// region's addresses only while the region is registered. Here the region lies over b's own
+// buffer (process memory, which the routers send to host memory): while it is registered a
+// WRITE into b's ordinary region at those addresses is refused; once it is deregistered
+// (and after its device went, for a region never deregistered) the same WRITE lands.
+TEST(UserMemory, HostMemoryKeepsOffABusRegionOnlyWhileItIsRegistered) {
+  ASSERT_TRUE(kBound);
+  using namespace qptwin::testing;
+  const HostMemory& host = Platform::Get()->memory();
+  {
+    auto [be, a, b] = Pair();
+    const BusRegion over_b = RegisterAt(b, b.Addr(0), 4096);
+    const BusRegion again = RegisterAt(a, b.Addr(0), 4096);  // the same range, twice
+    EXPECT_TRUE(host.IsBusOnly(b.Addr(64), 64));
+    size_t bad = 0;
+    ASSERT_EQ(a.dev->PostSend(a.qp, {WriteWr(a, b, 1, 0, 64)}, &bad), 0);
+    EXPECT_EQ(OneCompletion(a, a.scq), qptwin::WcStatus::kRemOpErr) << "b's bytes are off";
+    EXPECT_EQ(b.dev->DeregMr(over_b.mr), 0);
+    EXPECT_TRUE(host.IsBusOnly(b.Addr(64), 64)) << "still held by the other registration";
+    EXPECT_EQ(a.dev->DeregMr(again.mr), 0);
+    EXPECT_FALSE(host.IsBusOnly(b.Addr(64), 64));
+  }
+  uint64_t window = 0;
+  {
+    auto [be, a, b] = Pair();
+    const BusRegion never_deregistered = RegisterAt(b, b.Addr(0), 4096);
+    (void)never_deregistered;
+    window = b.Addr(0);
+    EXPECT_TRUE(host.IsBusOnly(window, 4096));
+    // A queue memory window stays held while a queue made in it lives.
+    ASSERT_EQ(qptwin::model::ModelQueueMemoryAt(a.dev.get(), kDramBase + 0x3'0000, 0x1'0000), 0);
+    qptwin::CqHandle cq;
+    int actual = 0;
+    ASSERT_EQ(a.dev->CreateCq(16, {}, &cq, &actual), 0);
+    ASSERT_EQ(qptwin::model::ModelQueueMemoryAt(a.dev.get(), 0, 0), 0);
+    EXPECT_TRUE(host.IsBusOnly(kDramBase + 0x3'0000, 64)) << "the CQ's ring is there";
+    ASSERT_EQ(a.dev->DestroyCq(cq), 0);
+    EXPECT_FALSE(host.IsBusOnly(kDramBase + 0x3'0000, 0x1'0000));
+  }
+  EXPECT_FALSE(host.IsBusOnly(window, 4096)) << "the region went with its device";
+}
+
 // ---- Queue memory (model_backend.h ModelQueueMemoryAt, engine/queue_memory.h) ----------
 
 constexpr uint64_t kQueuesA = kDramBase + 0x8'0000;  // 256 KiB of queues per device

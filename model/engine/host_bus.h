@@ -61,10 +61,16 @@
 //     fetches what memory holds, checked as any receive's SGEs are); a CQE read returns
 //     the CQE as the engine wrote it; an inline read refuses the WR with EFAULT
 //     (Nic::PostSend).
+//  8. Ranges of the program's (model_backend.h ModelRegMrAt's regions, ModelQueueMemoryAt's
+//     windows): the engine holds such a range on its NIC's bus for as long as it may touch
+//     it (HoldProgramRange: the region until it is deregistered or its device goes, the
+//     window until its last queue goes), so the bus can keep its own memory off those
+//     addresses (model/sim/platform.h contract 12). The default bus keeps no record.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 
 namespace qptwin::model::engine {
 
@@ -120,6 +126,10 @@ class HostBus {
   const DmaTag& tag() const { return tag_; }
   // Contract 3: extra target time of every transfer so far, ns.
   uint64_t delay_total() const { return delay_total_; }
+  // Contract 8: [addr, addr + len) is the program's while the handle lives (null: no record).
+  virtual std::shared_ptr<void> HoldProgramRange(uint64_t /*addr*/, uint64_t /*len*/) {
+    return nullptr;
+  }
 
  protected:
   void AddDelay(uint64_t ns) { delay_total_ += ns; }

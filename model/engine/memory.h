@@ -63,6 +63,7 @@ struct Mr {
   uint32_t lkey = 0;
   uint32_t rkey = 0;
   bool at_bus_address = false;  // contract 4: `buf` is a bus address, not this process's
+  std::shared_ptr<void> bus_hold;  // contract 4: held on the NIC's bus (host_bus.h contract 8)
 };
 
 class MrTable {

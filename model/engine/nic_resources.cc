@@ -60,6 +60,7 @@ int Nic::RegisterMr(uint32_t ctx, uint32_t pd, const uint64_t* at, size_t length
   Mr* mr = at ? mrs_.RegisterAt(world_->NewHandle(), ctx, pd, *at, length, access)
               : mrs_.Register(world_->NewHandle(), ctx, pd, length, access);
   if (mr == nullptr) return ENOMEM;
+  if (at) mr->bus_hold = bus_->HoldProgramRange(*at, length);  // host_bus.h contract 8
   *out = mr;
   InstallMrContexts(*mr);  // nic_cache.cc
   const ControlTiming& c = profile().timing.control;
@@ -69,6 +70,7 @@ int Nic::RegisterMr(uint32_t ctx, uint32_t pd, const uint64_t* at, size_t length
 
 void Nic::SetQueueMemory(uint64_t addr, uint64_t length) {
   queue_arena_ = length ? std::make_shared<QueueArena>(addr, length) : nullptr;
+  if (queue_arena_) queue_arena_->bus_hold = bus_->HoldProgramRange(addr, length);
 }
 
 int Nic::DeregMr(uint32_t ctx, uint32_t mr) {

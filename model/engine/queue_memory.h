@@ -41,6 +41,8 @@ class QueueArena {
   bool Alloc(uint64_t bytes, uint64_t* addr);
   void Free(uint64_t addr);
   uint64_t bytes_used() const { return used_bytes_; }
+  // Held on the NIC's bus while the arena lives (host_bus.h contract 8).
+  std::shared_ptr<void> bus_hold;
 
  private:
   uint64_t base_;

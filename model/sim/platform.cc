@@ -113,7 +113,8 @@ bool HostMemory::GetDmi(tlm::tlm_generic_payload& gp, tlm::tlm_dmi& dmi) {
   // the range granted stops short of the bus-only ranges around it (contract 12).
   const uint64_t a = gp.get_address();
   uint64_t lo = 0, hi = ~uint64_t{0};
-  for (const auto& [start, n] : bus_only_) {
+  for (const auto& [range, holds] : bus_only_) {
+    const auto [start, n] = range;
     const uint64_t last = start + n - 1;
     if (a >= start && a <= last) return false;
     if (last < a) lo = std::max(lo, last + 1);
@@ -130,17 +131,27 @@ bool HostMemory::GetDmi(tlm::tlm_generic_payload& gp, tlm::tlm_dmi& dmi) {
 }
 
 void HostMemory::AddBusOnly(uint64_t addr, uint64_t len) {
-  const std::pair<uint64_t, uint64_t> r{addr, len};
-  if (len == 0 || std::find(bus_only_.begin(), bus_only_.end(), r) != bus_only_.end()) return;
-  bus_only_.push_back(r);
+  if (len == 0 || ++bus_only_[{addr, len}] > 1) return;
   // A DMI pointer granted before may cover the range: every CPU port asks again.
   for (size_t i = dma_ports_; i < ports_.size(); ++i) {
     (*ports_[i])->invalidate_direct_mem_ptr(addr, addr + len - 1);
   }
 }
 
+void HostMemory::DropBusOnly(uint64_t addr, uint64_t len) {
+  auto it = bus_only_.find({addr, len});
+  if (it == bus_only_.end() || --it->second > 0) return;
+  bus_only_.erase(it);
+  // The grants made while the range was held stop short of it: every CPU port asks again
+  // (it may be granted more now).
+  for (size_t i = dma_ports_; i < ports_.size(); ++i) {
+    (*ports_[i])->invalidate_direct_mem_ptr(0, ~uint64_t{0});
+  }
+}
+
 bool HostMemory::InBusOnly(uint64_t addr, uint64_t len) const {
-  for (const auto& [a, n] : bus_only_) {
+  for (const auto& [range, holds] : bus_only_) {
+    const auto [a, n] = range;
     if (addr < a + n && a < addr + len) return true;
   }
   return false;
@@ -504,6 +515,15 @@ bool NicSlot::Transfer(tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint6
   return ok;
 }
 
+std::shared_ptr<void> NicSlot::HoldProgramRange(uint64_t addr, uint64_t len) {
+  if (memory_ == nullptr || len == 0) return nullptr;
+  memory_->AddBusOnly(addr, len);
+  HostMemory* memory = memory_;  // the platform's: it lives as long as the kernel
+  return std::shared_ptr<void>(nullptr, [memory, addr, len](void*) {
+    memory->DropBusOnly(addr, len);
+  });
+}
+
 bool NicSlot::Read(uint64_t addr, uint8_t* dst, uint64_t len) {
   ++counters_.reads;
   counters_.bytes_read += len;
@@ -525,6 +545,7 @@ Platform::Platform(sc_core::sc_module_name name)
   for (int k = 0; k < kSlots; ++k) {
     slots_.push_back(
         std::make_unique<NicSlot>(("nic" + std::to_string(k)).c_str(), k, &cpu_.mmio(k)));
+    slots_.back()->SetHostMemory(&memory_);  // contract 12
     if (TheMmioBinder()) {  // contract 8
       TheMmioBinder()(k, cpu_.mmio(k), slots_.back()->mmio);
     } else {

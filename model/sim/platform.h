@@ -115,9 +115,12 @@
 //     record access of the provider for queue memory). Host
 //     memory answers their addresses with TLM_ADDRESS_ERROR_RESPONSE (never as this
 //     process's bytes), so a region nobody routes elsewhere gives the verbs' error
-//     completion (engine/host_bus.h contract 2), not a crash. It keeps each range it was
-//     given for the process's life (one entry per distinct range), and the DMI it grants
-//     the CPU (11) stops short of them (a grant made before is invalidated).
+//     completion (engine/host_bus.h contract 2), not a crash. The engine holds each range
+//     on its slot while it may touch it (engine/host_bus.h contract 8: a region until it is
+//     deregistered or its device goes, a queue memory window until its last queue goes);
+//     host memory keeps the range off until the last hold of it goes, and the DMI it grants
+//     the CPU (11) stops short of the ranges held (grants are invalidated when one is added
+//     or dropped).
 #pragma once
 
 #include <systemc>
@@ -127,6 +130,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -192,9 +196,13 @@ class HostMemory : public sc_core::sc_module {
   Socket& port(int i) { return *ports_[i]; }
   void InjectError(uint64_t addr, uint64_t len) { faults_.emplace_back(addr, len); }
   void ClearErrors() { faults_.clear(); }
-  // Contract 12: [addr, addr + len) is not this process's memory (ModelRegMrAt's region):
-  // answered TLM_ADDRESS_ERROR_RESPONSE here, on every port.
+  // Contract 12: [addr, addr + len) is not this process's memory (ModelRegMrAt's region,
+  // ModelQueueMemoryAt's window): answered TLM_ADDRESS_ERROR_RESPONSE here, on every port,
+  // until as many DropBusOnly of the same range as AddBusOnly.
   void AddBusOnly(uint64_t addr, uint64_t len);
+  void DropBusOnly(uint64_t addr, uint64_t len);
+  // Contract 12: whether some byte of [addr, addr + len) is held off now.
+  bool IsBusOnly(uint64_t addr, uint64_t len) const { return BusOnly(addr, len); }
 
  private:
   void BTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
@@ -208,7 +216,7 @@ class HostMemory : public sc_core::sc_module {
   bool InBusOnly(uint64_t addr, uint64_t len) const;
   std::vector<std::unique_ptr<Socket>> ports_;
   std::vector<std::pair<uint64_t, uint64_t>> faults_;    // (addr, len)
-  std::vector<std::pair<uint64_t, uint64_t>> bus_only_;  // (addr, len), contract 12
+  std::map<std::pair<uint64_t, uint64_t>, int> bus_only_;  // (addr, len): holds, contract 12
   size_t dma_ports_;
 };
 
@@ -347,6 +355,10 @@ class NicSlot : public sc_core::sc_module,
   void Send(engine::World& world, engine::Packet&& pkt, uint64_t leave_ns,
             uint64_t wire_bytes) override;
   const DmaCounters& counters() const { return counters_; }
+  // engine/host_bus.h contract 8: host memory keeps off the range while the handle lives
+  // (contract 12).
+  std::shared_ptr<void> HoldProgramRange(uint64_t addr, uint64_t len) override;
+  void SetHostMemory(HostMemory* memory) { memory_ = memory; }
   // Contract 10: before the first sc_start, once.
   void Trace(sc_core::sc_trace_file* tf, int qps);
   // engine::TracePort (contract 10).
@@ -388,6 +400,7 @@ class NicSlot : public sc_core::sc_module,
   bool Transfer(tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint64_t len);
   void MmioTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
   HostCpu::Socket* cpu_;
+  HostMemory* memory_ = nullptr;  // contract 12's record (the platform's host memory)
   tlm::tlm_generic_payload mmio_gp_;
   MmioExtension mmio_ext_;
   std::vector<uint8_t> mmio_data_;
