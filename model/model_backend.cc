@@ -301,8 +301,7 @@ int ModelQueueMemoryAt(Device* device, uint64_t addr, size_t length) {
   auto* d = dynamic_cast<ModelDevice*>(Unchecked(device));
   if (d == nullptr) return EINVAL;
   if (length != 0 && addr + (length - 1) < addr) return EINVAL;  // wraps the address space
-  d->SetQueueMemory(addr, length);  // held on the slot's bus while a queue uses it
-  return 0;
+  return d->SetQueueMemory(addr, length);  // held on the slot's bus while a queue uses it
 }
 
 namespace {

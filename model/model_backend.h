@@ -163,8 +163,10 @@ int ModelRegMrAt(Device* device, PdHandle pd, uint64_t addr, size_t length,
 // byte of a queue is in this process. A create that finds no room fails with ENOMEM (a
 // resize likewise, the queue as it was). Length 0: later queues are this process's memory
 // again (queues made before keep their blocks). Addresses nobody of the program's answers
-// are host memory's address errors (platform.h contract 12). EINVAL: not a model device,
-// or a range that wraps the address space; EPERM off the kernel's thread.
+// are host memory's address errors (platform.h contract 12). The same window again changes
+// nothing. EBUSY: the window overlaps one (of any device of this Backend) whose queues still
+// hold blocks there; windows of two Backends are not checked against each other. EINVAL:
+// not a model device, or a range that wraps the address space; EPERM off the kernel's thread.
 int ModelQueueMemoryAt(Device* device, uint64_t addr, size_t length);
 // Every model DMA of the process as it completes (a TLM transaction; platform.h contract 6):
 // the slot (device index), what it was for ("PAYLOAD_READ", "WRITE_DATA", "READ_SOURCE",

@@ -66,8 +66,8 @@ int ModelDevice::RegMrAt(PdHandle pd, uint64_t addr, size_t length, AccessFlags 
   return 0;
 }
 
-void ModelDevice::SetQueueMemory(uint64_t addr, uint64_t length) {
-  Host()->SetQueueMemory(addr, length);
+int ModelDevice::SetQueueMemory(uint64_t addr, uint64_t length) {
+  return Host()->SetQueueMemory(addr, length);
 }
 
 int ModelDevice::DeregMr(MrHandle mr) { return Host()->DeregMr(ctx_, mr.id); }

@@ -29,7 +29,7 @@ class ModelDevice : public Device {
   int AllocPd(PdHandle* out) override;
   int DeallocPd(PdHandle pd) override;
   // model_backend.h ModelQueueMemoryAt: the device's new queues' rings at bus addresses.
-  void SetQueueMemory(uint64_t addr, uint64_t length);
+  int SetQueueMemory(uint64_t addr, uint64_t length);
   // model_backend.h ModelRegMrAt: a region at a bus address of the platform's.
   int RegMrAt(PdHandle pd, uint64_t addr, size_t length, AccessFlags access, MrHandle* out,
               uint32_t* lkey, uint32_t* rkey);

@@ -37,6 +37,7 @@ using qptwin::model::sim::Platform;
 
 constexpr uint64_t kDramBase = 0x8000'0000;
 constexpr uint64_t kDramBytes = 1 << 20;
+constexpr uint64_t kDramAlias = 0x1'0000;  // [0, kDramAlias) is the DRAM's start too
 
 // The user's memory: 1 MiB at kDramBase; any other address is an address error.
 class Dram : public sc_core::sc_module {
@@ -74,7 +75,7 @@ class Dram : public sc_core::sc_module {
 };
 
 // A NIC slot's DMA or the CPU's accesses for it: [kDramBase, kDramBase + 2 GiB) to the
-// DRAM, the rest to host memory. No DMI: every access is a b_transport.
+// DRAM (and [0, kDramAlias) to its start), the rest to host memory. No DMI: every access is a b_transport.
 class Router : public sc_core::sc_module {
  public:
   tlm_utils::simple_target_socket<Router> in;
@@ -103,6 +104,10 @@ class Router : public sc_core::sc_module {
     const uint64_t a = gp.get_address();
     if (a >= kDramBase && a < kDramBase + (uint64_t{1} << 31)) {
       to_dram->b_transport(gp, delay);
+    } else if (a < kDramAlias) {  // the DRAM's first 64 KiB also at bus address 0
+      gp.set_address(a + kDramBase);
+      to_dram->b_transport(gp, delay);
+      gp.set_address(a);
     } else {
       if (ext) ++to_host_seen[qptwin::model::engine::ToName(ext->tag.kind)];
       to_host->b_transport(gp, delay);
@@ -628,6 +633,197 @@ TEST(QueueMemory, ACreateThatFindsNoRoomIsEnomemAndADestroyGivesItBack) {
   for (int i : {0, 2, 3}) EXPECT_EQ(a.dev->DestroyCq(cqs[i]), 0);
   EXPECT_EQ(qptwin::model::ModelQueueMemoryAt(a.dev.get(), ~uint64_t{0} - 10, 4096), EINVAL);
   EXPECT_EQ(qptwin::model::ModelQueueMemoryAt(nullptr, kDramBase, 4096), EINVAL);
+}
+
+// Review findings, each failed before its fix. A queue made in a block another queue used,
+// or a QP reset with receives posted, starts empty: the record a driver clears at create
+// says so, and a reset does not leave the old count for the NIC to read as new receives
+// (before: a segfault on an empty ring, or a phantom receive).
+std::vector<uint64_t> ReceiveAfter(bool placed, bool reuse) {
+  using namespace qptwin::testing;
+  auto p = placed ? PairWithQueuesInDram() : [] {
+    qptwin::model::ModelOptions o;
+    o.profile = "cx6-100g";
+    return ConnectedSides(qptwin::model::MakeModelBackend(o));
+  }();
+  Side& a = p.a;
+  Side& b = p.b;
+  size_t bad = 0;
+  Side recv = b, send = a;
+  if (reuse) {
+    Side gone = SiblingQp(b, b.Init(16, 16, 1));
+    EXPECT_EQ(ToInit(gone), 0);
+    EXPECT_EQ(gone.dev->PostRecv(gone.qp, {Rwr(1, {b.At(0, 64)}), Rwr(2, {b.At(64, 64)})}, &bad), 0);
+    EXPECT_EQ(gone.dev->DestroyQp(gone.qp), 0);
+    recv = SiblingQp(b, b.Init(16, 16, 1));  // first fit: the destroyed QP's blocks
+    send = SiblingQp(a, a.Init(16, 16, 1));
+    Connect(send, recv);
+  } else {
+    EXPECT_EQ(b.dev->PostRecv(b.qp, {Rwr(1, {b.At(0, 64)}), Rwr(2, {b.At(64, 64)})}, &bad), 0);
+    qptwin::QpAttr r;
+    r.qp_state = qptwin::QpState::kReset;
+    EXPECT_EQ(b.dev->ModifyQp(b.qp, r, qptwin::attr::kState), 0);
+    EXPECT_EQ(ToInit(b), 0);
+    EXPECT_EQ(ToRtr(b, a), 0);
+    EXPECT_EQ(ToRts(b), 0);
+  }
+  EXPECT_EQ(send.dev->PostSend(send.qp, {Wr(5, qptwin::WrOpcode::kSend, {a.At(0, 8)})}, &bad), 0);
+  p.be->Advance(100'000);  // the SEND finds no receive (RNR) and comes again
+  EXPECT_EQ(recv.dev->PostRecv(recv.qp, {Rwr(9, {b.At(128, 64)})}, &bad), 0);
+  std::vector<uint64_t> out;
+  for (const auto& wc : Wait(recv, recv.rcq, 1)) out.push_back(wc.wr_id * 100 + int(wc.status));
+  for (const auto& wc : Wait(send, send.scq, 1)) out.push_back(wc.wr_id * 100 + int(wc.status));
+  return out;
+}
+
+TEST(QueueMemory, AQueueMadeInAUsedBlockOrResetStartsEmpty) {
+  ASSERT_TRUE(kBound && kCpuBound);
+  const std::vector<uint64_t> expected{900, 500};  // receive 9 takes SEND 5; both succeed
+  for (bool reuse : {false, true}) {
+    EXPECT_EQ(ReceiveAfter(false, reuse), expected) << "process memory, reuse " << reuse;
+    EXPECT_EQ(ReceiveAfter(true, reuse), expected) << "queue memory, reuse " << reuse;
+  }
+}
+
+// A CQ of 4 filled, one polled, two more completions: the second overruns (CQ_ERR) in
+// queue memory as in process memory (before: the provider's count stayed 0 in queue
+// memory, so the overrun went unseen and a CQE was written over).
+std::string CqOverrun(bool placed) {
+  using namespace qptwin::testing;
+  SidePair p = placed ? PairWithQueuesInDram() : ConnectedSides([] {
+    qptwin::model::ModelOptions o;
+    o.profile = "cx6-100g";
+    return qptwin::model::MakeModelBackend(o);
+  }());
+  Side& a = p.a;
+  Side& b = p.b;
+  qptwin::CqHandle cq;
+  int depth = 0;
+  EXPECT_EQ(a.dev->CreateCq(4, {}, &cq, &depth), 0);
+  qptwin::QpInitAttr init = a.Init(16, 16, 1);
+  init.send_cq = cq;
+  Side a2 = SiblingQp(a, init);
+  Side b2 = SiblingQp(b, b.Init(16, 16, 1));
+  Connect(a2, b2);
+  size_t bad = 0;
+  std::string out = "depth " + std::to_string(depth) + ":";
+  uint64_t id = 0;
+  for (int i = 0; i < depth; ++i) {
+    EXPECT_EQ(a2.dev->PostSend(a2.qp, {WriteWr(a2, b2, id++, 0, 8)}, &bad), 0);
+    p.be->Advance(200'000);
+  }
+  qptwin::WorkCompletion wc[32];
+  int n = a.dev->PollCq(cq, 1, wc);
+  out += " polled " + std::to_string(n) + ";";
+  for (int i = 0; i < 2; ++i) {
+    (void)a2.dev->PostSend(a2.qp, {WriteWr(a2, b2, id++, 0, 8)}, &bad);
+    p.be->Advance(200'000);
+  }
+  n = a.dev->PollCq(cq, 32, wc);
+  out += " then " + std::to_string(n) + ":";
+  for (int i = 0; i < n; ++i) {
+    out += " " + std::to_string(wc[i].wr_id) + "/" + std::to_string(int(wc[i].status));
+  }
+  for (const auto& e : a.dev->TakeAsyncEvents()) out += " event " + std::to_string(int(e.type));
+  return out;
+}
+
+TEST(QueueMemory, ACqOverrunInQueueMemoryIsTheSameAsInProcessMemory) {
+  ASSERT_TRUE(kBound && kCpuBound);
+  const std::string in_process = CqOverrun(false);
+  EXPECT_NE(in_process.find("event"), std::string::npos) << in_process;
+  EXPECT_EQ(CqOverrun(true), in_process);
+}
+
+// A window at bus address 0 (a DRAM at 0): its first block's first slot is address 0
+// (before: taken for "does not fit", so the first WQE was LOC_QP_OP_ERR).
+TEST(QueueMemory, AWindowAtBusAddressZero) {
+  ASSERT_TRUE(kBound && kCpuBound);
+  using namespace qptwin::testing;
+  auto [be, a, b] = Pair();
+  ASSERT_EQ(qptwin::model::ModelQueueMemoryAt(a.dev.get(), 0, kDramAlias), 0);
+  Side a2 = SiblingQp(a, a.Init(16, 16, 1));  // its send ring is the window's first block
+  ASSERT_EQ(qptwin::model::ModelQueueMemoryAt(a.dev.get(), 0, 0), 0);
+  Side b2 = SiblingQp(b, b.Init(16, 16, 1));
+  Connect(a2, b2);
+  size_t bad = 0;
+  ASSERT_EQ(a2.dev->PostSend(a2.qp, {WriteWr(a2, b2, 1, 0, 8)}, &bad), 0);
+  ASSERT_EQ(a2.dev->PostSend(a2.qp, {WriteWr(a2, b2, 2, 0, 8)}, &bad), 0);
+  const auto wc = Wait(a2, a2.scq, 2);
+  ASSERT_EQ(wc.size(), 2u);
+  EXPECT_EQ(wc[0].status, qptwin::WcStatus::kSuccess);
+  EXPECT_EQ(wc[1].status, qptwin::WcStatus::kSuccess);
+}
+
+// No two live queues share a byte: the same window again changes nothing, an overlapping
+// one is EBUSY while a queue holds a block there, on this device or another (before: a
+// second arena over the same window gave c2 c1's block).
+TEST(QueueMemory, WindowsOfLiveQueuesDoNotOverlap) {
+  ASSERT_TRUE(kBound && kCpuBound);
+  using namespace qptwin::testing;
+  auto [be, a, b] = Pair();
+  const uint64_t w = kDramBase + 0x2'0000;
+  ASSERT_EQ(qptwin::model::ModelQueueMemoryAt(a.dev.get(), w, 0x1'0000), 0);
+  qptwin::CqHandle c1, c2;
+  int depth = 0;
+  ASSERT_EQ(a.dev->CreateCq(16, {}, &c1, &depth), 0);
+  EXPECT_EQ(qptwin::model::ModelQueueMemoryAt(a.dev.get(), w, 0x1'0000), 0);
+  ASSERT_EQ(a.dev->CreateCq(16, {}, &c2, &depth), 0);
+  EXPECT_EQ(qptwin::model::ModelQueueMemoryAt(a.dev.get(), w + 0x8000, 0x1'0000), EBUSY);
+  EXPECT_EQ(qptwin::model::ModelQueueMemoryAt(b.dev.get(), w - 0x100, 0x200), EBUSY);
+  ASSERT_EQ(qptwin::model::ModelQueueMemoryAt(a.dev.get(), 0, 0), 0);
+  qptwin::QpInitAttr i1 = a.Init(16, 16, 1), i2 = a.Init(16, 16, 1);
+  i1.send_cq = c1;
+  i2.send_cq = c2;
+  Side a1 = SiblingQp(a, i1), a2 = SiblingQp(a, i2);
+  Side b1 = SiblingQp(b, b.Init(16, 16, 1)), b2 = SiblingQp(b, b.Init(16, 16, 1));
+  Connect(a1, b1);
+  Connect(a2, b2);
+  size_t bad = 0;
+  ASSERT_EQ(a1.dev->PostSend(a1.qp, {WriteWr(a1, b1, 111, 0, 8)}, &bad), 0);
+  ASSERT_EQ(a2.dev->PostSend(a2.qp, {WriteWr(a2, b2, 222, 0, 8)}, &bad), 0);
+  be->Advance(2'000'000);
+  qptwin::WorkCompletion wc;
+  ASSERT_EQ(a.dev->PollCq(c1, 1, &wc), 1);
+  EXPECT_EQ(wc.wr_id, 111u);
+  ASSERT_EQ(a.dev->PollCq(c2, 1, &wc), 1);
+  EXPECT_EQ(wc.wr_id, 222u);
+  // Once the queues there are gone the window may be given again, overlapping or not.
+  ASSERT_EQ(a1.dev->DestroyQp(a1.qp), 0);
+  ASSERT_EQ(a2.dev->DestroyQp(a2.qp), 0);
+  ASSERT_EQ(a.dev->DestroyCq(c1), 0);
+  ASSERT_EQ(a.dev->DestroyCq(c2), 0);
+  EXPECT_EQ(qptwin::model::ModelQueueMemoryAt(b.dev.get(), w - 0x100, 0x200), 0);
+}
+
+// In process memory a flushed receive queue is a fresh one, as before queue memory: a
+// 1-SGE receive posted after a 4-SGE one was flushed is fetched as 32 bytes, not 80.
+TEST(QueueMemory, AFlushInProcessMemoryLeavesAFreshQueue) {
+  using namespace qptwin::testing;
+  std::vector<uint64_t> lens;
+  ASSERT_TRUE(qptwin::model::SetModelDmaObserver([&](const qptwin::model::DmaTransfer& t) {
+    if (std::string(t.kind) == "RECV_WQE") lens.push_back(t.bytes);
+  }));
+  auto [be, a, b] = Pair();
+  size_t bad = 0;
+  ASSERT_EQ(b.dev->PostRecv(b.qp, {Rwr(1, {b.At(0, 8), b.At(8, 8), b.At(16, 8), b.At(24, 8)})},
+                            &bad),
+            0);
+  qptwin::QpAttr e;
+  e.qp_state = qptwin::QpState::kErr;
+  ASSERT_EQ(b.dev->ModifyQp(b.qp, e, qptwin::attr::kState), 0);
+  (void)Wait(b, b.rcq, 1);
+  e.qp_state = qptwin::QpState::kReset;
+  ASSERT_EQ(b.dev->ModifyQp(b.qp, e, qptwin::attr::kState), 0);
+  ASSERT_EQ(ToInit(b), 0);
+  ASSERT_EQ(ToRtr(b, a), 0);
+  ASSERT_EQ(ToRts(b), 0);
+  ASSERT_EQ(b.dev->PostRecv(b.qp, {Rwr(2, {b.At(0, 8)})}, &bad), 0);
+  ASSERT_EQ(a.dev->PostSend(a.qp, {Wr(5, qptwin::WrOpcode::kSend, {a.At(0, 8)})}, &bad), 0);
+  (void)Wait(b, b.rcq, 1);
+  qptwin::model::SetModelDmaObserver({});
+  ASSERT_FALSE(lens.empty());
+  EXPECT_EQ(lens.back(), 32u);
 }
 
 }  // namespace

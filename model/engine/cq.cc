@@ -59,11 +59,14 @@ void Cq::Relocate(size_t slots) {
   head_ = 0;
 }
 
-void Cq::PlaceAt(QueueBlock block) {
+void Cq::PlaceAt(QueueBlock block, HostBus& cpu) {
   block_ = std::move(block);
   host_.reset();
   slots_ = static_cast<size_t>(depth_);
   head_ = 0;
+  const RetagAs record(cpu, DmaKind::kCqDbRec);
+  uint8_t word[4] = {};
+  (void)cpu.Write(RecordAddr(), word, sizeof word);
 }
 
 void Cq::MoveTo(QueueBlock block, int depth, HostBus& cpu) {
@@ -155,6 +158,7 @@ int Cq::Poll(int max, WorkCompletion* out, uint64_t now, HostBus& cpu) {
   uint8_t word[4];
   (void)CpuPut(cpu, RecordAddr(), sizeof word, word,
                [&](uint8_t* w) { Put<uint32_t>(w, 0, consumed); });
+  if (block_) consumer_record_ = consumed;  // the provider's consumer index (not in memory)
   return n;
 }
 

@@ -28,7 +28,9 @@
 //     kCqDbRec, its delay counted like the CQE write's) only when that value shows the ring
 //     full; still full, or the read failed, is an overrun (contract 1).
 //  7. Queue memory at a bus address (queue_memory.h): PlaceAt gives a new CQ a block for its
-//     ring (depth() slots, never grown) and its record; MoveTo (ibv_resize_cq) a new block,
+//     ring (depth() slots, never grown) and its record, which it sets to 0 (the provider's
+//     CPU; the provider keeps the count it wrote last, as mlx5's cons_index beside its
+//     doorbell record); MoveTo (ibv_resize_cq) a new block,
 //     the provider's CPU moving the CQEs and the record. A poll whose CPU read of a CQE fails
 //     stops there and leaves it (the provider saw no valid CQE: there is no other copy).
 #pragma once
@@ -65,7 +67,7 @@ class Cq {
   // A CQ in queue memory moves instead (contract 7).
   void set_depth(int depth);
   // Contract 7: before the first Push, the ring and record at `block` (depth() slots).
-  void PlaceAt(QueueBlock block);
+  void PlaceAt(QueueBlock block, HostBus& cpu);
   // Contract 7: ibv_resize_cq of a placed CQ; `block` holds `depth` slots.
   void MoveTo(QueueBlock block, int depth, HostBus& cpu);
   bool placed() const { return static_cast<bool>(block_); }

@@ -96,8 +96,11 @@ class Nic {
   // queue_memory.h: from now on this device's new CQs, QPs and SRQs keep their rings and
   // records in [addr, addr + length) of the platform's bus addresses (the caller checked
   // the range); length 0 goes back to this process's memory. Queues made before keep theirs.
-  void SetQueueMemory(uint64_t addr, uint64_t length);
-  const QueueArena* queue_memory() const { return queue_arena_.get(); }
+  // The same window again changes nothing; EBUSY for one that overlaps a window of a
+  // device of this world (this one's included) whose blocks are still in use.
+  int SetQueueMemory(uint64_t addr, uint64_t length);
+  // Whether [addr, addr + length) overlaps a window of this device with blocks in use.
+  bool QueueMemoryInUse(uint64_t addr, uint64_t length) const;
   int ReregMr(uint32_t ctx, uint32_t mr, int flags, uint32_t pd, size_t length,
               AccessFlags access, Mr** out);  // nic_rereg.cc
   // nic_mw.cc: memory windows (spec/backend.h, Memory windows).
@@ -300,9 +303,9 @@ class Nic {
   void RingDoorbell(Qp& qp, uint64_t host_ns);
   void FetchWqes(Qp& qp, size_t first, const DoorbellWrite& db, uint64_t extra_ns);
   // The bus address of slot `slot` of the send ring, laid out at the first post (large
-  // enough for `image_bytes`); 0 for a ring in queue memory it does not fit (queue_memory.h
-  // contract 2: such a ring never grows).
-  uint64_t SqSlot(Qp& qp, uint32_t slot, size_t image_bytes);
+  // enough for `image_bytes`) into *at; false for a ring in queue memory it does not fit
+  // (queue_memory.h contract 2: such a ring never grows).
+  bool SqSlot(Qp& qp, uint32_t slot, size_t image_bytes, uint64_t* at);
   // queue_memory.h contract 2: the bytes of a QP's send ring in queue memory.
   static uint64_t SqStride(const QpCap& cap);
   // The NIC's DMA read of the slots of sq[first..first+n), consecutive, into `out` (slot k
@@ -555,6 +558,7 @@ class Nic {
   uint64_t transfers_delay_ns_ = 0;
   TracePort* trace_ = nullptr;  // SetTracePort
   std::shared_ptr<QueueArena> queue_arena_;  // queue_memory.h; null: this process's memory
+  std::vector<std::weak_ptr<QueueArena>> old_arenas_;  // windows queues may still hold
   std::vector<uint8_t> bf_image_;            // a BlueFlame image read from queue memory
   std::vector<uint8_t> wqe_fetch_;  // FetchWqes' and RereadWqe's buffer on the NIC side
   bool in_post_ = false;             // Doorbell's requester run (Packet::sent_by_post)

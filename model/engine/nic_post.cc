@@ -47,20 +47,22 @@ uint64_t Nic::SqStride(const QpCap& cap) {
   return (SendWqeImage::SlotBytes(cap.max_send_sge, cap.max_inline_data) + 15) & ~size_t{15};
 }
 
-uint64_t Nic::SqSlot(Qp& qp, uint32_t slot, size_t image_bytes) {
+bool Nic::SqSlot(Qp& qp, uint32_t slot, size_t image_bytes, uint64_t* at) {
   // send_wqe_image.h contract 3. The storage grows by doubling up to the ring's slots, as
   // the posts reach them (a deep queue that holds a few WQEs costs a few slots' memory). The
   // posting rules keep every image within the slot the granted limits size; should one not
   // fit, the slots are laid out again larger (the images kept), never written past. A ring
   // in queue memory holds all its slots from the start and never grows: 0 for an image too
-  // large (the WQE is then malformed, never written past: host_bus.h contract 7).
+  // large (false: the WQE is then malformed, never written past: host_bus.h contract 7).
   if (qp.sq_block) {
-    return image_bytes <= qp.sq_stride ? qp.sq_block.addr() + size_t{slot} * qp.sq_stride : 0;
+    *at = qp.sq_block.addr() + size_t{slot} * qp.sq_stride;
+    return image_bytes <= qp.sq_stride;
   }
   const size_t want = std::max(
       SendWqeImage::SlotBytes(qp.cap.max_send_sge, qp.cap.max_inline_data), image_bytes);
   if (slot < qp.sq_slots_held && want <= qp.sq_stride) {
-    return Addr(&qp.sq_buf[slot * qp.sq_stride]);
+    *at = Addr(&qp.sq_buf[slot * qp.sq_stride]);
+    return true;
   }
   const size_t stride = (std::max(want, qp.sq_stride) + 15) & ~size_t{15};
   size_t held = std::max<size_t>(qp.sq_slots_held, 4);
@@ -73,7 +75,8 @@ uint64_t Nic::SqSlot(Qp& qp, uint32_t slot, size_t image_bytes) {
   qp.sq_buf = std::move(grown);
   qp.sq_stride = stride;
   qp.sq_slots_held = held;
-  return Addr(&qp.sq_buf[slot * stride]);
+  *at = Addr(&qp.sq_buf[slot * stride]);
+  return true;
 }
 
 void Nic::WriteWqeImages(Qp& qp, size_t first) {
@@ -84,8 +87,8 @@ void Nic::WriteWqeImages(Qp& qp, size_t first) {
     SendWqe& w = qp.sq[i];
     const uint32_t inline_len = InlineLen(w);
     const size_t bytes = SendWqeImage::Bytes(w.wr, inline_len);
-    const uint64_t at = SqSlot(qp, w.slot, bytes);
-    if (at == 0) {
+    uint64_t at = 0;
+    if (!SqSlot(qp, w.slot, bytes, &at)) {
       w.image_lost = true;  // not written: malformed (host_bus.h contract 7)
       continue;
     }
@@ -109,7 +112,8 @@ void Nic::RingDoorbell(Qp& qp, uint64_t host_ns) {
       (qp.sq[first].wr.send_flags & send_flag::kInline) != 0) {
     const SendWqe& w = qp.sq[first];
     const size_t bytes = SendWqeImage::Bytes(w.wr, InlineLen(w));
-    const uint64_t at = SqSlot(qp, w.slot, 0);
+    uint64_t at = 0;
+    (void)SqSlot(qp, w.slot, 0, &at);  // 0 bytes: always a slot
     if (!qp.sq_block) {
       db.images = reinterpret_cast<const uint8_t*>(at);
     } else if (!w.image_lost) {

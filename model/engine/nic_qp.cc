@@ -116,7 +116,7 @@ int Nic::CreateQp(uint32_t ctx, const QpInitAttr& given, uint32_t* out, QpCap* a
     // queue_memory.h contract 2: the whole send ring, and the receive ring and its record,
     // before the QP takes a number (ENOMEM as a provider whose buffer allocation fails).
     qp->sq_stride = SqStride(qp->cap);
-    if (!QueueBlock::Take(queue_arena_, QueueBlockBytes(qp->send_ring_slots(), qp->sq_stride),
+    if (!QueueBlock::Take(queue_arena_, QueueBlockBytes(qp->send_ring_slots(), qp->sq_stride, false),
                           &qp->sq_block)) {
       return ENOMEM;
     }
@@ -128,7 +128,7 @@ int Nic::CreateQp(uint32_t ctx, const QpInitAttr& given, uint32_t* out, QpCap* a
         return ENOMEM;
       }
       qp->rq.PlaceAt(std::move(rq), qp->cap.max_recv_wr,
-                     RecvQueue::PlacedStride(qp->cap.max_recv_sge));
+                     RecvQueue::PlacedStride(qp->cap.max_recv_sge), Cpu(DmaKind::kRecvDbRec, 0));
     }
   }
   qp->handle = world_->NewHandle();

@@ -1,4 +1,5 @@
 // PDs, MRs, completion channels, CQs, SRQs and AHs.
+#include <algorithm>
 #include <cerrno>
 
 #include "model/engine/nic.h"
@@ -68,9 +69,34 @@ int Nic::RegisterMr(uint32_t ctx, uint32_t pd, const uint64_t* at, size_t length
   return 0;
 }
 
-void Nic::SetQueueMemory(uint64_t addr, uint64_t length) {
+bool Nic::QueueMemoryInUse(uint64_t addr, uint64_t length) const {
+  const auto overlaps = [&](const QueueArena& a) {
+    return a.bytes_used() > 0 && addr < a.base() + a.length() && a.base() < addr + length;
+  };
+  if (queue_arena_ && overlaps(*queue_arena_)) return true;
+  for (const auto& w : old_arenas_) {
+    if (auto a = w.lock(); a && overlaps(*a)) return true;
+  }
+  return false;
+}
+
+int Nic::SetQueueMemory(uint64_t addr, uint64_t length) {
+  if (queue_arena_ && length && queue_arena_->base() == addr && queue_arena_->length() == length) {
+    return 0;  // the same window: its blocks stay known
+  }
+  if (length) {
+    for (int i = 0; i < world_->nic_count(); ++i) {
+      if (world_->nic(i)->QueueMemoryInUse(addr, length)) return EBUSY;
+    }
+  }
+  // The window before stays alive while a queue holds a block of it (queue_memory.h 1).
+  old_arenas_.erase(std::remove_if(old_arenas_.begin(), old_arenas_.end(),
+                                   [](const auto& w) { return w.expired(); }),
+                    old_arenas_.end());
+  if (queue_arena_) old_arenas_.push_back(queue_arena_);
   queue_arena_ = length ? std::make_shared<QueueArena>(addr, length) : nullptr;
   if (queue_arena_) queue_arena_->bus_hold = bus_->HoldProgramRange(addr, length);
+  return 0;
 }
 
 int Nic::DeregMr(uint32_t ctx, uint32_t mr) {
@@ -111,7 +137,7 @@ int Nic::CreateCq(uint32_t ctx, int cqe, uint32_t channel, uint32_t* out, int* a
   }
   uint32_t h = world_->NewHandle();
   cqs_[h] = std::make_shared<Cq>(h, ctx, depth, channel, profile().behaviour.cq_overrun_is_sticky);
-  if (ring) cqs_[h]->PlaceAt(std::move(ring));
+  if (ring) cqs_[h]->PlaceAt(std::move(ring), Cpu(DmaKind::kCqDbRec, 0));
   if (ch) ++ch->users;
   *out = h;
   if (actual) *actual = depth;
@@ -172,7 +198,7 @@ int Nic::CreateSrq(uint32_t ctx, uint32_t pd, uint32_t max_wr, uint32_t max_sge,
     return ENOMEM;
   }
   auto srq = std::make_shared<Srq>();
-  if (ring) srq->rq.PlaceAt(std::move(ring), slots, RecvQueue::PlacedStride(max_sge));
+  if (ring) srq->rq.PlaceAt(std::move(ring), slots, RecvQueue::PlacedStride(max_sge), Cpu(DmaKind::kRecvDbRec, 0));
   srq->handle = world_->NewHandle();
   srq->ctx = ctx;
   srq->pd = pd;

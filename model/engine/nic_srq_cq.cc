@@ -22,16 +22,16 @@ int Nic::ModifySrq(uint32_t ctx, uint32_t srq, const SrqAttr& attr, uint32_t mas
     // rxe_queue_resize: the WRs queued must fit the new ring.
     if (slots < s->rq.size()) return EINVAL;
   }
-  QueueBlock ring;  // queue_memory.h contract 2: a placed ring moves to a new block
-  if (s->rq.placed() && slots != s->max_wr &&
-      !QueueBlock::Take(s->rq.arena(), RecvQueue::PlacedBytes(slots, s->max_sge), &ring)) {
-    return ENOMEM;
-  }
   if (mask & srq_attr::kLimit) {
     // rxe_srq_chk_attr: the limit is checked against the ring before this resize.
     if (attr.srq_limit > static_cast<uint32_t>(d.max_srq_wr) || attr.srq_limit > s->max_wr) {
       return EINVAL;
     }
+  }
+  QueueBlock ring;  // queue_memory.h contract 2: a placed ring moves to a new block
+  if (s->rq.placed() && slots != s->max_wr &&
+      !QueueBlock::Take(s->rq.arena(), RecvQueue::PlacedBytes(slots, s->max_sge), &ring)) {
+    return ENOMEM;
   }
   if (ring) s->rq.MoveTo(std::move(ring), slots, Cpu(DmaKind::kRecvWqe, 0));
   s->max_wr = slots;
@@ -66,14 +66,14 @@ int Nic::ResizeCq(uint32_t ctx, uint32_t cq, int cqe, int* actual) {
   if (cqe < 1 || cqe > profile().device.max_cqe) return EINVAL;
   if (static_cast<size_t>(cqe) < c->size()) return EINVAL;
   const int depth = static_cast<int>(QueueSlots(profile().behaviour, static_cast<uint32_t>(cqe)));
-  if (c->placed()) {
+  if (c->placed() && depth != c->depth()) {
     // queue_memory.h contract 2: a new block, the CQEs moved by the provider's CPU.
     QueueBlock ring;
     if (!QueueBlock::Take(c->arena(), QueueBlockBytes(depth, Cq::kCqeBytes), &ring)) {
       return ENOMEM;
     }
     c->MoveTo(std::move(ring), depth, Cpu(DmaKind::kCqe, 0));
-  } else {
+  } else if (!c->placed()) {
     c->set_depth(depth);
   }
   if (actual) *actual = depth;

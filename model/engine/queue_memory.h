@@ -7,12 +7,15 @@
 //  1. QueueArena hands out blocks of [base, base + length): first fit, each block's address
 //     and size a multiple of kAlign (64: a CQE, a cache line), given back when the block's
 //     QueueBlock goes. Alloc fails (the verbs' ENOMEM) when no free run fits. Blocks keep
-//     the arena alive (shared), so a queue may outlive the device's switch to another one.
+//     the arena alive (shared), so a queue may outlive the device's switch to another one;
+//     a new window may not overlap one whose blocks are in use (Nic::SetQueueMemory: EBUSY),
+//     so no two live queues share a byte.
 //  2. A queue made while its device has an arena takes one block when it is made, sized for
 //     its whole depth: the ring's slots at the depth granted (a CQ: cqe slots of
 //     Cq::kCqeBytes; a send queue: send_ring_slots() slots of the stride its caps need; a
-//     receive queue: max_wr slots of 16 + 16 * max_sge bytes), then its record (cq.h
-//     contract 6, recv_queue.h contract 5) in the next kAlign bytes. It never grows; a
+//     receive queue: max_wr slots of 16 + 16 * max_sge bytes), then, for a CQ and a receive
+//     queue, its record (cq.h contract 6, recv_queue.h contract 5) in the next kAlign bytes,
+//     which the provider's CPU sets to 0 when the queue is made. It never grows; a
 //     resize (ibv_resize_cq, ibv_modify_srq's max_wr) takes a new block and the provider's
 //     CPU moves the entries (host_bus.h contract 7), as rxe_queue_resize copies them. The
 //     engine never dereferences such an address: every access is a bus transfer, the NIC's
@@ -93,10 +96,11 @@ class QueueBlock {
   uint64_t bytes_ = 0;
 };
 
-// A ring of `slots` entries of `stride` bytes and its record after it (contract 2).
-inline uint64_t QueueBlockBytes(uint64_t slots, uint64_t stride) {
+// A ring of `slots` entries of `stride` bytes and, with `record`, its record after it
+// (contract 2; a send queue has none: its doorbell is an MMIO write).
+inline uint64_t QueueBlockBytes(uint64_t slots, uint64_t stride, bool record = true) {
   const uint64_t ring = (slots * stride + QueueArena::kAlign - 1) & ~(QueueArena::kAlign - 1);
-  return ring + QueueArena::kAlign;
+  return ring + (record ? QueueArena::kAlign : 0);
 }
 
 }  // namespace qptwin::model::engine

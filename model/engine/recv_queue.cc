@@ -91,15 +91,22 @@ Ring<RecvWr> RecvQueue::Flush() {
   Ring<RecvWr> out;
   out.swap(records_);
   clear();
+  if (!block_) {  // contract 7: as a fresh queue, its storage given back
+    host_.reset();
+    slots_ = stride_ = 0;
+  }
   return out;
 }
 
-void RecvQueue::PlaceAt(QueueBlock block, size_t slots, size_t stride) {
+void RecvQueue::PlaceAt(QueueBlock block, size_t slots, size_t stride, HostBus& cpu) {
   block_ = std::move(block);
   host_.reset();
   slots_ = slots;
   stride_ = stride;
   head_ = 0;
+  const RetagAs record(cpu, DmaKind::kRecvDbRec);
+  uint8_t word[4] = {};
+  (void)cpu.Write(RecordAddr(), word, sizeof word);
 }
 
 void RecvQueue::MoveTo(QueueBlock block, size_t slots, HostBus& cpu) {

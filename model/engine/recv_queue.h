@@ -30,7 +30,12 @@
 //     the posting rules keep it within; never grown) and its record; MoveTo (an SRQ's
 //     max_wr) a new block, the provider's CPU moving the held images and the record.
 //  7. Flush() hands back the records, oldest first, and leaves the queue empty as clear()
-//     does (the ring, and its place, stay).
+//     does: in this process's memory as a fresh queue (its storage given back), in queue
+//     memory with its ring and record where they are. clear() of a placed queue leaves the
+//     record's value in memory as it is (a driver does not rewrite it at a flush) and
+//     counts the receives it drops as taken, so the NIC sees none; of a queue in this
+//     process's memory it sets the counts and the record to 0. PlaceAt writes 0 into the
+//     new record (the provider's CPU), as a driver clears its doorbell record at create.
 #pragma once
 
 #include <cstdint>
@@ -59,6 +64,13 @@ class RecvQueue {
   bool Ready(HostBus& bus);
   bool Fetch(HostBus& bus, RecvWr* out);
   void clear() {
+    if (block_) {  // the record in queue memory keeps its value: count the flushed as taken
+      consumed_ += static_cast<uint32_t>(records_.size());
+      nic_producer_ = consumed_;
+      records_.clear();
+      head_ = 0;
+      return;
+    }
     records_.clear();
     head_ = 0;
     consumed_ = doorbell_record_ = nic_producer_ = 0;
@@ -67,7 +79,7 @@ class RecvQueue {
   // Contract 7.
   Ring<RecvWr> Flush();
   // Contract 6.
-  void PlaceAt(QueueBlock block, size_t slots, size_t stride);
+  void PlaceAt(QueueBlock block, size_t slots, size_t stride, HostBus& cpu);
   void MoveTo(QueueBlock block, size_t slots, HostBus& cpu);
   bool placed() const { return static_cast<bool>(block_); }
   const std::shared_ptr<QueueArena>& arena() const { return block_.arena(); }
