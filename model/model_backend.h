@@ -163,9 +163,11 @@ int ModelRegMrAt(Device* device, PdHandle pd, uint64_t addr, size_t length,
 // byte of a queue is in this process. A create that finds no room fails with ENOMEM (a
 // resize likewise, the queue as it was). Length 0: later queues are this process's memory
 // again (queues made before keep their blocks). Addresses nobody of the program's answers
-// are host memory's address errors (platform.h contract 12). The same window again changes
-// nothing. EBUSY: the window overlaps one (of any device of this Backend) whose queues still
-// hold blocks there; windows of two Backends are not checked against each other. EINVAL:
+// are host memory's address errors (platform.h contract 12). The same window again (also one
+// set before whose queues still hold blocks) takes it back. The window is the device's: it
+// stays across a close and a new OpenDevice of it. EBUSY: the window overlaps another
+// device's window, or one whose queues still hold blocks there (of any device of this
+// Backend); windows of two Backends are not checked against each other. EINVAL:
 // not a model device, or a range that wraps the address space; EPERM off the kernel's thread.
 int ModelQueueMemoryAt(Device* device, uint64_t addr, size_t length);
 // Every model DMA of the process as it completes (a TLM transaction; platform.h contract 6):

@@ -639,7 +639,8 @@ TEST(QueueMemory, ACreateThatFindsNoRoomIsEnomemAndADestroyGivesItBack) {
 // or a QP reset with receives posted, starts empty: the record a driver clears at create
 // says so, and a reset does not leave the old count for the NIC to read as new receives
 // (before: a segfault on an empty ring, or a phantom receive).
-std::vector<uint64_t> ReceiveAfter(bool placed, bool reuse) {
+enum class Before { kReset, kReuse, kFlushThenReset };
+std::vector<uint64_t> ReceiveAfter(bool placed, Before before) {
   using namespace qptwin::testing;
   auto p = placed ? PairWithQueuesInDram() : [] {
     qptwin::model::ModelOptions o;
@@ -650,7 +651,8 @@ std::vector<uint64_t> ReceiveAfter(bool placed, bool reuse) {
   Side& b = p.b;
   size_t bad = 0;
   Side recv = b, send = a;
-  if (reuse) {
+  std::vector<uint64_t> out;
+  if (before == Before::kReuse) {
     Side gone = SiblingQp(b, b.Init(16, 16, 1));
     EXPECT_EQ(ToInit(gone), 0);
     EXPECT_EQ(gone.dev->PostRecv(gone.qp, {Rwr(1, {b.At(0, 64)}), Rwr(2, {b.At(64, 64)})}, &bad), 0);
@@ -661,6 +663,11 @@ std::vector<uint64_t> ReceiveAfter(bool placed, bool reuse) {
   } else {
     EXPECT_EQ(b.dev->PostRecv(b.qp, {Rwr(1, {b.At(0, 64)}), Rwr(2, {b.At(64, 64)})}, &bad), 0);
     qptwin::QpAttr r;
+    if (before == Before::kFlushThenReset) {
+      r.qp_state = qptwin::QpState::kErr;
+      EXPECT_EQ(b.dev->ModifyQp(b.qp, r, qptwin::attr::kState), 0);
+      for (const auto& wc : Wait(b, b.rcq, 2)) out.push_back(wc.wr_id * 100 + int(wc.status));
+    }
     r.qp_state = qptwin::QpState::kReset;
     EXPECT_EQ(b.dev->ModifyQp(b.qp, r, qptwin::attr::kState), 0);
     EXPECT_EQ(ToInit(b), 0);
@@ -670,7 +677,6 @@ std::vector<uint64_t> ReceiveAfter(bool placed, bool reuse) {
   EXPECT_EQ(send.dev->PostSend(send.qp, {Wr(5, qptwin::WrOpcode::kSend, {a.At(0, 8)})}, &bad), 0);
   p.be->Advance(100'000);  // the SEND finds no receive (RNR) and comes again
   EXPECT_EQ(recv.dev->PostRecv(recv.qp, {Rwr(9, {b.At(128, 64)})}, &bad), 0);
-  std::vector<uint64_t> out;
   for (const auto& wc : Wait(recv, recv.rcq, 1)) out.push_back(wc.wr_id * 100 + int(wc.status));
   for (const auto& wc : Wait(send, send.scq, 1)) out.push_back(wc.wr_id * 100 + int(wc.status));
   return out;
@@ -679,16 +685,21 @@ std::vector<uint64_t> ReceiveAfter(bool placed, bool reuse) {
 TEST(QueueMemory, AQueueMadeInAUsedBlockOrResetStartsEmpty) {
   ASSERT_TRUE(kBound && kCpuBound);
   const std::vector<uint64_t> expected{900, 500};  // receive 9 takes SEND 5; both succeed
-  for (bool reuse : {false, true}) {
-    EXPECT_EQ(ReceiveAfter(false, reuse), expected) << "process memory, reuse " << reuse;
-    EXPECT_EQ(ReceiveAfter(true, reuse), expected) << "queue memory, reuse " << reuse;
+  for (Before before : {Before::kReset, Before::kReuse}) {
+    EXPECT_EQ(ReceiveAfter(false, before), expected) << "process memory, " << int(before);
+    EXPECT_EQ(ReceiveAfter(true, before), expected) << "queue memory, " << int(before);
   }
+  // Flushed (ERR: receives 1 and 2 complete WR_FLUSH_ERR), then reset (before: a segfault
+  // in queue memory, the flushed receives still counted as posted).
+  const std::vector<uint64_t> flushed{105, 205, 900, 500};
+  EXPECT_EQ(ReceiveAfter(false, Before::kFlushThenReset), flushed);
+  EXPECT_EQ(ReceiveAfter(true, Before::kFlushThenReset), flushed);
 }
 
 // A CQ of 4 filled, one polled, two more completions: the second overruns (CQ_ERR) in
 // queue memory as in process memory (before: the provider's count stayed 0 in queue
 // memory, so the overrun went unseen and a CQE was written over).
-std::string CqOverrun(bool placed) {
+std::string CqOverrun(bool placed, bool fail_record_writes = false) {
   using namespace qptwin::testing;
   SidePair p = placed ? PairWithQueuesInDram() : ConnectedSides([] {
     qptwin::model::ModelOptions o;
@@ -700,6 +711,7 @@ std::string CqOverrun(bool placed) {
   qptwin::CqHandle cq;
   int depth = 0;
   EXPECT_EQ(a.dev->CreateCq(4, {}, &cq, &depth), 0);
+  if (fail_record_writes) Router::fail_cpu_writes_of = "CQ_DBREC";  // after its record's 0
   qptwin::QpInitAttr init = a.Init(16, 16, 1);
   init.send_cq = cq;
   Side a2 = SiblingQp(a, init);
@@ -725,6 +737,7 @@ std::string CqOverrun(bool placed) {
     out += " " + std::to_string(wc[i].wr_id) + "/" + std::to_string(int(wc[i].status));
   }
   for (const auto& e : a.dev->TakeAsyncEvents()) out += " event " + std::to_string(int(e.type));
+  Router::fail_cpu_writes_of.clear();
   return out;
 }
 
@@ -733,6 +746,12 @@ TEST(QueueMemory, ACqOverrunInQueueMemoryIsTheSameAsInProcessMemory) {
   const std::string in_process = CqOverrun(false);
   EXPECT_NE(in_process.find("event"), std::string::npos) << in_process;
   EXPECT_EQ(CqOverrun(true), in_process);
+  // The consumer record's writes fail: the provider keeps its own count either way, so the
+  // NIC, reading a stale record, sees the CQ full one CQE early (as mlx5's would), and both
+  // memories agree (before: in process memory the count was the record itself).
+  const std::string stale = CqOverrun(false, true);
+  EXPECT_EQ(CqOverrun(true, true), stale);
+  EXPECT_NE(stale, in_process);
 }
 
 // A window at bus address 0 (a DRAM at 0): its first block's first slot is address 0
@@ -824,6 +843,48 @@ TEST(QueueMemory, AFlushInProcessMemoryLeavesAFreshQueue) {
   qptwin::model::SetModelDmaObserver({});
   ASSERT_FALSE(lens.empty());
   EXPECT_EQ(lens.back(), 32u);
+}
+
+// Windows are the device's: two devices may not name overlapping windows even before either
+// has a queue there (before: both got the same bytes); a window set again after another
+// one, while queues still hold blocks in it, is taken back; a window ending at the top of
+// the address space is held like any other (before: its end wrapped to 0).
+TEST(QueueMemory, WindowsAreTheDevicesAndMayEndAtTheTopOfTheAddressSpace) {
+  ASSERT_TRUE(kBound && kCpuBound);
+  using namespace qptwin::testing;
+  auto [be, a, b] = Pair();
+  const uint64_t w = kDramBase + 0x2'0000;
+  ASSERT_EQ(qptwin::model::ModelQueueMemoryAt(a.dev.get(), w, 0x1'0000), 0);
+  EXPECT_EQ(qptwin::model::ModelQueueMemoryAt(b.dev.get(), w, 0x1'0000), EBUSY);
+  qptwin::CqHandle c1, c2;
+  int depth = 0;
+  ASSERT_EQ(a.dev->CreateCq(16, {}, &c1, &depth), 0);
+  ASSERT_EQ(qptwin::model::ModelQueueMemoryAt(a.dev.get(), 0, 0), 0);
+  ASSERT_EQ(qptwin::model::ModelQueueMemoryAt(a.dev.get(), w, 0x1'0000), 0);
+  ASSERT_EQ(a.dev->CreateCq(16, {}, &c2, &depth), 0);  // its block is not c1's
+  ASSERT_EQ(a.dev->DestroyCq(c1), 0);
+  ASSERT_EQ(a.dev->DestroyCq(c2), 0);
+  ASSERT_EQ(qptwin::model::ModelQueueMemoryAt(a.dev.get(), 0, 0), 0);
+  const HostMemory& host = Platform::Get()->memory();
+  const uint64_t top = ~uint64_t{0} - 0xffff;  // [2^64 - 64 KiB, 2^64)
+  ASSERT_EQ(qptwin::model::ModelQueueMemoryAt(a.dev.get(), top, 0x1'0000), 0);
+  ASSERT_EQ(a.dev->CreateCq(16, {}, &c1, &depth), 0);  // host memory refuses its record
+  EXPECT_TRUE(host.IsBusOnly(top, 64));
+  EXPECT_TRUE(host.IsBusOnly(~uint64_t{0}, 1));
+  EXPECT_EQ(qptwin::model::ModelQueueMemoryAt(b.dev.get(), top + 0x100, 0x100), EBUSY);
+  ASSERT_EQ(a.dev->DestroyCq(c1), 0);
+  ASSERT_EQ(qptwin::model::ModelQueueMemoryAt(a.dev.get(), 0, 0), 0);
+  EXPECT_FALSE(host.IsBusOnly(top, 0x1'0000));
+  // A rereg of a bus region's access keeps it held.
+  const BusRegion r = RegisterAt(a, kDramBase + 0x5'0000, 4096);
+  uint8_t* buf = nullptr;
+  uint32_t lkey = 0, rkey = 0;
+  EXPECT_EQ(a.dev->ReregMr(r.mr, qptwin::rereg_flag::kChangeAccess, a.pd, 0,
+                           qptwin::access::kLocalWrite, &buf, &lkey, &rkey),
+            0);
+  EXPECT_TRUE(host.IsBusOnly(kDramBase + 0x5'0000, 4096));
+  EXPECT_EQ(a.dev->DeregMr(r.mr), 0);
+  EXPECT_FALSE(host.IsBusOnly(kDramBase + 0x5'0000, 4096));
 }
 
 }  // namespace

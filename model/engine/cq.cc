@@ -85,7 +85,7 @@ void Cq::MoveTo(QueueBlock block, int depth, HostBus& cpu) {
   head_ = 0;
   const RetagAs record(cpu, DmaKind::kCqDbRec);
   uint8_t word[4];
-  Put<uint32_t>(word, 0, consumer_record_);
+  Put<uint32_t>(word, 0, polled_);
   (void)cpu.Write(RecordAddr(), word, sizeof word);
 }
 
@@ -96,7 +96,7 @@ void Cq::set_depth(int depth) {
 
 bool Cq::NicSeesRoom(HostBus& bus) {
   // Contract 6: the consumer index the NIC read last, and the record when that shows none.
-  const uint32_t produced = consumer_record_ + static_cast<uint32_t>(size());
+  const uint32_t produced = polled_ + static_cast<uint32_t>(size());
   if (static_cast<int>(produced - nic_consumed_) < depth_) return true;
   uint8_t word[4];
   bool ok;
@@ -154,11 +154,11 @@ int Cq::Poll(int max, WorkCompletion* out, uint64_t now, HostBus& cpu) {
   if (n == 0) return 0;
   // Contract 6: the provider's write of the consumer index record.
   const RetagAs record(cpu, DmaKind::kCqDbRec);
-  const uint32_t consumed = consumer_record_ + static_cast<uint32_t>(n);
+  const uint32_t consumed = polled_ + static_cast<uint32_t>(n);
   uint8_t word[4];
   (void)CpuPut(cpu, RecordAddr(), sizeof word, word,
                [&](uint8_t* w) { Put<uint32_t>(w, 0, consumed); });
-  if (block_) consumer_record_ = consumed;  // the provider's consumer index (not in memory)
+  polled_ = consumed;  // the provider's own count, whatever the record's write did
   return n;
 }
 

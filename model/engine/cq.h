@@ -21,7 +21,8 @@
 //     Layout (little-endian): 0 wr_id u64; 8 byte_len, 12 imm_data, 16 qp_num, 20 src_qp,
 //     24 wc_flags, 28 vendor_err (u32 each); 32 status, 33 opcode, 34 sl, 35 dlid_path_bits
 //     (u8); 36 pkey_index, 38 slid (u16); 40..63 zero.
-//  6. The consumer index record: Poll writes the number of CQEs polled (u32, wrapping) into
+//  6. The consumer index record: Poll writes the number of CQEs polled (u32, wrapping; the
+//     provider's own count, kept beside the record) into
 //     a record in host memory (the provider's CPU write, as mlx5's CQ doorbell record; rxe's
 //     kernel reads the consumer index of the shared queue). The NIC keeps the last value it
 //     read and reads the record (one 4-byte transfer through the bus Push was given, tagged
@@ -121,9 +122,12 @@ class Cq {
   Ring<uint64_t> visible_;   // per CQE in the ring, oldest first: visible_at
   uint64_t last_visible_ = 0;
   uint64_t write_errors_ = 0;
-  // Contract 6, in host memory: the CQEs polled (wrapping), as the last poll wrote it. The
-  // CQEs written are this plus size().
+  // Contract 6: the record in host memory for a ring in this process's memory (a placed
+  // ring's is in its block), as the last poll wrote it; and the provider's own count of the
+  // CQEs polled (wrapping), as mlx5's cons_index beside its record: the CQEs written are
+  // polled_ plus size(), whether or not the record's write went through.
   uint32_t consumer_record_ = 0;
+  uint32_t polled_ = 0;
   uint32_t nic_consumed_ = 0;     // the record's value the NIC read last
   bool error_ = false;
   bool armed_ = false;

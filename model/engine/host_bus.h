@@ -64,7 +64,8 @@
 //  8. Ranges of the program's (model_backend.h ModelRegMrAt's regions, ModelQueueMemoryAt's
 //     windows): the engine holds such a range on its NIC's bus for as long as it may touch
 //     it (HoldProgramRange: the region until it is deregistered or its device goes, the
-//     window until its last queue goes), so the bus can keep its own memory off those
+//     window until it is replaced, or its device goes, and its last queue goes), so the
+//     bus can keep its own memory off those
 //     addresses (model/sim/platform.h contract 12). The default bus keeps no record.
 #pragma once
 

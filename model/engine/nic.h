@@ -96,11 +96,14 @@ class Nic {
   // queue_memory.h: from now on this device's new CQs, QPs and SRQs keep their rings and
   // records in [addr, addr + length) of the platform's bus addresses (the caller checked
   // the range); length 0 goes back to this process's memory. Queues made before keep theirs.
-  // The same window again changes nothing; EBUSY for one that overlaps a window of a
-  // device of this world (this one's included) whose blocks are still in use.
+  // The same window again (also one set before and still holding queues) takes it back,
+  // its blocks known; EBUSY for one that overlaps another device's current window, or a
+  // window of any device of this world whose blocks are still in use. The window is the
+  // device's (the NIC's), not an opened context's: it stays across a close and an open.
   int SetQueueMemory(uint64_t addr, uint64_t length);
-  // Whether [addr, addr + length) overlaps a window of this device with blocks in use.
-  bool QueueMemoryInUse(uint64_t addr, uint64_t length) const;
+  // Whether [addr, addr + length) conflicts with a window of this device (SetQueueMemory's
+  // rules; `other_device`: asked for another device of the world).
+  bool QueueMemoryInUse(uint64_t addr, uint64_t length, bool other_device) const;
   int ReregMr(uint32_t ctx, uint32_t mr, int flags, uint32_t pd, size_t length,
               AccessFlags access, Mr** out);  // nic_rereg.cc
   // nic_mw.cc: memory windows (spec/backend.h, Memory windows).

@@ -69,13 +69,17 @@ int Nic::RegisterMr(uint32_t ctx, uint32_t pd, const uint64_t* at, size_t length
   return 0;
 }
 
-bool Nic::QueueMemoryInUse(uint64_t addr, uint64_t length) const {
-  const auto overlaps = [&](const QueueArena& a) {
-    return a.bytes_used() > 0 && addr < a.base() + a.length() && a.base() < addr + length;
+bool Nic::QueueMemoryInUse(uint64_t addr, uint64_t length, bool other_device) const {
+  // Another device's current window hands out blocks later: any overlap. This device's
+  // windows only with blocks in use, and not the very range (SetQueueMemory takes it back).
+  const auto overlaps = [&](const QueueArena& a, bool any) {  // inclusive ends: no wrap
+    if (!other_device && a.base() == addr && a.length() == length) return false;
+    return (any || a.bytes_used() > 0) && addr <= a.base() + (a.length() - 1) &&
+           a.base() <= addr + (length - 1);
   };
-  if (queue_arena_ && overlaps(*queue_arena_)) return true;
+  if (queue_arena_ && overlaps(*queue_arena_, other_device)) return true;
   for (const auto& w : old_arenas_) {
-    if (auto a = w.lock(); a && overlaps(*a)) return true;
+    if (auto a = w.lock(); a && overlaps(*a, false)) return true;
   }
   return false;
 }
@@ -86,16 +90,25 @@ int Nic::SetQueueMemory(uint64_t addr, uint64_t length) {
   }
   if (length) {
     for (int i = 0; i < world_->nic_count(); ++i) {
-      if (world_->nic(i)->QueueMemoryInUse(addr, length)) return EBUSY;
+      if (world_->nic(i)->QueueMemoryInUse(addr, length, world_->nic(i) != this)) return EBUSY;
     }
   }
-  // The window before stays alive while a queue holds a block of it (queue_memory.h 1).
+  // The window before stays alive while a queue holds a block of it (queue_memory.h 1);
+  // going back to one still alive makes it current again, its blocks known.
   old_arenas_.erase(std::remove_if(old_arenas_.begin(), old_arenas_.end(),
                                    [](const auto& w) { return w.expired(); }),
                     old_arenas_.end());
+  std::shared_ptr<QueueArena> next;
+  for (auto& w : old_arenas_) {
+    auto a = w.lock();
+    if (a && length && a->base() == addr && a->length() == length) next = std::move(a);
+  }
   if (queue_arena_) old_arenas_.push_back(queue_arena_);
-  queue_arena_ = length ? std::make_shared<QueueArena>(addr, length) : nullptr;
-  if (queue_arena_) queue_arena_->bus_hold = bus_->HoldProgramRange(addr, length);
+  if (!next && length) {
+    next = std::make_shared<QueueArena>(addr, length);
+    next->bus_hold = bus_->HoldProgramRange(addr, length);
+  }
+  queue_arena_ = std::move(next);
   return 0;
 }
 

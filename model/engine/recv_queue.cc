@@ -89,9 +89,13 @@ bool RecvQueue::Fetch(HostBus& bus, RecvWr* out) {
 
 Ring<RecvWr> RecvQueue::Flush() {
   Ring<RecvWr> out;
+  const auto dropped = static_cast<uint32_t>(records_.size());
   out.swap(records_);
   clear();
-  if (!block_) {  // contract 7: as a fresh queue, its storage given back
+  if (block_) {  // contract 7: the flushed receives count as taken (clear() saw none)
+    consumed_ += dropped;
+    nic_producer_ = consumed_;
+  } else {  // contract 7: as a fresh queue, its storage given back
     host_.reset();
     slots_ = stride_ = 0;
   }

@@ -152,14 +152,14 @@ void HostMemory::DropBusOnly(uint64_t addr, uint64_t len) {
 bool HostMemory::InBusOnly(uint64_t addr, uint64_t len) const {
   for (const auto& [range, holds] : bus_only_) {
     const auto [a, n] = range;
-    if (addr < a + n && a < addr + len) return true;
+    if (addr <= a + (n - 1) && a <= addr + (len ? len - 1 : 0)) return true;  // no wrap
   }
   return false;
 }
 
 bool HostMemory::Faulty(uint64_t addr, uint64_t len) const {
   for (const auto& [a, n] : faults_) {
-    if (addr < a + n && a < addr + len) return true;
+    if (n && addr <= a + (n - 1) && a <= addr + (len ? len - 1 : 0)) return true;  // no wrap
   }
   return false;
 }
