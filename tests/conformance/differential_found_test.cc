@@ -2266,5 +2266,38 @@ TEST_P(Conformance, ARetryNeverResendsAGhost) {
   EXPECT_TRUE(Drain(cb, kSecond / 50).empty());
 }
 
+// Row 147 (differential seed 368346329046 sequence 991; examples/fidelity/34): after ERR -> RTS
+// a ghost SEND goes to a peer in ERR, which drops it, and a bind posted behind it fails (the
+// region has no MW_BIND). The ghost lies before rxe's consumer index, so the completer's head
+// is the bind: it completes MW_BIND_ERR at once and the QP goes to ERR. The model held the
+// failure back behind the unanswered ghost until the QP was moved to ERR. Every device fails
+// the bind the same way (one without ghosts has nothing before it).
+TEST_P(Conformance, ABindThatFailsBehindAGhostCompletesAtOnce) {
+  const BringUpParams p = Transport(pattr_.active_mtu, 11, 1, 0, 17);
+  Buffer buf = Reg(4096, kAll);  // no MW_BIND
+  RcPair pair;
+  RcPairWithGhost(p, {Send(1, {buf.At(0, 64)}), Send(2, {buf.At(0, 64)})}, &pair);
+  if (HasFatalFailure() || IsSkipped()) return;
+  const auto [ca, cb, qa, qb] = pair;
+  ASSERT_EQ(dev_->ModifyQp(qb, StateOnly(QpState::kErr), attr::kState), 0);
+  MwHandle mw;
+  uint32_t rkey = 0;
+  ASSERT_EQ(dev_->AllocMw(pd_, MwType::kType2, &mw, &rkey), 0);
+  SendWr bind = Send(10, {});
+  bind.opcode = WrOpcode::kBindMw;
+  bind.mw = mw;
+  bind.rkey = (rkey & ~0xffu) | ((rkey + 1) & 0xffu);
+  bind.bind_info.mr = buf.mr;
+  bind.bind_info.addr = buf.Addr(0);
+  bind.bind_info.length = 64;
+  bind.bind_info.mw_access_flags = access::kRemoteRead;
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, {bind}, &bad), 0);
+  OneWc(ca, 10, WcStatus::kMwBindErr, kSecond / 20);
+  EXPECT_EQ(StateOf(qa), QpState::kErr);
+  EXPECT_TRUE(Drain(ca, kSecond / 50).empty());
+  EXPECT_TRUE(Drain(cb, kSecond / 50).empty());
+}
+
 }  // namespace
 }  // namespace qptwin::testing
