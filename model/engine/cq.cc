@@ -64,9 +64,7 @@ void Cq::PlaceAt(QueueBlock block, HostBus& cpu) {
   host_.reset();
   slots_ = static_cast<size_t>(depth_);
   head_ = 0;
-  const RetagAs record(cpu, DmaKind::kCqDbRec);
-  uint8_t word[4] = {};
-  (void)cpu.Write(RecordAddr(), word, sizeof word);
+  (void)CpuPutRecord(cpu, DmaKind::kCqDbRec, RecordAddr(), 0);
 }
 
 void Cq::MoveTo(QueueBlock block, int depth, HostBus& cpu) {
@@ -83,10 +81,7 @@ void Cq::MoveTo(QueueBlock block, int depth, HostBus& cpu) {
   depth_ = depth;
   slots_ = new_slots;
   head_ = 0;
-  const RetagAs record(cpu, DmaKind::kCqDbRec);
-  uint8_t word[4];
-  Put<uint32_t>(word, 0, polled_);
-  (void)cpu.Write(RecordAddr(), word, sizeof word);
+  (void)CpuPutRecord(cpu, DmaKind::kCqDbRec, RecordAddr(), polled_);
 }
 
 void Cq::set_depth(int depth) {
@@ -153,12 +148,8 @@ int Cq::Poll(int max, WorkCompletion* out, uint64_t now, HostBus& cpu) {
   }
   if (n == 0) return 0;
   // Contract 6: the provider's write of the consumer index record.
-  const RetagAs record(cpu, DmaKind::kCqDbRec);
-  const uint32_t consumed = polled_ + static_cast<uint32_t>(n);
-  uint8_t word[4];
-  (void)CpuPut(cpu, RecordAddr(), sizeof word, word,
-               [&](uint8_t* w) { Put<uint32_t>(w, 0, consumed); });
-  polled_ = consumed;  // the provider's own count, whatever the record's write did
+  polled_ += static_cast<uint32_t>(n);
+  (void)CpuPutRecord(cpu, DmaKind::kCqDbRec, RecordAddr(), polled_);  // the provider's own count, whatever the record's write did
   return n;
 }
 

@@ -187,6 +187,10 @@ bool CpuPut(HostBus& cpu, uint64_t addr, uint64_t len, uint8_t* scratch, Make ma
   return cpu.Write(addr, scratch, len);
 }
 
+// A record's u32 (a doorbell or consumer index record, little-endian) written by the
+// provider's CPU, tagged `kind` for that write (contract 7); false when it failed.
+bool CpuPutRecord(HostBus& cpu, DmaKind kind, uint64_t addr, uint32_t value);
+
 // Contracts 6 and 7: the transfers in this scope are `kind` (a record read or written
 // beside the access the bus was tagged for); the tag is restored after.
 class RetagAs {
@@ -204,6 +208,14 @@ class RetagAs {
   HostBus& bus_;
   DmaTag saved_;
 };
+
+inline bool CpuPutRecord(HostBus& cpu, DmaKind kind, uint64_t addr, uint32_t value) {
+  const RetagAs record(cpu, kind);
+  uint8_t word[4];
+  return CpuPut(cpu, addr, sizeof word, word, [&](uint8_t* w) {
+    for (int i = 0; i < 4; ++i) w[i] = static_cast<uint8_t>(value >> (8 * i));
+  });
+}
 
 class DirectBus final : public HostBus {
  public:

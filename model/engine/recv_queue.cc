@@ -43,11 +43,8 @@ void RecvQueue::push_back(const RecvWr& wr, HostBus& cpu) {
          });
   records_.push_back(wr);
   // Contract 5: the producer index into the record.
-  const RetagAs record(cpu, DmaKind::kRecvDbRec);
-  const uint32_t producer = consumed_ + static_cast<uint32_t>(size());
-  uint8_t word[4];
-  (void)CpuPut(cpu, RecordAddr(), sizeof word, word,
-               [&](uint8_t* w) { image::Put<uint32_t>(w, 0, producer); });
+  (void)CpuPutRecord(cpu, DmaKind::kRecvDbRec, RecordAddr(),
+                     consumed_ + static_cast<uint32_t>(size()));
 }
 
 bool RecvQueue::Ready(HostBus& bus) {
@@ -108,9 +105,7 @@ void RecvQueue::PlaceAt(QueueBlock block, size_t slots, size_t stride, HostBus& 
   slots_ = slots;
   stride_ = stride;
   head_ = 0;
-  const RetagAs record(cpu, DmaKind::kRecvDbRec);
-  uint8_t word[4] = {};
-  (void)cpu.Write(RecordAddr(), word, sizeof word);
+  (void)CpuPutRecord(cpu, DmaKind::kRecvDbRec, RecordAddr(), 0);
 }
 
 void RecvQueue::MoveTo(QueueBlock block, size_t slots, HostBus& cpu) {
@@ -129,10 +124,8 @@ void RecvQueue::MoveTo(QueueBlock block, size_t slots, HostBus& cpu) {
   block_ = std::move(block);
   slots_ = slots;
   head_ = 0;
-  const RetagAs record(cpu, DmaKind::kRecvDbRec);
-  uint8_t word[4];
-  image::Put<uint32_t>(word, 0, consumed_ + static_cast<uint32_t>(size()));
-  (void)cpu.Write(RecordAddr(), word, sizeof word);
+  (void)CpuPutRecord(cpu, DmaKind::kRecvDbRec, RecordAddr(),
+                     consumed_ + static_cast<uint32_t>(size()));
 }
 
 void RecvQueue::swap(RecvQueue& o) {
