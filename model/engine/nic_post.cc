@@ -95,6 +95,7 @@ void Nic::WriteWqeImages(Qp& qp, size_t first) {
     if (!cpu.Direct(at, bytes) && scratch.size() < bytes) scratch.resize(bytes);
     w.image_lost = !CpuPut(cpu, at, bytes, scratch.data(), [&](uint8_t* image) {
       SendWqeImage::Encode(w.wr, w.inline_data.get(), inline_len, image);
+      SendWqeImage::PutIndex(image, w.post_index);
     });
   }
 }
@@ -192,7 +193,9 @@ void Nic::FetchWqes(Qp& qp, size_t first, const DoorbellWrite& db, uint64_t extr
     SendWqe& w = qp.sq[first + i];
     w.ready_ns = ready;
     w.fetched = true;
-    if (failed || w.image_lost) {
+    // send_wqe_image.h contract 4: an image of another post (its slot was not written) is
+    // malformed, as a failed fetch.
+    if (failed || !SendWqeImage::IsPost(&wqe_fetch_[i * stride], w.post_index)) {
       w.fetch_failed = true;  // the WQE keeps the provider's fields for its completion
       continue;
     }
@@ -218,10 +221,11 @@ bool Nic::RereadWqe(Qp& qp, size_t index) {
   // send_wqe_image.h contract 3: a resent WQE comes from its slot again.
   // Never written: nothing to read (the caller checks fetched).
   if (!qp.sq_buf && !qp.sq_block) return true;
-  if (qp.sq[index].image_lost) return false;  // its slot holds another image (contract 7)
   if (wqe_fetch_.size() < qp.sq_stride) wqe_fetch_.resize(qp.sq_stride);
   if (!ReadSqSlots(qp, index, 1, wqe_fetch_.data())) return false;
   SendWqe& w = qp.sq[index];
+  // send_wqe_image.h contract 4: its slot holds another post's image (host_bus.h 7).
+  if (!SendWqeImage::IsPost(wqe_fetch_.data(), w.post_index)) return false;
   SendWqeImage::Decode(wqe_fetch_.data(), &w.wr, &w.inline_data);
   TakeFactsFromImage(qp, w);
   return true;
@@ -305,6 +309,7 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     }
     w.serial = qp->next_serial++;
     w.wr = wr;
+    w.post_index = static_cast<uint32_t>(qp->sq_posts);
     w.slot = static_cast<uint32_t>(qp->sq_posts++ % qp->send_ring_slots());
     if (b.send_slot_keeps_status) TakeSlotCredit(*qp, w);
     if (qp->type == QpType::kUd) {
