@@ -317,6 +317,8 @@ class Nic {
   // A resend of sq[index]: the NIC reads its slot again and works from what it read; false
   // (the WQE as it was) when the read failed.
   bool RereadWqe(Qp& qp, size_t index);
+  // Step (b): a fetched WQE's length, inline flag and signaled flag from its image.
+  void TakeFactsFromImage(const Qp& qp, SendWqe& w);
 
   // Requester (requester.cc).
   enum class ReqStep { kGetWqe, kCheckLimits, kCheckLocal, kTransmit, kDone };

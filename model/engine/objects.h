@@ -174,7 +174,8 @@ struct SendWqe {
   // the requester completes it with LOC_QP_OP_ERR.
   bool fetch_failed = false;
   // The provider's CPU write of its image failed (host_bus.h contract 7): its slot holds
-  // no image of it, so the NIC's fetch finds a malformed WQE (as fetch_failed).
+  // no image of it. The provider's knowledge (it sends no BlueFlame copy then); the NIC
+  // tells by the image's post index (send_wqe_image.h contract 4) and finds it malformed.
   bool image_lost = false;
   // Resent by a retry from a comp.psn behind its first PSN (Nic::RebasePsns): rxe_req.c
   // retry_first_write_send skips (comp.psn - first_psn) & 0xffffff packets' worth of its data,
@@ -200,6 +201,7 @@ struct SendWqe {
   // image lies in Qp::sq_buf. Whether the device wrote a success status into it (a local
   // operation run, a UD send faked): Behaviour::send_slot_keeps_status.
   uint32_t slot = 0;
+  uint32_t post_index = 0;  // Qp::sq_posts at its post (send_wqe_image.h contract 4)
   bool wrote_success = false;
   bool slot_noted = false;  // its status went into the slot (Nic::SlotStatusAtRetire)
   // Completed by a response to a later WQE (rxe_comp.c check_psn: COMPST_COMP_WQE), not by

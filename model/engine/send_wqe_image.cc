@@ -94,4 +94,12 @@ size_t SendWqeImage::Decode(const uint8_t* image, WqeWr* wr,
   return kHeaderBytes + kSgeBytes * n + Pad16(inline_len);
 }
 
+void SendWqeImage::PutIndex(uint8_t* image, uint32_t post_index) {
+  image::Put<uint32_t>(image, kIndexAt, post_index + 1);
+}
+
+bool SendWqeImage::IsPost(const uint8_t* image, uint32_t post_index) {
+  return image::Get<uint32_t>(image, kIndexAt) == post_index + 1;
+}
+
 }  // namespace qptwin::model::engine

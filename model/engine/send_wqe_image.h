@@ -19,6 +19,10 @@
 //     WQEs as whole slots (one read, two where the run wraps the ring), and reads a WQE's
 //     slot again when it resends it (a retry), as a NIC that keeps no copy of a WQE. The
 //     ring's storage grows by doubling as the posts reach its slots.
+//  4. The image names its post: header bytes 100-103 hold the post's index (Qp::sq_posts
+//     when it was posted, wrapping) plus 1, as an mlx5 WQE's control segment carries its
+//     WQE counter. A NIC that fetches an image of another post (its slot was not written:
+//     host_bus.h contract 7) treats the WQE as malformed.
 #pragma once
 
 #include <cstddef>
@@ -46,6 +50,10 @@ struct SendWqeImage {
   // Returns the image's size.
   static size_t Decode(const uint8_t* image, WqeWr* wr,
                        std::unique_ptr<uint8_t[]>* inline_data);
+  // Contract 4: the post's index + 1 at header byte 100 (0: no post wrote this image).
+  static constexpr size_t kIndexAt = 100;
+  static void PutIndex(uint8_t* image, uint32_t post_index);
+  static bool IsPost(const uint8_t* image, uint32_t post_index);
 };
 
 }  // namespace qptwin::model::engine

@@ -103,3 +103,17 @@ TEST(SendWqeImage, ImagesFollowEachOtherInTheBuffer) {
 
 }  // namespace
 }  // namespace qptwin::model::engine
+
+// Contract 4: the image names its post; an image nobody's post wrote names none.
+TEST(SendWqeImage, TheImageNamesItsPost) {
+  qptwin::model::engine::WqeWr w;
+  w.wr_id = 5;
+  std::vector<uint8_t> image(qptwin::model::engine::SendWqeImage::Bytes(w, 0));
+  qptwin::model::engine::SendWqeImage::Encode(w, nullptr, 0, image.data());
+  EXPECT_FALSE(qptwin::model::engine::SendWqeImage::IsPost(image.data(), 0));
+  qptwin::model::engine::SendWqeImage::PutIndex(image.data(), 7);
+  EXPECT_TRUE(qptwin::model::engine::SendWqeImage::IsPost(image.data(), 7));
+  EXPECT_FALSE(qptwin::model::engine::SendWqeImage::IsPost(image.data(), 6));
+  qptwin::model::engine::SendWqeImage::PutIndex(image.data(), 0xffffffffu - 1);
+  EXPECT_TRUE(qptwin::model::engine::SendWqeImage::IsPost(image.data(), 0xffffffffu - 1));
+}
