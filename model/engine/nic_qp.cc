@@ -740,7 +740,8 @@ void Nic::FlushSq(Qp& qp) {
 
 void Nic::FlushRq(Qp& qp) {
   QueuesNote note(*this, qp);
-  const Ring<RecvWr> flushed = qp.rq.Flush();  // recv_queue.h contract 7: the ring stays
+  // recv_queue.h contract 7: the NIC reads the record and the images up to its producer.
+  const Ring<RecvWr> flushed = qp.rq.Flush(Dma(DmaKind::kRecvWqe, qp.qpn));
   for (const RecvWr& r : flushed) {
     WorkCompletion wc;
     wc.wr_id = r.wr_id;

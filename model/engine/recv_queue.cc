@@ -33,6 +33,7 @@ void RecvQueue::push_back(const RecvWr& wr, HostBus& cpu) {
          [&](uint8_t* image) {
            std::memset(image, 0, stride_);
            image::Put<uint32_t>(image, 0, static_cast<uint32_t>(wr.sg_list.size()));
+           image::Put<uint64_t>(image, 8, wr.wr_id);
            for (size_t i = 0; i < wr.sg_list.size(); ++i) {
              const Sge& s = wr.sg_list[i];
              uint8_t* e = image + kHeaderBytes + kSgeBytes * i;
@@ -56,8 +57,8 @@ bool RecvQueue::Ready(HostBus& bus) {
   return static_cast<int32_t>(nic_producer_ - consumed_) > 0;
 }
 
-bool RecvQueue::Fetch(HostBus& bus, RecvWr* out) {
-  // The slot into a buffer of the NIC's (one transfer), then the record leaves.
+bool RecvQueue::ReadImage(HostBus& bus, uint64_t index, RecvWr* out) const {
+  // The slot into a buffer of the NIC's (one transfer).
   uint8_t small[kHeaderBytes + 4 * kSgeBytes];
   std::vector<uint8_t> large;
   uint8_t* image = small;
@@ -65,14 +66,10 @@ bool RecvQueue::Fetch(HostBus& bus, RecvWr* out) {
     large.resize(stride_);
     image = large.data();
   }
-  const bool ok = bus.Read(SlotAddr(head_), image, stride_);
-  *out = std::move(records_.front());
-  records_.pop_front();
-  ++head_;
-  ++consumed_;
-  if (!ok) return false;
+  if (!bus.Read(SlotAddr(index), image, stride_)) return false;
   const auto fits = static_cast<uint32_t>((stride_ - kHeaderBytes) / kSgeBytes);
   const uint32_t n = std::min<uint32_t>(image::Get<uint32_t>(image, 0), fits);
+  out->wr_id = image::Get<uint64_t>(image, 8);
   out->sg_list.resize(n);
   for (uint32_t i = 0; i < n; ++i) {
     const uint8_t* e = image + kHeaderBytes + kSgeBytes * i;
@@ -84,15 +81,44 @@ bool RecvQueue::Fetch(HostBus& bus, RecvWr* out) {
   return true;
 }
 
-Ring<RecvWr> RecvQueue::Flush() {
+bool RecvQueue::Fetch(HostBus& bus, RecvWr* out) {
+  // Contract 3: the image, or the record where its read failed; then the record leaves.
+  const bool ok = ReadImage(bus, head_, out);
+  if (!ok) *out = std::move(records_.front());
+  records_.pop_front();
+  ++head_;
+  ++consumed_;
+  return ok;
+}
+
+Ring<RecvWr> RecvQueue::Flush(HostBus& bus) {
   Ring<RecvWr> out;
-  const auto dropped = static_cast<uint32_t>(records_.size());
-  out.swap(records_);
-  clear();
-  if (block_) {  // contract 7: the flushed receives count as taken (clear() saw none)
-    consumed_ += dropped;
-    nic_producer_ = consumed_;
-  } else {  // contract 7: as a fresh queue, its storage given back
+  // Contract 7: the producer from the record, or the last value the NIC read.
+  uint32_t producer = nic_producer_;
+  {
+    const RetagAs rec(bus, DmaKind::kRecvDbRec);
+    uint8_t word[4];
+    if (bus.Read(RecordAddr(), word, sizeof word)) producer = image::Get<uint32_t>(word, 0);
+  }
+  // Never more than the provider posted (a record a failed CPU write left behind).
+  const uint32_t n = std::min<uint32_t>(static_cast<uint32_t>(records_.size()),
+                                        static_cast<int32_t>(producer - consumed_) > 0
+                                            ? producer - consumed_
+                                            : 0);
+  for (uint32_t i = 0; i < n; ++i) {
+    RecvWr r;
+    if (!ReadImage(bus, head_, &r)) r = std::move(records_.front());
+    out.push_back(std::move(r));
+    records_.pop_front();
+    ++head_;
+    ++consumed_;
+  }
+  nic_producer_ = consumed_;
+  if (!records_.empty()) return out;  // posted after the value the NIC could read
+  if (block_) {  // contract 7: the ring and the record stay where they are
+    head_ = 0;
+  } else {  // as a fresh queue, its storage given back
+    clear();
     host_.reset();
     slots_ = stride_ = 0;
   }

@@ -5,14 +5,17 @@
 // Contract:
 //  1. FIFO. push_back (the post) writes the receive's WQE image into its slot of the ring
 //     (the provider's CPU write) and keeps the record (wr_id and SGEs), as mlx5's provider
-//     keeps wr_ids beside its ring: flushes, counts and the CQE's wr_id use the record.
-//  2. Image (little-endian): a 16-byte header (u32 number of SGEs, 12 zero bytes), then 16
-//     bytes per SGE (u64 addr, u32 length, u32 lkey). A slot is `stride()` bytes: the
-//     largest WQE posted so far.
-//  3. Fetch(bus, &wr) takes the oldest receive: wr_id from the record, the SGEs from the
-//     image, read through `bus` in one transfer of the slot (host_bus.h, tagged by the
-//     caller). False when that transfer failed: the receive is still taken, *wr holds the
-//     record's SGEs, and the caller completes it with an error.
+//     keeps wr_ids beside its ring: the provider's counts (size(), the posting rules, SRQ
+//     limits) use the records. The NIC works from the ring: Fetch and Flush take wr_id and
+//     SGEs from the images they read, and a record only stands in for an image whose read
+//     failed (the wr_id a provider finds for the WQE's index in its own array).
+//  2. Image (little-endian): a 16-byte header (u32 number of SGEs, 4 zero bytes, u64 wr_id),
+//     then 16 bytes per SGE (u64 addr, u32 length, u32 lkey). A slot is `stride()` bytes:
+//     the largest WQE posted so far.
+//  3. Fetch(bus, &wr) takes the oldest receive: wr_id and SGEs from its image, read through
+//     `bus` in one transfer of the slot (host_bus.h, tagged by the caller). False when that
+//     transfer failed: the receive is still taken, *wr holds the record (wr_id and SGEs),
+//     and the caller completes it with an error.
 //  4. Memory: the ring grows by doubling with the receives held (a deep queue that holds
 //     three receives costs three slots), never per receive; clear() and pops keep it.
 //     Growing moves the images in order (the model's bookkeeping, not a DMA).
@@ -29,9 +32,14 @@
 //     for its ring (`slots` slots of `stride` bytes: the queue's max_wr and max_sge, which
 //     the posting rules keep it within; never grown) and its record; MoveTo (an SRQ's
 //     max_wr) a new block, the provider's CPU moving the held images and the record.
-//  7. Flush() hands back the records, oldest first, and leaves the queue empty as clear()
-//     does: in this process's memory as a fresh queue (its storage given back), in queue
-//     memory with its ring and record where they are. clear() of a placed queue leaves the
+//  7. Flush(bus) is the NIC's flush (a QP's move to ERR): it reads the doorbell record
+//     (through `bus`, tagged kRecvDbRec while it reads) and then each slot from the oldest
+//     receive up to that producer (kRecvWqe, one transfer each), and hands back what the
+//     images hold (wr_id, SGEs), oldest first; a slot whose read failed gives its record. A
+//     failed read of the doorbell record flushes the receives the NIC last saw (contract 5)
+//     and leaves the rest posted. Emptied, the queue is as clear() leaves it: in this
+//     process's memory a fresh queue (its storage given back), in queue memory with its
+//     ring and record where they are. clear() of a placed queue leaves the
 //     record's value in memory as it is (a driver does not rewrite it at a flush) and
 //     counts the receives it drops as taken, so the NIC sees none; of a queue in this
 //     process's memory it sets the counts and the record to 0. PlaceAt writes 0 into the
@@ -76,8 +84,8 @@ class RecvQueue {
     consumed_ = doorbell_record_ = nic_producer_ = 0;
   }
   void swap(RecvQueue& o);
-  // Contract 7.
-  Ring<RecvWr> Flush();
+  // Contract 7: `bus` as the NIC's (Fetch's).
+  Ring<RecvWr> Flush(HostBus& bus);
   // Contract 6.
   void PlaceAt(QueueBlock block, size_t slots, size_t stride, HostBus& cpu);
   void MoveTo(QueueBlock block, size_t slots, HostBus& cpu);
@@ -96,6 +104,9 @@ class RecvQueue {
 
  private:
   uint8_t* Slot(uint64_t index) const { return host_.get() + (index % slots_) * stride_; }
+  // Reads the image at `index` through `bus` into *out (wr_id and SGEs, contract 2); false
+  // when the transfer failed (*out untouched).
+  bool ReadImage(HostBus& bus, uint64_t index, RecvWr* out) const;
   // The bus address of a slot, and of the record (contracts 5, 6).
   uint64_t SlotAddr(uint64_t index) const {
     return block_ ? block_.addr() + (index % slots_) * stride_ : Addr(Slot(index));

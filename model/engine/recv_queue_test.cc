@@ -148,5 +148,95 @@ TEST(RecvQueue, TheNicReadsTheDoorbellRecordOnlyWhenItKnowsOfNoReceive) {
   EXPECT_FALSE(other.Ready(bus));     // and shows no receive, as the record does
 }
 
+// A bus that can fail the record's read (4 bytes) or a WQE's, and that shows the NIC another
+// wr_id in each image it reads (header bytes 8-15, contract 2): the NIC must work from what it
+// reads, as from WQEs a driver of its own wrote.
+class ImageBus : public HostBus {
+ public:
+  bool Read(uint64_t addr, uint8_t* dst, uint64_t len) override {
+    const bool record = len == 4;
+    (record ? record_reads : wqe_reads)++;
+    if (record ? fail_record : fail_wqe) return false;
+    if (!DirectBus::Instance().Read(addr, dst, len)) return false;
+    if (!record && len >= 16) {
+      uint64_t id = 0;
+      for (int i = 0; i < 8; ++i) id |= uint64_t{dst[8 + i]} << (8 * i);
+      id += wr_id_offset;
+      for (int i = 0; i < 8; ++i) dst[8 + i] = static_cast<uint8_t>(id >> (8 * i));
+    }
+    return true;
+  }
+  bool Write(uint64_t addr, const uint8_t* src, uint64_t len) override {
+    return DirectBus::Instance().Write(addr, src, len);
+  }
+  int record_reads = 0;
+  int wqe_reads = 0;
+  bool fail_record = false;
+  bool fail_wqe = false;
+  uint64_t wr_id_offset = 1000;
+};
+
+TEST(RecvQueue, TheNicTakesTheWrIdFromTheImageAndTheRecordOnlyWhenTheReadFailed) {
+  RecvQueue q;
+  ImageBus bus;
+  q.push_back(Recv(1, {{0x10, 4, 2}}));
+  q.push_back(Recv(2, {{0x20, 4, 2}}));
+  RecvWr r;
+  ASSERT_TRUE(q.Fetch(bus, &r));
+  EXPECT_EQ(r.wr_id, 1001u) << "the wr_id the image holds";
+  EXPECT_EQ(r.sg_list.at(0).addr, 0x10u);
+  bus.fail_wqe = true;
+  EXPECT_FALSE(q.Fetch(bus, &r));
+  EXPECT_EQ(r.wr_id, 2u) << "the provider's record stands in";
+  EXPECT_TRUE(q.empty());
+}
+
+TEST(RecvQueue, AFlushReadsTheRecordAndEachImageUpToTheProducer) {
+  RecvQueue q;
+  ImageBus bus;
+  for (uint64_t i = 0; i < 4; ++i) q.push_back(Recv(i, {{0x100 * (i + 1), 8, 3}}));
+  RecvWr r;
+  ASSERT_TRUE(q.Fetch(bus, &r));  // the NIC took receive 0
+  bus.wqe_reads = 0;
+  Ring<RecvWr> flushed = q.Flush(bus);
+  EXPECT_EQ(bus.record_reads, 1);
+  EXPECT_EQ(bus.wqe_reads, 3);
+  ASSERT_EQ(flushed.size(), 3u);
+  for (uint64_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(flushed[i].wr_id, 1000 + i + 1);
+    EXPECT_EQ(flushed[i].sg_list.at(0).addr, 0x100 * (i + 2));
+  }
+  EXPECT_TRUE(q.empty());
+  EXPECT_EQ(q.slots(), 0u) << "in process memory an emptied queue starts afresh";
+  // A slot whose read fails gives its record.
+  q.push_back(Recv(7, {{0x70, 1, 1}}));
+  q.push_back(Recv(8, {{0x80, 1, 1}}));
+  bus.fail_wqe = true;
+  flushed = q.Flush(bus);
+  ASSERT_EQ(flushed.size(), 2u);
+  EXPECT_EQ(flushed[0].wr_id, 7u);
+  EXPECT_EQ(flushed[1].wr_id, 8u);
+  bus.fail_wqe = false;
+  // The record's read fails: the receives the NIC last saw go, the later stay posted.
+  for (uint64_t i = 10; i < 13; ++i) q.push_back(Recv(i, {{0x10, 1, 1}}));
+  ASSERT_TRUE(q.Ready(bus));  // the NIC read the record: 3
+  q.push_back(Recv(13, {{0x10, 1, 1}}));
+  q.push_back(Recv(14, {{0x10, 1, 1}}));
+  bus.fail_record = true;
+  flushed = q.Flush(bus);
+  ASSERT_EQ(flushed.size(), 3u);
+  EXPECT_EQ(flushed[2].wr_id, 1012u);
+  EXPECT_EQ(q.size(), 2u);
+  EXPECT_FALSE(q.Ready(bus)) << "the record still cannot be read";
+  bus.fail_record = false;
+  ASSERT_TRUE(q.Ready(bus));
+  ASSERT_TRUE(q.Fetch(bus, &r));
+  EXPECT_EQ(r.wr_id, 1013u);
+  flushed = q.Flush(bus);
+  ASSERT_EQ(flushed.size(), 1u);
+  EXPECT_EQ(flushed[0].wr_id, 1014u);
+  EXPECT_TRUE(q.empty());
+}
+
 }  // namespace
 }  // namespace qptwin::model::engine
