@@ -363,7 +363,10 @@ int Nic::PostRecv(uint32_t ctx, uint32_t h, const std::vector<RecvWr>& wrs, size
       if (bad) *bad = i;
       return err;
     }
-    qp->rq.push_back(wrs[i], Cpu(DmaKind::kRecvWqe, qp->qpn));
+    if (!qp->rq.push_back(wrs[i], Cpu(DmaKind::kRecvWqe, qp->qpn))) {  // recv_queue.h 6
+      if (bad) *bad = i;
+      return ENOMEM;
+    }
     // R4: flushed at once in ERR; rxe: queued until the responder runs (recv_in_err_waits).
     if (FlushedAtPost(false, qp->state, profile().behaviour)) FlushRq(*qp);
   }

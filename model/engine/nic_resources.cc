@@ -308,7 +308,10 @@ int Nic::PostSrqRecv(uint32_t ctx, uint32_t srq, const std::vector<RecvWr>& wrs,
       if (bad) *bad = i;
       return err;
     }
-    s->rq.push_back(wrs[i], Cpu(DmaKind::kRecvWqe, 0));
+    if (!s->rq.push_back(wrs[i], Cpu(DmaKind::kRecvWqe, 0))) {  // recv_queue.h contract 6
+      if (bad) *bad = i;
+      return ENOMEM;
+    }
   }
   return 0;
 }

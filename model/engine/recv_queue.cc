@@ -20,9 +20,9 @@ void RecvQueue::Relocate(size_t slots, size_t stride) {
   head_ = 0;
 }
 
-void RecvQueue::push_back(const RecvWr& wr, HostBus& cpu) {
+bool RecvQueue::push_back(const RecvWr& wr, HostBus& cpu) {
   const size_t need = kHeaderBytes + kSgeBytes * wr.sg_list.size();
-  if (block_ && (need > stride_ || size() == slots_)) return;  // contract 6: never
+  if (block_ && (need > stride_ || size() == slots_)) return false;  // contract 6: never
   if (need > stride_ || size() == slots_) {
     Relocate(size() == slots_ ? std::max<size_t>(4, 2 * slots_) : slots_,
              std::max(need, stride_));
@@ -46,6 +46,7 @@ void RecvQueue::push_back(const RecvWr& wr, HostBus& cpu) {
   // Contract 5: the producer index into the record.
   (void)CpuPutRecord(cpu, DmaKind::kRecvDbRec, RecordAddr(),
                      consumed_ + static_cast<uint32_t>(size()));
+  return true;
 }
 
 bool RecvQueue::Ready(HostBus& bus) {

@@ -66,7 +66,10 @@ class RecvQueue {
   size_t size() const { return records_.size(); }
   // The post: the image and the doorbell record are the provider's CPU writes through
   // `cpu` (host_bus.h contract 7), tagged by the caller kRecvWqe (the record: kRecvDbRec).
-  void push_back(const RecvWr& wr, HostBus& cpu = DirectBus::Instance());
+  // False, with nothing posted, where a placed queue has no room for it (contract 6: the
+  // posting rules keep a receive within max_wr and max_sge, so never; the caller refuses the
+  // WR with ENOMEM rather than lose it).
+  [[nodiscard]] bool push_back(const RecvWr& wr, HostBus& cpu = DirectBus::Instance());
   // The NIC's view (contract 5): a receive it may fetch, reading the doorbell record first
   // when its last value shows none.
   bool Ready(HostBus& bus);

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <vector>
+
 namespace qptwin::model::engine {
 namespace {
 
@@ -32,7 +35,7 @@ TEST(RecvQueue, FetchesTheSgesFromTheImageInOneTransferInOrder) {
   RecvQueue q;
   CountingBus bus;
   for (uint64_t i = 0; i < 10; ++i) {
-    q.push_back(Recv(i, {{0x1000 * i, static_cast<uint32_t>(i), 7}, {0x2000, 3, 9}}));
+    ASSERT_TRUE(q.push_back(Recv(i, {{0x1000 * i, static_cast<uint32_t>(i), 7}, {0x2000, 3, 9}})));
   }
   EXPECT_EQ(q.stride(), RecvQueue::kHeaderBytes + 2 * RecvQueue::kSgeBytes);
   for (uint64_t i = 0; i < 10; ++i) {
@@ -53,9 +56,9 @@ TEST(RecvQueue, FetchesTheSgesFromTheImageInOneTransferInOrder) {
 TEST(RecvQueue, ALargerWqeWidensTheSlotsAndKeepsTheOlderOnes) {
   RecvQueue q;
   CountingBus bus;
-  q.push_back(Recv(1, {{0x10, 1, 1}}));
-  q.push_back(Recv(2, {}));
-  q.push_back(Recv(3, {{0x30, 3, 3}, {0x31, 4, 4}, {0x32, 5, 5}, {0x33, 6, 6}, {0x34, 7, 7}}));
+  ASSERT_TRUE(q.push_back(Recv(1, {{0x10, 1, 1}})));
+  ASSERT_TRUE(q.push_back(Recv(2, {})));
+  ASSERT_TRUE(q.push_back(Recv(3, {{0x30, 3, 3}, {0x31, 4, 4}, {0x32, 5, 5}, {0x33, 6, 6}, {0x34, 7, 7}})));
   RecvWr r;
   ASSERT_TRUE(q.Fetch(bus, &r));
   EXPECT_EQ(r.wr_id, 1u);
@@ -74,8 +77,8 @@ TEST(RecvQueue, AFailedFetchTakesTheReceiveWithItsRecord) {
   RecvQueue q;
   CountingBus bus;
   bus.fail = true;
-  q.push_back(Recv(5, {{0x50, 8, 2}}));
-  q.push_back(Recv(6, {{0x60, 8, 2}}));
+  ASSERT_TRUE(q.push_back(Recv(5, {{0x50, 8, 2}})));
+  ASSERT_TRUE(q.push_back(Recv(6, {{0x60, 8, 2}})));
   RecvWr r;
   EXPECT_FALSE(q.Fetch(bus, &r));
   EXPECT_EQ(r.wr_id, 5u);
@@ -90,7 +93,7 @@ TEST(RecvQueue, StorageFollowsTheReceivesHeldAndSurvivesWrapAndSwap) {
   CountingBus bus;
   uint64_t in = 0, out = 0;
   for (int round = 0; round < 50; ++round) {
-    for (int i = 0; i < 3; ++i, ++in) q.push_back(Recv(in, {{in + 1, 1, 1}}));
+    for (int i = 0; i < 3; ++i, ++in) ASSERT_TRUE(q.push_back(Recv(in, {{in + 1, 1, 1}})));
     for (int i = 0; i < 2; ++i) {
       RecvWr r;
       ASSERT_TRUE(q.Fetch(bus, &r));
@@ -107,7 +110,7 @@ TEST(RecvQueue, StorageFollowsTheReceivesHeldAndSurvivesWrapAndSwap) {
   RecvWr r;
   ASSERT_TRUE(other.Fetch(bus, &r));
   EXPECT_EQ(r.wr_id, out);
-  q.push_back(Recv(77, {{1, 1, 1}}));  // the swapped-out queue works from nothing
+  ASSERT_TRUE(q.push_back(Recv(77, {{1, 1, 1}})));  // the swapped-out queue works from nothing
   ASSERT_TRUE(q.Fetch(bus, &r));
   EXPECT_EQ(r.wr_id, 77u);
 }
@@ -120,7 +123,7 @@ TEST(RecvQueue, TheNicReadsTheDoorbellRecordOnlyWhenItKnowsOfNoReceive) {
   EXPECT_EQ(bus.bytes, 4u);
   EXPECT_FALSE(q.Ready(bus));  // each look at an empty queue reads it again (an RNR round)
   EXPECT_EQ(bus.reads, 2);
-  for (uint64_t i = 0; i < 3; ++i) q.push_back(Recv(i, {{0x10, 1, 1}}));
+  for (uint64_t i = 0; i < 3; ++i) ASSERT_TRUE(q.push_back(Recv(i, {{0x10, 1, 1}})));
   ASSERT_TRUE(q.Ready(bus));  // the record now says 3: one read for the three
   EXPECT_EQ(bus.reads, 3);
   for (uint64_t i = 0; i < 3; ++i) {
@@ -130,7 +133,7 @@ TEST(RecvQueue, TheNicReadsTheDoorbellRecordOnlyWhenItKnowsOfNoReceive) {
     EXPECT_EQ(r.wr_id, i);
   }
   EXPECT_EQ(bus.reads, 3 + 3);  // three WQE fetches, no record read between them
-  q.push_back(Recv(3, {{0x10, 1, 1}}));
+  ASSERT_TRUE(q.push_back(Recv(3, {{0x10, 1, 1}})));
   bus.fail = true;  // the record's read fails: the NIC sees no receive
   EXPECT_FALSE(q.Ready(bus));
   EXPECT_EQ(q.size(), 1u);
@@ -142,7 +145,7 @@ TEST(RecvQueue, TheNicReadsTheDoorbellRecordOnlyWhenItKnowsOfNoReceive) {
   EXPECT_TRUE(other.Ready(bus));
   other.clear();
   EXPECT_FALSE(other.Ready(bus));
-  other.push_back(Recv(4, {{0x10, 1, 1}}));
+  ASSERT_TRUE(other.push_back(Recv(4, {{0x10, 1, 1}})));
   RecvWr r;
   ASSERT_TRUE(other.Fetch(bus, &r));  // without Ready: the NIC's copy stays behind
   EXPECT_FALSE(other.Ready(bus));     // and shows no receive, as the record does
@@ -179,8 +182,8 @@ class ImageBus : public HostBus {
 TEST(RecvQueue, TheNicTakesTheWrIdFromTheImageAndTheRecordOnlyWhenTheReadFailed) {
   RecvQueue q;
   ImageBus bus;
-  q.push_back(Recv(1, {{0x10, 4, 2}}));
-  q.push_back(Recv(2, {{0x20, 4, 2}}));
+  ASSERT_TRUE(q.push_back(Recv(1, {{0x10, 4, 2}})));
+  ASSERT_TRUE(q.push_back(Recv(2, {{0x20, 4, 2}})));
   RecvWr r;
   ASSERT_TRUE(q.Fetch(bus, &r));
   EXPECT_EQ(r.wr_id, 1001u) << "the wr_id the image holds";
@@ -194,7 +197,7 @@ TEST(RecvQueue, TheNicTakesTheWrIdFromTheImageAndTheRecordOnlyWhenTheReadFailed)
 TEST(RecvQueue, AFlushReadsTheRecordAndEachImageUpToTheProducer) {
   RecvQueue q;
   ImageBus bus;
-  for (uint64_t i = 0; i < 4; ++i) q.push_back(Recv(i, {{0x100 * (i + 1), 8, 3}}));
+  for (uint64_t i = 0; i < 4; ++i) ASSERT_TRUE(q.push_back(Recv(i, {{0x100 * (i + 1), 8, 3}})));
   RecvWr r;
   ASSERT_TRUE(q.Fetch(bus, &r));  // the NIC took receive 0
   bus.wqe_reads = 0;
@@ -209,8 +212,8 @@ TEST(RecvQueue, AFlushReadsTheRecordAndEachImageUpToTheProducer) {
   EXPECT_TRUE(q.empty());
   EXPECT_EQ(q.slots(), 0u) << "in process memory an emptied queue starts afresh";
   // A slot whose read fails gives its record.
-  q.push_back(Recv(7, {{0x70, 1, 1}}));
-  q.push_back(Recv(8, {{0x80, 1, 1}}));
+  ASSERT_TRUE(q.push_back(Recv(7, {{0x70, 1, 1}})));
+  ASSERT_TRUE(q.push_back(Recv(8, {{0x80, 1, 1}})));
   bus.fail_wqe = true;
   flushed = q.Flush(bus);
   ASSERT_EQ(flushed.size(), 2u);
@@ -218,10 +221,10 @@ TEST(RecvQueue, AFlushReadsTheRecordAndEachImageUpToTheProducer) {
   EXPECT_EQ(flushed[1].wr_id, 8u);
   bus.fail_wqe = false;
   // The record's read fails: the receives the NIC last saw go, the later stay posted.
-  for (uint64_t i = 10; i < 13; ++i) q.push_back(Recv(i, {{0x10, 1, 1}}));
+  for (uint64_t i = 10; i < 13; ++i) ASSERT_TRUE(q.push_back(Recv(i, {{0x10, 1, 1}})));
   ASSERT_TRUE(q.Ready(bus));  // the NIC read the record: 3
-  q.push_back(Recv(13, {{0x10, 1, 1}}));
-  q.push_back(Recv(14, {{0x10, 1, 1}}));
+  ASSERT_TRUE(q.push_back(Recv(13, {{0x10, 1, 1}})));
+  ASSERT_TRUE(q.push_back(Recv(14, {{0x10, 1, 1}})));
   bus.fail_record = true;
   flushed = q.Flush(bus);
   ASSERT_EQ(flushed.size(), 3u);
@@ -236,6 +239,30 @@ TEST(RecvQueue, AFlushReadsTheRecordAndEachImageUpToTheProducer) {
   ASSERT_EQ(flushed.size(), 1u);
   EXPECT_EQ(flushed[0].wr_id, 1014u);
   EXPECT_TRUE(q.empty());
+}
+
+TEST(RecvQueue, APlacedQueueRefusesAReceiveItHasNoRoomFor) {
+  // Contract 6 (the posting rules never get here): refused, nothing written, nothing lost.
+  std::vector<uint8_t> memory(4096);
+  const uint64_t base = (reinterpret_cast<uint64_t>(memory.data()) + 63) & ~uint64_t{63};
+  auto arena = std::make_shared<QueueArena>(base, 2048);
+  QueueBlock block;
+  ASSERT_TRUE(QueueBlock::Take(arena, RecvQueue::PlacedBytes(2, 1), &block));
+  RecvQueue q;
+  q.PlaceAt(std::move(block), 2, RecvQueue::PlacedStride(1), DirectBus::Instance());
+  ASSERT_TRUE(q.push_back(Recv(1, {{0x10, 1, 1}})));
+  EXPECT_FALSE(q.push_back(Recv(2, {{0x10, 1, 1}, {0x20, 1, 1}}))) << "wider than a slot";
+  ASSERT_TRUE(q.push_back(Recv(3, {{0x30, 1, 1}})));
+  EXPECT_FALSE(q.push_back(Recv(4, {{0x40, 1, 1}}))) << "every slot held";
+  EXPECT_EQ(q.size(), 2u);
+  CountingBus bus;
+  ASSERT_TRUE(q.Ready(bus));
+  RecvWr r;
+  ASSERT_TRUE(q.Fetch(bus, &r));
+  EXPECT_EQ(r.wr_id, 1u);
+  ASSERT_TRUE(q.Fetch(bus, &r));
+  EXPECT_EQ(r.wr_id, 3u);
+  EXPECT_FALSE(q.Ready(bus));
 }
 
 }  // namespace
