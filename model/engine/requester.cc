@@ -153,7 +153,10 @@ Nic::ReqStep Nic::ReqCheckLimits(Qp& qp) {
   int outstanding_rd = 0;
   int outstanding = 0;
   for (size_t i = 0; i < qp.sq_next; ++i) {
-    if (qp.sq[i].done) continue;
+    // Ghosts lie before rxe's consumer index (DrainSq): rxe_wqe_is_fenced compares the
+    // requester's index with that consumer, so they fence nothing (a helper's review of
+    // row 147: a LOCAL_INV behind ghosts waited for them for ever).
+    if (qp.sq[i].done || qp.sq[i].ghost) continue;
     ++outstanding;
     if (IsReadOrAtomic(qp.sq[i].wr.opcode)) ++outstanding_rd;
   }

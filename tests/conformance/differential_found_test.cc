@@ -2299,5 +2299,32 @@ TEST_P(Conformance, ABindThatFailsBehindAGhostCompletesAtOnce) {
   EXPECT_TRUE(Drain(cb, kSecond / 50).empty());
 }
 
+// Row 148 (a review of row 147; examples/fidelity/35, 36): rxe fences a LOCAL_INV while the
+// requester's index is not the completer's consumer index (rxe_req.c rxe_wqe_is_fenced), and
+// ghosts lie behind that index: a LOCAL_INV behind a ghost SEND the peer drops runs at once.
+// Here it names a type 1 window, which a LOCAL_INV may not invalidate: LOC_QP_OP_ERR at once
+// (the completer's head is the LOCAL_INV), the QP in ERR. The model fenced it behind the
+// ghost for ever. Every device fails it the same way.
+TEST_P(Conformance, ALocalInvBehindAGhostIsNotFenced) {
+  const BringUpParams p = Transport(pattr_.active_mtu, 11, 1, 0, 17);
+  Buffer buf = Reg(4096, kAll);
+  RcPair pair;
+  RcPairWithGhost(p, {Send(1, {buf.At(0, 64)}), Send(2, {buf.At(0, 64)})}, &pair);
+  if (HasFatalFailure() || IsSkipped()) return;
+  const auto [ca, cb, qa, qb] = pair;
+  ASSERT_EQ(dev_->ModifyQp(qb, StateOnly(QpState::kErr), attr::kState), 0);
+  MwHandle mw;
+  uint32_t rkey = 0;
+  ASSERT_EQ(dev_->AllocMw(pd_, MwType::kType1, &mw, &rkey), 0);
+  SendWr inv = Send(10, {});
+  inv.opcode = WrOpcode::kLocalInv;
+  inv.imm_data = rkey;
+  size_t bad = 99;
+  ASSERT_EQ(dev_->PostSend(qa, {inv}, &bad), 0);
+  OneWc(ca, 10, WcStatus::kLocQpOpErr, kSecond / 20);
+  EXPECT_EQ(StateOf(qa), QpState::kErr);
+  EXPECT_TRUE(Drain(ca, kSecond / 50).empty());
+}
+
 }  // namespace
 }  // namespace qptwin::testing
