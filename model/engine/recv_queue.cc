@@ -84,9 +84,16 @@ bool RecvQueue::ReadImage(HostBus& bus, uint64_t index, RecvWr* out) const {
 
 bool RecvQueue::Fetch(HostBus& bus, RecvWr* out) {
   // Contract 3: the image, or the record where its read failed; then the record leaves.
-  const bool ok = ReadImage(bus, head_, out);
-  if (!ok) *out = std::move(records_.front());
-  records_.pop_front();
+  // The NIC works from the ring: a doorbell record that shows a receive the provider never
+  // posted (a stale value a failed CPU write left, or the program's own) gives what that
+  // slot holds, or nothing known (wr_id 0) where it cannot be read; never a crash.
+  const bool ok = slots_ > 0 && ReadImage(bus, head_, out);
+  if (!records_.empty()) {
+    if (!ok) *out = std::move(records_.front());
+    records_.pop_front();
+  } else if (!ok) {
+    *out = RecvWr{};
+  }
   ++head_;
   ++consumed_;
   return ok;

@@ -20,14 +20,17 @@
 //     three receives costs three slots), never per receive; clear() and pops keep it.
 //     Growing moves the images in order (the model's bookkeeping, not a DMA).
 //  5. The doorbell record: a receive queue has no MMIO doorbell. The post writes the
-//     producer index (u32, receives posted since the last clear() or swap() with a fresh
-//     queue, as Nic::FlushRq does, wrapping) into a record
+//     producer index (u32, receives posted since the queue was made fresh: clear() or
+//     swap() with a fresh queue, or a Flush() that emptied a queue in process memory;
+//     wrapping) into a record
 //     in host memory (the provider's CPU write, as mlx5's RQ/SRQ doorbell record; rxe's
 //     kernel reads the producer index of the shared queue). The NIC keeps the last value it
 //     read: Ready(bus) is true while that value shows a receive it has not fetched, and reads
 //     the record (one 4-byte transfer through `bus`, tagged by the caller) only when it shows
 //     none. A failed read shows no new receive (the QP answers as without one: RNR or drop).
 //     The responder asks Ready() before it fetches (Fetch itself takes the oldest record).
+//     A record that shows receives the provider never posted is believed: Fetch reads what
+//     those slots hold (contract 3), as a NIC does.
 //  6. Queue memory at a bus address (queue_memory.h): PlaceAt gives an empty queue a block
 //     for its ring (`slots` slots of `stride` bytes: the queue's max_wr and max_sge, which
 //     the posting rules keep it within; never grown) and its record; MoveTo (an SRQ's

@@ -265,5 +265,39 @@ TEST(RecvQueue, APlacedQueueRefusesAReceiveItHasNoRoomFor) {
   EXPECT_FALSE(q.Ready(bus));
 }
 
+TEST(RecvQueue, ARecordShowingReceivesNobodyPostedIsReadNotACrash) {
+  // A helper's review: a placed queue whose record holds a stale count (PlaceAt's write of
+  // 0 failed, or the program wrote it): Ready believed it and Fetch took a record from an
+  // empty ring (undefined behaviour). The NIC now reads the slot, as a NIC does.
+  std::vector<uint8_t> memory(4096);
+  const uint64_t base = (reinterpret_cast<uint64_t>(memory.data()) + 63) & ~uint64_t{63};
+  auto arena = std::make_shared<QueueArena>(base, 2048);
+  QueueBlock block;
+  ASSERT_TRUE(QueueBlock::Take(arena, RecvQueue::PlacedBytes(4, 1), &block));
+  const uint64_t record = block.addr() + block.bytes() - QueueArena::kAlign;
+  RecvQueue q;
+  q.PlaceAt(std::move(block), 4, RecvQueue::PlacedStride(1), DirectBus::Instance());
+  const uint32_t stale = 2;
+  ASSERT_TRUE(DirectBus::Instance().Write(record, reinterpret_cast<const uint8_t*>(&stale), 4));
+  CountingBus bus;
+  ASSERT_TRUE(q.Ready(bus));
+  RecvWr r;
+  r.wr_id = 99;
+  EXPECT_TRUE(q.Fetch(bus, &r));
+  EXPECT_EQ(r.wr_id, 0u) << "the zeroed slot's";
+  EXPECT_TRUE(r.sg_list.empty());
+  bus.fail = true;
+  ASSERT_TRUE(q.Ready(bus)) << "the NIC's copy of the record still shows one";
+  EXPECT_FALSE(q.Fetch(bus, &r));
+  EXPECT_EQ(r.wr_id, 0u) << "nothing known of it";
+  bus.fail = false;
+  EXPECT_TRUE(q.empty());
+  ASSERT_TRUE(q.push_back(Recv(5, {{0x50, 1, 1}})));  // the provider's next receive
+  ASSERT_TRUE(q.Ready(bus));
+  ASSERT_TRUE(q.Fetch(bus, &r));
+  EXPECT_EQ(r.wr_id, 5u);
+  EXPECT_TRUE(q.Flush(bus).empty());
+}
+
 }  // namespace
 }  // namespace qptwin::model::engine
