@@ -52,8 +52,31 @@ class Dram : public sc_core::sc_module {
     }
   }
   uint8_t* At(uint64_t addr) { return &bytes[addr - kDramBase]; }
+  // Non-zero: each receive WQE the NIC reads, and each send WQE header it reads alone (the
+  // 112 bytes a flush reads of a WQE it never fetched), shows it wr_id + this (the images'
+  // wr_id fields: send_wqe_image.h contract 1, recv_queue.h contract 2). The CPU sees the
+  // bytes as they are.
+  uint64_t nic_wr_id_offset = 0;
 
  private:
+  void ShowTheNicAnotherWrId(const qptwin::model::engine::DmaTag& tag, uint8_t* data,
+                             uint64_t n) {
+    using qptwin::model::engine::DmaKind;
+    size_t at = 0;
+    if (tag.by_cpu) return;
+    if (tag.kind == DmaKind::kRecvWqe && n >= 16) {
+      at = 8;
+    } else if (tag.kind == DmaKind::kSendWqe && n == 112) {
+      at = 0;
+    } else {
+      return;
+    }
+    uint64_t id = 0;
+    std::memcpy(&id, data + at, 8);
+    id += nic_wr_id_offset;
+    std::memcpy(data + at, &id, 8);
+  }
+
   void BTransport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
     if (const auto* ext = gp.get_extension<DmaExtension>()) {
       ++seen[qptwin::model::engine::ToName(ext->tag.kind)];
@@ -68,6 +91,9 @@ class Dram : public sc_core::sc_module {
       std::memcpy(At(a), gp.get_data_ptr(), n);
     } else {
       std::memcpy(gp.get_data_ptr(), At(a), n);
+      if (const auto* ext = gp.get_extension<DmaExtension>(); ext && nic_wr_id_offset) {
+        ShowTheNicAnotherWrId(ext->tag, gp.get_data_ptr(), n);
+      }
     }
     delay += sc_core::sc_time(50, sc_core::SC_NS);  // the DRAM's own access time
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
@@ -843,6 +869,46 @@ TEST(QueueMemory, AFlushInProcessMemoryLeavesAFreshQueue) {
   qptwin::model::SetModelDmaObserver({});
   ASSERT_FALSE(lens.empty());
   EXPECT_EQ(lens.back(), 32u);
+}
+
+// Step (b): a flush is the NIC's walk of the rings in the user's memory. The wr_ids of the
+// flushed receives, and of SENDs posted in ERR (which the NIC never fetched), come from the
+// WQE images it reads there: the DRAM shows the NIC other wr_ids than the provider wrote.
+TEST(QueueMemory, AFlushTakesTheWrIdsFromTheImagesInTheUsersMemory) {
+  ASSERT_TRUE(kBound && kCpuBound);
+  using namespace qptwin::testing;
+  auto [be, a, b] = PairWithQueuesInDram();
+  Dram& dram = *TheDram();
+  size_t bad = 0;
+  for (uint64_t i = 0; i < 3; ++i) {
+    ASSERT_EQ(b.dev->PostRecv(b.qp, {Rwr(100 + i, {b.At(64 * i, 64)})}, &bad), 0);
+  }
+  qptwin::QpAttr err;
+  err.qp_state = qptwin::QpState::kErr;
+  dram.nic_wr_id_offset = 1000;
+  dram.seen.clear();
+  ASSERT_EQ(b.dev->ModifyQp(b.qp, err, qptwin::attr::kState), 0);
+  EXPECT_EQ(dram.seen["RECV_WQE"], 3) << "one read of each slot";
+  EXPECT_GE(dram.seen["RECV_DBREC"], 1) << "the producer from the record";
+  auto wc = Wait(b, b.rcq, 3);
+  ASSERT_EQ(wc.size(), 3u);
+  for (uint64_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(wc[i].wr_id, 1100 + i);
+    EXPECT_EQ(wc[i].status, qptwin::WcStatus::kWrFlushErr);
+  }
+  ASSERT_EQ(a.dev->ModifyQp(a.qp, err, qptwin::attr::kState), 0);
+  ASSERT_EQ(a.dev->PostSend(a.qp,
+                            {Wr(7, qptwin::WrOpcode::kSend, {a.At(0, 8)}),
+                             Wr(8, qptwin::WrOpcode::kSend, {a.At(8, 8)})},
+                            &bad),
+            0);
+  wc = Wait(a, a.scq, 2);
+  ASSERT_EQ(wc.size(), 2u);
+  EXPECT_EQ(wc[0].wr_id, 1007u);
+  EXPECT_EQ(wc[1].wr_id, 1008u);
+  EXPECT_EQ(wc[1].status, qptwin::WcStatus::kWrFlushErr);
+  dram.nic_wr_id_offset = 0;
+  ExpectRingsOnlyInDram("flushes");
 }
 
 // Windows are the device's: two devices may not name overlapping windows even before either

@@ -301,6 +301,8 @@ class Nic {
   // with the doorbell, BlueFlame) and takes the WR and inline data from what it fetched
   // (send_wqe_image.h contract 3; nic_post.cc).
   size_t FirstUnfetched(const Qp& qp) const;
+  // The provider writes a WQE's image at its post (every accepted WR, in ERR and below RTS
+  // too); sq[first..] not yet written are written here, each once (SendWqe::image_written).
   void WriteWqeImages(Qp& qp, size_t first);
   // host_ns: when the post's work on the host's CPU ends (doorbell_port.h contract 3).
   void RingDoorbell(Qp& qp, uint64_t host_ns);
@@ -319,6 +321,10 @@ class Nic {
   bool RereadWqe(Qp& qp, size_t index);
   // Step (b): a fetched WQE's length, inline flag and signaled flag from its image.
   void TakeFactsFromImage(const Qp& qp, SendWqe& w);
+  // Step (b): the wr_id of a WQE the NIC never fetched (posted in ERR or below RTS), which
+  // a flush completes: the NIC reads its slot's image (the header, one DMA read); the
+  // provider's record stands in where the slot holds no image of this post.
+  uint64_t UnfetchedWrId(Qp& qp, const SendWqe& w);
 
   // Requester (requester.cc).
   enum class ReqStep { kGetWqe, kCheckLimits, kCheckLocal, kTransmit, kDone };

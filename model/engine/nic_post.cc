@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "spec/posting_rules.h"
+#include "model/engine/image_bytes.h"
 #include "model/engine/nic.h"
 #include "model/engine/send_wqe_image.h"
 #include "model/engine/world.h"
@@ -85,6 +86,8 @@ void Nic::WriteWqeImages(Qp& qp, size_t first) {
   std::vector<uint8_t> scratch;
   for (size_t i = first; i < qp.sq.size(); ++i) {
     SendWqe& w = qp.sq[i];
+    if (w.image_written || w.ghost) continue;
+    w.image_written = true;
     const uint32_t inline_len = InlineLen(w);
     const size_t bytes = SendWqeImage::Bytes(w.wr, inline_len);
     uint64_t at = 0;
@@ -217,6 +220,23 @@ void Nic::TakeFactsFromImage(const Qp& qp, SendWqe& w) {
   w.signaled = signaled;
 }
 
+uint64_t Nic::UnfetchedWrId(Qp& qp, const SendWqe& w) {
+  uint64_t at = 0;
+  if (qp.sq_block) {
+    at = qp.sq_block.addr() + size_t{w.slot} * qp.sq_stride;
+  } else if (w.slot < qp.sq_slots_held) {
+    at = Addr(&qp.sq_buf[w.slot * qp.sq_stride]);
+  } else {
+    return w.wr.wr_id;  // never written: no slot holds it
+  }
+  uint8_t header[SendWqeImage::kHeaderBytes];
+  if (!Dma(DmaKind::kSendWqe, qp.qpn).Read(at, header, sizeof header) ||
+      !SendWqeImage::IsPost(header, w.post_index)) {
+    return w.wr.wr_id;
+  }
+  return image::Get<uint64_t>(header, 0);  // send_wqe_image.h contract 1: header byte 0
+}
+
 bool Nic::RereadWqe(Qp& qp, size_t index) {
   // send_wqe_image.h contract 3: a resent WQE comes from its slot again.
   // Never written: nothing to read (the caller checks fetched).
@@ -289,6 +309,7 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     }
     if (err) {
       if (bad) *bad = i;
+      WriteWqeImages(*qp, first_posted);  // the WRs accepted before this one
       // providers/rxe rxe_post_send rings the doorbell after its loop even when a WR was
       // refused: the WRs queued before (this call's or, after SQD/RTR -> RTS, earlier ones)
       // start (Behaviour::rts_waits_for_doorbell; measured: sequence 838, a refused post
@@ -332,6 +353,9 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
     qp->sq.push_back(std::move(w));
     posted = true;
   }
+  // The provider writes every accepted WR's image into its slot, rung or not (ERR, below
+  // RTS): a flush reads them (UnfetchedWrId).
+  WriteWqeImages(*qp, first_posted);
   if (flush_after) FlushPostedInError(*qp, first_posted);
   if (queue_anyway) {
     // Queued, not started: the requester starts them once the QP is in RTS (the NIC

@@ -724,7 +724,8 @@ void Nic::FlushSq(Qp& qp) {
     }
     ReturnRdCredit(qp, w);
     WorkCompletion wc;
-    wc.wr_id = w.wr.wr_id;
+    // Step (b): one the NIC never fetched is known by its slot's image.
+    wc.wr_id = w.fetched ? w.wr.wr_id : UnfetchedWrId(qp, w);
     wc.qp_num = qp.qpn;
     wc.status = w.done ? w.status : WcStatus::kWrFlushErr;
     if (wc.status != WcStatus::kSuccess) NoteSlotStatus(qp, w.slot, wc.status);
