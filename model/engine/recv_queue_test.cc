@@ -241,15 +241,26 @@ TEST(RecvQueue, AFlushReadsTheRecordAndEachImageUpToTheProducer) {
   EXPECT_TRUE(q.empty());
 }
 
+// A queue placed in a block of process memory (queue_memory.h; DirectBus reaches it): `slots`
+// receives of one SGE. *record: the doorbell record's address.
+struct Placed {
+  std::vector<uint8_t> memory = std::vector<uint8_t>(4096);
+  RecvQueue q;
+  uint64_t record = 0;
+  explicit Placed(size_t slots) {
+    const uint64_t base = (reinterpret_cast<uint64_t>(memory.data()) + 63) & ~uint64_t{63};
+    auto arena = std::make_shared<QueueArena>(base, 2048);
+    QueueBlock block;
+    EXPECT_TRUE(QueueBlock::Take(arena, RecvQueue::PlacedBytes(slots, 1), &block));
+    record = block.addr() + block.bytes() - QueueArena::kAlign;
+    q.PlaceAt(std::move(block), slots, RecvQueue::PlacedStride(1), DirectBus::Instance());
+  }
+};
+
 TEST(RecvQueue, APlacedQueueRefusesAReceiveItHasNoRoomFor) {
   // Contract 6 (the posting rules never get here): refused, nothing written, nothing lost.
-  std::vector<uint8_t> memory(4096);
-  const uint64_t base = (reinterpret_cast<uint64_t>(memory.data()) + 63) & ~uint64_t{63};
-  auto arena = std::make_shared<QueueArena>(base, 2048);
-  QueueBlock block;
-  ASSERT_TRUE(QueueBlock::Take(arena, RecvQueue::PlacedBytes(2, 1), &block));
-  RecvQueue q;
-  q.PlaceAt(std::move(block), 2, RecvQueue::PlacedStride(1), DirectBus::Instance());
+  Placed placed(2);
+  RecvQueue& q = placed.q;
   ASSERT_TRUE(q.push_back(Recv(1, {{0x10, 1, 1}})));
   EXPECT_FALSE(q.push_back(Recv(2, {{0x10, 1, 1}, {0x20, 1, 1}}))) << "wider than a slot";
   ASSERT_TRUE(q.push_back(Recv(3, {{0x30, 1, 1}})));
@@ -269,16 +280,11 @@ TEST(RecvQueue, ARecordShowingReceivesNobodyPostedIsReadNotACrash) {
   // A helper's review: a placed queue whose record holds a stale count (PlaceAt's write of
   // 0 failed, or the program wrote it): Ready believed it and Fetch took a record from an
   // empty ring (undefined behaviour). The NIC now reads the slot, as a NIC does.
-  std::vector<uint8_t> memory(4096);
-  const uint64_t base = (reinterpret_cast<uint64_t>(memory.data()) + 63) & ~uint64_t{63};
-  auto arena = std::make_shared<QueueArena>(base, 2048);
-  QueueBlock block;
-  ASSERT_TRUE(QueueBlock::Take(arena, RecvQueue::PlacedBytes(4, 1), &block));
-  const uint64_t record = block.addr() + block.bytes() - QueueArena::kAlign;
-  RecvQueue q;
-  q.PlaceAt(std::move(block), 4, RecvQueue::PlacedStride(1), DirectBus::Instance());
+  Placed placed(4);
+  RecvQueue& q = placed.q;
   const uint32_t stale = 2;
-  ASSERT_TRUE(DirectBus::Instance().Write(record, reinterpret_cast<const uint8_t*>(&stale), 4));
+  ASSERT_TRUE(
+      DirectBus::Instance().Write(placed.record, reinterpret_cast<const uint8_t*>(&stale), 4));
   CountingBus bus;
   ASSERT_TRUE(q.Ready(bus));
   RecvWr r;

@@ -2266,64 +2266,53 @@ TEST_P(Conformance, ARetryNeverResendsAGhost) {
   EXPECT_TRUE(Drain(cb, kSecond / 50).empty());
 }
 
-// Row 147 (differential seed 368346329046 sequence 991; examples/fidelity/34): after ERR -> RTS
-// a ghost SEND goes to a peer in ERR, which drops it, and a bind posted behind it fails (the
-// region has no MW_BIND). The ghost lies before rxe's consumer index, so the completer's head
-// is the bind: it completes MW_BIND_ERR at once and the QP goes to ERR. The model held the
-// failure back behind the unanswered ghost until the QP was moved to ERR. Every device fails
-// the bind the same way (one without ghosts has nothing before it).
-TEST_P(Conformance, ABindThatFailsBehindAGhostCompletesAtOnce) {
+// Rows 147 and 148 (differential seed 368346329046 sequence 991; a review of row 147;
+// examples/fidelity/34-36): after ERR -> RTS a ghost SEND goes to a peer in ERR, which drops
+// it, and a local operation posted behind it fails. The ghost lies before rxe's consumer
+// index, so it neither fences a LOCAL_INV (rxe_req.c rxe_wqe_is_fenced compares the
+// requester's index with that consumer) nor holds the failure back (the completer's head is
+// the failed WQE): it completes at once and the QP goes to ERR. The model held a failed
+// bind behind the unanswered ghost until the QP was moved to ERR, and fenced a LOCAL_INV
+// behind it for ever. Every device fails them the same way (one without ghosts has nothing
+// before them).
+TEST_P(Conformance, ALocalOperationThatFailsBehindAGhostCompletesAtOnce) {
   const BringUpParams p = Transport(pattr_.active_mtu, 11, 1, 0, 17);
-  Buffer buf = Reg(4096, kAll);  // no MW_BIND
-  RcPair pair;
-  RcPairWithGhost(p, {Send(1, {buf.At(0, 64)}), Send(2, {buf.At(0, 64)})}, &pair);
+  // A BIND_MW of a type 2 window on a region without MW_BIND; a LOCAL_INV of a type 1
+  // window, which a LOCAL_INV may not invalidate.
+  auto run = [&](WrOpcode op, WcStatus expected) {
+    SCOPED_TRACE(ToName(op));
+    Buffer buf = Reg(4096, kAll);  // no MW_BIND
+    RcPair pair;
+    RcPairWithGhost(p, {Send(1, {buf.At(0, 64)}), Send(2, {buf.At(0, 64)})}, &pair);
+    if (HasFatalFailure() || IsSkipped()) return;
+    const auto [ca, cb, qa, qb] = pair;
+    ASSERT_EQ(dev_->ModifyQp(qb, StateOnly(QpState::kErr), attr::kState), 0);
+    const bool bind = op == WrOpcode::kBindMw;
+    MwHandle mw;
+    uint32_t rkey = 0;
+    ASSERT_EQ(dev_->AllocMw(pd_, bind ? MwType::kType2 : MwType::kType1, &mw, &rkey), 0);
+    SendWr wr = Send(10, {});
+    wr.opcode = op;
+    if (bind) {
+      wr.mw = mw;
+      wr.rkey = (rkey & ~0xffu) | ((rkey + 1) & 0xffu);
+      wr.bind_info.mr = buf.mr;
+      wr.bind_info.addr = buf.Addr(0);
+      wr.bind_info.length = 64;
+      wr.bind_info.mw_access_flags = access::kRemoteRead;
+    } else {
+      wr.imm_data = rkey;
+    }
+    size_t bad = 99;
+    ASSERT_EQ(dev_->PostSend(qa, {wr}, &bad), 0);
+    OneWc(ca, 10, expected, kSecond / 20);
+    EXPECT_EQ(StateOf(qa), QpState::kErr);
+    EXPECT_TRUE(Drain(ca, kSecond / 50).empty());
+    EXPECT_TRUE(Drain(cb, kSecond / 50).empty());
+  };
+  run(WrOpcode::kBindMw, WcStatus::kMwBindErr);
   if (HasFatalFailure() || IsSkipped()) return;
-  const auto [ca, cb, qa, qb] = pair;
-  ASSERT_EQ(dev_->ModifyQp(qb, StateOnly(QpState::kErr), attr::kState), 0);
-  MwHandle mw;
-  uint32_t rkey = 0;
-  ASSERT_EQ(dev_->AllocMw(pd_, MwType::kType2, &mw, &rkey), 0);
-  SendWr bind = Send(10, {});
-  bind.opcode = WrOpcode::kBindMw;
-  bind.mw = mw;
-  bind.rkey = (rkey & ~0xffu) | ((rkey + 1) & 0xffu);
-  bind.bind_info.mr = buf.mr;
-  bind.bind_info.addr = buf.Addr(0);
-  bind.bind_info.length = 64;
-  bind.bind_info.mw_access_flags = access::kRemoteRead;
-  size_t bad = 99;
-  ASSERT_EQ(dev_->PostSend(qa, {bind}, &bad), 0);
-  OneWc(ca, 10, WcStatus::kMwBindErr, kSecond / 20);
-  EXPECT_EQ(StateOf(qa), QpState::kErr);
-  EXPECT_TRUE(Drain(ca, kSecond / 50).empty());
-  EXPECT_TRUE(Drain(cb, kSecond / 50).empty());
-}
-
-// Row 148 (a review of row 147; examples/fidelity/35, 36): rxe fences a LOCAL_INV while the
-// requester's index is not the completer's consumer index (rxe_req.c rxe_wqe_is_fenced), and
-// ghosts lie behind that index: a LOCAL_INV behind a ghost SEND the peer drops runs at once.
-// Here it names a type 1 window, which a LOCAL_INV may not invalidate: LOC_QP_OP_ERR at once
-// (the completer's head is the LOCAL_INV), the QP in ERR. The model fenced it behind the
-// ghost for ever. Every device fails it the same way.
-TEST_P(Conformance, ALocalInvBehindAGhostIsNotFenced) {
-  const BringUpParams p = Transport(pattr_.active_mtu, 11, 1, 0, 17);
-  Buffer buf = Reg(4096, kAll);
-  RcPair pair;
-  RcPairWithGhost(p, {Send(1, {buf.At(0, 64)}), Send(2, {buf.At(0, 64)})}, &pair);
-  if (HasFatalFailure() || IsSkipped()) return;
-  const auto [ca, cb, qa, qb] = pair;
-  ASSERT_EQ(dev_->ModifyQp(qb, StateOnly(QpState::kErr), attr::kState), 0);
-  MwHandle mw;
-  uint32_t rkey = 0;
-  ASSERT_EQ(dev_->AllocMw(pd_, MwType::kType1, &mw, &rkey), 0);
-  SendWr inv = Send(10, {});
-  inv.opcode = WrOpcode::kLocalInv;
-  inv.imm_data = rkey;
-  size_t bad = 99;
-  ASSERT_EQ(dev_->PostSend(qa, {inv}, &bad), 0);
-  OneWc(ca, 10, WcStatus::kLocQpOpErr, kSecond / 20);
-  EXPECT_EQ(StateOf(qa), QpState::kErr);
-  EXPECT_TRUE(Drain(ca, kSecond / 50).empty());
+  run(WrOpcode::kLocalInv, WcStatus::kLocQpOpErr);
 }
 
 }  // namespace
