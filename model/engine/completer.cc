@@ -802,7 +802,16 @@ void Nic::RetryStalledInSqd(Qp& qp) {
     return;
   }
   qp.retry_stalled = false;
-  UnsendInSqd(qp, qp.first_undone());
+  // req_retry: req.wqe_index = the consumer index, so the ghosts before it go (DropGhosts),
+  // and a retry from behind the first WQE's PSN (ghosts went out unanswered) steps through
+  // the skipped packets first (BusyRequesterFor): the drain ends with that loop
+  // (EndSkipLoop), as rxe's requester reaches req_next_wqe only after req_retry.
+  const size_t index = DropGhosts(qp, qp.first_undone());
+  if (qp.requester_busy_until_ns > world_->events().Now()) {
+    RewindPsn(qp, index);  // req.psn = comp.psn before the loop: ibv_query_qp's sq_psn
+    return;
+  }
+  UnsendInSqd(qp, index);
 }
 
 bool Nic::RequesterStopped(const Qp& qp) const {
