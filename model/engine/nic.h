@@ -302,7 +302,7 @@ class Nic {
   // (send_wqe_image.h contract 3; nic_post.cc).
   size_t FirstUnfetched(const Qp& qp) const;
   // The provider writes a WQE's image at its post (every accepted WR, in ERR and below RTS
-  // too); sq[first..] not yet written are written here, each once (SendWqe::image_written).
+  // too): sq[first..], this post's WRs, once (PostSend calls it on each of its exits).
   void WriteWqeImages(Qp& qp, size_t first);
   // host_ns: when the post's work on the host's CPU ends (doorbell_port.h contract 3).
   void RingDoorbell(Qp& qp, uint64_t host_ns);

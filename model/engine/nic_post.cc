@@ -86,8 +86,6 @@ void Nic::WriteWqeImages(Qp& qp, size_t first) {
   std::vector<uint8_t> scratch;
   for (size_t i = first; i < qp.sq.size(); ++i) {
     SendWqe& w = qp.sq[i];
-    if (w.image_written || w.ghost) continue;
-    w.image_written = true;
     const uint32_t inline_len = InlineLen(w);
     const size_t bytes = SendWqeImage::Bytes(w.wr, inline_len);
     uint64_t at = 0;

@@ -177,8 +177,6 @@ struct SendWqe {
   // no image of it. The provider's knowledge (it sends no BlueFlame copy then); the NIC
   // tells by the image's post index (send_wqe_image.h contract 4) and finds it malformed.
   bool image_lost = false;
-  // The provider has written (or tried to write) its image into its slot: at the post.
-  bool image_written = false;
   // Resent by a retry from a comp.psn behind its first PSN (Nic::RebasePsns): rxe_req.c
   // retry_first_write_send skips (comp.psn - first_psn) & 0xffffff packets' worth of its data,
   // all of it, so it goes again as one packet with no payload (RETH length 0).

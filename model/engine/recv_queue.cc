@@ -52,10 +52,15 @@ bool RecvQueue::push_back(const RecvWr& wr, HostBus& cpu) {
 bool RecvQueue::Ready(HostBus& bus) {
   // Distances, not equality: a Fetch without Ready (the unit tests) leaves consumed_ ahead.
   if (static_cast<int32_t>(nic_producer_ - consumed_) > 0) return true;
+  if (!ReadRecord(bus, &nic_producer_)) return false;
+  return static_cast<int32_t>(nic_producer_ - consumed_) > 0;
+}
+
+bool RecvQueue::ReadRecord(HostBus& bus, uint32_t* producer) const {
   uint8_t word[4];
   if (!bus.Read(RecordAddr(), word, sizeof word)) return false;
-  nic_producer_ = image::Get<uint32_t>(word, 0);
-  return static_cast<int32_t>(nic_producer_ - consumed_) > 0;
+  *producer = image::Get<uint32_t>(word, 0);
+  return true;
 }
 
 bool RecvQueue::ReadImage(HostBus& bus, uint64_t index, RecvWr* out) const {
@@ -105,8 +110,7 @@ Ring<RecvWr> RecvQueue::Flush(HostBus& bus) {
   uint32_t producer = nic_producer_;
   {
     const RetagAs rec(bus, DmaKind::kRecvDbRec);
-    uint8_t word[4];
-    if (bus.Read(RecordAddr(), word, sizeof word)) producer = image::Get<uint32_t>(word, 0);
+    (void)ReadRecord(bus, &producer);
   }
   // Never more than the provider posted (a record a failed CPU write left behind).
   const uint32_t n = std::min<uint32_t>(static_cast<uint32_t>(records_.size()),

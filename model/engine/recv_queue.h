@@ -113,6 +113,9 @@ class RecvQueue {
   // Reads the image at `index` through `bus` into *out (wr_id and SGEs, contract 2); false
   // when the transfer failed (*out untouched).
   bool ReadImage(HostBus& bus, uint64_t index, RecvWr* out) const;
+  // The NIC's read of the doorbell record (contract 5) into *producer; false (untouched)
+  // when the transfer failed.
+  bool ReadRecord(HostBus& bus, uint32_t* producer) const;
   // The bus address of a slot, and of the record (contracts 5, 6).
   uint64_t SlotAddr(uint64_t index) const {
     return block_ ? block_.addr() + (index % slots_) * stride_ : Addr(Slot(index));
