@@ -304,6 +304,14 @@ int ModelQueueMemoryAt(Device* device, uint64_t addr, size_t length) {
   return d->SetQueueMemory(addr, length);  // held on the slot's bus while a queue uses it
 }
 
+int ModelSendRing(Device* device, QpHandle qp, SendRing* out) {
+  const sim::ModelCall call;
+  if (!call.ok()) return EPERM;
+  auto* d = dynamic_cast<ModelDevice*>(Unchecked(device));
+  if (d == nullptr || out == nullptr) return EINVAL;
+  return d->SendRingOf(qp, out);
+}
+
 namespace {
 // The platform on this thread, elaborated if it still can be (kernel.h 1): observers need it.
 bool PlatformReady() {

@@ -170,6 +170,23 @@ int ModelRegMrAt(Device* device, PdHandle pd, uint64_t addr, size_t length,
 // Backend); windows of two Backends are not checked against each other. EINVAL:
 // not a model device, or a range that wraps the address space; EPERM off the kernel's thread.
 int ModelQueueMemoryAt(Device* device, uint64_t addr, size_t length);
+// The send ring of a QP whose queues are in queue memory (ModelQueueMemoryAt), for a driver
+// of the program's own that posts without this library (engine/doorbell_port.h contract 6):
+// it writes the WQE with index n (the producer before it, wrapping) as
+// model/engine/send_wqe_image.h lays one out (n + 1 at header byte 100) into slot
+// n mod `slots` at `addr` + slot * `stride`, then writes the doorbell (8 bytes at
+// sim::NicSlot::kDoorbellOffset of its slot's MMIO: `qpn`, then the new producer) through
+// any initiator on the path to the slot's `mmio` socket. `producer` is the index the next
+// WQE takes. ENOENT: no such QP; EINVAL: not a model device, or the QP's ring is this
+// process's memory; EPERM off the kernel's thread.
+struct SendRing {
+  uint64_t addr = 0;
+  uint32_t slots = 0;
+  uint32_t stride = 0;
+  uint32_t producer = 0;
+  uint32_t qpn = 0;
+};
+int ModelSendRing(Device* device, QpHandle qp, SendRing* out);
 // Every model DMA of the process as it completes (a TLM transaction; platform.h contract 6):
 // the slot (device index), what it was for ("PAYLOAD_READ", "WRITE_DATA", "READ_SOURCE",
 // "ATOMIC", "RECV_DATA", "RESPONSE_DATA", "CQE", "RECV_WQE", "SEND_WQE", "RECV_DBREC",

@@ -1,5 +1,7 @@
 #include "model/model_device.h"
 
+#include "model/model_backend.h"
+
 #include <cerrno>
 #include <algorithm>
 
@@ -68,6 +70,18 @@ int ModelDevice::RegMrAt(PdHandle pd, uint64_t addr, size_t length, AccessFlags 
 
 int ModelDevice::SetQueueMemory(uint64_t addr, uint64_t length) {
   return Host()->SetQueueMemory(addr, length);
+}
+
+int ModelDevice::SendRingOf(QpHandle qp, SendRing* out) {
+  const engine::Qp* q = Host()->QpOf(ctx_, qp.id);
+  if (q == nullptr) return ENOENT;
+  if (!q->sq_block) return EINVAL;
+  out->addr = q->sq_block.addr();
+  out->slots = static_cast<uint32_t>(q->send_ring_slots());
+  out->stride = static_cast<uint32_t>(q->sq_stride);
+  out->producer = static_cast<uint32_t>(q->sq_posts);
+  out->qpn = q->qpn;
+  return 0;
 }
 
 int ModelDevice::DeregMr(MrHandle mr) { return Host()->DeregMr(ctx_, mr.id); }

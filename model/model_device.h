@@ -12,6 +12,8 @@
 
 namespace qptwin::model {
 
+struct SendRing;  // model_backend.h
+
 // The longest single wait or Advance the model performs (2^50 ns, about 13 days).
 inline constexpr uint64_t kMaxWaitNs = uint64_t{1} << 50;
 
@@ -30,6 +32,8 @@ class ModelDevice : public Device {
   int DeallocPd(PdHandle pd) override;
   // model_backend.h ModelQueueMemoryAt: the device's new queues' rings at bus addresses.
   int SetQueueMemory(uint64_t addr, uint64_t length);
+  // model_backend.h ModelSendRing.
+  int SendRingOf(QpHandle qp, SendRing* out);
   // model_backend.h ModelRegMrAt: a region at a bus address of the platform's.
   int RegMrAt(PdHandle pd, uint64_t addr, size_t length, AccessFlags access, MrHandle* out,
               uint32_t* lkey, uint32_t* rkey);

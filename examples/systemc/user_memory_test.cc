@@ -171,6 +171,34 @@ const bool kCpuBound = Platform::SetCpuBinder(
     });
 
 // A region of `s`'s PD at `addr` of the user's bus.
+// The CPU's path to the NICs' MMIO (Platform::SetMmioBinder) through a module of the
+// program's, whose initiator a driver of its own writes doorbells with (DriverRing).
+class MmioPath : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<MmioPath> in;
+  tlm_utils::simple_initiator_socket<MmioPath> out;
+  explicit MmioPath(sc_core::sc_module_name name) : sc_module(name), in("in"), out("out") {
+    in.register_b_transport(this, &MmioPath::BTransport);
+  }
+
+ private:
+  void BTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+    out->b_transport(gp, delay);
+  }
+};
+
+std::vector<std::unique_ptr<MmioPath>>& MmioPaths() {
+  static auto* paths = new std::vector<std::unique_ptr<MmioPath>>;
+  return *paths;
+}
+
+const bool kMmioBound = Platform::SetMmioBinder(
+    [](int slot, HostCpu::Socket& cpu, tlm_utils::simple_target_socket<NicSlot>& nic) {
+      MmioPaths().push_back(std::make_unique<MmioPath>(("mmio_path" + std::to_string(slot)).c_str()));
+      cpu.bind(MmioPaths().back()->in);
+      MmioPaths().back()->out.bind(nic);
+    });
+
 struct BusRegion {
   qptwin::MrHandle mr;
   uint32_t lkey = 0;
@@ -909,6 +937,171 @@ TEST(QueueMemory, AFlushTakesTheWrIdsFromTheImagesInTheUsersMemory) {
   EXPECT_EQ(wc[1].status, qptwin::WcStatus::kWrFlushErr);
   dram.nic_wr_id_offset = 0;
   ExpectRingsOnlyInDram("flushes");
+}
+
+// ---- A driver of the program's own (engine/doorbell_port.h contract 6) -----------------
+
+// A send WQE as model/engine/send_wqe_image.h lays it out, written by the test's "driver"
+// straight into the DRAM (its own memory), with no verbs call.
+struct DriverWqe {
+  uint64_t wr_id = 0;
+  qptwin::WrOpcode opcode = qptwin::WrOpcode::kRdmaWrite;
+  uint32_t opcode_value = ~0u;  // when not ~0: this raw value instead of `opcode`
+  uint32_t flags = qptwin::send_flag::kSignaled;
+  uint64_t remote_addr = 0;
+  uint32_t rkey = 0;
+  qptwin::Sge sge;
+  uint32_t sges = 1;
+};
+
+template <typename T>
+void PutLe(uint8_t* at, T v) {
+  std::memcpy(at, &v, sizeof v);
+}
+
+// Writes `w` as WQE number `index` of `ring` and returns the producer after it.
+uint32_t DriverWrite(const qptwin::model::SendRing& ring, uint32_t index, const DriverWqe& w) {
+  uint8_t* slot = TheDram()->At(ring.addr + uint64_t{index % ring.slots} * ring.stride);
+  std::memset(slot, 0, ring.stride);
+  PutLe<uint64_t>(slot + 0, w.wr_id);
+  PutLe<uint64_t>(slot + 8, w.remote_addr);
+  PutLe<uint32_t>(slot + 48, w.opcode_value != ~0u ? w.opcode_value
+                                                   : static_cast<uint32_t>(w.opcode));
+  PutLe<uint32_t>(slot + 52, w.flags);
+  PutLe<uint32_t>(slot + 60, w.rkey);
+  PutLe<uint32_t>(slot + 92, w.sges);
+  PutLe<uint32_t>(slot + 100, index + 1);  // send_wqe_image.h contract 4
+  if (w.sges == 1) {
+    PutLe<uint64_t>(slot + 112, w.sge.addr);
+    PutLe<uint32_t>(slot + 120, w.sge.length);
+    PutLe<uint32_t>(slot + 124, w.sge.lkey);
+  }
+  return index + 1;
+}
+
+// The driver's doorbell: 8 bytes at the slot's doorbell offset, from the program's own
+// initiator on the CPU's MMIO path, no extension on the payload.
+tlm::tlm_response_status DriverRing(int slot, uint32_t qpn, uint32_t producer) {
+  uint8_t word[8];
+  PutLe<uint32_t>(word, qpn);
+  PutLe<uint32_t>(word + 4, producer);
+  tlm::tlm_generic_payload gp;
+  gp.set_command(tlm::TLM_WRITE_COMMAND);
+  gp.set_address(NicSlot::kDoorbellOffset);
+  gp.set_data_ptr(word);
+  gp.set_data_length(8);
+  gp.set_streaming_width(8);
+  gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  MmioPaths().at(slot)->out->b_transport(gp, delay);
+  return gp.get_response_status();
+}
+
+TEST(DriverPosts, AWriteADriverPutsInTheRingAndRingsRunsWithoutAVerbsPost) {
+  ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
+  using namespace qptwin::testing;
+  auto [be, a, b] = PairWithQueuesInDram();
+  Dram& dram = *TheDram();
+  qptwin::model::SendRing ring;
+  ASSERT_EQ(qptwin::model::ModelSendRing(a.dev.get(), a.qp, &ring), 0);
+  EXPECT_GE(ring.addr, kQueuesA);
+  EXPECT_LT(ring.addr, kQueuesA + kQueueBytes);
+  EXPECT_EQ(ring.qpn, a.qpn);
+  EXPECT_EQ(ring.producer, 0u);
+  for (int i = 0; i < 256; ++i) a.buf[i] = static_cast<uint8_t>(7 * i + 3);
+  // Two WRITEs, one ring: the NIC fetches both from the DRAM and runs them.
+  uint32_t p = ring.producer;
+  for (uint64_t k = 0; k < 2; ++k) {
+    DriverWqe w;
+    w.wr_id = 500 + k;
+    w.remote_addr = b.Addr(128 * k);
+    w.rkey = b.rkey;
+    w.sge = a.At(128 * k, 128);
+    p = DriverWrite(ring, p, w);
+  }
+  dram.seen.clear();
+  Router::cpu_seen.clear();
+  EXPECT_EQ(DriverRing(0, ring.qpn, p), tlm::TLM_OK_RESPONSE);
+  auto wc = Wait(a, a.scq, 2);
+  ASSERT_EQ(wc.size(), 2u);
+  for (uint64_t k = 0; k < 2; ++k) {
+    EXPECT_EQ(wc[k].wr_id, 500 + k);
+    EXPECT_EQ(wc[k].status, qptwin::WcStatus::kSuccess);
+    EXPECT_EQ(wc[k].opcode, qptwin::WcOpcode::kRdmaWrite);
+    EXPECT_EQ(wc[k].byte_len, 128u);
+  }
+  EXPECT_EQ(0, std::memcmp(b.buf, a.buf, 256));
+  EXPECT_EQ(dram.seen["SEND_WQE"], 1) << "the NIC's one fetch of both slots";
+  EXPECT_EQ(Router::cpu_seen["W:SEND_WQE"], 0) << "no provider wrote a WQE";
+  // The verbs' own post goes on from the driver's producer, and the ring says so.
+  size_t bad = 0;
+  ASSERT_EQ(a.dev->PostSend(a.qp, {WriteWr(a, b, 9, 256, 64)}, &bad), 0);
+  EXPECT_EQ(OneCompletion(a, a.scq), qptwin::WcStatus::kSuccess);
+  ASSERT_EQ(qptwin::model::ModelSendRing(a.dev.get(), a.qp, &ring), 0);
+  EXPECT_EQ(ring.producer, 3u);
+  ExpectRingsOnlyInDram("driver");
+}
+
+TEST(DriverPosts, AMalformedDriverWqeIsALocalQpOperationErrorAndTheRestIsFlushed) {
+  ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
+  using namespace qptwin::testing;
+  auto [be, a, b] = PairWithQueuesInDram();
+  qptwin::model::SendRing ring;
+  ASSERT_EQ(qptwin::model::ModelSendRing(a.dev.get(), a.qp, &ring), 0);
+  DriverWqe bad_op;
+  bad_op.wr_id = 77;
+  bad_op.opcode_value = 99;  // no such opcode
+  bad_op.sge = a.At(0, 8);
+  DriverWqe next;
+  next.wr_id = 78;
+  next.remote_addr = b.Addr(0);
+  next.rkey = b.rkey;
+  next.sge = a.At(0, 8);
+  uint32_t p = DriverWrite(ring, ring.producer, bad_op);
+  p = DriverWrite(ring, p, next);
+  EXPECT_EQ(DriverRing(0, ring.qpn, p), tlm::TLM_OK_RESPONSE);
+  auto wc = Wait(a, a.scq, 2);
+  ASSERT_EQ(wc.size(), 2u);
+  EXPECT_EQ(wc[0].wr_id, 77u);
+  EXPECT_EQ(wc[0].status, qptwin::WcStatus::kLocQpOpErr);
+  EXPECT_EQ(wc[1].wr_id, 78u);
+  EXPECT_EQ(wc[1].status, qptwin::WcStatus::kWrFlushErr);
+  // In ERR a driver's WQE is flushed as a post's is; its header names its wr_id.
+  DriverWqe late = next;
+  late.wr_id = 79;
+  p = DriverWrite(ring, p, late);
+  EXPECT_EQ(DriverRing(0, ring.qpn, p), tlm::TLM_OK_RESPONSE);
+  wc = Wait(a, a.scq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].wr_id, 79u);
+  EXPECT_EQ(wc[0].status, qptwin::WcStatus::kWrFlushErr);
+}
+
+TEST(DriverPosts, RingsTheNicCannotTakeAreIgnoredNotACrash) {
+  ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
+  using namespace qptwin::testing;
+  auto [be, a, b] = PairWithQueuesInDram();
+  qptwin::model::SendRing ring;
+  ASSERT_EQ(qptwin::model::ModelSendRing(a.dev.get(), a.qp, &ring), 0);
+  // More WQEs than the ring holds, an SGE count past the slot, a slot never written, and
+  // a QP number nobody has: nothing runs, or the WQE fails alone.
+  EXPECT_EQ(DriverRing(0, ring.qpn, ring.producer + ring.slots + 1), tlm::TLM_OK_RESPONSE);
+  EXPECT_EQ(DriverRing(0, 0xabcdef, 1), tlm::TLM_OK_RESPONSE);
+  std::vector<qptwin::WorkCompletion> none;
+  EXPECT_EQ(a.dev->WaitForCompletions(a.scq, 1, 100'000, &none), ETIMEDOUT);
+  EXPECT_TRUE(none.empty()) << "100 us: no completion";
+  DriverWqe huge;
+  huge.wr_id = 61;
+  huge.sges = 1'000'000;  // declares far more than its slot
+  const uint32_t p = DriverWrite(ring, ring.producer, huge);
+  EXPECT_EQ(DriverRing(0, ring.qpn, p), tlm::TLM_OK_RESPONSE);
+  auto wc = Wait(a, a.scq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].wr_id, 61u);
+  EXPECT_EQ(wc[0].status, qptwin::WcStatus::kLocQpOpErr);
+  // A QP whose ring is the process's memory has no ring a driver could write.
+  auto plain = Pair();
+  EXPECT_EQ(qptwin::model::ModelSendRing(plain.a.dev.get(), plain.a.qp, &ring), EINVAL);
 }
 
 // Windows are the device's: two devices may not name overlapping windows even before either

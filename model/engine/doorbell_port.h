@@ -9,9 +9,11 @@
 //     NIC has not fetched yet. Nothing of the NIC's for them happens before the ring arrives:
 //     Nic::OnDoorbell fetches those WQEs (one DMA read, or the images the ring carries:
 //     BlueFlame) and starts the requester.
-//  2. The doorbell word is 8 bytes: the QP number (bits 0-31) and the number of WQEs the
-//     provider has written and the NIC has not fetched (bits 32-63). A BlueFlame ring
-//     carries the WQE images after it (timing.h wqe_by_mmio).
+//  2. The doorbell word is 8 bytes: the QP number (bits 0-31) and the send queue's producer
+//     index (bits 32-63: the number of WRs posted to the QP, wrapping; the next post's
+//     index, send_wqe_image.h contracts 3 and 4), as an mlx5 doorbell record holds the SQ's
+//     WQE counter. A BlueFlame ring carries the WQE images after it (timing.h
+//     wqe_by_mmio). The NIC fetches the WQEs before the producer it has not fetched.
 //  3. A ring is synchronous and issued at the engine's current time; the write leaves the
 //     host's CPU at host_ns (when the post call's work ends, timing.h contract 2: >= now),
 //     so a port delivers it with host_ns - now_ns as its delay so far. `extra_ns` given to
@@ -23,6 +25,18 @@
 //     reports a flushed WQE by its index).
 //  5. The default port delivers at once (DirectDoorbell): engine unit tests, and a World
 //     given no other port.
+//  6. A ring whose producer is ahead of every WQE the provider posted comes from a driver
+//     of the program's own (examples/systemc/user_memory_test.cc), which wrote the images
+//     itself (send_wqe_image.h: every field, the index at byte 100) into a QP's ring in
+//     queue memory (model_backend.h ModelSendRing). The NIC then makes those WQEs from
+//     what it fetches: a slot whose image is not its post's, declares more than its slot
+//     holds, or breaks a posting rule (spec/posting_rules.h: an opcode the QP cannot send,
+//     an unknown AH) completes LOC_QP_OP_ERR, as rxe's requester ends a WQE it cannot
+//     run, with the wr_id it names (0 where it names none). In RTS and SQD they run as
+//     posted WQEs do; in ERR and SQE they are flushed as a post's are then; below RTS, or
+//     for a QP whose ring is the process's memory, or when they would overfill the ring,
+//     the ring is ignored (the WQEs stay unknown: a later ring with a producer past them
+//     makes them). Port::Attach names the NIC such a ring goes to.
 #pragma once
 
 #include <cstddef>
@@ -34,7 +48,7 @@ class Nic;
 
 struct DoorbellWrite {
   uint32_t qpn = 0;
-  uint32_t wqes = 0;              // written by the provider, not fetched yet (contract 2)
+  uint32_t producer = 0;          // contract 2: the send queue's producer index
   const uint8_t* images = nullptr;  // BlueFlame: the WQE images, else nullptr
   size_t image_bytes = 0;
   uint64_t now_ns = 0;  // the engine's time of the ring (a label, as DmaTag::now_ns)
@@ -48,6 +62,10 @@ class DoorbellPort {
   virtual ~DoorbellPort() = default;
   // Contract 1: hand the doorbell to `nic` (Nic::OnDoorbell) along the port's path.
   virtual void Ring(Nic& nic, const DoorbellWrite& db) = 0;
+  // Contract 6: `nic` uses this port from now until Detach (the newest one takes the
+  // rings of a program's own driver).
+  virtual void Attach(Nic* nic) { (void)nic; }
+  virtual void Detach(Nic* nic) { (void)nic; }
 };
 
 class DirectDoorbell final : public DoorbellPort {

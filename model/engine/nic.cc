@@ -19,7 +19,13 @@ Nic::Nic(World* world, int index)
                       if (auto q = qp.lock()) Kick(*q);
                     }),
       cache_(world->profile().timing.cache) {}
-Nic::~Nic() = default;
+Nic::~Nic() { doorbell_->Detach(this); }
+
+void Nic::SetDoorbellPort(DoorbellPort* port) {
+  doorbell_->Detach(this);
+  doorbell_ = port;
+  doorbell_->Attach(this);
+}
 
 const Profile& Nic::profile() const { return world_->profile(); }
 

@@ -100,6 +100,9 @@ class Nic {
   // its blocks known; EBUSY for one that overlaps another device's current window, or a
   // window of any device of this world whose blocks are still in use. The window is the
   // device's (the NIC's), not an opened context's: it stays across a close and an open.
+  // A context's QP, for what a program's own driver needs of it (model_backend.h
+  // ModelSendRing); null when there is none.
+  const Qp* QpOf(uint32_t ctx, uint32_t qp) { return FindQp(ctx, qp); }
   int SetQueueMemory(uint64_t addr, uint64_t length);
   // Whether [addr, addr + length) conflicts with a window of this device (SetQueueMemory's
   // rules; `other_device`: asked for another device of the world).
@@ -178,7 +181,10 @@ class Nic {
   // Posts ring their doorbells through `port` (doorbell_port.h; never null, it outlives the
   // Nic). Default: DirectDoorbell; model_backend gives each device its platform slot, whose
   // TLM-2.0 MMIO target socket the ring crosses.
-  void SetDoorbellPort(DoorbellPort* port) { doorbell_ = port; }
+  // doorbell_port.h contract 6: the port names this NIC for its driver's rings meanwhile.
+  void SetDoorbellPort(DoorbellPort* port);
+  // Rings of a program's own driver the NIC ignored (doorbell_port.h contract 6).
+  uint64_t ignored_rings() const { return ignored_rings_; }
   // The NIC's messages leave through `port` (net_port.h; never null, it outlives the NIC).
   void SetNetPort(NetPort* port) { net_ = port; }
   // Changes a tracer draws (trace_port.h; null: none, the default; it outlives the NIC).
@@ -307,6 +313,12 @@ class Nic {
   // host_ns: when the post's work on the host's CPU ends (doorbell_port.h contract 3).
   void RingDoorbell(Qp& qp, uint64_t host_ns);
   void FetchWqes(Qp& qp, size_t first, const DoorbellWrite& db, uint64_t extra_ns);
+  // doorbell_port.h contract 6: a ring `count` WQEs past the provider's posts (a program's
+  // own driver wrote them): the NIC makes them from their slots, or ignores the ring.
+  void OnDriverDoorbell(Qp& qp, uint32_t count, const DoorbellWrite& db, uint64_t extra_ns);
+  // Contract 6: a driver's fetched WQE against the posting rules (false: malformed), and
+  // what the provider would have added (UD: the AH at the post).
+  bool AdoptRingWqe(const Qp& qp, SendWqe& w);
   // The bus address of slot `slot` of the send ring, laid out at the first post (large
   // enough for `image_bytes`) into *at; false for a ring in queue memory it does not fit
   // (queue_memory.h contract 2: such a ring never grows).
@@ -571,6 +583,7 @@ class Nic {
   std::shared_ptr<QueueArena> queue_arena_;  // queue_memory.h; null: this process's memory
   std::vector<std::weak_ptr<QueueArena>> old_arenas_;  // windows queues may still hold
   std::vector<uint8_t> bf_image_;            // a BlueFlame image read from queue memory
+  uint64_t ignored_rings_ = 0;
   std::vector<uint8_t> wqe_fetch_;  // FetchWqes' and RereadWqe's buffer on the NIC side
   bool in_post_ = false;             // Doorbell's requester run (Packet::sent_by_post)
   // The QP whose post runs the event loop for its answers (Behaviour::post_answers_each_message):

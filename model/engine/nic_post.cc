@@ -109,9 +109,9 @@ void Nic::RingDoorbell(Qp& qp, uint64_t host_ns) {
   db.qpn = qp.qpn;
   db.now_ns = world_->events().Now();
   db.host_ns = host_ns;
-  db.wqes = static_cast<uint32_t>(qp.sq.size() - first);
+  db.producer = static_cast<uint32_t>(qp.sq_posts);  // contract 2
   // BlueFlame (timing.h wqe_by_mmio) pushes a single inline WQE with the doorbell.
-  if (profile().timing.nic.wqe_by_mmio && db.wqes == 1 &&
+  if (profile().timing.nic.wqe_by_mmio && qp.sq.size() - first == 1 &&
       (qp.sq[first].wr.send_flags & send_flag::kInline) != 0) {
     const SendWqe& w = qp.sq[first];
     const size_t bytes = SendWqeImage::Bytes(w.wr, InlineLen(w));
@@ -143,9 +143,71 @@ void Nic::OnDoorbell(const DoorbellWrite& db, uint64_t extra_ns) {
   auto it = by_qpn_.find(db.qpn);
   if (it == by_qpn_.end()) return;  // no such QP: a stray write, ignored
   Qp& qp = *it->second;
-  const size_t n = std::min<size_t>(db.wqes, qp.sq.size());
-  FetchWqes(qp, qp.sq.size() - n, db, extra_ns);
+  // doorbell_port.h contract 2: the WQEs before the producer the NIC has not fetched (the
+  // latest posts: FirstUnfetched stops at a fetched WQE or a ghost). A producer ahead of
+  // the provider's posts names WQEs a driver of the program's own wrote (contract 6).
+  if (const uint32_t ahead = db.producer - static_cast<uint32_t>(qp.sq_posts); ahead != 0) {
+    OnDriverDoorbell(qp, ahead, db, extra_ns);
+    return;
+  }
+  FetchWqes(qp, FirstUnfetched(qp), db, extra_ns);
   Doorbell(qp);
+}
+
+void Nic::OnDriverDoorbell(Qp& qp, uint32_t count, const DoorbellWrite& db,
+                           uint64_t extra_ns) {
+  // doorbell_port.h contract 6.
+  const bool runs = qp.state == QpState::kRts || qp.state == QpState::kSqd;
+  const bool flushes = qp.state == QpState::kErr || qp.state == QpState::kSqe;
+  const size_t slots = qp.send_ring_slots();
+  if ((!runs && !flushes) || !qp.sq_block || qp.type == QpType::kXrcRecv ||
+      count > slots - std::min(slots, qp.posted_wqes())) {
+    ++ignored_rings_;
+    return;
+  }
+  QueuesNote note(*this, qp);
+  const Behaviour& b = profile().behaviour;
+  const size_t first = qp.sq.size();
+  for (uint32_t i = 0; i < count; ++i) {
+    SendWqe w;
+    w.serial = qp.next_serial++;
+    w.post_index = static_cast<uint32_t>(qp.sq_posts);
+    w.slot = static_cast<uint32_t>(qp.sq_posts++ % slots);
+    w.from_ring = true;
+    if (b.send_slot_keeps_status) TakeSlotCredit(qp, w);
+    qp.sq.push_back(std::move(w));
+  }
+  if (runs && b.requester_walks_one_wqe_in_error) OverwriteStaleSlots(qp, first);
+  FetchWqes(qp, FirstUnfetched(qp), db, extra_ns);
+  if (flushes) {
+    FlushPostedInError(qp, first);
+    return;
+  }
+  for (size_t i = first; i < qp.sq.size(); ++i) PrefetchWqe(qp, qp.sq[i]);
+  Doorbell(qp);
+}
+
+bool Nic::AdoptRingWqe(const Qp& qp, SendWqe& w) {
+  // doorbell_port.h contract 6: the posting rules a provider would have applied (the shape
+  // of the WR; the queue's room was checked by the ring), judged as in RTS.
+  SendWrFacts f;
+  f.opcode = w.wr.opcode;
+  f.num_sge = w.wr.sg_list.size();
+  f.length = w.length;
+  f.is_inline = w.is_inline;
+  f.remote_addr = w.wr.remote_addr;
+  const Ah* ah = qp.type == QpType::kUd ? FindAh(qp.ctx, w.wr.ah.id) : nullptr;
+  f.ah_valid = ah != nullptr;
+  // A BIND_MW's window is named by its rkey (WqeWr::mw_rkey): the requester's check of it
+  // (MW_BIND_ERR) stands in for the post's.
+  const PostQueue q{qp.type, QpState::kRts, qp.srq != nullptr, 0, qp.cap.max_send_wr,
+                    qp.cap.max_send_sge, qp.cap.max_inline_data};
+  if (CheckSendWr(q, f, profile().behaviour) != PostRule::kOk) {
+    if (!OpcodeModelled(w.wr.opcode)) w.wr.opcode = WrOpcode::kSend;  // for its CQE
+    return false;
+  }
+  if (ah) w.ah_at_post = *ah;
+  return true;
 }
 
 bool Nic::ReadSqSlots(Qp& qp, size_t first, size_t n, uint8_t* out) {
@@ -157,7 +219,9 @@ bool Nic::ReadSqSlots(Qp& qp, size_t first, size_t n, uint8_t* out) {
   const size_t head = std::min(n, slots - slot);
   auto span = [&](size_t from, size_t count) {  // slots, the last one up to its image's end
     const SendWqe& last = qp.sq[first + from + count - 1];
-    return (count - 1) * stride + SendWqeImage::Bytes(last.wr, InlineLen(last));
+    // A driver's WQE (doorbell_port.h contract 6): its size is known once it is read.
+    return (count - 1) * stride +
+           (last.from_ring ? stride : SendWqeImage::Bytes(last.wr, InlineLen(last)));
   };
   HostBus& bus = Dma(DmaKind::kSendWqe, qp.qpn);
   const uint64_t base = qp.sq_block ? qp.sq_block.addr() : Addr(qp.sq_buf.get());
@@ -197,12 +261,17 @@ void Nic::FetchWqes(Qp& qp, size_t first, const DoorbellWrite& db, uint64_t extr
     w.fetched = true;
     // send_wqe_image.h contract 4: an image of another post (its slot was not written) is
     // malformed, as a failed fetch.
-    if (failed || !SendWqeImage::IsPost(&wqe_fetch_[i * stride], w.post_index)) {
+    const uint8_t* image = &wqe_fetch_[i * stride];
+    if (failed || !SendWqeImage::IsPost(image, w.post_index) ||
+        (w.from_ring && SendWqeImage::DeclaredBytes(image) > stride)) {
       w.fetch_failed = true;  // the WQE keeps the provider's fields for its completion
+      // A driver's WQE has none: the wr_id its header names (doorbell_port.h contract 6).
+      if (w.from_ring && !failed) w.wr.wr_id = image::Get<uint64_t>(image, 0);
       continue;
     }
-    SendWqeImage::Decode(&wqe_fetch_[i * stride], &w.wr, &w.inline_data);
+    SendWqeImage::Decode(image, &w.wr, &w.inline_data);
     TakeFactsFromImage(qp, w);
+    if (w.from_ring && !AdoptRingWqe(qp, w)) w.fetch_failed = true;
   }
 }
 
@@ -245,9 +314,11 @@ bool Nic::RereadWqe(Qp& qp, size_t index) {
   SendWqe& w = qp.sq[index];
   // send_wqe_image.h contract 4: its slot holds another post's image (host_bus.h 7).
   if (!SendWqeImage::IsPost(wqe_fetch_.data(), w.post_index)) return false;
+  // A driver's slot may hold another WQE by now (doorbell_port.h contract 6): read whole.
+  if (w.from_ring && SendWqeImage::DeclaredBytes(wqe_fetch_.data()) > qp.sq_stride) return false;
   SendWqeImage::Decode(wqe_fetch_.data(), &w.wr, &w.inline_data);
   TakeFactsFromImage(qp, w);
-  return true;
+  return !w.from_ring || AdoptRingWqe(qp, w);
 }
 
 int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size_t* bad) {

@@ -202,6 +202,9 @@ struct SendWqe {
   // operation run, a UD send faked): Behaviour::send_slot_keeps_status.
   uint32_t slot = 0;
   uint32_t post_index = 0;  // Qp::sq_posts at its post (send_wqe_image.h contract 4)
+  // Made by the NIC from its ring slot at a program's own driver's ring (doorbell_port.h
+  // contract 6): the provider never saw it, so all it is comes from the image.
+  bool from_ring = false;
   bool wrote_success = false;
   bool slot_noted = false;  // its status went into the slot (Nic::SlotStatusAtRetire)
   // Completed by a response to a later WQE (rxe_comp.c check_psn: COMPST_COMP_WQE), not by

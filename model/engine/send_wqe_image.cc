@@ -20,6 +20,11 @@ size_t SendWqeImage::Bytes(const WqeWr& wr, uint32_t inline_len) {
   return kHeaderBytes + kSgeBytes * wr.sg_list.size() + Pad16(inline_len);
 }
 
+uint64_t SendWqeImage::DeclaredBytes(const uint8_t* image) {
+  return kHeaderBytes + uint64_t{kSgeBytes} * Get<uint32_t>(image, 92) +
+         ((uint64_t{Get<uint32_t>(image, 96)} + 15) & ~uint64_t{15});
+}
+
 void SendWqeImage::Encode(const WqeWr& wr, const uint8_t* inline_data, uint32_t inline_len,
                           uint8_t* out) {
   std::memset(out, 0, Bytes(wr, inline_len));

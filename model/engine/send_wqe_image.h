@@ -50,6 +50,9 @@ struct SendWqeImage {
   // Returns the image's size.
   static size_t Decode(const uint8_t* image, WqeWr* wr,
                        std::unique_ptr<uint8_t[]>* inline_data);
+  // The size the header declares (its SGE count and inline bytes), read before Decode trusts
+  // it: an image a driver of the program's own wrote may declare more than its slot holds.
+  static uint64_t DeclaredBytes(const uint8_t* image);
   // Contract 4: the post's index + 1 at header byte 100 (0: no post wrote this image).
   static constexpr size_t kIndexAt = 100;
   static void PutIndex(uint8_t* image, uint32_t post_index);

@@ -8,10 +8,12 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "model/engine/nic.h"
 #include "model/engine/world.h"
+#include "model/sim/kernel.h"
 #include "model/sim/sc_clock.h"
 
 namespace qptwin::model::sim {
@@ -384,7 +386,7 @@ void NicSlot::Ring(engine::Nic& nic, const engine::DoorbellWrite& db) {
   mmio_data_.resize(8 + db.image_bytes);
   for (int i = 0; i < 4; ++i) {
     mmio_data_[i] = static_cast<uint8_t>(db.qpn >> (8 * i));
-    mmio_data_[4 + i] = static_cast<uint8_t>(db.wqes >> (8 * i));
+    mmio_data_[4 + i] = static_cast<uint8_t>(db.producer >> (8 * i));
   }
   if (db.image_bytes) std::memcpy(mmio_data_.data() + 8, db.images, db.image_bytes);
   mmio_gp_.set_command(tlm::TLM_WRITE_COMMAND);
@@ -424,7 +426,12 @@ void NicSlot::MmioTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& dela
     gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
     return;
   }
-  if (len < 8 || gp.get_byte_enable_ptr() != nullptr || ext == nullptr || ext->nic == nullptr) {
+  // Contract 8: a write of the program's own goes to the slot's newest NIC, in a model call.
+  engine::Nic* nic = ext ? ext->nic : (attached_.empty() ? nullptr : attached_.back());
+  std::optional<ModelCall> call;
+  if (ext == nullptr && nic != nullptr) call.emplace();
+  if (len < 8 || gp.get_byte_enable_ptr() != nullptr || nic == nullptr ||
+      (call && !call->ok())) {
     gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
     return;
   }
@@ -433,7 +440,7 @@ void NicSlot::MmioTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& dela
   engine::DoorbellWrite db;
   for (int i = 0; i < 4; ++i) {
     db.qpn |= uint32_t{d[i]} << (8 * i);
-    db.wqes |= uint32_t{d[4 + i]} << (8 * i);
+    db.producer |= uint32_t{d[4 + i]} << (8 * i);
   }
   if (len > 8) {
     db.images = d + 8;
@@ -453,7 +460,12 @@ void NicSlot::MmioTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& dela
   const uint64_t offset_ns = tagged ? ScClock::AheadNsAt(tagged->tag.now_ns) : 0;
   const uint64_t delay_ns = NsOf(delay);
   const uint64_t extra_ns = delay_ns > offset_ns ? delay_ns - offset_ns : 0;
-  ext->nic->OnDoorbell(db, extra_ns);
+  nic->OnDoorbell(db, extra_ns);
+}
+
+void NicSlot::Detach(engine::Nic* nic) {
+  auto it = std::find(attached_.rbegin(), attached_.rend(), nic);
+  if (it != attached_.rend()) attached_.erase(std::next(it).base());
 }
 
 void NicSlot::Send(engine::World& world, engine::Packet&& pkt, uint64_t leave_ns,

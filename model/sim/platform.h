@@ -55,10 +55,13 @@
 //     which its own memory model answers (examples/systemc/user_memory_test.cc).
 //  8. Doorbells (engine/doorbell_port.h): a post that rings writes the doorbell through
 //     cpu.mmioK to nicK.mmio, b_transport, TLM_WRITE_COMMAND at NicSlot::kDoorbellOffset:
-//     8 bytes, the QP number (little-endian bits 0-31) and the count of WQEs the NIC has
-//     not fetched (bits 32-63), followed by the WQE image with BlueFlame. The slot hands it
-//     to the engine NIC the write's MmioExtension names (slots are shared by the Backends
-//     alive, 2), which fetches the WQEs and starts its requester inside the b_transport. The
+//     8 bytes, the QP number (little-endian bits 0-31) and the send queue's producer index
+//     (bits 32-63, engine/doorbell_port.h contract 2), followed by the WQE image with
+//     BlueFlame. The slot hands it to the engine NIC the write's MmioExtension names (slots
+//     are shared by the Backends alive, 2), or, for a write without one (a driver of the
+//     program's own, doorbell_port.h contract 6: any initiator on the path may issue it),
+//     to the slot's device of the newest model Backend alive, as a model call (kernel.h
+//     contract 7); the NIC fetches the WQEs and starts its requester inside the b_transport. The
 //     write leaves with the host's time until its post's work ends as its delay (beyond the
 //     engine's offset, 2); the delay it carries when it reaches the slot (that, and what the
 //     path added on the way in) is when the NIC has the ring (doorbell_port.h contract 3,
@@ -351,6 +354,10 @@ class NicSlot : public sc_core::sc_module,
   bool Write(uint64_t addr, const uint8_t* src, uint64_t len) override;
   // engine::DoorbellPort: the host CPU's write through cpu.mmioK (contract 8).
   void Ring(engine::Nic& nic, const engine::DoorbellWrite& db) override;
+  // engine::DoorbellPort (doorbell_port.h contract 6): the NICs using the slot, the newest
+  // last; a write without an MmioExtension (a program's own driver) goes to the newest.
+  void Attach(engine::Nic* nic) override { attached_.push_back(nic); }
+  void Detach(engine::Nic* nic) override;
   // engine::NetPort: a message leaves through net_out (contract 9).
   void Send(engine::World& world, engine::Packet&& pkt, uint64_t leave_ns,
             uint64_t wire_bytes) override;
@@ -400,6 +407,7 @@ class NicSlot : public sc_core::sc_module,
   bool Transfer(tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint64_t len);
   void MmioTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
   HostCpu::Socket* cpu_;
+  std::vector<engine::Nic*> attached_;  // Attach
   HostMemory* memory_ = nullptr;  // contract 12's record (the platform's host memory)
   tlm::tlm_generic_payload mmio_gp_;
   MmioExtension mmio_ext_;
