@@ -312,6 +312,14 @@ int ModelSendRing(Device* device, QpHandle qp, SendRing* out) {
   return d->SendRingOf(qp, out);
 }
 
+int ModelRecvRing(Device* device, QpHandle qp, RecvRing* out) {
+  const sim::ModelCall call;
+  if (!call.ok()) return EPERM;
+  auto* d = dynamic_cast<ModelDevice*>(Unchecked(device));
+  if (d == nullptr || out == nullptr) return EINVAL;
+  return d->RecvRingOf(qp, out);
+}
+
 namespace {
 // The platform on this thread, elaborated if it still can be (kernel.h 1): observers need it.
 bool PlatformReady() {

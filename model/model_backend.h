@@ -187,6 +187,21 @@ struct SendRing {
   uint32_t qpn = 0;
 };
 int ModelSendRing(Device* device, QpHandle qp, SendRing* out);
+// The receive ring of a QP in queue memory (not one on an SRQ), for the same driver: it
+// writes receive n (model/engine/recv_queue.h contract 2: u32 SGE count, u64 wr_id at byte
+// 8, the SGEs from byte 16) into slot n mod `slots` at `addr` + slot * `stride`, then the
+// new producer (u32) at `record`; the NIC reads the record when it needs a receive (contract
+// 5) and at a flush. A queue takes its receives from the driver or from ibv_post_recv, not
+// both (each writes its own producer into the record). `producer`: the record's value as
+// the provider last wrote it. Errors as ModelSendRing's (EINVAL also for a QP on an SRQ).
+struct RecvRing {
+  uint64_t addr = 0;
+  uint64_t record = 0;
+  uint32_t slots = 0;
+  uint32_t stride = 0;
+  uint32_t producer = 0;
+};
+int ModelRecvRing(Device* device, QpHandle qp, RecvRing* out);
 // Every model DMA of the process as it completes (a TLM transaction; platform.h contract 6):
 // the slot (device index), what it was for ("PAYLOAD_READ", "WRITE_DATA", "READ_SOURCE",
 // "ATOMIC", "RECV_DATA", "RESPONSE_DATA", "CQE", "RECV_WQE", "SEND_WQE", "RECV_DBREC",

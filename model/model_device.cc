@@ -84,6 +84,18 @@ int ModelDevice::SendRingOf(QpHandle qp, SendRing* out) {
   return 0;
 }
 
+int ModelDevice::RecvRingOf(QpHandle qp, RecvRing* out) {
+  const engine::Qp* q = Host()->QpOf(ctx_, qp.id);
+  if (q == nullptr) return ENOENT;
+  if (q->srq != nullptr || !q->rq.placed()) return EINVAL;
+  out->addr = q->rq.ring_addr();
+  out->record = q->rq.record_addr();
+  out->slots = static_cast<uint32_t>(q->rq.slots());
+  out->stride = static_cast<uint32_t>(q->rq.stride());
+  out->producer = q->rq.producer();
+  return 0;
+}
+
 int ModelDevice::DeregMr(MrHandle mr) { return Host()->DeregMr(ctx_, mr.id); }
 
 int ModelDevice::ReregMr(MrHandle mr, int flags, PdHandle pd, size_t length, AccessFlags access,

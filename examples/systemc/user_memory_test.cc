@@ -1077,6 +1077,50 @@ TEST(DriverPosts, AMalformedDriverWqeIsALocalQpOperationErrorAndTheRestIsFlushed
   EXPECT_EQ(wc[0].status, qptwin::WcStatus::kWrFlushErr);
 }
 
+TEST(DriverPosts, ReceivesADriverPutsInTheRingAreTakenAndFlushedWithTheirWrIds) {
+  ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
+  using namespace qptwin::testing;
+  auto [be, a, b] = PairWithQueuesInDram();
+  qptwin::model::RecvRing ring;
+  ASSERT_EQ(qptwin::model::ModelRecvRing(b.dev.get(), b.qp, &ring), 0);
+  EXPECT_GE(ring.addr, kQueuesB);
+  EXPECT_LT(ring.record, kQueuesB + kQueueBytes);
+  EXPECT_EQ(ring.producer, 0u);
+  // The driver's receive n: u32 SGE count, u64 wr_id at 8, one SGE at 16; then the record.
+  auto post = [&](uint32_t n, uint64_t wr_id, qptwin::Sge sge) {
+    uint8_t* slot = TheDram()->At(ring.addr + uint64_t{n % ring.slots} * ring.stride);
+    std::memset(slot, 0, ring.stride);
+    PutLe<uint32_t>(slot, 1);
+    PutLe<uint64_t>(slot + 8, wr_id);
+    PutLe<uint64_t>(slot + 16, sge.addr);
+    PutLe<uint32_t>(slot + 24, sge.length);
+    PutLe<uint32_t>(slot + 28, sge.lkey);
+    PutLe<uint32_t>(TheDram()->At(ring.record), n + 1);
+  };
+  post(0, 900, b.At(512, 64));
+  post(1, 901, b.At(640, 64));
+  for (int i = 0; i < 64; ++i) a.buf[i] = static_cast<uint8_t>(5 * i + 2);
+  size_t bad = 0;
+  ASSERT_EQ(a.dev->PostSend(a.qp, {Wr(3, qptwin::WrOpcode::kSend, {a.At(0, 64)})}, &bad), 0);
+  EXPECT_EQ(OneCompletion(a, a.scq), qptwin::WcStatus::kSuccess);
+  auto wc = Wait(b, b.rcq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].wr_id, 900u);
+  EXPECT_EQ(wc[0].status, qptwin::WcStatus::kSuccess);
+  EXPECT_EQ(wc[0].byte_len, 64u);
+  EXPECT_EQ(0, std::memcmp(b.buf + 512, a.buf, 64));
+  EXPECT_EQ(Router::cpu_seen["W:RECV_WQE"], 0) << "no provider wrote a receive";
+  // The move to ERR flushes the driver's second receive, by the wr_id its image holds.
+  qptwin::QpAttr err;
+  err.qp_state = qptwin::QpState::kErr;
+  ASSERT_EQ(b.dev->ModifyQp(b.qp, err, qptwin::attr::kState), 0);
+  wc = Wait(b, b.rcq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].wr_id, 901u);
+  EXPECT_EQ(wc[0].status, qptwin::WcStatus::kWrFlushErr);
+  ExpectRingsOnlyInDram("driver receives");
+}
+
 TEST(DriverPosts, RingsTheNicCannotTakeAreIgnoredNotACrash) {
   ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
   using namespace qptwin::testing;
@@ -1102,6 +1146,8 @@ TEST(DriverPosts, RingsTheNicCannotTakeAreIgnoredNotACrash) {
   // A QP whose ring is the process's memory has no ring a driver could write.
   auto plain = Pair();
   EXPECT_EQ(qptwin::model::ModelSendRing(plain.a.dev.get(), plain.a.qp, &ring), EINVAL);
+  qptwin::model::RecvRing rring;
+  EXPECT_EQ(qptwin::model::ModelRecvRing(plain.b.dev.get(), plain.b.qp, &rring), EINVAL);
 }
 
 // Windows are the device's: two devices may not name overlapping windows even before either

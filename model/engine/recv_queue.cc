@@ -112,16 +112,22 @@ Ring<RecvWr> RecvQueue::Flush(HostBus& bus) {
     const RetagAs rec(bus, DmaKind::kRecvDbRec);
     (void)ReadRecord(bus, &producer);
   }
-  // Never more than the provider posted (a record a failed CPU write left behind).
-  const uint32_t n = std::min<uint32_t>(static_cast<uint32_t>(records_.size()),
-                                        static_cast<int32_t>(producer - consumed_) > 0
-                                            ? producer - consumed_
-                                            : 0);
+  // The record is believed, as Fetch believes it (contract 5: receives a driver of the
+  // program's own posted have no record), within the ring: a value more than a ring ahead
+  // (one a failed CPU write left behind) flushes what the provider posted.
+  const uint32_t ahead =
+      static_cast<int32_t>(producer - consumed_) > 0 ? producer - consumed_ : 0;
+  const uint32_t n = ahead <= slots_ ? ahead : static_cast<uint32_t>(records_.size());
   for (uint32_t i = 0; i < n; ++i) {
     RecvWr r;
-    if (!ReadImage(bus, head_, &r)) r = std::move(records_.front());
+    const bool read = ReadImage(bus, head_, &r);
+    if (!records_.empty()) {
+      if (!read) r = std::move(records_.front());
+      records_.pop_front();
+    } else if (!read) {
+      r = RecvWr{};  // nothing known of it: wr_id 0
+    }
     out.push_back(std::move(r));
-    records_.pop_front();
     ++head_;
     ++consumed_;
   }

@@ -38,7 +38,10 @@
 //  7. Flush(bus) is the NIC's flush (a QP's move to ERR): it reads the doorbell record
 //     (through `bus`, tagged kRecvDbRec while it reads) and then each slot from the oldest
 //     receive up to that producer (kRecvWqe, one transfer each), and hands back what the
-//     images hold (wr_id, SGEs), oldest first; a slot whose read failed gives its record. A
+//     images hold (wr_id, SGEs), oldest first; a slot whose read failed gives its record
+//     (or, for a receive a driver of the program's own posted, which has none, wr_id 0).
+//     The record is believed within the ring; a value more than `slots()` ahead of the
+//     receives taken (one a failed CPU write left) flushes the provider's receives only. A
 //     failed read of the doorbell record flushes the receives the NIC last saw (contract 5)
 //     and leaves the rest posted. Emptied, the queue is as clear() leaves it: in this
 //     process's memory a fresh queue (its storage given back), in queue memory with its
@@ -107,6 +110,11 @@ class RecvQueue {
   auto end() const { return records_.end(); }
   size_t stride() const { return stride_; }
   size_t slots() const { return slots_; }
+  // A placed queue's ring and record (contract 6), for a driver of the program's own
+  // (model_backend.h ModelRecvRing), and the producer the provider last wrote there.
+  uint64_t ring_addr() const { return block_ ? block_.addr() : 0; }
+  uint64_t record_addr() const { return RecordAddr(); }
+  uint32_t producer() const { return consumed_ + static_cast<uint32_t>(size()); }
 
  private:
   uint8_t* Slot(uint64_t index) const { return host_.get() + (index % slots_) * stride_; }

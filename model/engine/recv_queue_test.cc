@@ -247,12 +247,14 @@ struct Placed {
   std::vector<uint8_t> memory = std::vector<uint8_t>(4096);
   RecvQueue q;
   uint64_t record = 0;
+  uint64_t ring = 0;
   explicit Placed(size_t slots) {
     const uint64_t base = (reinterpret_cast<uint64_t>(memory.data()) + 63) & ~uint64_t{63};
     auto arena = std::make_shared<QueueArena>(base, 2048);
     QueueBlock block;
     EXPECT_TRUE(QueueBlock::Take(arena, RecvQueue::PlacedBytes(slots, 1), &block));
     record = block.addr() + block.bytes() - QueueArena::kAlign;
+    ring = block.addr();
     q.PlaceAt(std::move(block), slots, RecvQueue::PlacedStride(1), DirectBus::Instance());
   }
 };
@@ -302,6 +304,34 @@ TEST(RecvQueue, ARecordShowingReceivesNobodyPostedIsReadNotACrash) {
   ASSERT_TRUE(q.Ready(bus));
   ASSERT_TRUE(q.Fetch(bus, &r));
   EXPECT_EQ(r.wr_id, 5u);
+  EXPECT_TRUE(q.Flush(bus).empty());
+}
+
+TEST(RecvQueue, AFlushTakesTheReceivesADriverPostedWithoutARecord) {
+  // engine/doorbell_port.h contract 6's receive side: a driver of the program's own writes
+  // the images and the record; the provider keeps no record of them. The flush believes
+  // the record (as Fetch does) within the ring, and reads each image for its wr_id.
+  Placed placed(4);
+  RecvQueue& q = placed.q;
+  for (uint32_t i = 0; i < 2; ++i) {
+    uint8_t image[RecvQueue::kHeaderBytes] = {};
+    const uint64_t wr_id = 40 + i;
+    std::memcpy(image + 8, &wr_id, 8);
+    ASSERT_TRUE(DirectBus::Instance().Write(placed.ring + i * q.stride(), image, sizeof image));
+  }
+  const uint32_t producer = 2;
+  ASSERT_TRUE(DirectBus::Instance().Write(placed.record,
+                                          reinterpret_cast<const uint8_t*>(&producer), 4));
+  CountingBus bus;
+  Ring<RecvWr> flushed = q.Flush(bus);
+  ASSERT_EQ(flushed.size(), 2u);
+  EXPECT_EQ(flushed[0].wr_id, 40u);
+  EXPECT_EQ(flushed[1].wr_id, 41u);
+  EXPECT_FALSE(q.Ready(bus)) << "both taken";
+  // A record more than a ring ahead is not believed: the provider's own receives go.
+  const uint32_t wild = 1000;
+  ASSERT_TRUE(DirectBus::Instance().Write(placed.record,
+                                          reinterpret_cast<const uint8_t*>(&wild), 4));
   EXPECT_TRUE(q.Flush(bus).empty());
 }
 
