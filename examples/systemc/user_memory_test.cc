@@ -18,6 +18,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -57,6 +58,10 @@ class Dram : public sc_core::sc_module {
   // wr_id fields: send_wqe_image.h contract 1, recv_queue.h contract 2). The CPU sees the
   // bytes as they are.
   uint64_t nic_wr_id_offset = 0;
+  // Shows the NIC a send WQE declaring this many SGEs (0: as written).
+  uint32_t nic_sge_count = 0;
+  // Called when the NIC reads a send WQE (a module of the program's that reacts to it).
+  std::function<void()> on_nic_wqe_read;
 
  private:
   void ShowTheNicAnotherWrId(const qptwin::model::engine::DmaTag& tag, uint8_t* data,
@@ -93,6 +98,11 @@ class Dram : public sc_core::sc_module {
       std::memcpy(gp.get_data_ptr(), At(a), n);
       if (const auto* ext = gp.get_extension<DmaExtension>(); ext && nic_wr_id_offset) {
         ShowTheNicAnotherWrId(ext->tag, gp.get_data_ptr(), n);
+      }
+      const auto* ext = gp.get_extension<DmaExtension>();
+      if (ext && !ext->tag.by_cpu && ext->tag.kind == qptwin::model::engine::DmaKind::kSendWqe) {
+        if (nic_sge_count && n >= 96) std::memcpy(gp.get_data_ptr() + 92, &nic_sge_count, 4);
+        if (on_nic_wqe_read) on_nic_wqe_read();
       }
     }
     delay += sc_core::sc_time(50, sc_core::SC_NS);  // the DRAM's own access time
@@ -1143,11 +1153,98 @@ TEST(DriverPosts, RingsTheNicCannotTakeAreIgnoredNotACrash) {
   ASSERT_EQ(wc.size(), 1u);
   EXPECT_EQ(wc[0].wr_id, 61u);
   EXPECT_EQ(wc[0].status, qptwin::WcStatus::kLocQpOpErr);
+  // A ring that names nothing new does nothing.
+  EXPECT_EQ(DriverRing(0, ring.qpn, p), tlm::TLM_OK_RESPONSE);
+  EXPECT_EQ(a.dev->WaitForCompletions(a.scq, 1, 100'000, &none), ETIMEDOUT);
   // A QP whose ring is the process's memory has no ring a driver could write.
   auto plain = Pair();
   EXPECT_EQ(qptwin::model::ModelSendRing(plain.a.dev.get(), plain.a.qp, &ring), EINVAL);
   qptwin::model::RecvRing rring;
   EXPECT_EQ(qptwin::model::ModelRecvRing(plain.b.dev.get(), plain.b.qp, &rring), EINVAL);
+}
+
+// A helper's review of the driver's path: images that do not hold together, a ring from
+// inside the NIC's own DMA, and a provider's image changed under the NIC.
+TEST(DriverPosts, WqesThatDoNotHoldTogetherFailAlone) {
+  ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
+  using namespace qptwin::testing;
+  auto [be, a, b] = PairWithQueuesInDram();
+  qptwin::model::SendRing ring;
+  ASSERT_EQ(qptwin::model::ModelSendRing(a.dev.get(), a.qp, &ring), 0);
+  // An inline SEND whose SGE says 64 bytes and whose inline bytes are 16.
+  DriverWqe w;
+  w.wr_id = 31;
+  w.opcode = qptwin::WrOpcode::kSend;
+  w.flags |= qptwin::send_flag::kInline;
+  w.sge = a.At(0, 64);
+  const uint32_t p = DriverWrite(ring, ring.producer, w);
+  PutLe<uint32_t>(TheDram()->At(ring.addr) + 96, 16);
+  EXPECT_EQ(DriverRing(0, ring.qpn, p), tlm::TLM_OK_RESPONSE);
+  auto wc = Wait(a, a.scq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].wr_id, 31u);
+  EXPECT_EQ(wc[0].status, qptwin::WcStatus::kLocQpOpErr);
+}
+
+TEST(DriverPosts, AnOpcodeBeyondAByteIsNoOpcode) {
+  ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
+  using namespace qptwin::testing;
+  auto [be, a, b] = PairWithQueuesInDram();
+  qptwin::model::SendRing ring;
+  ASSERT_EQ(qptwin::model::ModelSendRing(a.dev.get(), a.qp, &ring), 0);
+  DriverWqe w;
+  w.wr_id = 32;
+  w.opcode_value = 0x102;  // SEND's 2 in its low byte
+  w.sge = a.At(0, 8);
+  const uint32_t p = DriverWrite(ring, ring.producer, w);
+  EXPECT_EQ(DriverRing(0, ring.qpn, p), tlm::TLM_OK_RESPONSE);
+  auto wc = Wait(a, a.scq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].wr_id, 32u);
+  EXPECT_EQ(wc[0].status, qptwin::WcStatus::kLocQpOpErr);
+}
+
+TEST(DriverPosts, ARingFromInsideTheNicsOwnDmaIsRefused) {
+  ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
+  using namespace qptwin::testing;
+  auto [be, a, b] = PairWithQueuesInDram();
+  qptwin::model::SendRing ring;
+  ASSERT_EQ(qptwin::model::ModelSendRing(a.dev.get(), a.qp, &ring), 0);
+  DriverWqe w;
+  w.wr_id = 33;
+  w.remote_addr = b.Addr(0);
+  w.rkey = b.rkey;
+  w.sge = a.At(0, 8);
+  const uint32_t p = DriverWrite(ring, ring.producer, w);
+  const uint32_t second = DriverWrite(ring, p, w);
+  std::vector<tlm::tlm_response_status> nested;
+  TheDram()->on_nic_wqe_read = [&] { nested.push_back(DriverRing(0, ring.qpn, second)); };
+  EXPECT_EQ(DriverRing(0, ring.qpn, p), tlm::TLM_OK_RESPONSE);
+  TheDram()->on_nic_wqe_read = nullptr;
+  ASSERT_EQ(nested.size(), 1u) << "the NIC read the first WQE once";
+  EXPECT_EQ(nested[0], tlm::TLM_GENERIC_ERROR_RESPONSE) << "the engine is on the stack";
+  auto wc = Wait(a, a.scq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, qptwin::WcStatus::kSuccess);
+  // Rung again from outside, the second one runs.
+  EXPECT_EQ(DriverRing(0, ring.qpn, second), tlm::TLM_OK_RESPONSE);
+  wc = Wait(a, a.scq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, qptwin::WcStatus::kSuccess);
+}
+
+TEST(DriverPosts, AProvidersImageThatDeclaresMoreThanItsSlotIsMalformed) {
+  ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
+  using namespace qptwin::testing;
+  auto [be, a, b] = PairWithQueuesInDram();
+  TheDram()->nic_sge_count = 100'000;
+  size_t bad = 0;
+  ASSERT_EQ(a.dev->PostSend(a.qp, {WriteWr(a, b, 34, 0, 8)}, &bad), 0);
+  TheDram()->nic_sge_count = 0;
+  auto wc = Wait(a, a.scq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].wr_id, 34u);
+  EXPECT_EQ(wc[0].status, qptwin::WcStatus::kLocQpOpErr);
 }
 
 // Windows are the device's: two devices may not name overlapping windows even before either

@@ -25,18 +25,21 @@
 //     reports a flushed WQE by its index).
 //  5. The default port delivers at once (DirectDoorbell): engine unit tests, and a World
 //     given no other port.
-//  6. A ring whose producer is ahead of every WQE the provider posted comes from a driver
-//     of the program's own (examples/systemc/user_memory_test.cc), which wrote the images
-//     itself (send_wqe_image.h: every field, the index at byte 100) into a QP's ring in
-//     queue memory (model_backend.h ModelSendRing). The NIC then makes those WQEs from
-//     what it fetches: a slot whose image is not its post's, declares more than its slot
-//     holds, or breaks a posting rule (spec/posting_rules.h: an opcode the QP cannot send,
-//     an unknown AH) completes LOC_QP_OP_ERR, as rxe's requester ends a WQE it cannot
-//     run, with the wr_id it names (0 where it names none). In RTS and SQD they run as
-//     posted WQEs do; in ERR and SQE they are flushed as a post's are then; below RTS, or
-//     for a QP whose ring is the process's memory, or when they would overfill the ring,
-//     the ring is ignored (the WQEs stay unknown: a later ring with a producer past them
-//     makes them). Port::Attach names the NIC such a ring goes to.
+//  6. A driver of the program's own (examples/systemc/user_memory_test.cc) writes the
+//     images itself (send_wqe_image.h: every field, the index at byte 100) into a QP's
+//     ring in queue memory (model_backend.h ModelSendRing) and rings with a write that
+//     carries no MmioExtension (DoorbellWrite::from_driver; model/sim/platform.h contract
+//     8). The NIC makes the WQEs between the provider's producer and the ring's from what
+//     it fetches: a slot whose image is not its post's, declares more than its slot holds,
+//     whose inline bytes are not its length, or that breaks a posting rule
+//     (spec/posting_rules.h: an opcode the QP cannot send, an unknown AH) completes
+//     LOC_QP_OP_ERR, as rxe's requester ends a WQE it cannot run, with the wr_id it names
+//     (0 where it names none). In RTS and SQD they run as posted WQEs do; in ERR and SQE
+//     they are flushed as a post's are then. Below RTS, for a QP whose ring is the
+//     process's memory, when they would hold more than max_send_wr WQEs outstanding (the
+//     posting rules' room), or when the producer is not past the provider's, the ring is
+//     ignored (the WQEs stay unknown: a later ring with a producer past them makes them).
+//     DoorbellPort::Attach names the NIC such a ring goes to.
 #pragma once
 
 #include <cstddef>
@@ -49,6 +52,7 @@ class Nic;
 struct DoorbellWrite {
   uint32_t qpn = 0;
   uint32_t producer = 0;          // contract 2: the send queue's producer index
+  bool from_driver = false;       // contract 6: a write of the program's own driver
   const uint8_t* images = nullptr;  // BlueFlame: the WQE images, else nullptr
   size_t image_bytes = 0;
   uint64_t now_ns = 0;  // the engine's time of the ring (a label, as DmaTag::now_ns)

@@ -331,6 +331,10 @@ class Nic {
   // A resend of sq[index]: the NIC reads its slot again and works from what it read; false
   // (the WQE as it was) when the read failed.
   bool RereadWqe(Qp& qp, size_t index);
+  // Decodes sq WQE `w` from its image (`bytes` of it readable) and takes its facts; false
+  // (malformed) when the image declares more than that, names no WR's opcode, or an inline
+  // WQE's bytes are not its length; a driver's WQE also against the posting rules.
+  bool TakeImage(const Qp& qp, SendWqe& w, const uint8_t* image, size_t bytes);
   // Step (b): a fetched WQE's length, inline flag and signaled flag from its image.
   void TakeFactsFromImage(const Qp& qp, SendWqe& w);
   // Step (b): the wr_id of a WQE the NIC never fetched (posted in ERR or below RTS), which

@@ -144,10 +144,10 @@ void Nic::OnDoorbell(const DoorbellWrite& db, uint64_t extra_ns) {
   if (it == by_qpn_.end()) return;  // no such QP: a stray write, ignored
   Qp& qp = *it->second;
   // doorbell_port.h contract 2: the WQEs before the producer the NIC has not fetched (the
-  // latest posts: FirstUnfetched stops at a fetched WQE or a ghost). A producer ahead of
-  // the provider's posts names WQEs a driver of the program's own wrote (contract 6).
-  if (const uint32_t ahead = db.producer - static_cast<uint32_t>(qp.sq_posts); ahead != 0) {
-    OnDriverDoorbell(qp, ahead, db, extra_ns);
+  // latest posts: FirstUnfetched stops at a fetched WQE or a ghost; the provider rings its
+  // own producer). A driver of the program's own names WQEs past the provider's (6).
+  if (db.from_driver) {
+    OnDriverDoorbell(qp, db.producer - static_cast<uint32_t>(qp.sq_posts), db, extra_ns);
     return;
   }
   FetchWqes(qp, FirstUnfetched(qp), db, extra_ns);
@@ -157,11 +157,13 @@ void Nic::OnDoorbell(const DoorbellWrite& db, uint64_t extra_ns) {
 void Nic::OnDriverDoorbell(Qp& qp, uint32_t count, const DoorbellWrite& db,
                            uint64_t extra_ns) {
   // doorbell_port.h contract 6.
+  if (count == 0) return;  // nothing new: a ring again
   const bool runs = qp.state == QpState::kRts || qp.state == QpState::kSqd;
   const bool flushes = qp.state == QpState::kErr || qp.state == QpState::kSqe;
   const size_t slots = qp.send_ring_slots();
+  // The queue's room is the posting rules' (max_send_wr outstanding), as a provider's.
   if ((!runs && !flushes) || !qp.sq_block || qp.type == QpType::kXrcRecv ||
-      count > slots - std::min(slots, qp.posted_wqes())) {
+      count > qp.cap.max_send_wr - std::min<size_t>(qp.cap.max_send_wr, qp.posted_wqes())) {
     ++ignored_rings_;
     return;
   }
@@ -183,7 +185,8 @@ void Nic::OnDriverDoorbell(Qp& qp, uint32_t count, const DoorbellWrite& db,
     FlushPostedInError(qp, first);
     return;
   }
-  for (size_t i = first; i < qp.sq.size(); ++i) PrefetchWqe(qp, qp.sq[i]);
+  // The driver's WQEs are the last `count` (OverwriteStaleSlots drops ghosts before them).
+  for (size_t i = qp.sq.size() - count; i < qp.sq.size(); ++i) PrefetchWqe(qp, qp.sq[i]);
   Doorbell(qp);
 }
 
@@ -202,10 +205,7 @@ bool Nic::AdoptRingWqe(const Qp& qp, SendWqe& w) {
   // (MW_BIND_ERR) stands in for the post's.
   const PostQueue q{qp.type, QpState::kRts, qp.srq != nullptr, 0, qp.cap.max_send_wr,
                     qp.cap.max_send_sge, qp.cap.max_inline_data};
-  if (CheckSendWr(q, f, profile().behaviour) != PostRule::kOk) {
-    if (!OpcodeModelled(w.wr.opcode)) w.wr.opcode = WrOpcode::kSend;  // for its CQE
-    return false;
-  }
+  if (CheckSendWr(q, f, profile().behaviour) != PostRule::kOk) return false;
   if (ah) w.ah_at_post = *ah;
   return true;
 }
@@ -262,17 +262,31 @@ void Nic::FetchWqes(Qp& qp, size_t first, const DoorbellWrite& db, uint64_t extr
     // send_wqe_image.h contract 4: an image of another post (its slot was not written) is
     // malformed, as a failed fetch.
     const uint8_t* image = &wqe_fetch_[i * stride];
-    if (failed || !SendWqeImage::IsPost(image, w.post_index) ||
-        (w.from_ring && SendWqeImage::DeclaredBytes(image) > stride)) {
+    if (failed || !SendWqeImage::IsPost(image, w.post_index) || !TakeImage(qp, w, image, stride)) {
       w.fetch_failed = true;  // the WQE keeps the provider's fields for its completion
       // A driver's WQE has none: the wr_id its header names (doorbell_port.h contract 6).
       if (w.from_ring && !failed) w.wr.wr_id = image::Get<uint64_t>(image, 0);
-      continue;
     }
-    SendWqeImage::Decode(image, &w.wr, &w.inline_data);
-    TakeFactsFromImage(qp, w);
-    if (w.from_ring && !AdoptRingWqe(qp, w)) w.fetch_failed = true;
   }
+}
+
+bool Nic::TakeImage(const Qp& qp, SendWqe& w, const uint8_t* image, size_t bytes) {
+  // An image in host memory may hold anything (a program's module may write it): never
+  // read past what was fetched, and a WQE that does not hold together is malformed.
+  if (SendWqeImage::DeclaredBytes(image) > bytes) return false;
+  SendWqeImage::Decode(image, &w.wr, &w.inline_data,
+                       w.is_inline && w.inline_data ? w.length : 0);
+  TakeFactsFromImage(qp, w);
+  if (!OpcodeModelled(w.wr.opcode) ||
+      (w.is_inline && SendWqeImage::InlineBytes(image) != w.length)) {
+    // Its inline bytes are not its length: none kept (GhostOf and the requester copy
+    // `length` bytes of an inline WQE's buffer).
+    w.is_inline = false;
+    w.inline_data.reset();
+    if (!OpcodeModelled(w.wr.opcode)) w.wr.opcode = WrOpcode::kSend;  // for its CQE
+    return false;
+  }
+  return !w.from_ring || AdoptRingWqe(qp, w);
 }
 
 void Nic::TakeFactsFromImage(const Qp& qp, SendWqe& w) {
@@ -314,11 +328,7 @@ bool Nic::RereadWqe(Qp& qp, size_t index) {
   SendWqe& w = qp.sq[index];
   // send_wqe_image.h contract 4: its slot holds another post's image (host_bus.h 7).
   if (!SendWqeImage::IsPost(wqe_fetch_.data(), w.post_index)) return false;
-  // A driver's slot may hold another WQE by now (doorbell_port.h contract 6): read whole.
-  if (w.from_ring && SendWqeImage::DeclaredBytes(wqe_fetch_.data()) > qp.sq_stride) return false;
-  SendWqeImage::Decode(wqe_fetch_.data(), &w.wr, &w.inline_data);
-  TakeFactsFromImage(qp, w);
-  return !w.from_ring || AdoptRingWqe(qp, w);
+  return TakeImage(qp, w, wqe_fetch_.data(), qp.sq_stride);
 }
 
 int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size_t* bad) {

@@ -57,15 +57,18 @@ void SendWqeImage::Encode(const WqeWr& wr, const uint8_t* inline_data, uint32_t 
   if (inline_len) std::memcpy(e, inline_data, inline_len);
 }
 
+uint32_t SendWqeImage::InlineBytes(const uint8_t* image) { return Get<uint32_t>(image, 96); }
+
 size_t SendWqeImage::Decode(const uint8_t* image, WqeWr* wr,
-                            std::unique_ptr<uint8_t[]>* inline_data) {
+                            std::unique_ptr<uint8_t[]>* inline_data, size_t capacity) {
   wr->wr_id = Get<uint64_t>(image, 0);
   wr->remote_addr = Get<uint64_t>(image, 8);
   wr->compare_add = Get<uint64_t>(image, 16);
   wr->swap = Get<uint64_t>(image, 24);
   wr->bind_info.addr = Get<uint64_t>(image, 32);
   wr->bind_info.length = Get<uint64_t>(image, 40);
-  wr->opcode = static_cast<WrOpcode>(Get<uint32_t>(image, 48));
+  const uint32_t opcode = Get<uint32_t>(image, 48);
+  wr->opcode = static_cast<WrOpcode>(opcode <= 0xff ? opcode : 0xff);
   wr->send_flags = static_cast<SendFlags>(Get<uint32_t>(image, 52));
   wr->imm_data = Get<uint32_t>(image, 56);
   wr->rkey = Get<uint32_t>(image, 60);
@@ -90,8 +93,8 @@ size_t SendWqeImage::Decode(const uint8_t* image, WqeWr* wr,
   }
   wr->sg_list.Set(sges, n);
   if (inline_len) {
-    // The buffer a caller's WQE already has is the image's own (it was encoded from it).
-    if (!*inline_data) inline_data->reset(new uint8_t[inline_len]);
+    // The buffer a caller's WQE already has, when it is large enough (a resend's).
+    if (!*inline_data || capacity < inline_len) inline_data->reset(new uint8_t[inline_len]);
     std::memcpy(inline_data->get(), e, inline_len);
   } else {
     inline_data->reset();

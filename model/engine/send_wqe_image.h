@@ -46,10 +46,13 @@ struct SendWqeImage {
   // Writes the image (Bytes() bytes) at `out`.
   static void Encode(const WqeWr& wr, const uint8_t* inline_data, uint32_t inline_len,
                      uint8_t* out);
-  // Reads an image: the WR, and the inline bytes into *inline_data (reset when none).
-  // Returns the image's size.
+  // Reads an image: the WR, and the inline bytes into *inline_data (reset when none; the
+  // buffer it holds is kept when it has `capacity` >= the image's inline bytes, else a new
+  // one of exactly that size). The image must lie within DeclaredBytes(image) readable
+  // bytes. An opcode above 255 reads as 255 (no WR's). Returns the image's size.
   static size_t Decode(const uint8_t* image, WqeWr* wr,
-                       std::unique_ptr<uint8_t[]>* inline_data);
+                       std::unique_ptr<uint8_t[]>* inline_data, size_t capacity = 0);
+  static uint32_t InlineBytes(const uint8_t* image);  // header byte 96
   // The size the header declares (its SGE count and inline bytes), read before Decode trusts
   // it: an image a driver of the program's own wrote may declare more than its slot holds.
   static uint64_t DeclaredBytes(const uint8_t* image);

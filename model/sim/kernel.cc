@@ -124,7 +124,24 @@ void GiveUpTurn(Turn& t) {
 
 }  // namespace
 
+namespace {
+int& CallsUnderWay() {  // ok ModelCalls alive (the kernel's thread only)
+  static int calls = 0;
+  return calls;
+}
+}  // namespace
+
+bool ModelCall::UnderWay() {
+  if (ScClock::Stepping()) return true;
+  if (sc_core::sc_get_status() != sc_core::SC_RUNNING) return CallsUnderWay() > 0;
+  const Turn& t = TheTurn();
+  const sc_core::sc_process_handle me = CallingThread();
+  if (!me.valid()) return t.depth > 0;  // a method: only while no thread's call runs
+  return t.depth > 0 && t.owner == me;
+}
+
 ModelCall::ModelCall(Kind kind) : ok_(OnKernelThread()) {
+  if (ok_) ++CallsUnderWay();
   if (!ok_ || sc_core::sc_get_status() != sc_core::SC_RUNNING) return;
   const sc_core::sc_process_handle me = CallingThread();
   Turn& t = TheTurn();
@@ -142,6 +159,7 @@ ModelCall::ModelCall(Kind kind) : ok_(OnKernelThread()) {
 }
 
 ModelCall::~ModelCall() {
+  if (ok_) --CallsUnderWay();
   if (!turn_) return;
   Turn& t = TheTurn();
   if (--t.depth > 0) return;

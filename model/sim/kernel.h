@@ -107,6 +107,11 @@ class ModelCall {
   ModelCall(const ModelCall&) = delete;
   ModelCall& operator=(const ModelCall&) = delete;
   bool ok() const { return ok_; }
+  // Whether the engine is on the caller's stack: a model call of the calling process (or,
+  // outside a running simulation, of the kernel's thread) is under way, or an engine step
+  // runs. A program's module that answers the NIC's DMA runs there; the engine is not
+  // re-entrant, so what it asks of the model then is refused (platform.h contract 8).
+  static bool UnderWay();
 
  private:
   bool ok_ = false;

@@ -426,18 +426,22 @@ void NicSlot::MmioTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& dela
     gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
     return;
   }
-  // Contract 8: a write of the program's own goes to the slot's newest NIC, in a model call.
-  engine::Nic* nic = ext ? ext->nic : (attached_.empty() ? nullptr : attached_.back());
+  // Contract 8: a write of the program's own goes to the slot's newest NIC, in a model call
+  // (taken first: it may wait for its turn, and the NIC is chosen when it has it), never
+  // while the engine is on the stack (a module of the program's answering the NIC's DMA).
   std::optional<ModelCall> call;
-  if (ext == nullptr && nic != nullptr) call.emplace();
-  if (len < 8 || gp.get_byte_enable_ptr() != nullptr || nic == nullptr ||
-      (call && !call->ok())) {
+  if (ext == nullptr && !ModelCall::UnderWay()) call.emplace();
+  engine::Nic* nic = ext ? ext->nic
+                     : (!call || !call->ok() || attached_.empty()) ? nullptr
+                                                                   : attached_.back();
+  if (len < 8 || gp.get_byte_enable_ptr() != nullptr || nic == nullptr) {
     gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
     return;
   }
   ++counters_.doorbells;
   const uint8_t* d = gp.get_data_ptr();
   engine::DoorbellWrite db;
+  db.from_driver = ext == nullptr;
   for (int i = 0; i < 4; ++i) {
     db.qpn |= uint32_t{d[i]} << (8 * i);
     db.producer |= uint32_t{d[4 + i]} << (8 * i);

@@ -124,6 +124,8 @@ class ScClock : public engine::EventQueue {
   static void SetQuantumNs(uint64_t ns);
   static uint64_t QuantumNs();
   static uint64_t AheadNs();
+  // A clock's Step runs (an engine wake-up is on the stack).
+  static bool Stepping() { return stepping_ != nullptr; }
   static uint64_t AheadNsAt(uint64_t engine_now_ns) {  // inline: every transfer asks
     const ScClock* c = stepping_ ? stepping_ : following_;
     if (!c || c->now_ != engine_now_ns) return 0;
