@@ -61,7 +61,9 @@
 //     are shared by the Backends alive, 2), or, for a write without one (a driver of the
 //     program's own, doorbell_port.h contract 6: any initiator on the path may issue it),
 //     to the slot's device of the newest model Backend alive, as a model call (kernel.h
-//     contract 7); the NIC fetches the WQEs and starts its requester inside the b_transport. The
+//     contract 7; TLM_GENERIC_ERROR_RESPONSE, nothing done, while the engine is on the
+//     stack: ModelCall::UnderWay, e.g. a module of the program's answering the NIC's DMA
+//     rang); the NIC fetches the WQEs and starts its requester inside the b_transport. The
 //     write leaves with the host's time until its post's work ends as its delay (beyond the
 //     engine's offset, 2); the delay it carries when it reaches the slot (that, and what the
 //     path added on the way in) is when the NIC has the ring (doorbell_port.h contract 3,
