@@ -320,6 +320,14 @@ int ModelRecvRing(Device* device, QpHandle qp, RecvRing* out) {
   return d->RecvRingOf(qp, out);
 }
 
+int ModelCqRing(Device* device, CqHandle cq, CqRing* out) {
+  const sim::ModelCall call;
+  if (!call.ok()) return EPERM;
+  auto* d = dynamic_cast<ModelDevice*>(Unchecked(device));
+  if (d == nullptr || out == nullptr) return EINVAL;
+  return d->CqRingOf(cq, out);
+}
+
 namespace {
 // The platform on this thread, elaborated if it still can be (kernel.h 1): observers need it.
 bool PlatformReady() {

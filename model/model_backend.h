@@ -202,6 +202,18 @@ struct RecvRing {
   uint32_t producer = 0;
 };
 int ModelRecvRing(Device* device, QpHandle qp, RecvRing* out);
+// A CQ's ring in queue memory, for the same driver's own poll: `slots` CQEs of 64 bytes
+// from `addr` (model/engine/cq.h contract 5: the layout; byte 63 the owner, 1 on the
+// ring's first pass, 0 on the second, ...), and the consumer record (u32: the CQEs the
+// driver took) the NIC reads when it sees the ring full (contract 6). A CQ takes its polls
+// from the driver or from ibv_poll_cq, not both. ENOENT: no such CQ; EINVAL: not a model
+// device, or the ring is this process's memory; EPERM off the kernel's thread.
+struct CqRing {
+  uint64_t addr = 0;
+  uint64_t record = 0;
+  uint32_t slots = 0;
+};
+int ModelCqRing(Device* device, CqHandle cq, CqRing* out);
 // Every model DMA of the process as it completes (a TLM transaction; platform.h contract 6):
 // the slot (device index), what it was for ("PAYLOAD_READ", "WRITE_DATA", "READ_SOURCE",
 // "ATOMIC", "RECV_DATA", "RESPONSE_DATA", "CQE", "RECV_WQE", "SEND_WQE", "RECV_DBREC",

@@ -96,6 +96,16 @@ int ModelDevice::RecvRingOf(QpHandle qp, RecvRing* out) {
   return 0;
 }
 
+int ModelDevice::CqRingOf(CqHandle cq, CqRing* out) {
+  const engine::Cq* c = Host()->FindCq(ctx_, cq.id);
+  if (c == nullptr) return ENOENT;
+  if (!c->placed()) return EINVAL;
+  out->addr = c->ring_addr();
+  out->record = c->record_addr();
+  out->slots = static_cast<uint32_t>(c->slots());
+  return 0;
+}
+
 int ModelDevice::DeregMr(MrHandle mr) { return Host()->DeregMr(ctx_, mr.id); }
 
 int ModelDevice::ReregMr(MrHandle mr, int flags, PdHandle pd, size_t length, AccessFlags access,

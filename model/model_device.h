@@ -14,6 +14,7 @@ namespace qptwin::model {
 
 struct SendRing;  // model_backend.h
 struct RecvRing;
+struct CqRing;
 
 // The longest single wait or Advance the model performs (2^50 ns, about 13 days).
 inline constexpr uint64_t kMaxWaitNs = uint64_t{1} << 50;
@@ -36,6 +37,7 @@ class ModelDevice : public Device {
   // model_backend.h ModelSendRing.
   int SendRingOf(QpHandle qp, SendRing* out);
   int RecvRingOf(QpHandle qp, RecvRing* out);  // model_backend.h ModelRecvRing
+  int CqRingOf(CqHandle cq, CqRing* out);       // model_backend.h ModelCqRing
   // model_backend.h ModelRegMrAt: a region at a bus address of the platform's.
   int RegMrAt(PdHandle pd, uint64_t addr, size_t length, AccessFlags access, MrHandle* out,
               uint32_t* lkey, uint32_t* rkey);

@@ -1161,6 +1161,8 @@ TEST(DriverPosts, RingsTheNicCannotTakeAreIgnoredNotACrash) {
   EXPECT_EQ(qptwin::model::ModelSendRing(plain.a.dev.get(), plain.a.qp, &ring), EINVAL);
   qptwin::model::RecvRing rring;
   EXPECT_EQ(qptwin::model::ModelRecvRing(plain.b.dev.get(), plain.b.qp, &rring), EINVAL);
+  qptwin::model::CqRing cring;
+  EXPECT_EQ(qptwin::model::ModelCqRing(plain.a.dev.get(), plain.a.scq, &cring), EINVAL);
 }
 
 // A helper's review of the driver's path: images that do not hold together, a ring from
@@ -1245,6 +1247,51 @@ TEST(DriverPosts, AProvidersImageThatDeclaresMoreThanItsSlotIsMalformed) {
   ASSERT_EQ(wc.size(), 1u);
   EXPECT_EQ(wc[0].wr_id, 34u);
   EXPECT_EQ(wc[0].status, qptwin::WcStatus::kLocQpOpErr);
+}
+
+TEST(DriverPosts, ADriverPollsItsOwnCqByTheOwnerByteAndRoundTheRing) {
+  ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
+  using namespace qptwin::testing;
+  auto [be, a, b] = PairWithQueuesInDram();
+  qptwin::model::SendRing ring;
+  qptwin::model::CqRing cq;
+  ASSERT_EQ(qptwin::model::ModelSendRing(a.dev.get(), a.qp, &ring), 0);
+  ASSERT_EQ(qptwin::model::ModelCqRing(a.dev.get(), a.scq, &cq), 0);
+  EXPECT_GE(cq.addr, kQueuesA);
+  EXPECT_EQ(cq.slots, 64u) << "the CQ's depth";
+  // Ten rounds of 12 WRITEs (120 CQEs through a 64-entry ring): each round the driver
+  // writes the WQEs, rings once, lets 100 us pass, then takes the CQEs whose owner byte
+  // says this pass and writes its consumer count into the record.
+  uint32_t p = ring.producer;
+  uint32_t ci = 0;
+  uint64_t next_id = 1000;
+  for (int round = 0; round < 10; ++round) {
+    for (int k = 0; k < 12; ++k) {
+      DriverWqe w;
+      w.wr_id = 1000 + 12 * round + k;
+      w.remote_addr = b.Addr(8 * k);
+      w.rkey = b.rkey;
+      w.sge = a.At(8 * k, 8);
+      p = DriverWrite(ring, p, w);
+    }
+    ASSERT_EQ(DriverRing(0, ring.qpn, p), tlm::TLM_OK_RESPONSE);
+    be->Advance(100'000);
+    for (;;) {
+      const uint8_t* cqe = TheDram()->At(cq.addr + uint64_t{ci % cq.slots} * 64);
+      if (cqe[63] != (((ci / cq.slots) & 1) ^ 1)) break;  // not this pass's: none new
+      uint64_t wr_id = 0;
+      std::memcpy(&wr_id, cqe, 8);
+      EXPECT_EQ(wr_id, next_id++);
+      EXPECT_EQ(cqe[32], static_cast<uint8_t>(qptwin::WcStatus::kSuccess)) << "CQE " << ci;
+      ++ci;
+    }
+    PutLe<uint32_t>(TheDram()->At(cq.record), ci);
+    ASSERT_EQ(ci, 12u * (round + 1)) << "round " << round;
+  }
+  qptwin::QpAttr attr;
+  qptwin::QpInitAttr init;
+  ASSERT_EQ(a.dev->QueryQp(a.qp, &attr, &init), 0);
+  EXPECT_EQ(attr.qp_state, qptwin::QpState::kRts) << "no overrun";
 }
 
 // Windows are the device's: two devices may not name overlapping windows even before either

@@ -64,6 +64,7 @@ void Cq::PlaceAt(QueueBlock block, HostBus& cpu) {
   host_.reset();
   slots_ = static_cast<size_t>(depth_);
   head_ = 0;
+  written_ = 0;
   (void)CpuPutRecord(cpu, DmaKind::kCqDbRec, RecordAddr(), 0);
 }
 
@@ -75,8 +76,10 @@ void Cq::MoveTo(QueueBlock block, int depth, HostBus& cpu) {
   uint8_t image[kCqeBytes];
   for (size_t i = 0; i < size(); ++i) {
     if (!cpu.Read(SlotAddr(head_ + i), image, kCqeBytes)) std::memset(image, 0, kCqeBytes);
+    image[kCqeBytes - 1] = 1;  // contract 5: the new ring's first pass
     (void)cpu.Write(block.addr() + (i % new_slots) * kCqeBytes, image, kCqeBytes);
   }
+  written_ = size();
   block_ = std::move(block);
   depth_ = depth;
   slots_ = new_slots;
@@ -100,6 +103,14 @@ bool Cq::NicSeesRoom(HostBus& bus) {
     ok = bus.Read(RecordAddr(), word, sizeof word);
   }
   if (ok) nic_consumed_ = Get<uint32_t>(word, 0);
+  // Contract 6: CQEs a driver of the program's own took (the record ahead of the provider's
+  // polls, within what was written) leave the queue.
+  const uint32_t taken = nic_consumed_ - polled_;
+  if (ok && block_ && static_cast<int32_t>(taken) > 0 && taken <= size()) {
+    for (uint32_t i = 0; i < taken; ++i) visible_.pop_front();
+    head_ += taken;
+    polled_ += taken;
+  }
   return static_cast<int>(produced - nic_consumed_) < depth_;
 }
 
@@ -115,6 +126,7 @@ bool Cq::Push(const WorkCompletion& wc, uint64_t visible_at, HostBus& bus) {
   }
   uint8_t image[kCqeBytes];
   Encode(wc, image);
+  if (block_) image[kCqeBytes - 1] = static_cast<uint8_t>(((written_ / slots_) & 1) ^ 1);  // 5
   if (!bus.Write(SlotAddr(head_ + size()), image, kCqeBytes)) {
     ++write_errors_;
     error_ = true;
@@ -124,6 +136,7 @@ bool Cq::Push(const WorkCompletion& wc, uint64_t visible_at, HostBus& bus) {
   if (visible_at < last_visible_) visible_at = last_visible_;
   last_visible_ = visible_at;
   visible_.push_back(visible_at);
+  ++written_;
   return true;
 }
 

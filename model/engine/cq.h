@@ -20,14 +20,20 @@
 //     driver's copy, as rxe_cq_resize_queue does).
 //     Layout (little-endian): 0 wr_id u64; 8 byte_len, 12 imm_data, 16 qp_num, 20 src_qp,
 //     24 wc_flags, 28 vendor_err (u32 each); 32 status, 33 opcode, 34 sl, 35 dlid_path_bits
-//     (u8); 36 pkey_index, 38 slid (u16); 40..63 zero.
+//     (u8); 36 pkey_index, 38 slid (u16); 40..62 zero; 63 owner: in a ring in queue
+//     memory (7) ((n / depth) & 1) ^ 1 for the n-th CQE written since the ring was placed
+//     (counting from 0; a resize places it anew, the CQEs it moves first), as mlx5's owner bit, so a driver of the program's own tells a
+//     new CQE from the last pass's (and from the zeroed ring's); 0 elsewhere.
 //  6. The consumer index record: Poll writes the number of CQEs polled (u32, wrapping; the
 //     provider's own count, kept beside the record) into
 //     a record in host memory (the provider's CPU write, as mlx5's CQ doorbell record; rxe's
 //     kernel reads the consumer index of the shared queue). The NIC keeps the last value it
 //     read and reads the record (one 4-byte transfer through the bus Push was given, tagged
 //     kCqDbRec, its delay counted like the CQE write's) only when that value shows the ring
-//     full; still full, or the read failed, is an overrun (contract 1).
+//     full; still full, or the read failed, is an overrun (contract 1). A record ahead of
+//     the provider's count shows CQEs a driver of the program's own took from the ring (its
+//     own poll, by the owner byte): they leave the queue then (no longer counted, never
+//     polled again). A CQ takes its polls from the driver or from ibv_poll_cq, not both.
 //  7. Queue memory at a bus address (queue_memory.h): PlaceAt gives a new CQ a block for its
 //     ring (depth() slots, never grown) and its record, which it sets to 0 (the provider's
 //     CPU; the provider keeps the count it wrote last, as mlx5's cons_index beside its
@@ -83,6 +89,10 @@ class Cq {
   // before it, plus the extra time its write took on the bus: host_bus.h contract 3).
   uint64_t last_visible() const { return last_visible_; }
   size_t slots() const { return slots_; }
+  // A placed ring's bus addresses (contract 7; 0 for a ring in this process's memory), for a
+  // driver of the program's own (model_backend.h ModelCqRing).
+  uint64_t ring_addr() const { return block_ ? block_.addr() : 0; }
+  uint64_t record_addr() const { return RecordAddr(); }
   static void Encode(const WorkCompletion& wc, uint8_t* image);
   static WorkCompletion Decode(const uint8_t* image);
 
@@ -129,6 +139,7 @@ class Cq {
   uint32_t consumer_record_ = 0;
   uint32_t polled_ = 0;
   uint32_t nic_consumed_ = 0;     // the record's value the NIC read last
+  uint64_t written_ = 0;  // CQEs written since PlaceAt or MoveTo (contract 5's owner byte)
   bool error_ = false;
   bool armed_ = false;
   bool solicited_only_ = false;
