@@ -11,6 +11,7 @@
 // index) is a transaction it sees, labelled by_cpu (engine/host_bus.h contract 7).
 #include <gtest/gtest.h>
 
+#define SC_INCLUDE_DYNAMIC_PROCESSES  // a test spawns a method process
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
@@ -1229,6 +1230,55 @@ TEST(DriverPosts, ARingFromInsideTheNicsOwnDmaIsRefused) {
   ASSERT_EQ(wc.size(), 1u);
   EXPECT_EQ(wc[0].status, qptwin::WcStatus::kSuccess);
   // Rung again from outside, the second one runs.
+  EXPECT_EQ(DriverRing(0, ring.qpn, second), tlm::TLM_OK_RESPONSE);
+  wc = Wait(a, a.scq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, qptwin::WcStatus::kSuccess);
+}
+
+// A second review: a method process's ring, and one from inside its own ring's DMA (the
+// method's model call holds no turn; the engine is on the stack all the same).
+TEST(DriverPosts, ARingFromInsideAMethodsOwnRingIsRefused) {
+  if (sc_core::sc_get_status() != sc_core::SC_RUNNING) {
+    GTEST_SKIP() << "a method process rings: runs in user_memory_in_simulation_test";
+  }
+  ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
+  using namespace qptwin::testing;
+  auto [be, a, b] = PairWithQueuesInDram();
+  qptwin::model::SendRing ring;
+  ASSERT_EQ(qptwin::model::ModelSendRing(a.dev.get(), a.qp, &ring), 0);
+  DriverWqe w;
+  w.wr_id = 35;
+  w.remote_addr = b.Addr(0);
+  w.rkey = b.rkey;
+  w.sge = a.At(0, 8);
+  const uint32_t p = DriverWrite(ring, ring.producer, w);
+  const uint32_t second = DriverWrite(ring, p, w);
+  std::vector<tlm::tlm_response_status> nested;
+  tlm::tlm_response_status outer = tlm::TLM_INCOMPLETE_RESPONSE;
+  bool rang = false;
+  TheDram()->on_nic_wqe_read = [&] { nested.push_back(DriverRing(0, ring.qpn, second)); };
+  sc_core::sc_event go;
+  sc_core::sc_spawn_options o;
+  o.spawn_method();
+  o.dont_initialize();
+  o.set_sensitivity(&go);
+  sc_core::sc_spawn([&] {
+    if (rang) return;
+    outer = DriverRing(0, ring.qpn, p);
+    rang = true;
+  }, "method_driver", &o);
+  go.notify(sc_core::SC_ZERO_TIME);
+  for (int i = 0; i < 100 && !rang; ++i) sc_core::wait(1, sc_core::SC_NS);
+  TheDram()->on_nic_wqe_read = nullptr;
+  ASSERT_TRUE(rang);
+  EXPECT_EQ(outer, tlm::TLM_OK_RESPONSE);
+  ASSERT_EQ(nested.size(), 1u);
+  EXPECT_EQ(nested[0], tlm::TLM_GENERIC_ERROR_RESPONSE) << "the engine is on the stack";
+  auto wc = Wait(a, a.scq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, qptwin::WcStatus::kSuccess);
+  // A later ring from outside works: no call was left counted.
   EXPECT_EQ(DriverRing(0, ring.qpn, second), tlm::TLM_OK_RESPONSE);
   wc = Wait(a, a.scq, 1);
   ASSERT_EQ(wc.size(), 1u);

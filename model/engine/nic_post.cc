@@ -255,6 +255,8 @@ void Nic::FetchWqes(Qp& qp, size_t first, const DoorbellWrite& db, uint64_t extr
     failed = !ReadSqSlots(qp, first, n, wqe_fetch_.data());
     ready += bus_->delay_total() - before;  // host_bus.h contract 3
   }
+  // ReadSqSlots' first read ends at the ring's end when the run wraps it.
+  const size_t wrap = std::min(n, qp.send_ring_slots() - qp.sq[first].slot);
   for (size_t i = 0; i < n; ++i) {
     SendWqe& w = qp.sq[first + i];
     w.ready_ns = ready;
@@ -262,9 +264,17 @@ void Nic::FetchWqes(Qp& qp, size_t first, const DoorbellWrite& db, uint64_t extr
     // send_wqe_image.h contract 4: an image of another post (its slot was not written) is
     // malformed, as a failed fetch.
     const uint8_t* image = &wqe_fetch_[i * stride];
-    if (failed || !SendWqeImage::IsPost(image, w.post_index) || !TakeImage(qp, w, image, stride)) {
-      w.fetch_failed = true;  // the WQE keeps the provider's fields for its completion
-      // A driver's WQE has none: the wr_id its header names (doorbell_port.h contract 6).
+    // What was read of it: a whole slot, but for the run's last provider WQE its image's
+    // size (ReadSqSlots), or the doorbell's bytes.
+    const bool ends_a_read = i + 1 == n || i + 1 == wrap;
+    const size_t read = by_mmio || w.from_ring || !ends_a_read
+                            ? stride
+                            : SendWqeImage::Bytes(w.wr, InlineLen(w));
+    if (failed || !SendWqeImage::IsPost(image, w.post_index) || !TakeImage(qp, w, image, read)) {
+      // Its completion takes wr_id and opcode from the WQE as it stands: the provider's
+      // fields, or what an image that did not hold together held.
+      w.fetch_failed = true;
+      // A driver's WQE has no provider's: the wr_id its header names (doorbell_port.h 6).
       if (w.from_ring && !failed) w.wr.wr_id = image::Get<uint64_t>(image, 0);
     }
   }
@@ -328,7 +338,8 @@ bool Nic::RereadWqe(Qp& qp, size_t index) {
   SendWqe& w = qp.sq[index];
   // send_wqe_image.h contract 4: its slot holds another post's image (host_bus.h 7).
   if (!SendWqeImage::IsPost(wqe_fetch_.data(), w.post_index)) return false;
-  return TakeImage(qp, w, wqe_fetch_.data(), qp.sq_stride);
+  const size_t read = w.from_ring ? qp.sq_stride : SendWqeImage::Bytes(w.wr, InlineLen(w));
+  return TakeImage(qp, w, wqe_fetch_.data(), read);
 }
 
 int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size_t* bad) {

@@ -133,8 +133,9 @@ Ring<RecvWr> RecvQueue::Flush(HostBus& bus) {
   }
   nic_producer_ = consumed_;
   if (!records_.empty()) return out;  // posted after the value the NIC could read
-  if (block_) {  // contract 7: the ring and the record stay where they are
-    head_ = 0;
+  if (block_) {
+    // Contract 7: the ring and the record stay where they are, and receive n in slot
+    // n mod slots (the producer counts on: a driver's next one goes after it).
   } else {  // as a fresh queue, its storage given back
     clear();
     host_.reset();

@@ -83,9 +83,9 @@ class RecvQueue {
   void clear() {
     if (block_) {  // the record in queue memory keeps its value: count the flushed as taken
       consumed_ += static_cast<uint32_t>(records_.size());
+      head_ += records_.size();  // receive n stays in slot n mod slots (a driver's, 6)
       nic_producer_ = consumed_;
       records_.clear();
-      head_ = 0;
       return;
     }
     records_.clear();

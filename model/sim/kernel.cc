@@ -99,6 +99,7 @@ namespace {
 struct Turn {
   sc_core::sc_process_handle owner;
   int depth = 0;
+  int method_depth = 0;  // method processes' calls under way (they hold no turn)
   bool may_yield = false;
   sc_core::sc_event* free = nullptr;  // notified when the turn is given up
 };
@@ -125,28 +126,43 @@ void GiveUpTurn(Turn& t) {
 }  // namespace
 
 namespace {
-int& CallsUnderWay() {  // ok ModelCalls alive (the kernel's thread only)
+// Model calls begun outside a running simulation (the kernel's thread only): such a call
+// may run the model's own sc_start, and every process that runs meanwhile runs inside it.
+int& OutsideCalls() {
   static int calls = 0;
   return calls;
 }
 }  // namespace
 
 bool ModelCall::UnderWay() {
-  if (ScClock::Stepping()) return true;
-  if (sc_core::sc_get_status() != sc_core::SC_RUNNING) return CallsUnderWay() > 0;
+  // An engine wake-up, or a call begun outside the simulation (whose sc_start runs now, or
+  // which is still on the stack): the engine is mid-work.
+  if (ScClock::Stepping() || OutsideCalls() > 0) return true;
+  if (sc_core::sc_get_status() != sc_core::SC_RUNNING) return false;
   const Turn& t = TheTurn();
+  if (t.method_depth > 0) return true;  // a method's call: nothing runs beside a method
   const sc_core::sc_process_handle me = CallingThread();
-  if (!me.valid()) return t.depth > 0;  // a method: only while no thread's call runs
+  // A method runs inside a thread's call that holds the turn (the thread waits within it);
+  // a thread is inside its own call, or may wait for the turn (another thread's call).
+  if (!me.valid()) return t.depth > 0;
   return t.depth > 0 && t.owner == me;
 }
 
 ModelCall::ModelCall(Kind kind) : ok_(OnKernelThread()) {
-  if (ok_) ++CallsUnderWay();
-  if (!ok_ || sc_core::sc_get_status() != sc_core::SC_RUNNING) return;
+  if (!ok_) return;
+  if (sc_core::sc_get_status() != sc_core::SC_RUNNING) {
+    outside_ = true;
+    ++OutsideCalls();
+    return;
+  }
   const sc_core::sc_process_handle me = CallingThread();
   Turn& t = TheTurn();
   if (!me.valid()) {  // a method: it cannot wait for a turn
     ok_ = t.depth == 0;
+    if (ok_) {
+      method_ = true;
+      ++t.method_depth;
+    }
     return;
   }
   turn_ = true;
@@ -159,11 +175,18 @@ ModelCall::ModelCall(Kind kind) : ok_(OnKernelThread()) {
 }
 
 ModelCall::~ModelCall() {
-  if (ok_) --CallsUnderWay();
+  if (outside_) --OutsideCalls();
+  if (method_) --TheTurn().method_depth;
   if (!turn_) return;
   Turn& t = TheTurn();
-  if (--t.depth > 0) return;
-  ScClock::AfterModelCall();
+  // A thread killed while it yielded its turn (TurnYield did not take it back) holds none:
+  // the turn is another thread's now, or nobody's.
+  if (!(t.owner == CallingThread()) || t.depth == 0) return;
+  if (t.depth > 1) {
+    --t.depth;
+    return;
+  }
+  ScClock::AfterModelCall();  // still the turn's owner: a wake-up it makes runs inside it
   GiveUpTurn(t);
 }
 

@@ -115,7 +115,9 @@ class ModelCall {
 
  private:
   bool ok_ = false;
-  bool turn_ = false;  // this call took (or re-entered) the turn
+  bool turn_ = false;     // this call took (or re-entered) the turn
+  bool outside_ = false;  // begun outside a running simulation
+  bool method_ = false;   // a method process's
 };
 
 // Contract 7: inside a kWait call's wait, the turn is the other threads'; taken back when

@@ -430,7 +430,7 @@ void NicSlot::MmioTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& dela
   // (taken first: it may wait for its turn, and the NIC is chosen when it has it), never
   // while the engine is on the stack (a module of the program's answering the NIC's DMA).
   std::optional<ModelCall> call;
-  if (ext == nullptr && !ModelCall::UnderWay()) call.emplace();
+  if (ext == nullptr && OnKernelThread() && !ModelCall::UnderWay()) call.emplace();
   engine::Nic* nic = ext ? ext->nic
                      : (!call || !call->ok() || attached_.empty()) ? nullptr
                                                                    : attached_.back();
