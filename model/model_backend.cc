@@ -304,28 +304,28 @@ int ModelQueueMemoryAt(Device* device, uint64_t addr, size_t length) {
   return d->SetQueueMemory(addr, length);  // held on the slot's bus while a queue uses it
 }
 
-int ModelSendRing(Device* device, QpHandle qp, SendRing* out) {
+namespace {
+// ModelSendRing, ModelRecvRing, ModelCqRing: a model call on a model device.
+template <typename Handle, typename Out>
+int RingOf(Device* device, Handle h, Out* out, int (ModelDevice::*of)(Handle, Out*)) {
   const sim::ModelCall call;
   if (!call.ok()) return EPERM;
   auto* d = dynamic_cast<ModelDevice*>(Unchecked(device));
   if (d == nullptr || out == nullptr) return EINVAL;
-  return d->SendRingOf(qp, out);
+  return (d->*of)(h, out);
+}
+}  // namespace
+
+int ModelSendRing(Device* device, QpHandle qp, SendRing* out) {
+  return RingOf(device, qp, out, &ModelDevice::SendRingOf);
 }
 
 int ModelRecvRing(Device* device, QpHandle qp, RecvRing* out) {
-  const sim::ModelCall call;
-  if (!call.ok()) return EPERM;
-  auto* d = dynamic_cast<ModelDevice*>(Unchecked(device));
-  if (d == nullptr || out == nullptr) return EINVAL;
-  return d->RecvRingOf(qp, out);
+  return RingOf(device, qp, out, &ModelDevice::RecvRingOf);
 }
 
 int ModelCqRing(Device* device, CqHandle cq, CqRing* out) {
-  const sim::ModelCall call;
-  if (!call.ok()) return EPERM;
-  auto* d = dynamic_cast<ModelDevice*>(Unchecked(device));
-  if (d == nullptr || out == nullptr) return EINVAL;
-  return d->CqRingOf(cq, out);
+  return RingOf(device, cq, out, &ModelDevice::CqRingOf);
 }
 
 namespace {

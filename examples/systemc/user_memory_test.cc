@@ -1008,13 +1008,40 @@ tlm::tlm_response_status DriverRing(int slot, uint32_t qpn, uint32_t producer) {
   return gp.get_response_status();
 }
 
+// The send ring of `s`'s QP (ModelSendRing).
+qptwin::model::SendRing SendRingOf(const qptwin::testing::Side& s) {
+  qptwin::model::SendRing ring;
+  EXPECT_EQ(qptwin::model::ModelSendRing(s.dev.get(), s.qp, &ring), 0);
+  return ring;
+}
+
+// A signaled 8-byte WRITE from a's region at 0 into b's at 0.
+DriverWqe EightByteWrite(const qptwin::testing::Side& a, const qptwin::testing::Side& b,
+                         uint64_t wr_id) {
+  DriverWqe w;
+  w.wr_id = wr_id;
+  w.remote_addr = b.Addr(0);
+  w.rkey = b.rkey;
+  w.sge = a.At(0, 8);
+  return w;
+}
+
+// The driver rings `ring` up to `producer`; one CQE follows on a's send CQ.
+void ExpectRingCompletes(qptwin::testing::Side& a, const qptwin::model::SendRing& ring,
+                         uint32_t producer, uint64_t wr_id, qptwin::WcStatus status) {
+  EXPECT_EQ(DriverRing(0, ring.qpn, producer), tlm::TLM_OK_RESPONSE);
+  const auto wc = qptwin::testing::Wait(a, a.scq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].wr_id, wr_id);
+  EXPECT_EQ(wc[0].status, status);
+}
+
 TEST(DriverPosts, AWriteADriverPutsInTheRingAndRingsRunsWithoutAVerbsPost) {
   ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
   using namespace qptwin::testing;
   auto [be, a, b] = PairWithQueuesInDram();
   Dram& dram = *TheDram();
-  qptwin::model::SendRing ring;
-  ASSERT_EQ(qptwin::model::ModelSendRing(a.dev.get(), a.qp, &ring), 0);
+  qptwin::model::SendRing ring = SendRingOf(a);
   EXPECT_GE(ring.addr, kQueuesA);
   EXPECT_LT(ring.addr, kQueuesA + kQueueBytes);
   EXPECT_EQ(ring.qpn, a.qpn);
@@ -1057,17 +1084,12 @@ TEST(DriverPosts, AMalformedDriverWqeIsALocalQpOperationErrorAndTheRestIsFlushed
   ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
   using namespace qptwin::testing;
   auto [be, a, b] = PairWithQueuesInDram();
-  qptwin::model::SendRing ring;
-  ASSERT_EQ(qptwin::model::ModelSendRing(a.dev.get(), a.qp, &ring), 0);
+  qptwin::model::SendRing ring = SendRingOf(a);
   DriverWqe bad_op;
   bad_op.wr_id = 77;
   bad_op.opcode_value = 99;  // no such opcode
   bad_op.sge = a.At(0, 8);
-  DriverWqe next;
-  next.wr_id = 78;
-  next.remote_addr = b.Addr(0);
-  next.rkey = b.rkey;
-  next.sge = a.At(0, 8);
+  DriverWqe next = EightByteWrite(a, b, 78);
   uint32_t p = DriverWrite(ring, ring.producer, bad_op);
   p = DriverWrite(ring, p, next);
   EXPECT_EQ(DriverRing(0, ring.qpn, p), tlm::TLM_OK_RESPONSE);
@@ -1136,8 +1158,7 @@ TEST(DriverPosts, RingsTheNicCannotTakeAreIgnoredNotACrash) {
   ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
   using namespace qptwin::testing;
   auto [be, a, b] = PairWithQueuesInDram();
-  qptwin::model::SendRing ring;
-  ASSERT_EQ(qptwin::model::ModelSendRing(a.dev.get(), a.qp, &ring), 0);
+  qptwin::model::SendRing ring = SendRingOf(a);
   // More WQEs than the ring holds, an SGE count past the slot, a slot never written, and
   // a QP number nobody has: nothing runs, or the WQE fails alone.
   EXPECT_EQ(DriverRing(0, ring.qpn, ring.producer + ring.slots + 1), tlm::TLM_OK_RESPONSE);
@@ -1149,11 +1170,7 @@ TEST(DriverPosts, RingsTheNicCannotTakeAreIgnoredNotACrash) {
   huge.wr_id = 61;
   huge.sges = 1'000'000;  // declares far more than its slot
   const uint32_t p = DriverWrite(ring, ring.producer, huge);
-  EXPECT_EQ(DriverRing(0, ring.qpn, p), tlm::TLM_OK_RESPONSE);
-  auto wc = Wait(a, a.scq, 1);
-  ASSERT_EQ(wc.size(), 1u);
-  EXPECT_EQ(wc[0].wr_id, 61u);
-  EXPECT_EQ(wc[0].status, qptwin::WcStatus::kLocQpOpErr);
+  ExpectRingCompletes(a, ring, p, 61, qptwin::WcStatus::kLocQpOpErr);
   // A ring that names nothing new does nothing.
   EXPECT_EQ(DriverRing(0, ring.qpn, p), tlm::TLM_OK_RESPONSE);
   EXPECT_EQ(a.dev->WaitForCompletions(a.scq, 1, 100'000, &none), ETIMEDOUT);
@@ -1172,8 +1189,7 @@ TEST(DriverPosts, WqesThatDoNotHoldTogetherFailAlone) {
   ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
   using namespace qptwin::testing;
   auto [be, a, b] = PairWithQueuesInDram();
-  qptwin::model::SendRing ring;
-  ASSERT_EQ(qptwin::model::ModelSendRing(a.dev.get(), a.qp, &ring), 0);
+  qptwin::model::SendRing ring = SendRingOf(a);
   // An inline SEND whose SGE says 64 bytes and whose inline bytes are 16.
   DriverWqe w;
   w.wr_id = 31;
@@ -1182,42 +1198,28 @@ TEST(DriverPosts, WqesThatDoNotHoldTogetherFailAlone) {
   w.sge = a.At(0, 64);
   const uint32_t p = DriverWrite(ring, ring.producer, w);
   PutLe<uint32_t>(TheDram()->At(ring.addr) + 96, 16);
-  EXPECT_EQ(DriverRing(0, ring.qpn, p), tlm::TLM_OK_RESPONSE);
-  auto wc = Wait(a, a.scq, 1);
-  ASSERT_EQ(wc.size(), 1u);
-  EXPECT_EQ(wc[0].wr_id, 31u);
-  EXPECT_EQ(wc[0].status, qptwin::WcStatus::kLocQpOpErr);
+  ExpectRingCompletes(a, ring, p, 31, qptwin::WcStatus::kLocQpOpErr);
 }
 
 TEST(DriverPosts, AnOpcodeBeyondAByteIsNoOpcode) {
   ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
   using namespace qptwin::testing;
   auto [be, a, b] = PairWithQueuesInDram();
-  qptwin::model::SendRing ring;
-  ASSERT_EQ(qptwin::model::ModelSendRing(a.dev.get(), a.qp, &ring), 0);
+  qptwin::model::SendRing ring = SendRingOf(a);
   DriverWqe w;
   w.wr_id = 32;
   w.opcode_value = 0x102;  // SEND's 2 in its low byte
   w.sge = a.At(0, 8);
   const uint32_t p = DriverWrite(ring, ring.producer, w);
-  EXPECT_EQ(DriverRing(0, ring.qpn, p), tlm::TLM_OK_RESPONSE);
-  auto wc = Wait(a, a.scq, 1);
-  ASSERT_EQ(wc.size(), 1u);
-  EXPECT_EQ(wc[0].wr_id, 32u);
-  EXPECT_EQ(wc[0].status, qptwin::WcStatus::kLocQpOpErr);
+  ExpectRingCompletes(a, ring, p, 32, qptwin::WcStatus::kLocQpOpErr);
 }
 
 TEST(DriverPosts, ARingFromInsideTheNicsOwnDmaIsRefused) {
   ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
   using namespace qptwin::testing;
   auto [be, a, b] = PairWithQueuesInDram();
-  qptwin::model::SendRing ring;
-  ASSERT_EQ(qptwin::model::ModelSendRing(a.dev.get(), a.qp, &ring), 0);
-  DriverWqe w;
-  w.wr_id = 33;
-  w.remote_addr = b.Addr(0);
-  w.rkey = b.rkey;
-  w.sge = a.At(0, 8);
+  qptwin::model::SendRing ring = SendRingOf(a);
+  DriverWqe w = EightByteWrite(a, b, 33);
   const uint32_t p = DriverWrite(ring, ring.producer, w);
   const uint32_t second = DriverWrite(ring, p, w);
   std::vector<tlm::tlm_response_status> nested;
@@ -1245,13 +1247,8 @@ TEST(DriverPosts, ARingFromInsideAMethodsOwnRingIsRefused) {
   ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
   using namespace qptwin::testing;
   auto [be, a, b] = PairWithQueuesInDram();
-  qptwin::model::SendRing ring;
-  ASSERT_EQ(qptwin::model::ModelSendRing(a.dev.get(), a.qp, &ring), 0);
-  DriverWqe w;
-  w.wr_id = 35;
-  w.remote_addr = b.Addr(0);
-  w.rkey = b.rkey;
-  w.sge = a.At(0, 8);
+  qptwin::model::SendRing ring = SendRingOf(a);
+  DriverWqe w = EightByteWrite(a, b, 35);
   const uint32_t p = DriverWrite(ring, ring.producer, w);
   const uint32_t second = DriverWrite(ring, p, w);
   std::vector<tlm::tlm_response_status> nested;
