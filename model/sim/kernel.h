@@ -38,7 +38,11 @@
 //     after it a thread whose wait the call satisfied wakes (ScClock::BeforeModelCall,
 //     AfterModelCall). A method process cannot wait: its call fails (ok() false, EPERM)
 //     while a thread's call is under way. Outside a running simulation ModelCall only
-//     checks the thread.
+//     checks the thread. UnderWay() tells whether the engine is on the caller's stack (a
+//     call of the calling thread, a method's call, a call begun outside the simulation
+//     whose sc_start runs now, or a clock's Step): what a program's module that answers
+//     the engine's own transfers asks of the model then (a driver's doorbell,
+//     platform.h contract 8) is refused, not run inside it.
 //  6. MeasureRawActivations(n): SystemC's own speed here and now, in this process, for
 //     ratios against it (issue 12: `qptwin bench --vs-systemc`, model/systemc/sc_speed_bench
 //     measures the same loops): n activations of a trivial SC_METHOD re-notified by a 1 ns
