@@ -256,7 +256,7 @@ void Nic::FetchWqes(Qp& qp, size_t first, const DoorbellWrite& db, uint64_t extr
     ready += bus_->delay_total() - before;  // host_bus.h contract 3
   }
   // ReadSqSlots' first read ends at the ring's end when the run wraps it.
-  const size_t wrap = std::min(n, qp.send_ring_slots() - qp.sq[first].slot);
+  const size_t wrap = n > 1 ? std::min(n, qp.send_ring_slots() - qp.sq[first].slot) : n;
   for (size_t i = 0; i < n; ++i) {
     SendWqe& w = qp.sq[first + i];
     w.ready_ns = ready;

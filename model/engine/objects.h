@@ -274,10 +274,8 @@ struct Qp : std::enable_shared_from_this<Qp> {
   uint32_t traced_sq = 0, traced_rq = 0;  // the counts a tracer saw last (trace_port.h)
   // rxe's send ring (rxe_queue.c rxe_queue_init): the granted max_send_wr + 1 slots, rounded
   // up to a power of two; its producer, consumer and req.wqe_index count modulo this.
-  size_t send_ring_slots() const {
-    size_t slots = 1;
-    while (slots < cap.max_send_wr + size_t{1}) slots <<= 1;
-    return slots;
+  size_t send_ring_slots() const {  // the least power of two above max_send_wr (no loop)
+    return cap.max_send_wr == 0 ? 1 : size_t{2} << (31 - __builtin_clz(cap.max_send_wr));
   }
   // The WRs ever posted to the send ring (rxe's producer index, never reset: rxe_queue_reset
   // clears the slots, not the indices), and, under Behaviour::send_slot_keeps_status, what
