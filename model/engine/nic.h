@@ -325,6 +325,9 @@ class Nic {
   bool SqSlot(Qp& qp, uint32_t slot, size_t image_bytes, uint64_t* at);
   // queue_memory.h contract 2: the bytes of a QP's send ring in queue memory.
   static uint64_t SqStride(const QpCap& cap);
+  // The bytes the NIC reads of WQE w's slot when a read ends there: its image's size, or
+  // the whole slot for a driver's WQE (its size is known once read).
+  size_t SlotBytesRead(const Qp& qp, const SendWqe& w) const;
   // The NIC's DMA read of the slots of sq[first..first+n), consecutive, into `out` (slot k
   // of the run at k * sq_stride); false when it failed.
   bool ReadSqSlots(Qp& qp, size_t first, size_t n, uint8_t* out);

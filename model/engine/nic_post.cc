@@ -210,6 +210,11 @@ bool Nic::AdoptRingWqe(const Qp& qp, SendWqe& w) {
   return true;
 }
 
+size_t Nic::SlotBytesRead(const Qp& qp, const SendWqe& w) const {
+  // A driver's WQE (doorbell_port.h contract 6): its size is known only once it is read.
+  return w.from_ring ? qp.sq_stride : SendWqeImage::Bytes(w.wr, InlineLen(w));
+}
+
 bool Nic::ReadSqSlots(Qp& qp, size_t first, size_t n, uint8_t* out) {
   // send_wqe_image.h contract 3: sq[first..first+n) lie in consecutive slots; one read from
   // the first slot to the end of the last image or, where the run wraps the ring, two.
@@ -218,10 +223,7 @@ bool Nic::ReadSqSlots(Qp& qp, size_t first, size_t n, uint8_t* out) {
   const uint32_t slot = qp.sq[first].slot;
   const size_t head = std::min(n, slots - slot);
   auto span = [&](size_t from, size_t count) {  // slots, the last one up to its image's end
-    const SendWqe& last = qp.sq[first + from + count - 1];
-    // A driver's WQE (doorbell_port.h contract 6): its size is known once it is read.
-    return (count - 1) * stride +
-           (last.from_ring ? stride : SendWqeImage::Bytes(last.wr, InlineLen(last)));
+    return (count - 1) * stride + SlotBytesRead(qp, qp.sq[first + from + count - 1]);
   };
   HostBus& bus = Dma(DmaKind::kSendWqe, qp.qpn);
   const uint64_t base = qp.sq_block ? qp.sq_block.addr() : Addr(qp.sq_buf.get());
@@ -267,9 +269,7 @@ void Nic::FetchWqes(Qp& qp, size_t first, const DoorbellWrite& db, uint64_t extr
     // What was read of it: a whole slot, but for the run's last provider WQE its image's
     // size (ReadSqSlots), or the doorbell's bytes.
     const bool ends_a_read = i + 1 == n || i + 1 == wrap;
-    const size_t read = by_mmio || w.from_ring || !ends_a_read
-                            ? stride
-                            : SendWqeImage::Bytes(w.wr, InlineLen(w));
+    const size_t read = by_mmio || !ends_a_read ? stride : SlotBytesRead(qp, w);
     if (failed || !SendWqeImage::IsPost(image, w.post_index) || !TakeImage(qp, w, image, read)) {
       // Its completion takes wr_id and opcode from the WQE as it stands: the provider's
       // fields, or what an image that did not hold together held.
@@ -338,8 +338,7 @@ bool Nic::RereadWqe(Qp& qp, size_t index) {
   SendWqe& w = qp.sq[index];
   // send_wqe_image.h contract 4: its slot holds another post's image (host_bus.h 7).
   if (!SendWqeImage::IsPost(wqe_fetch_.data(), w.post_index)) return false;
-  const size_t read = w.from_ring ? qp.sq_stride : SendWqeImage::Bytes(w.wr, InlineLen(w));
-  return TakeImage(qp, w, wqe_fetch_.data(), read);
+  return TakeImage(qp, w, wqe_fetch_.data(), SlotBytesRead(qp, w));
 }
 
 int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size_t* bad) {
