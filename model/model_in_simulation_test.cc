@@ -81,6 +81,45 @@ TEST(InSimulation, AVerbThatSatisfiesAnotherThreadsWaitWakesItAtOnce) {
   EXPECT_LT(woke_at - modified_at, 100000u) << "woke at " << woke_at << ", the flush was at " << modified_at;
 }
 
+// The same when the call is a method process's (before, a method's call ran neither
+// BeforeModelCall nor AfterModelCall: B woke only at its deadline, a second later).
+TEST(InSimulation, AMethodsVerbThatSatisfiesAThreadsWaitWakesItAtOnce) {
+  auto [be, a, b] = ConnectedSides(RxeModel());
+  size_t bad = 0;
+  ASSERT_EQ(b.dev->PostRecv(b.qp, {Rwr(9, {b.At(0, 64)})}, &bad), 0);
+  uint64_t modified_at = 0, woke_at = 0;
+  int wait_err = -1, modify_err = -1;
+  std::vector<WorkCompletion> got;
+  sc_core::sc_spawn(
+      [&, &b = b] {
+        wait_err = b.dev->WaitForCompletions(b.rcq, 1, kSecond, &got);
+        woke_at = KernelNs();
+      },
+      sc_core::sc_gen_unique_name("host_b"));
+  int runs = 0;
+  sc_core::sc_spawn_options opts;
+  opts.spawn_method();
+  sc_core::sc_spawn(
+      [&, &b = b] {
+        if (runs++ == 0) {
+          sc_core::next_trigger(50, sc_core::SC_US);
+          return;
+        }
+        QpAttr err;
+        err.qp_state = QpState::kErr;
+        modify_err = b.dev->ModifyQp(b.qp, err, attr::kState);
+        modified_at = KernelNs();
+      },
+      sc_core::sc_gen_unique_name("method_a"), &opts);
+  RunFor(2000000);
+  EXPECT_EQ(modify_err, 0);
+  EXPECT_EQ(wait_err, 0);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].status, WcStatus::kWrFlushErr);
+  EXPECT_GT(modified_at, 0u);
+  EXPECT_LT(woke_at - modified_at, 100000u) << "woke at " << woke_at << ", the flush was at " << modified_at;
+}
+
 // The devices' time passes while the program's thread waits its own way: a call after
 // wait(5 us) is 5 us later on the model too.
 TEST(InSimulation, TimeThatTheProgramWaitedPassesForTheModel) {

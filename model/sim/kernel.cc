@@ -100,6 +100,7 @@ struct Turn {
   sc_core::sc_process_handle owner;
   int depth = 0;
   int method_depth = 0;  // method processes' calls under way (they hold no turn)
+  int outside_waiters = 0;  // threads that found a call begun outside under way
   bool may_yield = false;
   sc_core::sc_event* free = nullptr;  // notified when the turn is given up
 };
@@ -110,8 +111,15 @@ Turn& TheTurn() {
   return turn;
 }
 
+int& OutsideCalls();
+
 void TakeTurn(Turn& t, const sc_core::sc_process_handle& me, bool may_yield) {
-  while (t.depth > 0) sc_core::wait(*t.free);
+  // A call begun outside the simulation may be running the model's own sc_start: the
+  // engine is mid-work until it returns (~ModelCall notifies `free` then).
+  while (t.depth > 0 || OutsideCalls() > 0) {
+    if (OutsideCalls() > 0) ++t.outside_waiters;
+    sc_core::wait(*t.free);
+  }
   t.owner = me;
   t.depth = 1;
   t.may_yield = may_yield;
@@ -131,6 +139,15 @@ namespace {
 int& OutsideCalls() {
   static int calls = 0;
   return calls;
+}
+
+// The last call begun outside the simulation ended: threads that waited for it take their
+// turn in the next sc_start's first delta cycle.
+void OutsideCallsEnded() {
+  Turn& t = TheTurn();
+  if (t.outside_waiters == 0) return;
+  t.outside_waiters = 0;
+  t.free->notify(sc_core::SC_ZERO_TIME);
 }
 }  // namespace
 
@@ -157,12 +174,14 @@ ModelCall::ModelCall(Kind kind) : ok_(OnKernelThread()) {
   }
   const sc_core::sc_process_handle me = CallingThread();
   Turn& t = TheTurn();
-  if (!me.valid()) {  // a method: it cannot wait for a turn
-    ok_ = t.depth == 0;
-    if (ok_) {
-      method_ = true;
-      ++t.method_depth;
-    }
+  if (!me.valid()) {
+    // A method cannot wait for a turn: it runs only when the engine is not mid-work (no
+    // thread's call, no call begun outside, no engine wake-up on the stack, e.g. a module
+    // answering the NIC's DMA).
+    ok_ = t.depth == 0 && OutsideCalls() == 0 && !ScClock::Stepping();
+    if (!ok_) return;
+    method_ = true;
+    if (t.method_depth++ == 0) ScClock::BeforeModelCall();
     return;
   }
   turn_ = true;
@@ -175,8 +194,10 @@ ModelCall::ModelCall(Kind kind) : ok_(OnKernelThread()) {
 }
 
 ModelCall::~ModelCall() {
-  if (outside_) --OutsideCalls();
-  if (method_) --TheTurn().method_depth;
+  if (outside_ && --OutsideCalls() == 0) OutsideCallsEnded();
+  if (method_ && --TheTurn().method_depth == 0) {
+    ScClock::AfterModelCall();  // a thread whose wait the call satisfied wakes now
+  }
   if (!turn_) return;
   Turn& t = TheTurn();
   // A thread killed while it yielded its turn (TurnYield did not take it back) holds none:
@@ -199,12 +220,15 @@ TurnYield::TurnYield() {
   yielded_ = true;
 }
 
-TurnYield::~TurnYield() {
+void TurnYield::Retake() {
   if (!yielded_) return;
-  // A thread killed or reset while it waited does not wait for the turn on its way out.
-  if (sc_core::sc_get_current_process_handle().is_unwinding()) return;
+  yielded_ = false;  // a kill while it waits unwinds from here: the turn is not taken
   TakeTurn(TheTurn(), CallingThread(), true);
 }
+
+// Never waits: a wait in a destructor that a kill interrupts would terminate the process.
+// Without Retake (a thread killed or reset while it waited), the turn stays another's.
+TurnYield::~TurnYield() = default;
 
 uint64_t KernelNowNs() {
   if (!OnKernelThread() || !Started()) return 0;

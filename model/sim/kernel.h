@@ -36,9 +36,13 @@
 //     threads have their turn while it waits (TurnYield, in ScClock::RunUntil), and takes
 //     it back before it goes on. Before a turn the clocks catch up with SystemC's time, and
 //     after it a thread whose wait the call satisfied wakes (ScClock::BeforeModelCall,
-//     AfterModelCall). A method process cannot wait: its call fails (ok() false, EPERM)
-//     while a thread's call is under way. Outside a running simulation ModelCall only
-//     checks the thread. UnderWay() tells whether the engine is on the caller's stack (a
+//     AfterModelCall), for a method process's call too. A thread's call that finds a call
+//     begun outside the simulation under way (sc_main's set-up, whose own sc_start runs
+//     the program's processes) waits until it has returned: its turn comes in the next
+//     sc_start. A method process cannot wait: its call fails (ok() false, EPERM) while a
+//     thread's call, a call begun outside, or an engine wake-up (a module answering the
+//     NIC's DMA) is under way. Outside a running simulation ModelCall only checks the
+//     thread. UnderWay() tells whether the engine is on the caller's stack (a
 //     call of the calling thread, a method's call, a call begun outside the simulation
 //     whose sc_start runs now, or a clock's Step): what a program's module that answers
 //     the engine's own transfers asks of the model then (a driver's doorbell,
@@ -124,12 +128,14 @@ class ModelCall {
   bool method_ = false;   // a method process's
 };
 
-// Contract 7: inside a kWait call's wait, the turn is the other threads'; taken back when
-// the wait ends (a no-op for any other call, or outside a running simulation).
+// Contract 7: inside a kWait call's wait, the turn is the other threads'; Retake() takes it
+// back when the wait ends (it may wait for it, and a kill then unwinds from Retake, never
+// from the destructor). A no-op for any other call, or outside a running simulation.
 class TurnYield {
  public:
   TurnYield();
   ~TurnYield();
+  void Retake();
   TurnYield(const TurnYield&) = delete;
   TurnYield& operator=(const TurnYield&) = delete;
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <systemc>
 #include <thread>
 
 namespace qptwin::model::sim {
@@ -63,6 +64,97 @@ TEST(SimKernel, WhileMovedTheOwnerIsRefused) {
   ASSERT_TRUE(MoveKernel(it, me));  // the thread has ended; the kernel comes back
   EXPECT_TRUE(owner_refused);
   EXPECT_TRUE(OnKernelThread());
+}
+
+sc_core::sc_time Ns(double ns) { return sc_core::sc_time(ns, sc_core::SC_NS); }
+
+// Contract 7: a thread killed while it waits to take its turn back after a kWait call's
+// yielded wait unwinds (before, ~TurnYield waited for the turn, and the kill's exception
+// left a destructor: std::terminate), and the turn goes on to the next thread.
+TEST(SimKernel, AThreadKilledWhileItTakesItsTurnBackUnwinds) {
+  ASSERT_TRUE(Advance(0));
+  const uint64_t t0 = KernelNowNs();
+  bool b_retook = false, b_unwound = false;
+  uint64_t c_took_at = 0;
+  sc_core::sc_process_handle b = sc_core::sc_spawn(
+      [&] {
+        struct Unwound {
+          bool* flag;
+          ~Unwound() { *flag = sc_core::sc_get_current_process_handle().is_unwinding(); }
+        } mark{&b_unwound};
+        ModelCall call(ModelCall::Kind::kWait);
+        ASSERT_TRUE(call.ok());
+        TurnYield yield;
+        sc_core::wait(Ns(10));  // A takes the turn meanwhile and holds it to 101 ns
+        yield.Retake();         // waits for A: killed at 50 ns
+        b_retook = true;
+      },
+      sc_core::sc_gen_unique_name("b"));
+  sc_core::sc_spawn(
+      [&] {
+        sc_core::wait(Ns(1));
+        ModelCall call;  // a call that waits inside while it holds the turn (rxe's post)
+        sc_core::wait(Ns(100));
+      },
+      sc_core::sc_gen_unique_name("a"));
+  sc_core::sc_spawn(
+      [&] {
+        sc_core::wait(Ns(50));
+        b.kill();
+        sc_core::wait(Ns(150));
+        ModelCall call;  // the turn is free: no wait
+        c_took_at = KernelNowNs();
+      },
+      sc_core::sc_gen_unique_name("c"));
+  sc_core::sc_start(Ns(300));
+  EXPECT_FALSE(b_retook);
+  EXPECT_TRUE(b_unwound);
+  EXPECT_EQ(c_took_at, t0 + 200);
+  EXPECT_FALSE(ModelCall::UnderWay());
+}
+
+// Contract 7: a call begun outside the simulation (sc_main's set-up) may run the model's
+// own sc_start; a thread's call then waits until it returned, and a method's is refused.
+TEST(SimKernel, ACallBegunOutsideRunsAloneInItsOwnStart) {
+  ASSERT_TRUE(Advance(0));
+  bool outside_running = false, thread_ran_inside = true, thread_ran = false;
+  bool method_ok = true, method_ran = false, under_way_seen = false;
+  uint64_t thread_at = 0;
+  sc_core::sc_spawn(
+      [&] {
+        under_way_seen = ModelCall::UnderWay();
+        ModelCall call;
+        thread_ran = call.ok();
+        thread_ran_inside = outside_running;
+        thread_at = KernelNowNs();
+      },
+      sc_core::sc_gen_unique_name("thread"));
+  sc_core::sc_spawn_options opts;
+  opts.spawn_method();
+  sc_core::sc_spawn(
+      [&] {
+        ModelCall call;
+        method_ok = call.ok();
+        method_ran = true;
+      },
+      sc_core::sc_gen_unique_name("method"), &opts);
+  uint64_t outside_end = 0;
+  {
+    ModelCall outside;  // as a verbs call of sc_main whose wait runs sc_start
+    ASSERT_TRUE(outside.ok());
+    outside_running = true;
+    sc_core::sc_start(Ns(20));
+    outside_running = false;
+    outside_end = KernelNowNs();
+  }
+  EXPECT_FALSE(thread_ran) << "the thread's call ran inside the call begun outside";
+  EXPECT_TRUE(method_ran);
+  EXPECT_FALSE(method_ok) << "the method's call ran inside the call begun outside";
+  EXPECT_TRUE(under_way_seen);
+  sc_core::sc_start(Ns(20));  // the program's own run: the thread's turn
+  EXPECT_TRUE(thread_ran);
+  EXPECT_FALSE(thread_ran_inside);
+  EXPECT_EQ(thread_at, outside_end);
 }
 
 }  // namespace

@@ -400,7 +400,7 @@ bool ScClock::RunInThread(const std::function<bool()>& done, uint64_t deadline_n
     leave.syncing = false;
     --syncing_;
   }
-  yield.reset();  // the turn again: the engine is this call's
+  yield->Retake();  // the turn again: the engine is this call's
   now_ = std::max(now_, KernelNs());
   return w.satisfied || done();
 }
