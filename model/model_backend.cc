@@ -305,7 +305,7 @@ int ModelQueueMemoryAt(Device* device, uint64_t addr, size_t length) {
 }
 
 namespace {
-// ModelSendRing, ModelRecvRing, ModelCqRing: a model call on a model device.
+// ModelSendRing, ModelRecvRing, ModelSrqRing, ModelCqRing: a model call on a model device.
 template <typename Handle, typename Out>
 int RingOf(Device* device, Handle h, Out* out, int (ModelDevice::*of)(Handle, Out*)) {
   const sim::ModelCall call;
@@ -322,6 +322,10 @@ int ModelSendRing(Device* device, QpHandle qp, SendRing* out) {
 
 int ModelRecvRing(Device* device, QpHandle qp, RecvRing* out) {
   return RingOf(device, qp, out, &ModelDevice::RecvRingOf);
+}
+
+int ModelSrqRing(Device* device, SrqHandle srq, RecvRing* out) {
+  return RingOf(device, srq, out, &ModelDevice::SrqRingOf);
 }
 
 int ModelCqRing(Device* device, CqHandle cq, CqRing* out) {

@@ -202,6 +202,15 @@ struct RecvRing {
   uint32_t producer = 0;
 };
 int ModelRecvRing(Device* device, QpHandle qp, RecvRing* out);
+// The same for an SRQ in queue memory: the driver writes its receives there as into a QP's
+// ring, and every QP on the SRQ takes them. Its SRQ limit (ibv_modify_srq srq_limit)
+// counts the receives the NIC knows of: the record's value it read last (it reads the
+// record when that value shows none left), less those taken; receives posted since that
+// read are not counted, so the event may come early, never late. A resize (max_wr) moves
+// the provider's receives to the new ring, not a driver's: resize with none of the
+// driver's outstanding, then take the ring again. ENOENT: no such SRQ; EINVAL: not a
+// model device, or the ring is this process's memory; EPERM off the kernel's thread.
+int ModelSrqRing(Device* device, SrqHandle srq, RecvRing* out);
 // A CQ's ring in queue memory, for the same driver's own poll: `slots` CQEs of 64 bytes
 // from `addr` (model/engine/cq.h contract 5: the layout; byte 63 the owner, 1 on the
 // ring's first pass, 0 on the second, ...), and the consumer record (u32: the CQEs the

@@ -96,6 +96,18 @@ int ModelDevice::RecvRingOf(QpHandle qp, RecvRing* out) {
   return 0;
 }
 
+int ModelDevice::SrqRingOf(SrqHandle srq, RecvRing* out) {
+  const engine::Srq* s = Host()->SrqOf(ctx_, srq.id);
+  if (s == nullptr) return ENOENT;
+  if (!s->rq.placed()) return EINVAL;
+  out->addr = s->rq.ring_addr();
+  out->record = s->rq.record_addr();
+  out->slots = static_cast<uint32_t>(s->rq.slots());
+  out->stride = static_cast<uint32_t>(s->rq.stride());
+  out->producer = s->rq.producer();
+  return 0;
+}
+
 int ModelDevice::CqRingOf(CqHandle cq, CqRing* out) {
   const engine::Cq* c = Host()->FindCq(ctx_, cq.id);
   if (c == nullptr) return ENOENT;

@@ -1110,6 +1110,19 @@ TEST(DriverPosts, AMalformedDriverWqeIsALocalQpOperationErrorAndTheRestIsFlushed
   EXPECT_EQ(wc[0].status, qptwin::WcStatus::kWrFlushErr);
 }
 
+// A driver's receive n into a receive ring (a QP's or an SRQ's): u32 SGE count, u64 wr_id
+// at byte 8, one SGE at 16, then the new producer into the record.
+void DriverRecv(const qptwin::model::RecvRing& ring, uint32_t n, uint64_t wr_id, qptwin::Sge sge) {
+  uint8_t* slot = TheDram()->At(ring.addr + uint64_t{n % ring.slots} * ring.stride);
+  std::memset(slot, 0, ring.stride);
+  PutLe<uint32_t>(slot, 1);
+  PutLe<uint64_t>(slot + 8, wr_id);
+  PutLe<uint64_t>(slot + 16, sge.addr);
+  PutLe<uint32_t>(slot + 24, sge.length);
+  PutLe<uint32_t>(slot + 28, sge.lkey);
+  PutLe<uint32_t>(TheDram()->At(ring.record), n + 1);
+}
+
 TEST(DriverPosts, ReceivesADriverPutsInTheRingAreTakenAndFlushedWithTheirWrIds) {
   ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
   using namespace qptwin::testing;
@@ -1119,19 +1132,8 @@ TEST(DriverPosts, ReceivesADriverPutsInTheRingAreTakenAndFlushedWithTheirWrIds) 
   EXPECT_GE(ring.addr, kQueuesB);
   EXPECT_LT(ring.record, kQueuesB + kQueueBytes);
   EXPECT_EQ(ring.producer, 0u);
-  // The driver's receive n: u32 SGE count, u64 wr_id at 8, one SGE at 16; then the record.
-  auto post = [&](uint32_t n, uint64_t wr_id, qptwin::Sge sge) {
-    uint8_t* slot = TheDram()->At(ring.addr + uint64_t{n % ring.slots} * ring.stride);
-    std::memset(slot, 0, ring.stride);
-    PutLe<uint32_t>(slot, 1);
-    PutLe<uint64_t>(slot + 8, wr_id);
-    PutLe<uint64_t>(slot + 16, sge.addr);
-    PutLe<uint32_t>(slot + 24, sge.length);
-    PutLe<uint32_t>(slot + 28, sge.lkey);
-    PutLe<uint32_t>(TheDram()->At(ring.record), n + 1);
-  };
-  post(0, 900, b.At(512, 64));
-  post(1, 901, b.At(640, 64));
+  DriverRecv(ring, 0, 900, b.At(512, 64));
+  DriverRecv(ring, 1, 901, b.At(640, 64));
   for (int i = 0; i < 64; ++i) a.buf[i] = static_cast<uint8_t>(5 * i + 2);
   size_t bad = 0;
   ASSERT_EQ(a.dev->PostSend(a.qp, {Wr(3, qptwin::WrOpcode::kSend, {a.At(0, 64)})}, &bad), 0);
@@ -1152,6 +1154,71 @@ TEST(DriverPosts, ReceivesADriverPutsInTheRingAreTakenAndFlushedWithTheirWrIds) 
   EXPECT_EQ(wc[0].wr_id, 901u);
   EXPECT_EQ(wc[0].status, qptwin::WcStatus::kWrFlushErr);
   ExpectRingsOnlyInDram("driver receives");
+}
+
+// An SRQ's ring: the driver's receives are taken by the QP on it, and its limit counts them
+// (one SRQ_LIMIT_REACHED when fewer than the limit are left).
+TEST(DriverPosts, ReceivesADriverPutsInAnSrqsRingAreTakenAndCountTowardsItsLimit) {
+  ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
+  using namespace qptwin::testing;
+  auto [be, a, b] = PairWithQueuesInDram();
+  qptwin::SrqHandle srq;
+  ASSERT_EQ(b.dev->CreateSrq(b.pd, 8, 1, &srq), 0);
+  qptwin::QpInitAttr init;
+  init.qp_type = qptwin::QpType::kRc;
+  init.send_cq = b.scq;
+  init.recv_cq = b.rcq;
+  init.srq = srq;
+  init.pd = b.pd;
+  init.cap = qptwin::QpCap{4, 0, 1, 0, 0};
+  Side b2 = SiblingQp(b, init);
+  qptwin::QpInitAttr plain = init;
+  plain.send_cq = a.scq;
+  plain.recv_cq = a.rcq;
+  plain.srq = {};
+  plain.pd = a.pd;
+  plain.cap = qptwin::QpCap{4, 4, 1, 1, 0};
+  Side a2 = SiblingQp(a, plain);
+  Connect(a2, b2);
+  qptwin::model::RecvRing ring;
+  ASSERT_EQ(qptwin::model::ModelSrqRing(b.dev.get(), srq, &ring), 0);
+  EXPECT_GE(ring.addr, kQueuesB);
+  EXPECT_LT(ring.record, kQueuesB + kQueueBytes);
+  EXPECT_GE(ring.slots, 8u);
+  EXPECT_EQ(ring.producer, 0u);
+  qptwin::model::RecvRing none;
+  EXPECT_EQ(qptwin::model::ModelSrqRing(b.dev.get(), qptwin::SrqHandle{srq.id + 100}, &none), ENOENT);
+  for (uint32_t n = 0; n < 4; ++n) DriverRecv(ring, n, 700 + n, b.At(1024 + 64 * n, 64));
+  qptwin::SrqAttr limit;
+  limit.srq_limit = 2;
+  ASSERT_EQ(b.dev->ModifySrq(srq, limit, qptwin::srq_attr::kLimit), 0);
+  (void)b.dev->TakeAsyncEvents();
+  Router::cpu_seen.clear();
+  size_t bad = 0;
+  auto send = [&](uint64_t i) {
+    a.buf[4096 + i] = static_cast<uint8_t>(0xc0 + i);
+    ASSERT_EQ(a2.dev->PostSend(a2.qp, {Wr(i, qptwin::WrOpcode::kSend, {a2.At(4096 + i, 1)})}, &bad), 0);
+    const auto wc = Wait(b2, b2.rcq, 1);
+    ASSERT_EQ(wc.size(), 1u);
+    EXPECT_EQ(wc[0].status, qptwin::WcStatus::kSuccess);
+    EXPECT_EQ(wc[0].wr_id, 700 + i);
+    EXPECT_EQ(b.buf[1024 + 64 * i], 0xc0 + i);
+  };
+  send(0);
+  send(1);  // 2 left: not below the limit
+  EXPECT_EQ(b.dev->WaitForAsyncEvent(qptwin::EventType::kSrqLimitReached, {}, kSecond / 100), ETIMEDOUT);
+  send(2);  // 1 left: below it
+  ASSERT_EQ(b.dev->WaitForAsyncEvent(qptwin::EventType::kSrqLimitReached, {}, kSecond / 100), 0);
+  int events = 0;
+  for (const qptwin::AsyncEvent& ev : b.dev->TakeAsyncEvents()) {
+    if (ev.type == qptwin::EventType::kSrqLimitReached && ev.srq == srq) ++events;
+  }
+  EXPECT_EQ(events, 1);
+  send(3);
+  EXPECT_EQ(Router::cpu_seen["W:RECV_WQE"], 0) << "no provider wrote a receive";
+  ExpectRingsOnlyInDram("driver SRQ receives");
+  ASSERT_EQ(b2.dev->DestroyQp(b2.qp), 0);
+  ASSERT_EQ(b.dev->DestroySrq(srq), 0);
 }
 
 TEST(DriverPosts, RingsTheNicCannotTakeAreIgnoredNotACrash) {

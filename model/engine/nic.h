@@ -103,6 +103,7 @@ class Nic {
   // A context's QP, for what a program's own driver needs of it (model_backend.h
   // ModelSendRing); null when there is none.
   const Qp* QpOf(uint32_t ctx, uint32_t qp) { return FindQp(ctx, qp); }
+  const Srq* SrqOf(uint32_t ctx, uint32_t srq) { return FindSrq(ctx, srq); }
   int SetQueueMemory(uint64_t addr, uint64_t length);
   // Whether [addr, addr + length) conflicts with a window of this device (SetQueueMemory's
   // rules; `other_device`: asked for another device of the world).

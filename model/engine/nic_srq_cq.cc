@@ -1,6 +1,7 @@
 // ibv_modify_srq, ibv_query_srq and ibv_resize_cq on the model, with the checks rxe makes
 // (kernel 6.1 rxe_srq.c rxe_srq_chk_attr / rxe_srq_from_attr, rxe_verbs.c rxe_query_srq,
 // rxe_cq.c rxe_cq_chk_attr / rxe_cq_resize_queue), which are also IBTA 11.2.3 / 11.2.6's.
+#include <algorithm>
 #include <cerrno>
 
 #include "model/engine/nic.h"
@@ -50,8 +51,10 @@ int Nic::QuerySrq(uint32_t ctx, uint32_t srq, SrqAttr* out) {
 
 void Nic::CheckSrqLimit(Srq& srq) {
   // IBTA 10.2.9.2 / rxe_resp.c get_srq_wqe: once fewer than srq_limit WRs remain, one
-  // SRQ_LIMIT_REACHED and the limit disarms (re-armed only by another modify).
-  if (srq.limit == 0 || srq.rq.size() >= srq.limit) return;
+  // SRQ_LIMIT_REACHED and the limit disarms (re-armed only by another modify). The WRs
+  // left: the provider's records, or what the NIC last read of the record where a driver
+  // of the program's own posts (model_backend.h ModelSrqRing).
+  if (srq.limit == 0 || std::max(srq.rq.size(), srq.rq.nic_held()) >= srq.limit) return;
   srq.limit = 0;
   AsyncEvent ev;
   ev.type = EventType::kSrqLimitReached;

@@ -115,6 +115,12 @@ class RecvQueue {
   uint64_t ring_addr() const { return block_ ? block_.addr() : 0; }
   uint64_t record_addr() const { return RecordAddr(); }
   uint32_t producer() const { return consumed_ + static_cast<uint32_t>(size()); }
+  // The receives the NIC knows of and has not fetched: the record's value it read last
+  // (contract 5) less those it fetched. A driver's receives (no records) count here only.
+  size_t nic_held() const {
+    const auto ahead = static_cast<int32_t>(nic_producer_ - consumed_);
+    return ahead > 0 ? static_cast<size_t>(ahead) : 0;
+  }
 
  private:
   uint8_t* Slot(uint64_t index) const { return host_.get() + (index % slots_) * stride_; }
