@@ -102,12 +102,17 @@ struct Turn {
   int method_depth = 0;  // method processes' calls under way (they hold no turn)
   int outside_waiters = 0;  // threads that found a call begun outside under way
   bool may_yield = false;
-  sc_core::sc_event* free = nullptr;  // notified when the turn is given up
+  sc_core::sc_event* free_event = nullptr;  // Free(): notified when the turn is given up
+  // Made when a thread first waits for or gives up the turn (inside the simulation), not
+  // at the first call of all (maybe in a module's constructor, under its name).
+  sc_core::sc_event& Free() {
+    if (!free_event) free_event = new sc_core::sc_event("qptwin_model_turn");
+    return *free_event;
+  }
 };
 
 Turn& TheTurn() {
   static Turn turn;
-  if (!turn.free) turn.free = new sc_core::sc_event("qptwin_model_turn");
   return turn;
 }
 
@@ -118,7 +123,7 @@ void TakeTurn(Turn& t, const sc_core::sc_process_handle& me, bool may_yield) {
   // engine is mid-work until it returns (~ModelCall notifies `free` then).
   while (t.depth > 0 || OutsideCalls() > 0) {
     if (OutsideCalls() > 0) ++t.outside_waiters;
-    sc_core::wait(*t.free);
+    sc_core::wait(t.Free());
   }
   t.owner = me;
   t.depth = 1;
@@ -128,7 +133,7 @@ void TakeTurn(Turn& t, const sc_core::sc_process_handle& me, bool may_yield) {
 void GiveUpTurn(Turn& t) {
   t.depth = 0;
   t.owner = sc_core::sc_process_handle();
-  t.free->notify();  // the threads waiting for it run in this evaluation phase
+  t.Free().notify();  // the threads waiting for it run in this evaluation phase
 }
 
 }  // namespace
@@ -147,7 +152,7 @@ void OutsideCallsEnded() {
   Turn& t = TheTurn();
   if (t.outside_waiters == 0) return;
   t.outside_waiters = 0;
-  t.free->notify(sc_core::SC_ZERO_TIME);
+  t.Free().notify(sc_core::SC_ZERO_TIME);
 }
 }  // namespace
 
@@ -155,8 +160,9 @@ bool ModelCall::UnderWay() {
   // An engine wake-up, or a call begun outside the simulation (whose sc_start runs now, or
   // which is still on the stack): the engine is mid-work.
   if (ScClock::Stepping() || OutsideCalls() > 0) return true;
-  if (sc_core::sc_get_status() != sc_core::SC_RUNNING) return false;
   const Turn& t = TheTurn();
+  // Paused while a thread's call holds the turn (it waits inside): the engine is mid-call.
+  if (sc_core::sc_get_status() != sc_core::SC_RUNNING) return t.depth > 0;
   if (t.method_depth > 0) return true;  // a method's call: nothing runs beside a method
   const sc_core::sc_process_handle me = CallingThread();
   // A method runs inside a thread's call that holds the turn (the thread waits within it);
@@ -168,6 +174,12 @@ bool ModelCall::UnderWay() {
 ModelCall::ModelCall(Kind kind) : ok_(OnKernelThread()) {
   if (!ok_) return;
   if (sc_core::sc_get_status() != sc_core::SC_RUNNING) {
+    // A thread's call still holds the turn (sc_start returned while it waited inside, as
+    // rxe's post does): the engine is mid-call, and this call would run inside it.
+    if (TheTurn().depth > 0) {
+      ok_ = false;
+      return;
+    }
     outside_ = true;
     ++OutsideCalls();
     return;

@@ -39,10 +39,12 @@
 //     AfterModelCall), for a method process's call too. A thread's call that finds a call
 //     begun outside the simulation under way (sc_main's set-up, whose own sc_start runs
 //     the program's processes) waits until it has returned: its turn comes in the next
-//     sc_start. A method process cannot wait: its call fails (ok() false, EPERM) while a
-//     thread's call, a call begun outside, or an engine wake-up (a module answering the
-//     NIC's DMA) is under way. Outside a running simulation ModelCall only checks the
-//     thread. UnderWay() tells whether the engine is on the caller's stack (a
+//     sc_start (so while threads make calls, sc_main lets time pass with sc_start, not
+//     with a model call's wait). A method process cannot wait: its call fails (ok() false,
+//     EPERM) while a thread's call, a call begun outside, or an engine wake-up (a module
+//     answering the NIC's DMA) is under way. Outside a running simulation ModelCall checks
+//     the thread, and fails (EPERM) while a thread's call still holds the turn (sc_start
+//     returned while that thread waited inside its call). UnderWay() tells whether the engine is on the caller's stack (a
 //     call of the calling thread, a method's call, a call begun outside the simulation
 //     whose sc_start runs now, or a clock's Step): what a program's module that answers
 //     the engine's own transfers asks of the model then (a driver's doorbell,

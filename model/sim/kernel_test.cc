@@ -157,9 +157,33 @@ TEST(SimKernel, ACallBegunOutsideRunsAloneInItsOwnStart) {
   EXPECT_EQ(thread_at, outside_end);
 }
 
+// The other way round: sc_start returned while a thread waits inside its call (rxe's post
+// does); a call of sc_main's then would run inside that call, and is refused.
+TEST(SimKernel, ACallOutsideWhileAThreadsCallIsUnderWayIsRefused) {
+  ASSERT_TRUE(Advance(0));
+  bool held = false;
+  sc_core::sc_spawn(
+      [&] {
+        ModelCall call;
+        held = call.ok();
+        sc_core::wait(Ns(100));
+      },
+      sc_core::sc_gen_unique_name("holder"));
+  sc_core::sc_start(Ns(10));
+  ASSERT_TRUE(held);
+  {
+    ModelCall outside;
+    EXPECT_FALSE(outside.ok()) << "ran inside the thread's call";
+    EXPECT_TRUE(ModelCall::UnderWay());
+  }
+  sc_core::sc_start(Ns(200));  // the thread's call ends
+  ModelCall after;
+  EXPECT_TRUE(after.ok());
+}
 
-// REVIEW 1: reset (not kill) while it takes its turn back.
-TEST(SimKernel, ReviewResetWhileItTakesItsTurnBack) {
+// The same with a reset instead of a kill: the thread starts again and takes the turn when
+// the holder gives it up.
+TEST(SimKernel, AThreadResetWhileItTakesItsTurnBackStartsAgain) {
   ASSERT_TRUE(Advance(0));
   const uint64_t t0 = KernelNowNs();
   int runs = 0;
@@ -197,93 +221,6 @@ TEST(SimKernel, ReviewResetWhileItTakesItsTurnBack) {
   EXPECT_EQ(runs, 2);
   EXPECT_EQ(second_took_at, t0 + 101);
   EXPECT_FALSE(ModelCall::UnderWay());
-}
-
-// REVIEW 2: sc_main that drives time only by model calls (Backend::Advance is an outside
-// kWait call): a thread's call never gets a turn.
-TEST(SimKernel, ReviewBackToBackOutsideWaitsStarveAThread) {
-  ASSERT_TRUE(Advance(0));
-  bool thread_ran = false;
-  sc_core::sc_spawn(
-      [&] {
-        sc_core::wait(Ns(1));
-        ModelCall call;
-        thread_ran = true;
-      },
-      sc_core::sc_gen_unique_name("starved"));
-  for (int i = 0; i < 100; ++i) {
-    ModelCall outside(ModelCall::Kind::kWait);  // as be->Advance(10) from sc_main
-    sc_core::sc_start(Ns(10));
-  }
-  EXPECT_FALSE(thread_ran) << "ran during 1 us of outside kWait calls";
-  sc_core::sc_start(Ns(1));
-  EXPECT_TRUE(thread_ran);
-}
-
-// REVIEW 3: a thread's call under way (turn held, waiting inside) when sc_main makes a call:
-// the outside call's sc_start runs the rest of the thread's call inside it.
-TEST(SimKernel, ReviewAThreadsCallUnderWayRunsInsideACallBegunOutside) {
-  ASSERT_TRUE(Advance(0));
-  bool outside_running = false, ran_inside = false, done = false;
-  sc_core::sc_spawn(
-      [&] {
-        ModelCall call;  // holds the turn, waits inside (rxe's post)
-        sc_core::wait(Ns(100));
-        ran_inside = outside_running;
-        done = true;
-      },
-      sc_core::sc_gen_unique_name("holder"));
-  sc_core::sc_start(Ns(10));  // the program's own run pauses mid-call
-  {
-    ModelCall outside;
-    EXPECT_TRUE(outside.ok()) << "refused while a thread's call is under way";
-    outside_running = true;
-    sc_core::sc_start(Ns(200));
-    outside_running = false;
-  }
-  EXPECT_TRUE(done);
-  EXPECT_FALSE(ran_inside) << "the thread's call went on inside the outside call";
-}
-
-// REVIEW 4: waiting for depth, then an outside call begins; killed waiter; no lost wake-up.
-TEST(SimKernel, ReviewDepthWaiterThenOutsideCallThenKill) {
-  ASSERT_TRUE(Advance(0));
-  uint64_t t_at = 0, u_at = 0;
-  sc_core::sc_spawn(
-      [&] {
-        ModelCall call;
-        sc_core::wait(Ns(100));
-      },
-      sc_core::sc_gen_unique_name("h"));
-  sc_core::sc_spawn(
-      [&] {
-        sc_core::wait(Ns(1));
-        ModelCall call;
-        t_at = KernelNowNs();
-      },
-      sc_core::sc_gen_unique_name("t"));
-  sc_core::sc_process_handle u = sc_core::sc_spawn(
-      [&] {
-        sc_core::wait(Ns(2));
-        ModelCall call;
-        u_at = KernelNowNs();
-      },
-      sc_core::sc_gen_unique_name("u"));
-  const uint64_t t0 = KernelNowNs();
-  sc_core::sc_start(Ns(10));
-  uint64_t end = 0;
-  {
-    ModelCall outside;
-    sc_core::sc_start(Ns(200));
-    end = KernelNowNs();
-  }
-  u.kill();
-  EXPECT_EQ(t_at, 0u);
-  sc_core::sc_start(Ns(10));
-  EXPECT_EQ(t_at, end);
-  EXPECT_EQ(u_at, 0u);
-  EXPECT_FALSE(ModelCall::UnderWay());
-  (void)t0;
 }
 
 }  // namespace
