@@ -332,6 +332,14 @@ int ModelCqRing(Device* device, CqHandle cq, CqRing* out) {
   return RingOf(device, cq, out, &ModelDevice::CqRingOf);
 }
 
+int ModelCqEvent(Device* device, CqHandle cq, uint64_t addr, uint32_t data) {
+  const sim::ModelCall call;
+  if (!call.ok()) return EPERM;
+  auto* d = dynamic_cast<ModelDevice*>(Unchecked(device));
+  if (d == nullptr) return EINVAL;
+  return d->SetCqEvent(cq, addr, data);
+}
+
 namespace {
 // The platform on this thread, elaborated if it still can be (kernel.h 1): observers need it.
 bool PlatformReady() {

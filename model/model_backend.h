@@ -221,12 +221,23 @@ struct CqRing {
   uint64_t addr = 0;
   uint64_t record = 0;
   uint32_t slots = 0;
+  uint32_t cqn = 0;  // the CQ's number, for the arm (ModelCqEvent)
 };
 int ModelCqRing(Device* device, CqHandle cq, CqRing* out);
+// Interrupts for the same driver (model/engine/cq.h contract 8): once set, an arm the driver
+// writes through its slot's MMIO (8 bytes at sim::NicSlot::kCqArmOffset: `cqn`, bits 0-31;
+// the CQEs it took from the ring since it was placed, modulo 2^24, bits 32-55; bit 56 for
+// solicited and error CQEs only) makes the NIC write the 4 bytes `data` (little-endian) to
+// bus address `addr` through its DMA socket (kind "CQ_EVENT"), as an MSI-X write: at the
+// next CQE written after the arm, right after that CQE's write, or at once when the ring
+// already holds CQEs the driver has not taken (an arm without bit 56). One event per arm.
+// An arm of a CQ with no event set, or of no CQ, is ignored. ENOENT: no such CQ; EINVAL:
+// not a model device, or the ring is this process's memory; EPERM off the kernel's thread.
+int ModelCqEvent(Device* device, CqHandle cq, uint64_t addr, uint32_t data);
 // Every model DMA of the process as it completes (a TLM transaction; platform.h contract 6):
 // the slot (device index), what it was for ("PAYLOAD_READ", "WRITE_DATA", "READ_SOURCE",
 // "ATOMIC", "RECV_DATA", "RESPONSE_DATA", "CQE", "RECV_WQE", "SEND_WQE", "RECV_DBREC",
-// "CQ_DBREC"; "DOORBELL" is the MMIO write), the QP number, the
+// "CQ_DBREC", "CQ_EVENT"; "DOORBELL" is the MMIO write), the QP number, the
 // Backend's time (NowNs) when the engine issued it, direction, the bus address (a pointer of
 // this process, or a ModelRegMrAt region's address), bytes and outcome. The provider's CPU
 // accesses (platform.h contract 11) are not DMA and not listed. An empty function turns it off. Claims the kernel

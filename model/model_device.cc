@@ -115,7 +115,13 @@ int ModelDevice::CqRingOf(CqHandle cq, CqRing* out) {
   out->addr = c->ring_addr();
   out->record = c->record_addr();
   out->slots = static_cast<uint32_t>(c->slots());
+  out->cqn = cq.id;  // the NIC's key of the CQ (engine Nic::OnCqArm)
   return 0;
+}
+
+int ModelDevice::SetCqEvent(CqHandle cq, uint64_t addr, uint32_t data) {
+  if (Host()->FindCq(ctx_, cq.id) == nullptr) return ENOENT;
+  return Host()->SetCqEvent(ctx_, cq.id, addr, data);
 }
 
 int ModelDevice::DeregMr(MrHandle mr) { return Host()->DeregMr(ctx_, mr.id); }

@@ -39,6 +39,7 @@ class ModelDevice : public Device {
   int RecvRingOf(QpHandle qp, RecvRing* out);  // model_backend.h ModelRecvRing
   int CqRingOf(CqHandle cq, CqRing* out);       // model_backend.h ModelCqRing
   int SrqRingOf(SrqHandle srq, RecvRing* out);  // model_backend.h ModelSrqRing
+  int SetCqEvent(CqHandle cq, uint64_t addr, uint32_t data);  // model_backend.h ModelCqEvent
   // model_backend.h ModelRegMrAt: a region at a bus address of the platform's.
   int RegMrAt(PdHandle pd, uint64_t addr, size_t length, AccessFlags access, MrHandle* out,
               uint32_t* lkey, uint32_t* rkey);

@@ -1,16 +1,19 @@
 // A SystemC user's own platform with the model's NICs and a driver of the user's own on the
 // data path (issue 12; model/engine/doorbell_port.h contract 6, model_backend.h
-// ModelSendRing / ModelRecvRing / ModelCqRing): this sc_main makes the memory (a DRAM
-// module) and an MMIO bus per NIC, binds them into the model's platform, and runs one
-// driver thread per host that writes WQEs into rings in the DRAM, rings doorbells with
-// TLM writes of its own and polls its CQ by the CQEs' owner byte. The verbs are used only
-// to set the queues up (create, connect, register), as a driver asks firmware to.
+// ModelSendRing / ModelRecvRing / ModelCqRing / ModelCqEvent): this sc_main makes the
+// memory (a DRAM module) and an MMIO bus per NIC, binds them into the model's platform, and
+// runs one driver thread per host that writes WQEs into rings in the DRAM, rings doorbells
+// with TLM writes of its own and takes CQEs by their owner byte: host A polls its CQ, host
+// B arms its CQ and sleeps until the NIC's interrupt (an MSI-X-like write the DRAM turns
+// into an sc_event). The verbs are used only to set the queues up (create, connect,
+// register, name the interrupt), as a driver asks firmware to.
 //
 //   driver_on_model [OUT_DIR]   writes OUT_DIR/driver_on_model.vcd (default: .)
 //
 // What it does, on two cx6-100g NICs (mdev0, mdev1) through the platform's fabric:
 //  - host B's driver writes a receive WQE into its RQ ring and its producer into the
-//    ring's doorbell record;
+//    ring's doorbell record, arms its CQ (an 8-byte TLM write: CQ number, consumer index)
+//    and waits for the interrupt;
 //  - host A's driver writes an RC WRITE of 4 KiB and a SEND of 1 KiB into its send ring,
 //    rings once (an 8-byte TLM write: QP number, producer) and polls its CQ ring;
 //  - every byte moved (payloads, WQEs, CQEs, records) is a transaction on the DRAM's
@@ -55,6 +58,9 @@ void Check(bool ok, const std::string& what) {
 
 constexpr uint64_t kDramBase = 0x4000'0000;
 constexpr uint64_t kDramBytes = 4 << 20;
+// Interrupt k: a 4-byte write at kMsiBase + 4 * k (its value the vector), in the DRAM's
+// range, as an MSI-X address an interrupt controller decodes.
+constexpr uint64_t kMsiBase = kDramBase + 0x3f'f000;
 
 // The user's memory: a target socket per initiator (each NIC's DMA and the model's CPU
 // path per slot); 40 ns per access; what each transaction was for, counted.
@@ -63,6 +69,7 @@ class Dram : public sc_core::sc_module {
   tlm_utils::multi_passthrough_target_socket<Dram> port;
   std::vector<uint8_t> bytes = std::vector<uint8_t>(kDramBytes);
   std::map<std::string, int> seen;
+  sc_core::sc_event irq[2];  // an interrupt's write reached the DRAM (at its annotated time)
 
   explicit Dram(sc_core::sc_module_name name) : sc_module(name), port("port") {
     port.register_b_transport(this, &Dram::BTransport);
@@ -88,6 +95,9 @@ class Dram : public sc_core::sc_module {
     }
     delay += sc_core::sc_time(40, sc_core::SC_NS);
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
+    if (gp.is_write() && n == 4 && a >= kMsiBase && a < kMsiBase + 8) {
+      irq[(a - kMsiBase) / 4].notify(delay);  // when the write lands, as an LT target says
+    }
   }
 };
 
@@ -194,12 +204,14 @@ struct Host {
   qptwin::model::RecvRing rq;
   qptwin::model::CqRing cqr;
   uint32_t cq_taken = 0;  // the driver's consumer index
+  uint32_t vector = 0;    // its interrupt's value (ModelCqEvent)
 };
 
 class Drivers : public sc_core::sc_module {
  public:
   tlm_utils::simple_initiator_socket<Drivers> mmio0{"mmio0"}, mmio1{"mmio1"};
   sc_core::sc_signal<int> cqes_a{"cqes_a"}, cqes_b{"cqes_b"}, doorbells{"doorbells"};
+  sc_core::sc_signal<int> interrupts_b{"interrupts_b"};
 
   SC_HAS_PROCESS(Drivers);
   Drivers(sc_core::sc_module_name name, qptwin::Backend* backend)
@@ -236,9 +248,12 @@ class Drivers : public sc_core::sc_module {
   }
 
   bool Rings(Host* h) {
+    h->vector = 0xfee0'0000u + static_cast<uint32_t>(h->slot);
     return qptwin::model::ModelSendRing(h->dev.get(), h->qp, &h->sq) == 0 &&
            qptwin::model::ModelRecvRing(h->dev.get(), h->qp, &h->rq) == 0 &&
-           qptwin::model::ModelCqRing(h->dev.get(), h->cq, &h->cqr) == 0;
+           qptwin::model::ModelCqRing(h->dev.get(), h->cq, &h->cqr) == 0 &&
+           qptwin::model::ModelCqEvent(h->dev.get(), h->cq, kMsiBase + 4 * h->slot,
+                                       h->vector) == 0;
   }
 
   // A send WQE (model/engine/send_wqe_image.h) with one SGE, signaled, at the producer.
@@ -264,9 +279,25 @@ class Drivers : public sc_core::sc_module {
     uint8_t word[8];
     Put<uint32_t>(word, h.sq.qpn);
     Put<uint32_t>(word + 4, h.sq.producer);
+    Check(MmioWrite(h, NicSlot::kDoorbellOffset, word),
+          "the NIC took the doorbell of mdev" + std::to_string(h.slot));
+    doorbells.write(doorbells.read() + 1);
+  }
+
+  // The CQ's arm (model/sim/platform.h contract 8): CQ number, then the driver's consumer
+  // index; an interrupt at the next CQE (or at once, were CQEs waiting untaken).
+  void Arm(Host& h) {
+    uint8_t word[8];
+    Put<uint32_t>(word, h.cqr.cqn);
+    Put<uint32_t>(word + 4, h.cq_taken & 0xffffff);
+    Check(MmioWrite(h, NicSlot::kCqArmOffset, word),
+          "the NIC took the CQ arm of mdev" + std::to_string(h.slot));
+  }
+
+  bool MmioWrite(Host& h, uint64_t offset, uint8_t* word) {
     tlm::tlm_generic_payload gp;
     gp.set_command(tlm::TLM_WRITE_COMMAND);
-    gp.set_address(NicSlot::kDoorbellOffset);
+    gp.set_address(offset);
     gp.set_data_ptr(word);
     gp.set_data_length(8);
     gp.set_streaming_width(8);
@@ -274,8 +305,7 @@ class Drivers : public sc_core::sc_module {
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
     (h.slot == 0 ? mmio0 : mmio1)->b_transport(gp, delay);
     wait(delay);  // the write's time on the way, as an LT initiator spends it
-    Check(gp.is_response_ok(), "the NIC took the doorbell of mdev" + std::to_string(h.slot));
-    doorbells.write(doorbells.read() + 1);
+    return gp.is_response_ok();
   }
 
   // A receive WQE (model/engine/recv_queue.h contract 2) and the new producer in the record.
@@ -291,9 +321,11 @@ class Drivers : public sc_core::sc_module {
   }
 
   // Polls the CQ ring every 100 ns until a CQE of this pass is there (model/engine/cq.h
-  // contract 5: byte 63 the owner), takes it and writes the consumer record.
-  bool TakeCqe(Host& h, uint64_t* wr_id, uint8_t* status, uint8_t* opcode) {
+  // contract 5: byte 63 the owner), takes it and writes the consumer record; *tries: the
+  // polls that found none.
+  bool TakeCqe(Host& h, uint64_t* wr_id, uint8_t* status, uint8_t* opcode, int* tries_out = nullptr) {
     for (int tries = 0; tries < 100000; ++tries) {
+      if (tries_out) *tries_out = tries;
       const uint8_t* cqe =
           TheDram()->At(h.cqr.addr + uint64_t{h.cq_taken % h.cqr.slots} * 64);
       if (cqe[63] == (((h.cq_taken / h.cqr.slots) & 1) ^ 1)) {
@@ -350,11 +382,22 @@ class Drivers : public sc_core::sc_module {
   void HostB() {
     if (!ready_) wait(ready_event_);
     PostReceive(b_, 7, b_.region + 8192, 1024);
+    Arm(b_);  // before A rings: the interrupt cannot be missed
     receive_posted_ = true;
     receive_posted_event_.notify();
+    // Sleeps until the NIC's interrupt; the CQE is in the DRAM by then (the NIC wrote it
+    // first on the same path).
+    const sc_core::sc_time slept = sc_core::sc_time_stamp();
+    wait(TheDram()->irq[1]);
+    interrupts_b.write(interrupts_b.read() + 1);
+    Check(Get<uint32_t>(TheDram()->At(kMsiBase + 4)) == b_.vector, "the interrupt's vector");
+    std::printf("driver_on_model: mdev1's interrupt woke host B %s after it slept\n",
+                (sc_core::sc_time_stamp() - slept).to_string().c_str());
     uint64_t wr_id = 0;
     uint8_t status = 0xff, opcode = 0xff;
-    Check(TakeCqe(b_, &wr_id, &status, &opcode), "a CQE on mdev1's CQ");
+    int empty_polls = -1;
+    Check(TakeCqe(b_, &wr_id, &status, &opcode, &empty_polls), "a CQE on mdev1's CQ");
+    Check(empty_polls == 0, "the CQE was there when the interrupt came");
     Check(wr_id == 7 && status == static_cast<uint8_t>(qptwin::WcStatus::kSuccess) &&
               opcode == static_cast<uint8_t>(qptwin::WcOpcode::kRecv),
           "the receive's CQE");
@@ -395,6 +438,7 @@ int sc_main(int argc, char** argv) {
   sc_core::sc_trace(tf, drivers.cqes_a, "cqes_a");
   sc_core::sc_trace(tf, drivers.cqes_b, "cqes_b");
   sc_core::sc_trace(tf, drivers.doorbells, "doorbells");
+  sc_core::sc_trace(tf, drivers.interrupts_b, "interrupts_b");
   for (int slot = 0; slot < 2; ++slot) Platform::Get()->slot(slot).Trace(tf, 1);
   sc_core::sc_start();  // the drivers stop the simulation when both are done
   sc_core::sc_close_vcd_trace_file(tf);
@@ -404,6 +448,7 @@ int sc_main(int argc, char** argv) {
   Check(dram.seen["cpu SEND_WQE"] == 0 && dram.seen["cpu RECV_WQE"] == 0,
         "no verbs post wrote a WQE");
   Check(dram.seen["nic CQE"] == 3, "three CQEs written into the DRAM");
+  Check(dram.seen["nic CQ_EVENT"] == 1, "one interrupt: host B's one arm");
   Check(dram.seen["nic WRITE_DATA"] >= 1 && dram.seen["nic PAYLOAD_READ"] >= 2,
         "the payloads moved through the DRAM");
   if (failures == 0) std::printf("driver_on_model: all checks passed\n");

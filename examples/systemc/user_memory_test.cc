@@ -1408,6 +1408,101 @@ TEST(DriverPosts, ADriverPollsItsOwnCqByTheOwnerByteAndRoundTheRing) {
   EXPECT_EQ(attr.qp_state, qptwin::QpState::kRts) << "no overrun";
 }
 
+// The driver's CQ arm (8 bytes at the slot's arm offset): CQ number, consumer index,
+// solicited-only (bit 56).
+tlm::tlm_response_status DriverArm(int slot, uint32_t cqn, uint32_t ci, bool solicited_only) {
+  const uint64_t word = uint64_t{cqn} | (uint64_t{ci & 0xffffff} << 32) |
+                        (uint64_t{solicited_only} << 56);
+  uint8_t bytes[8];
+  PutLe<uint64_t>(bytes, word);
+  tlm::tlm_generic_payload gp;
+  gp.set_command(tlm::TLM_WRITE_COMMAND);
+  gp.set_address(NicSlot::kCqArmOffset);
+  gp.set_data_ptr(bytes);
+  gp.set_data_length(8);
+  gp.set_streaming_width(8);
+  gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  MmioPaths().at(slot)->out->b_transport(gp, delay);
+  return gp.get_response_status();
+}
+
+// A driver's interrupts (engine/cq.h contract 8): an armed CQ writes its event once, at the
+// next CQE or at once when the ring holds CQEs the driver has not taken; a solicited-only
+// arm waits for a solicited or error CQE; arms the NIC cannot take are ignored.
+TEST(DriverPosts, AnArmedCqWritesItsInterruptOncePerArm) {
+  ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
+  using namespace qptwin::testing;
+  auto [be, a, b] = PairWithQueuesInDram();
+  qptwin::model::SendRing ring;
+  qptwin::model::CqRing cq;
+  ASSERT_EQ(qptwin::model::ModelSendRing(a.dev.get(), a.qp, &ring), 0);
+  ASSERT_EQ(qptwin::model::ModelCqRing(a.dev.get(), a.scq, &cq), 0);
+  constexpr uint64_t kEventAt = kDramBase + 0x7'f000;  // the driver's MSI-X address
+  constexpr uint32_t kVector = 0xfee0'0042;
+  uint8_t* event = TheDram()->At(kEventAt);
+  std::memset(event, 0, 4);
+  Dram& dram = *TheDram();
+  auto events = [&] { return dram.seen["CQ_EVENT"]; };
+  auto take_event = [&] {
+    uint32_t v = 0;
+    std::memcpy(&v, event, 4);
+    std::memset(event, 0, 4);
+    return v;
+  };
+  // Arms the NIC cannot take: no event named yet, no such CQ.
+  EXPECT_EQ(DriverArm(0, cq.cqn, 0, false), tlm::TLM_OK_RESPONSE);
+  EXPECT_EQ(DriverArm(0, cq.cqn + 1000, 0, false), tlm::TLM_OK_RESPONSE);
+  EXPECT_EQ(qptwin::model::ModelCqEvent(a.dev.get(), qptwin::CqHandle{a.scq.id + 1000}, kEventAt,
+                                        kVector),
+            ENOENT);
+  ASSERT_EQ(qptwin::model::ModelCqEvent(a.dev.get(), a.scq, kEventAt, kVector), 0);
+  uint32_t p = ring.producer;
+  uint64_t id = 2000;
+  auto write = [&] {
+    p = DriverWrite(ring, p, EightByteWrite(a, b, id++));
+    ASSERT_EQ(DriverRing(0, ring.qpn, p), tlm::TLM_OK_RESPONSE);
+    be->Advance(50'000);
+  };
+  write();  // CQE 0: the arms before were ignored
+  EXPECT_EQ(events(), 0);
+  // Armed with the driver's consumer index at 0 while CQE 0 waits: the event at once.
+  EXPECT_EQ(DriverArm(0, cq.cqn, 0, false), tlm::TLM_OK_RESPONSE);
+  EXPECT_EQ(events(), 1);
+  EXPECT_EQ(take_event(), kVector);
+  write();  // CQE 1: not armed
+  EXPECT_EQ(events(), 1);
+  // The driver took both: armed, the next CQE raises it, once.
+  EXPECT_EQ(DriverArm(0, cq.cqn, 2, false), tlm::TLM_OK_RESPONSE);
+  EXPECT_EQ(events(), 1);
+  write();  // CQE 2
+  EXPECT_EQ(events(), 2);
+  EXPECT_EQ(take_event(), kVector);
+  write();  // CQE 3: the arm was spent
+  EXPECT_EQ(events(), 2);
+  // Solicited-only: a WRITE's plain CQE does not raise it (nor do CQEs not taken), an
+  // error CQE does.
+  EXPECT_EQ(DriverArm(0, cq.cqn, 0, true), tlm::TLM_OK_RESPONSE);
+  write();  // CQE 4
+  EXPECT_EQ(events(), 2);
+  DriverWqe bad = EightByteWrite(a, b, id++);
+  bad.rkey ^= 0x5a5a;  // the responder refuses it: REM_ACCESS_ERR
+  p = DriverWrite(ring, p, bad);
+  ASSERT_EQ(DriverRing(0, ring.qpn, p), tlm::TLM_OK_RESPONSE);
+  be->Advance(50'000);
+  EXPECT_EQ(events(), 3);
+  EXPECT_EQ(take_event(), kVector);
+  const uint8_t* cqe5 = TheDram()->At(cq.addr + 5 * 64);
+  EXPECT_EQ(cqe5[32], static_cast<uint8_t>(qptwin::WcStatus::kRemAccessErr));
+  // A CQ whose ring is this process's memory has no driver's event.
+  qptwin::CqHandle plain;
+  ASSERT_EQ(qptwin::model::ModelQueueMemoryAt(a.dev.get(), 0, 0), 0);
+  int actual = 0;
+  ASSERT_EQ(a.dev->CreateCq(8, {}, &plain, &actual), 0);
+  EXPECT_EQ(qptwin::model::ModelCqEvent(a.dev.get(), plain, kEventAt, kVector), EINVAL);
+  ASSERT_EQ(a.dev->DestroyCq(plain), 0);
+}
+
 // Windows are the device's: two devices may not name overlapping windows even before either
 // has a queue there (before: both got the same bytes); a window set again after another
 // one, while queues still hold blocks in it, is taken back; a window ending at the top of

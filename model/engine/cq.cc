@@ -166,6 +166,27 @@ int Cq::Poll(int max, WorkCompletion* out, uint64_t now, HostBus& cpu) {
   return n;
 }
 
+bool Cq::DriverArm(uint32_t ci, bool solicited_only, bool* due) {
+  *due = false;
+  if (!has_driver_event_ || !block_) return false;
+  constexpr uint64_t kCiMask = (uint64_t{1} << 24) - 1;
+  if (!solicited_only && ((written_ - ci) & kCiMask) != 0) {
+    *due = true;  // CQEs the driver has not taken are in the ring: the event now, disarmed
+    driver_armed_ = false;
+    return true;
+  }
+  driver_armed_ = true;
+  driver_solicited_only_ = solicited_only;
+  return true;
+}
+
+bool Cq::TakeDriverNotify(bool solicited, bool error) {
+  if (!driver_armed_) return false;
+  if (driver_solicited_only_ && !solicited && !error) return false;
+  driver_armed_ = false;
+  return true;
+}
+
 bool Cq::TakeNotify(bool solicited, bool error) {
   if (!armed_) return false;
   if (solicited_only_ && !solicited && !error) return false;

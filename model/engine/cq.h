@@ -40,6 +40,15 @@
 //     doorbell record); MoveTo (ibv_resize_cq) a new block,
 //     the provider's CPU moving the CQEs and the record. A poll whose CPU read of a CQE fails
 //     stops there and leaves it (the provider saw no valid CQE: there is no other copy).
+//  8. A driver's interrupts (model_backend.h ModelCqEvent), apart from the verbs' arm (3):
+//     SetDriverEvent names a bus address and a 32-bit value (as an MSI-X vector's); then
+//     DriverArm(ci, solicited_only) arms the CQ once, with the driver's consumer index ci
+//     (the CQEs it took since the ring was placed, modulo 2^24). An arm without
+//     solicited_only whose ci is behind the CQEs written is due at once (true: the caller
+//     writes the event), as mlx5's arm with CQEs already past the consumer index; else
+//     TakeDriverNotify fires at the next CQE (solicited_only: the next solicited or error
+//     CQE) and disarms. No event is named, or the ring is this process's memory: an arm
+//     does nothing (false, counted by the NIC as an ignored ring).
 #pragma once
 
 #include <cstdint>
@@ -102,6 +111,19 @@ class Cq {
   }
   // True when the completion just pushed should wake the channel (and disarms).
   bool TakeNotify(bool solicited, bool error);
+  // Contract 8.
+  struct DriverEvent {
+    uint64_t addr = 0;
+    uint32_t data = 0;
+  };
+  void SetDriverEvent(const DriverEvent& ev) {
+    driver_event_ = ev;
+    has_driver_event_ = true;
+  }
+  const DriverEvent* driver_event() const { return has_driver_event_ ? &driver_event_ : nullptr; }
+  // Whether the arm took (an event named, the ring placed); *due: the event is due at once.
+  bool DriverArm(uint32_t ci, bool solicited_only, bool* due);
+  bool TakeDriverNotify(bool solicited, bool error);
 
   int users = 0;                 // QPs and SRQs that post here
   unsigned events_unacked = 0;   // CQ events delivered and not yet acknowledged
@@ -143,6 +165,10 @@ class Cq {
   bool error_ = false;
   bool armed_ = false;
   bool solicited_only_ = false;
+  DriverEvent driver_event_;  // contract 8
+  bool has_driver_event_ = false;
+  bool driver_armed_ = false;
+  bool driver_solicited_only_ = false;
 };
 
 }  // namespace qptwin::model::engine

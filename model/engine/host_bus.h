@@ -92,8 +92,9 @@ enum class DmaKind : uint8_t {
                   // labelled alike on the platform (model/sim/platform.h contract 8)
   kInlineRead,    // not DMA: the provider's CPU reads a post's inline data from a region
                   // at a bus address (memory.h contract 4), through its own bus (7)
+  kCqEvent,       // the NIC's interrupt write for a driver's armed CQ (cq.h contract 8)
 };
-inline constexpr int kNumDmaKinds = 13;
+inline constexpr int kNumDmaKinds = 14;
 const char* ToName(DmaKind k);
 
 struct DmaTag {
@@ -170,6 +171,7 @@ inline const char* ToName(DmaKind k) {
     case DmaKind::kCqDbRec: return "CQ_DBREC";
     case DmaKind::kDoorbell: return "DOORBELL";
     case DmaKind::kInlineRead: return "INLINE_READ";
+    case DmaKind::kCqEvent: return "CQ_EVENT";
   }
   return "?";
 }

@@ -123,6 +123,12 @@ class Nic {
   Channel* FindChannel(uint32_t ctx, uint32_t ch);
   Cq* FindCq(uint32_t ctx, uint32_t cq);
   int AckCqEvents(uint32_t ctx, uint32_t cq, unsigned n);
+  // cq.h contract 8 (model_backend.h ModelCqEvent): the interrupt a driver's arm of CQ `cq`
+  // writes. EINVAL: no such CQ, or its ring is this process's memory.
+  int SetCqEvent(uint32_t ctx, uint32_t cq, uint64_t addr, uint32_t data);
+  // cq.h contract 8: a driver's arm of CQ number `cqn` (its handle) through the slot's MMIO
+  // (model/sim/platform.h contract 8); an arm the CQ cannot take is an ignored ring.
+  void OnCqArm(uint32_t cqn, uint32_t ci, bool solicited_only);
   int CreateSrq(uint32_t ctx, uint32_t pd, uint32_t max_wr, uint32_t max_sge, uint32_t* out);
   int DestroySrq(uint32_t ctx, uint32_t srq);
   // nic_srq_cq.cc: ibv_modify_srq, ibv_query_srq, ibv_resize_cq as rxe does them.
@@ -320,6 +326,8 @@ class Nic {
   // Contract 6: a driver's fetched WQE against the posting rules (false: malformed), and
   // what the provider would have added (UD: the AH at the post).
   bool AdoptRingWqe(const Qp& qp, SendWqe& w);
+  // cq.h contract 8: the NIC's interrupt write for `cq` (its DMA, tagged kCqEvent).
+  void WriteCqEvent(const Cq& cq, uint32_t qpn);
   // The bus address of slot `slot` of the send ring, laid out at the first post (large
   // enough for `image_bytes`) into *at; false for a ring in queue memory it does not fit
   // (queue_memory.h contract 2: such a ring never grows).

@@ -799,6 +799,8 @@ bool Nic::PushCqe(Qp& qp, Cq& cq, const WorkCompletion& wc, bool solicited, uint
   if (cq.TakeNotify(solicited, error)) {
     if (Channel* ch = FindChannel(cq.ctx(), cq.channel())) ch->events.push_back(cq.handle());
   }
+  // cq.h contract 8: a driver's arm (errors always count, as IBTA's solicited-only arm).
+  if (cq.TakeDriverNotify(solicited, wc.status != WcStatus::kSuccess)) WriteCqEvent(cq, wc.qp_num);
   return true;
 }
 

@@ -188,6 +188,34 @@ int Nic::ReqNotifyCq(uint32_t ctx, uint32_t cq, bool solicited_only) {
   return 0;
 }
 
+int Nic::SetCqEvent(uint32_t ctx, uint32_t cq, uint64_t addr, uint32_t data) {
+  Cq* c = FindCq(ctx, cq);
+  if (!c || !c->placed()) return EINVAL;
+  c->SetDriverEvent(Cq::DriverEvent{addr, data});
+  return 0;
+}
+
+void Nic::OnCqArm(uint32_t cqn, uint32_t ci, bool solicited_only) {
+  auto it = cqs_.find(cqn);
+  bool due = false;
+  if (it == cqs_.end() || !it->second->DriverArm(ci, solicited_only, &due)) {
+    ++ignored_rings_;
+    return;
+  }
+  if (due) WriteCqEvent(*it->second, 0);
+}
+
+void Nic::WriteCqEvent(const Cq& cq, uint32_t qpn) {
+  // cq.h contract 8: 4 bytes, the event's value, little-endian; after the CQE's write on the
+  // same bus (posted writes stay in order). A write that fails is lost, as an MSI-X write
+  // the fabric drops.
+  const Cq::DriverEvent* ev = cq.driver_event();
+  if (ev == nullptr) return;
+  uint8_t word[4];
+  for (int i = 0; i < 4; ++i) word[i] = static_cast<uint8_t>(ev->data >> (8 * i));
+  (void)Dma(DmaKind::kCqEvent, qpn).Write(ev->addr, word, sizeof word);
+}
+
 int Nic::AckCqEvents(uint32_t ctx, uint32_t cq, unsigned n) {
   Cq* c = FindCq(ctx, cq);
   if (!c) return EINVAL;

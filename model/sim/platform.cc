@@ -422,7 +422,8 @@ void NicSlot::MmioTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& dela
     gp.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
     return;
   }
-  if (gp.get_address() != kDoorbellOffset) {
+  const bool arm = gp.get_address() == kCqArmOffset;
+  if (gp.get_address() != kDoorbellOffset && !arm) {
     gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
     return;
   }
@@ -434,12 +435,22 @@ void NicSlot::MmioTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& dela
   engine::Nic* nic = ext ? ext->nic
                      : (!call || !call->ok() || attached_.empty()) ? nullptr
                                                                    : attached_.back();
-  if (len < 8 || gp.get_byte_enable_ptr() != nullptr || nic == nullptr) {
+  if (len < 8 || (arm && len != 8) || gp.get_byte_enable_ptr() != nullptr || nic == nullptr) {
     gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
     return;
   }
   ++counters_.doorbells;
   const uint8_t* d = gp.get_data_ptr();
+  if (arm) {
+    // The arm takes effect when it arrives (engine/cq.h contract 8): the CQ number, the
+    // consumer index, solicited-only.
+    uint64_t word = 0;
+    for (int i = 0; i < 8; ++i) word |= uint64_t{d[i]} << (8 * i);
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+    nic->OnCqArm(static_cast<uint32_t>(word), static_cast<uint32_t>(word >> 32) & 0xffffff,
+                 ((word >> 56) & 1) != 0);
+    return;
+  }
   engine::DoorbellWrite db;
   db.from_driver = ext == nullptr;
   for (int i = 0; i < 4; ++i) {

@@ -68,7 +68,12 @@
 //     engine's offset, 2); the delay it carries when it reaches the slot (that, and what the
 //     path added on the way in) is when the NIC has the ring (doorbell_port.h contract 3,
 //     the NIC's doorbell_ns and WQE fetch after it); a delay added
-//     after the slot returned is the CPU's business (the NIC acted on arrival). A write elsewhere, a read, or a malformed write answers
+//     after the slot returned is the CPU's business (the NIC acted on arrival). A driver
+//     arms a CQ (engine/cq.h contract 8) with 8 bytes at NicSlot::kCqArmOffset, as mlx5's
+//     CQ doorbell: the CQ number (bits 0-31, model_backend.h CqRing::cqn), its consumer
+//     index (bits 32-55: the CQEs it took since the ring was placed, modulo 2^24) and
+//     solicited-only (bit 56); handed to the NIC as a ring is (a model call), counted as
+//     a doorbell. A write elsewhere, a read, or a malformed write answers
 //     TLM_ADDRESS_ERROR_RESPONSE / TLM_COMMAND_ERROR_RESPONSE / TLM_GENERIC_ERROR_RESPONSE
 //     and does nothing. The observer (6) sees each ring as kind DOORBELL. A program's own
 //     path from the CPU to the slots: SetMmioBinder, as SetBinder (7) for the DMA: called
@@ -344,6 +349,7 @@ class NicSlot : public sc_core::sc_module,
                 public engine::TracePort {
  public:
   static constexpr uint64_t kDoorbellOffset = 0x800;  // in the slot's MMIO space (contract 8)
+  static constexpr uint64_t kCqArmOffset = 0x20;      // a driver's CQ arm (contract 8)
 
   tlm_utils::simple_initiator_socket<NicSlot> dma;
   tlm_utils::simple_target_socket<NicSlot> mmio;
