@@ -207,15 +207,19 @@ int ModelRecvRing(Device* device, QpHandle qp, RecvRing* out);
 // counts the receives the NIC knows of: the record's value it read last (it reads the
 // record when that value shows none left), less those taken; receives posted since that
 // read are not counted, so the event may come early, never late. A resize (max_wr) moves
-// the provider's receives to the new ring, not a driver's: resize with none of the
-// driver's outstanding, then take the ring again. ENOENT: no such SRQ; EINVAL: not a
+// the receives not taken, the driver's too (up to the record's producer), to the new
+// ring's front and refuses (EINVAL) a ring too small for them; take the ring again after
+// it (the producer goes on). ENOENT: no such SRQ; EINVAL: not a
 // model device, or the ring is this process's memory; EPERM off the kernel's thread.
 int ModelSrqRing(Device* device, SrqHandle srq, RecvRing* out);
 // A CQ's ring in queue memory, for the same driver's own poll: `slots` CQEs of 64 bytes
 // from `addr` (model/engine/cq.h contract 5: the layout; byte 63 the owner, 1 on the
 // ring's first pass, 0 on the second, ...), and the consumer record (u32: the CQEs the
 // driver took) the NIC reads when it sees the ring full (contract 6). A CQ takes its polls
-// from the driver or from ibv_poll_cq, not both. ENOENT: no such CQ; EINVAL: not a model
+// from the driver or from ibv_poll_cq, not both. A resize (ibv_resize_cq) places the ring
+// anew (contract 7): the CQEs the driver has not taken (by the record) move to its front,
+// and the owner byte, the record and the arm's index count from 0 again; take the ring
+// again after it. ENOENT: no such CQ; EINVAL: not a model
 // device, or the ring is this process's memory; EPERM off the kernel's thread.
 struct CqRing {
   uint64_t addr = 0;

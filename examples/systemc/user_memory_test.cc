@@ -1503,6 +1503,118 @@ TEST(DriverPosts, AnArmedCqWritesItsInterruptOncePerArm) {
   ASSERT_EQ(a.dev->DestroyCq(plain), 0);
 }
 
+// A resize of a CQ a driver polls (cq.h contract 7): the CQEs it took stay taken (before,
+// they came back at the new ring's front, and an arm fired at once for them), the rest
+// move to the front, and owner byte, record and arm count from 0 again.
+TEST(DriverPosts, AResizeOfADriversCqMovesOnlyWhatItHasNotTaken) {
+  ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
+  using namespace qptwin::testing;
+  auto [be, a, b] = PairWithQueuesInDram();
+  qptwin::model::SendRing ring;
+  qptwin::model::CqRing cq;
+  ASSERT_EQ(qptwin::model::ModelSendRing(a.dev.get(), a.qp, &ring), 0);
+  ASSERT_EQ(qptwin::model::ModelCqRing(a.dev.get(), a.scq, &cq), 0);
+  Dram& dram = *TheDram();
+  constexpr uint64_t kEventAt = kDramBase + 0x7'f000;
+  ASSERT_EQ(qptwin::model::ModelCqEvent(a.dev.get(), a.scq, kEventAt, 0x42), 0);
+  uint32_t p = ring.producer;
+  for (uint64_t id = 0; id < 3; ++id) p = DriverWrite(ring, p, EightByteWrite(a, b, 3000 + id));
+  ASSERT_EQ(DriverRing(0, ring.qpn, p), tlm::TLM_OK_RESPONSE);
+  be->Advance(100'000);
+  auto wr_id_at = [&](const qptwin::model::CqRing& r, uint32_t slot) {
+    uint64_t id = 0;
+    std::memcpy(&id, dram.At(r.addr + uint64_t{slot} * 64), 8);
+    return id;
+  };
+  for (uint32_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(dram.At(cq.addr + k * 64)[63], 1);
+    EXPECT_EQ(wr_id_at(cq, k), 3000 + k);
+  }
+  PutLe<uint32_t>(dram.At(cq.record), 2);  // the driver took two
+  int actual = 0;
+  ASSERT_EQ(a.dev->ResizeCq(a.scq, 200, &actual), 0);
+  qptwin::model::CqRing moved;
+  ASSERT_EQ(qptwin::model::ModelCqRing(a.dev.get(), a.scq, &moved), 0);
+  EXPECT_NE(moved.addr, cq.addr);
+  EXPECT_EQ(moved.cqn, cq.cqn);
+  EXPECT_EQ(wr_id_at(moved, 0), 3002u) << "only the CQE not taken moved";
+  EXPECT_EQ(dram.At(moved.addr)[63], 1);
+  EXPECT_NE(dram.At(moved.addr + 64)[63], 1) << "nothing else";
+  uint32_t record = 0;
+  std::memcpy(&record, dram.At(moved.record), 4);
+  EXPECT_EQ(record, 0u) << "the count starts again";
+  const int before = dram.seen["CQ_EVENT"];
+  EXPECT_EQ(DriverArm(0, moved.cqn, 0, false), tlm::TLM_OK_RESPONSE);  // CQE 0 waits
+  EXPECT_EQ(dram.seen["CQ_EVENT"], before + 1);
+  PutLe<uint32_t>(dram.At(moved.record), 1);  // took it
+  EXPECT_EQ(DriverArm(0, moved.cqn, 1, false), tlm::TLM_OK_RESPONSE);
+  EXPECT_EQ(dram.seen["CQ_EVENT"], before + 1);
+  p = DriverWrite(ring, p, EightByteWrite(a, b, 3003));
+  ASSERT_EQ(DriverRing(0, ring.qpn, p), tlm::TLM_OK_RESPONSE);
+  be->Advance(100'000);
+  EXPECT_EQ(dram.seen["CQ_EVENT"], before + 2);
+  EXPECT_EQ(wr_id_at(moved, 1), 3003u);
+  EXPECT_EQ(dram.At(moved.addr + 64)[63], 1);
+}
+
+// A resize of an SRQ with a driver's receives outstanding moves them too, each to its slot
+// (receive n in slot n mod slots), and refuses a ring too small for them (before: the NIC
+// then read slots nobody wrote, and the QP went to ERR).
+TEST(DriverPosts, AResizeOfAnSrqMovesTheDriversReceivesToo) {
+  ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
+  using namespace qptwin::testing;
+  auto [be, a, b] = PairWithQueuesInDram();
+  qptwin::SrqHandle srq;
+  ASSERT_EQ(b.dev->CreateSrq(b.pd, 8, 1, &srq), 0);
+  qptwin::QpInitAttr init;
+  init.qp_type = qptwin::QpType::kRc;
+  init.send_cq = b.scq;
+  init.recv_cq = b.rcq;
+  init.srq = srq;
+  init.pd = b.pd;
+  init.cap = qptwin::QpCap{4, 0, 1, 0, 0};
+  Side b2 = SiblingQp(b, init);
+  qptwin::QpInitAttr plain = init;
+  plain.send_cq = a.scq;
+  plain.recv_cq = a.rcq;
+  plain.srq = {};
+  plain.pd = a.pd;
+  plain.cap = qptwin::QpCap{8, 4, 1, 1, 0};
+  Side a2 = SiblingQp(a, plain);
+  Connect(a2, b2);
+  qptwin::model::RecvRing ring;
+  ASSERT_EQ(qptwin::model::ModelSrqRing(b.dev.get(), srq, &ring), 0);
+  for (uint32_t n = 0; n < 4; ++n) DriverRecv(ring, n, 700 + n, b.At(1024 + 64 * n, 64));
+  size_t bad = 0;
+  auto send = [&](uint64_t i, uint64_t want) {
+    a.buf[4096 + i] = static_cast<uint8_t>(0xd0 + i);
+    ASSERT_EQ(a2.dev->PostSend(a2.qp, {Wr(i, qptwin::WrOpcode::kSend, {a2.At(4096 + i, 1)})}, &bad), 0);
+    const auto wc = Wait(b2, b2.rcq, 1);
+    ASSERT_EQ(wc.size(), 1u);
+    EXPECT_EQ(wc[0].status, qptwin::WcStatus::kSuccess);
+    EXPECT_EQ(wc[0].wr_id, want);
+  };
+  send(0, 700);
+  qptwin::SrqAttr grow;
+  grow.max_wr = 64;
+  ASSERT_EQ(b.dev->ModifySrq(srq, grow, qptwin::srq_attr::kMaxWr), 0);
+  qptwin::model::RecvRing moved;
+  ASSERT_EQ(qptwin::model::ModelSrqRing(b.dev.get(), srq, &moved), 0);
+  EXPECT_NE(moved.addr, ring.addr);
+  EXPECT_EQ(moved.producer, 4u) << "the producer goes on";
+  send(1, 701);
+  DriverRecv(moved, 4, 704, b.At(1024 + 64 * 4, 64));  // slot 4 of the new ring
+  qptwin::SrqAttr shrink;
+  shrink.max_wr = 1;
+  EXPECT_EQ(b.dev->ModifySrq(srq, shrink, qptwin::srq_attr::kMaxWr), EINVAL)
+      << "three of the driver's receives are outstanding";
+  send(2, 702);
+  send(3, 703);
+  send(4, 704);
+  ASSERT_EQ(b2.dev->DestroyQp(b2.qp), 0);
+  ASSERT_EQ(b.dev->DestroySrq(srq), 0);
+}
+
 // Windows are the device's: two devices may not name overlapping windows even before either
 // has a queue there (before: both got the same bytes); a window set again after another
 // one, while queues still hold blocks in it, is taken back; a window ending at the top of

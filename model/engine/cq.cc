@@ -68,9 +68,29 @@ void Cq::PlaceAt(QueueBlock block, HostBus& cpu) {
   (void)CpuPutRecord(cpu, DmaKind::kCqDbRec, RecordAddr(), 0);
 }
 
+void Cq::DropTaken(uint32_t record) {
+  // Contract 6: CQEs a driver of the program's own took (the record ahead of the provider's
+  // polls, within what was written) leave the queue.
+  const uint32_t taken = record - polled_;
+  if (!block_ || static_cast<int32_t>(taken) <= 0 || taken > size()) return;
+  for (uint32_t i = 0; i < taken; ++i) visible_.pop_front();
+  head_ += taken;
+  polled_ += taken;
+}
+
+void Cq::TakeDriverPolls(HostBus& cpu) {
+  if (!block_) return;
+  uint8_t word[4];
+  const RetagAs rec(cpu, DmaKind::kCqDbRec);
+  if (cpu.Read(RecordAddr(), word, sizeof word)) DropTaken(Get<uint32_t>(word, 0));
+}
+
 void Cq::MoveTo(QueueBlock block, int depth, HostBus& cpu) {
-  // Contract 7: the provider's CPU copies each CQE, oldest first, to the new ring's front,
-  // then the record (its value stays: the CQEs polled).
+  // Contract 7: the provider's CPU copies each CQE not taken (TakeDriverPolls first: a
+  // driver's polls), oldest first, to the new ring's front, and the ring starts anew:
+  // owner byte, record and a driver's arm count from 0 again (one index, as mlx5's
+  // cons_index is one).
+  TakeDriverPolls(cpu);
   const RetagAs cqe(cpu, DmaKind::kCqe);
   const uint64_t new_slots = static_cast<uint64_t>(depth);
   uint8_t image[kCqeBytes];
@@ -84,7 +104,8 @@ void Cq::MoveTo(QueueBlock block, int depth, HostBus& cpu) {
   depth_ = depth;
   slots_ = new_slots;
   head_ = 0;
-  (void)CpuPutRecord(cpu, DmaKind::kCqDbRec, RecordAddr(), polled_);
+  polled_ = nic_consumed_ = 0;
+  (void)CpuPutRecord(cpu, DmaKind::kCqDbRec, RecordAddr(), 0);
 }
 
 void Cq::set_depth(int depth) {
@@ -102,14 +123,9 @@ bool Cq::NicSeesRoom(HostBus& bus) {
     const RetagAs record(bus, DmaKind::kCqDbRec);
     ok = bus.Read(RecordAddr(), word, sizeof word);
   }
-  if (ok) nic_consumed_ = Get<uint32_t>(word, 0);
-  // Contract 6: CQEs a driver of the program's own took (the record ahead of the provider's
-  // polls, within what was written) leave the queue.
-  const uint32_t taken = nic_consumed_ - polled_;
-  if (ok && block_ && static_cast<int32_t>(taken) > 0 && taken <= size()) {
-    for (uint32_t i = 0; i < taken; ++i) visible_.pop_front();
-    head_ += taken;
-    polled_ += taken;
+  if (ok) {
+    nic_consumed_ = Get<uint32_t>(word, 0);
+    DropTaken(nic_consumed_);
   }
   return static_cast<int>(produced - nic_consumed_) < depth_;
 }

@@ -38,7 +38,10 @@
 //     ring (depth() slots, never grown) and its record, which it sets to 0 (the provider's
 //     CPU; the provider keeps the count it wrote last, as mlx5's cons_index beside its
 //     doorbell record); MoveTo (ibv_resize_cq) a new block,
-//     the provider's CPU moving the CQEs and the record. A poll whose CPU read of a CQE fails
+//     the provider's CPU moving the CQEs a driver has not taken (it reads the record
+//     first: TakeDriverPolls, which ResizeCq also runs before it counts what the CQ holds)
+//     to the new ring's front: the ring starts anew, and the owner byte (5), the consumer
+//     count in the record (written 0) and a driver's arm (8) count from 0 again. A poll whose CPU read of a CQE fails
 //     stops there and leaves it (the provider saw no valid CQE: there is no other copy).
 //  8. A driver's interrupts (model_backend.h ModelCqEvent), apart from the verbs' arm (3):
 //     SetDriverEvent names a bus address and a 32-bit value (as an MSI-X vector's); then
@@ -86,6 +89,9 @@ class Cq {
   void PlaceAt(QueueBlock block, HostBus& cpu);
   // Contract 7: ibv_resize_cq of a placed CQ; `block` holds `depth` slots.
   void MoveTo(QueueBlock block, int depth, HostBus& cpu);
+  // Contract 6: the provider's CPU reads the record, and the CQEs a driver took leave the
+  // queue (before a resize judges what the CQ holds).
+  void TakeDriverPolls(HostBus& cpu);
   bool placed() const { return static_cast<bool>(block_); }
   const std::shared_ptr<QueueArena>& arena() const { return block_.arena(); }
   // The CQE reads and the record's write are the provider's CPU's, through `cpu`
@@ -146,6 +152,8 @@ class Cq {
   void Relocate(size_t slots);
   // Contract 6: whether the NIC sees a free slot, reading the record when needed.
   bool NicSeesRoom(HostBus& bus);
+  // Contract 6: the CQEs up to `record` (a consumer count ahead of polled_) leave.
+  void DropTaken(uint32_t record);
 
   std::unique_ptr<uint8_t[]> host_;  // the ring: slots_ CQE images (contract 5)
   QueueBlock block_;                 // or the ring and record at a bus address (7)

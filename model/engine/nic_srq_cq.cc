@@ -20,8 +20,10 @@ int Nic::ModifySrq(uint32_t ctx, uint32_t srq, const SrqAttr& attr, uint32_t mas
     if (attr.max_wr == 0 || attr.max_wr > static_cast<uint32_t>(d.max_srq_wr)) return EINVAL;
     if (s->limit && attr.max_wr < s->limit) return EINVAL;
     slots = QueueSlots(profile().behaviour, attr.max_wr);
-    // rxe_queue_resize: the WRs queued must fit the new ring.
-    if (slots < s->rq.size()) return EINVAL;
+    // rxe_queue_resize: the WRs queued must fit the new ring (a driver's too: recv_queue.h
+    // contract 6).
+    const size_t held = s->rq.placed() ? s->rq.Held(Cpu(DmaKind::kRecvDbRec, 0)) : s->rq.size();
+    if (slots < held) return EINVAL;
   }
   if (mask & srq_attr::kLimit) {
     // rxe_srq_chk_attr: the limit is checked against the ring before this resize.
@@ -67,6 +69,7 @@ int Nic::ResizeCq(uint32_t ctx, uint32_t cq, int cqe, int* actual) {
   if (!c) return EINVAL;
   // rxe_cq_chk_attr: 0 < cqe <= max_cqe and not fewer than the completions it holds.
   if (cqe < 1 || cqe > profile().device.max_cqe) return EINVAL;
+  c->TakeDriverPolls(Cpu(DmaKind::kCqDbRec, 0));  // cq.h contract 7: a driver's polls first
   if (static_cast<size_t>(cqe) < c->size()) return EINVAL;
   const int depth = static_cast<int>(QueueSlots(profile().behaviour, static_cast<uint32_t>(cqe)));
   if (c->placed() && depth != c->depth()) {

@@ -44,8 +44,8 @@ bool RecvQueue::push_back(const RecvWr& wr, HostBus& cpu) {
          });
   records_.push_back(wr);
   // Contract 5: the producer index into the record.
-  (void)CpuPutRecord(cpu, DmaKind::kRecvDbRec, RecordAddr(),
-                     consumed_ + static_cast<uint32_t>(size()));
+  record_written_ = consumed_ + static_cast<uint32_t>(size());
+  (void)CpuPutRecord(cpu, DmaKind::kRecvDbRec, RecordAddr(), record_written_);
   return true;
 }
 
@@ -150,27 +150,42 @@ void RecvQueue::PlaceAt(QueueBlock block, size_t slots, size_t stride, HostBus& 
   slots_ = slots;
   stride_ = stride;
   head_ = 0;
+  record_written_ = 0;
   (void)CpuPutRecord(cpu, DmaKind::kRecvDbRec, RecordAddr(), 0);
 }
 
+size_t RecvQueue::Held(HostBus& cpu) const {
+  // Contract 6: the provider's records, or, where a driver of the program's own posts, what
+  // the record shows within the ring (the provider's CPU reads it).
+  uint32_t producer = nic_producer_;
+  {
+    const RetagAs rec(cpu, DmaKind::kRecvDbRec);
+    (void)ReadRecord(cpu, &producer);
+  }
+  const auto ahead = static_cast<int32_t>(producer - consumed_);
+  const size_t shown = ahead > 0 && static_cast<size_t>(ahead) <= slots_ ? static_cast<size_t>(ahead) : 0;
+  return std::max(size(), shown);
+}
+
 void RecvQueue::MoveTo(QueueBlock block, size_t slots, HostBus& cpu) {
-  // Contract 6: the provider's CPU copies the held images, oldest first, to the new ring's
-  // front, then writes the record (its value stays).
+  // Contract 6: the provider's CPU copies the held images (Held: a driver's too), oldest
+  // first, each to its slot of the new ring, then writes the record (its value stays).
   std::vector<uint8_t> image(stride_);
+  const size_t held = std::min(Held(cpu), slots);
   {
     const RetagAs wqe(cpu, DmaKind::kRecvWqe);
-    for (size_t i = 0; i < size(); ++i) {
+    for (size_t i = 0; i < held; ++i) {
       if (!cpu.Read(SlotAddr(head_ + i), image.data(), stride_)) {
         std::fill(image.begin(), image.end(), 0);
       }
-      (void)cpu.Write(block.addr() + (i % slots) * stride_, image.data(), stride_);
+      // Receive n stays in slot n mod slots (contract 6: a driver's convention).
+      (void)cpu.Write(block.addr() + ((head_ + i) % slots) * stride_, image.data(), stride_);
     }
   }
   block_ = std::move(block);
   slots_ = slots;
-  head_ = 0;
-  (void)CpuPutRecord(cpu, DmaKind::kRecvDbRec, RecordAddr(),
-                     consumed_ + static_cast<uint32_t>(size()));
+  record_written_ = consumed_ + static_cast<uint32_t>(held);
+  (void)CpuPutRecord(cpu, DmaKind::kRecvDbRec, RecordAddr(), record_written_);
 }
 
 void RecvQueue::swap(RecvQueue& o) {
@@ -183,6 +198,7 @@ void RecvQueue::swap(RecvQueue& o) {
   std::swap(consumed_, o.consumed_);
   std::swap(doorbell_record_, o.doorbell_record_);
   std::swap(nic_producer_, o.nic_producer_);
+  std::swap(record_written_, o.record_written_);
 }
 
 }  // namespace qptwin::model::engine

@@ -34,7 +34,9 @@
 //  6. Queue memory at a bus address (queue_memory.h): PlaceAt gives an empty queue a block
 //     for its ring (`slots` slots of `stride` bytes: the queue's max_wr and max_sge, which
 //     the posting rules keep it within; never grown) and its record; MoveTo (an SRQ's
-//     max_wr) a new block, the provider's CPU moving the held images and the record.
+//     max_wr) a new block, the provider's CPU moving the held images (Held: a driver's
+//     too, up to the record's producer; receive n in slot n mod slots of the new ring) and
+//     the record.
 //  7. Flush(bus) is the NIC's flush (a QP's move to ERR): it reads the doorbell record
 //     (through `bus`, tagged kRecvDbRec while it reads) and then each slot from the oldest
 //     receive up to that producer (kRecvWqe, one transfer each), and hands back what the
@@ -98,6 +100,9 @@ class RecvQueue {
   // Contract 6.
   void PlaceAt(QueueBlock block, size_t slots, size_t stride, HostBus& cpu);
   void MoveTo(QueueBlock block, size_t slots, HostBus& cpu);
+  // Contract 6: the receives a placed queue holds: the provider's records, or more where
+  // the record (the provider's CPU reads it) shows a driver's within the ring.
+  size_t Held(HostBus& cpu) const;
   bool placed() const { return static_cast<bool>(block_); }
   const std::shared_ptr<QueueArena>& arena() const { return block_.arena(); }
   // Contract 6: the bytes a placed queue of `slots` receives of up to `max_sge` SGEs needs.
@@ -114,7 +119,9 @@ class RecvQueue {
   // (model_backend.h ModelRecvRing), and the producer the provider last wrote there.
   uint64_t ring_addr() const { return block_ ? block_.addr() : 0; }
   uint64_t record_addr() const { return RecordAddr(); }
-  uint32_t producer() const { return consumed_ + static_cast<uint32_t>(size()); }
+  uint32_t producer() const {
+    return block_ ? record_written_ : consumed_ + static_cast<uint32_t>(size());
+  }
   // The receives the NIC knows of and has not fetched: the record's value it read last
   // (contract 5) less those it fetched. A driver's receives (no records) count here only.
   size_t nic_held() const {
@@ -148,6 +155,7 @@ class RecvQueue {
   uint32_t consumed_ = 0;         // receives the NIC fetched since the last clear()
   uint32_t doorbell_record_ = 0;  // contract 5: in host memory, written by the post
   uint32_t nic_producer_ = 0;     // the record's value the NIC read last
+  uint32_t record_written_ = 0;   // a placed queue's record as the provider last wrote it
 };
 
 }  // namespace qptwin::model::engine

@@ -441,6 +441,14 @@ void NicSlot::MmioTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& dela
   }
   ++counters_.doorbells;
   const uint8_t* d = gp.get_data_ptr();
+  // Contract 6: the ring (or arm) before what it causes (the fetch and the requester run
+  // inside it); a driver's write carries no label: DOORBELL.
+  if (const DmaObserver& observe = Platform::observer()) {
+    const DmaExtension* label = gp.get_extension<DmaExtension>();
+    engine::DmaTag tag;
+    tag.kind = engine::DmaKind::kDoorbell;
+    observe(DmaRecord{ext_.slot, label ? label->tag : tag, true, gp.get_address(), len, true});
+  }
   if (arm) {
     // The arm takes effect when it arrives (engine/cq.h contract 8): the CQ number, the
     // consumer index, solicited-only.
@@ -462,12 +470,6 @@ void NicSlot::MmioTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& dela
     db.image_bytes = len - 8;
   }
   gp.set_response_status(tlm::TLM_OK_RESPONSE);
-  // Contract 6: the ring before what it causes (the fetch and the requester run inside it).
-  if (const DmaObserver& observe = Platform::observer()) {
-    const DmaExtension* label = gp.get_extension<DmaExtension>();
-    observe(DmaRecord{ext_.slot, label ? label->tag : engine::DmaTag{}, true, kDoorbellOffset,
-                      len, true});
-  }
   // The delay so far, less the engine's offset from SystemC's time (contract 2), is when the
   // write reached the NIC after the engine's now: the host's time until it left the CPU
   // and the path's (doorbell_port.h contract 3).
