@@ -621,28 +621,41 @@ TEST(QueueMemory, AFlushAndAResizeKeepTheirEntriesInTheUsersMemory) {
   ExpectRingsOnlyInDram("resize and flush");
 }
 
-TEST(QueueMemory, AnSrqInTheUsersMemoryGrows) {
-  ASSERT_TRUE(kBound && kCpuBound);
-  using namespace qptwin::testing;
-  auto [be, a, b] = PairWithQueuesInDram();
+// An SRQ on b (max_wr, max_sge), and a QP on it (b2) connected to a plain QP of a's (a2, of
+// `send_wr` send WRs).
+struct SrqSides {
   qptwin::SrqHandle srq;
-  ASSERT_EQ(b.dev->CreateSrq(b.pd, 4, 2, &srq), 0);
+  qptwin::testing::Side a2, b2;
+};
+SrqSides OnAnSrq(qptwin::testing::Side& a, qptwin::testing::Side& b, uint32_t max_wr,
+                 uint32_t max_sge, uint32_t send_wr) {
+  using namespace qptwin::testing;
+  SrqSides out;
+  EXPECT_EQ(b.dev->CreateSrq(b.pd, max_wr, max_sge, &out.srq), 0);
   qptwin::QpInitAttr init;
   init.qp_type = qptwin::QpType::kRc;
   init.send_cq = b.scq;
   init.recv_cq = b.rcq;
-  init.srq = srq;
+  init.srq = out.srq;
   init.pd = b.pd;
   init.cap = qptwin::QpCap{4, 0, 1, 0, 0};
-  Side b2 = SiblingQp(b, init);
+  out.b2 = SiblingQp(b, init);
   qptwin::QpInitAttr plain = init;
   plain.send_cq = a.scq;
   plain.recv_cq = a.rcq;
   plain.srq = {};
   plain.pd = a.pd;
-  plain.cap = qptwin::QpCap{4, 4, 1, 1, 0};
-  Side a2 = SiblingQp(a, plain);
-  Connect(a2, b2);
+  plain.cap = qptwin::QpCap{send_wr, 4, 1, 1, 0};
+  out.a2 = SiblingQp(a, plain);
+  Connect(out.a2, out.b2);
+  return out;
+}
+
+TEST(QueueMemory, AnSrqInTheUsersMemoryGrows) {
+  ASSERT_TRUE(kBound && kCpuBound);
+  using namespace qptwin::testing;
+  auto [be, a, b] = PairWithQueuesInDram();
+  auto [srq, a2, b2] = OnAnSrq(a, b, 4, 2, 4);
   size_t bad = 0;
   for (uint64_t i = 0; i < 3; ++i) {
     ASSERT_EQ(b.dev->PostSrqRecv(srq, {Rwr(50 + i, {b.At(2048 + 64 * i, 64)})}, &bad), 0);
@@ -1162,24 +1175,7 @@ TEST(DriverPosts, ReceivesADriverPutsInAnSrqsRingAreTakenAndCountTowardsItsLimit
   ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
   using namespace qptwin::testing;
   auto [be, a, b] = PairWithQueuesInDram();
-  qptwin::SrqHandle srq;
-  ASSERT_EQ(b.dev->CreateSrq(b.pd, 8, 1, &srq), 0);
-  qptwin::QpInitAttr init;
-  init.qp_type = qptwin::QpType::kRc;
-  init.send_cq = b.scq;
-  init.recv_cq = b.rcq;
-  init.srq = srq;
-  init.pd = b.pd;
-  init.cap = qptwin::QpCap{4, 0, 1, 0, 0};
-  Side b2 = SiblingQp(b, init);
-  qptwin::QpInitAttr plain = init;
-  plain.send_cq = a.scq;
-  plain.recv_cq = a.rcq;
-  plain.srq = {};
-  plain.pd = a.pd;
-  plain.cap = qptwin::QpCap{4, 4, 1, 1, 0};
-  Side a2 = SiblingQp(a, plain);
-  Connect(a2, b2);
+  auto [srq, a2, b2] = OnAnSrq(a, b, 8, 1, 4);
   qptwin::model::RecvRing ring;
   ASSERT_EQ(qptwin::model::ModelSrqRing(b.dev.get(), srq, &ring), 0);
   EXPECT_GE(ring.addr, kQueuesB);
@@ -1564,24 +1560,7 @@ TEST(DriverPosts, AResizeOfAnSrqMovesTheDriversReceivesToo) {
   ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
   using namespace qptwin::testing;
   auto [be, a, b] = PairWithQueuesInDram();
-  qptwin::SrqHandle srq;
-  ASSERT_EQ(b.dev->CreateSrq(b.pd, 8, 1, &srq), 0);
-  qptwin::QpInitAttr init;
-  init.qp_type = qptwin::QpType::kRc;
-  init.send_cq = b.scq;
-  init.recv_cq = b.rcq;
-  init.srq = srq;
-  init.pd = b.pd;
-  init.cap = qptwin::QpCap{4, 0, 1, 0, 0};
-  Side b2 = SiblingQp(b, init);
-  qptwin::QpInitAttr plain = init;
-  plain.send_cq = a.scq;
-  plain.recv_cq = a.rcq;
-  plain.srq = {};
-  plain.pd = a.pd;
-  plain.cap = qptwin::QpCap{8, 4, 1, 1, 0};
-  Side a2 = SiblingQp(a, plain);
-  Connect(a2, b2);
+  auto [srq, a2, b2] = OnAnSrq(a, b, 8, 1, 8);
   qptwin::model::RecvRing ring;
   ASSERT_EQ(qptwin::model::ModelSrqRing(b.dev.get(), srq, &ring), 0);
   for (uint32_t n = 0; n < 4; ++n) DriverRecv(ring, n, 700 + n, b.At(1024 + 64 * n, 64));
