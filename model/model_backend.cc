@@ -305,14 +305,21 @@ int ModelQueueMemoryAt(Device* device, uint64_t addr, size_t length) {
 }
 
 namespace {
-// ModelSendRing, ModelRecvRing, ModelSrqRing, ModelCqRing: a model call on a model device.
-template <typename Handle, typename Out>
-int RingOf(Device* device, Handle h, Out* out, int (ModelDevice::*of)(Handle, Out*)) {
+// `fn` on a model device, in a model call: EPERM off the kernel's thread, EINVAL when
+// `device` is no model device.
+template <typename Fn>
+int OnModelDevice(Device* device, Fn fn) {
   const sim::ModelCall call;
   if (!call.ok()) return EPERM;
   auto* d = dynamic_cast<ModelDevice*>(Unchecked(device));
-  if (d == nullptr || out == nullptr) return EINVAL;
-  return (d->*of)(h, out);
+  return d == nullptr ? EINVAL : fn(*d);
+}
+
+// ModelSendRing, ModelRecvRing, ModelSrqRing, ModelCqRing.
+template <typename Handle, typename Out>
+int RingOf(Device* device, Handle h, Out* out, int (ModelDevice::*of)(Handle, Out*)) {
+  return OnModelDevice(device,
+                       [&](ModelDevice& d) { return out == nullptr ? EINVAL : (d.*of)(h, out); });
 }
 }  // namespace
 
@@ -333,11 +340,7 @@ int ModelCqRing(Device* device, CqHandle cq, CqRing* out) {
 }
 
 int ModelCqEvent(Device* device, CqHandle cq, uint64_t addr, uint32_t data) {
-  const sim::ModelCall call;
-  if (!call.ok()) return EPERM;
-  auto* d = dynamic_cast<ModelDevice*>(Unchecked(device));
-  if (d == nullptr) return EINVAL;
-  return d->SetCqEvent(cq, addr, data);
+  return OnModelDevice(device, [&](ModelDevice& d) { return d.SetCqEvent(cq, addr, data); });
 }
 
 namespace {

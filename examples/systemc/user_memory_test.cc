@@ -1003,15 +1003,14 @@ uint32_t DriverWrite(const qptwin::model::SendRing& ring, uint32_t index, const 
   return index + 1;
 }
 
-// The driver's doorbell: 8 bytes at the slot's doorbell offset, from the program's own
-// initiator on the CPU's MMIO path, no extension on the payload.
-tlm::tlm_response_status DriverRing(int slot, uint32_t qpn, uint32_t producer) {
+// The driver's 8-byte write at `offset` of the slot's MMIO, from the program's own initiator
+// on the CPU's MMIO path, no extension on the payload.
+tlm::tlm_response_status DriverMmioWrite(int slot, uint64_t offset, uint64_t value) {
   uint8_t word[8];
-  PutLe<uint32_t>(word, qpn);
-  PutLe<uint32_t>(word + 4, producer);
+  PutLe<uint64_t>(word, value);
   tlm::tlm_generic_payload gp;
   gp.set_command(tlm::TLM_WRITE_COMMAND);
-  gp.set_address(NicSlot::kDoorbellOffset);
+  gp.set_address(offset);
   gp.set_data_ptr(word);
   gp.set_data_length(8);
   gp.set_streaming_width(8);
@@ -1019,6 +1018,11 @@ tlm::tlm_response_status DriverRing(int slot, uint32_t qpn, uint32_t producer) {
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   MmioPaths().at(slot)->out->b_transport(gp, delay);
   return gp.get_response_status();
+}
+
+// The driver's doorbell: the QP number, then the producer.
+tlm::tlm_response_status DriverRing(int slot, uint32_t qpn, uint32_t producer) {
+  return DriverMmioWrite(slot, NicSlot::kDoorbellOffset, uint64_t{qpn} | (uint64_t{producer} << 32));
 }
 
 // The send ring of `s`'s QP (ModelSendRing).
@@ -1407,20 +1411,9 @@ TEST(DriverPosts, ADriverPollsItsOwnCqByTheOwnerByteAndRoundTheRing) {
 // The driver's CQ arm (8 bytes at the slot's arm offset): CQ number, consumer index,
 // solicited-only (bit 56).
 tlm::tlm_response_status DriverArm(int slot, uint32_t cqn, uint32_t ci, bool solicited_only) {
-  const uint64_t word = uint64_t{cqn} | (uint64_t{ci & 0xffffff} << 32) |
-                        (uint64_t{solicited_only} << 56);
-  uint8_t bytes[8];
-  PutLe<uint64_t>(bytes, word);
-  tlm::tlm_generic_payload gp;
-  gp.set_command(tlm::TLM_WRITE_COMMAND);
-  gp.set_address(NicSlot::kCqArmOffset);
-  gp.set_data_ptr(bytes);
-  gp.set_data_length(8);
-  gp.set_streaming_width(8);
-  gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  MmioPaths().at(slot)->out->b_transport(gp, delay);
-  return gp.get_response_status();
+  return DriverMmioWrite(slot, NicSlot::kCqArmOffset,
+                         uint64_t{cqn} | (uint64_t{ci & 0xffffff} << 32) |
+                             (uint64_t{solicited_only} << 56));
 }
 
 // A driver's interrupts (engine/cq.h contract 8): an armed CQ writes its event once, at the

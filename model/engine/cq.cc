@@ -184,7 +184,7 @@ int Cq::Poll(int max, WorkCompletion* out, uint64_t now, HostBus& cpu) {
 
 bool Cq::DriverArm(uint32_t ci, bool solicited_only, bool* due) {
   *due = false;
-  if (!has_driver_event_ || !block_) return false;
+  if (!driver_event_ || !block_) return false;
   constexpr uint64_t kCiMask = (uint64_t{1} << 24) - 1;
   if (!solicited_only && ((written_ - ci) & kCiMask) != 0) {
     *due = true;  // CQEs the driver has not taken are in the ring: the event now, disarmed

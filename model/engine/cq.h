@@ -56,6 +56,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "model/engine/host_bus.h"
 #include "model/engine/queue_memory.h"
@@ -122,11 +123,8 @@ class Cq {
     uint64_t addr = 0;
     uint32_t data = 0;
   };
-  void SetDriverEvent(const DriverEvent& ev) {
-    driver_event_ = ev;
-    has_driver_event_ = true;
-  }
-  const DriverEvent* driver_event() const { return has_driver_event_ ? &driver_event_ : nullptr; }
+  void SetDriverEvent(const DriverEvent& ev) { driver_event_ = ev; }
+  const DriverEvent* driver_event() const { return driver_event_ ? &*driver_event_ : nullptr; }
   // Whether the arm took (an event named, the ring placed); *due: the event is due at once.
   bool DriverArm(uint32_t ci, bool solicited_only, bool* due);
   bool TakeDriverNotify(bool solicited, bool error);
@@ -173,8 +171,7 @@ class Cq {
   bool error_ = false;
   bool armed_ = false;
   bool solicited_only_ = false;
-  DriverEvent driver_event_;  // contract 8
-  bool has_driver_event_ = false;
+  std::optional<DriverEvent> driver_event_;  // contract 8
   bool driver_armed_ = false;
   bool driver_solicited_only_ = false;
 };
