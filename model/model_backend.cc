@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "model/driver_commands.h"
 #include "model/engine/nic.h"
 #include "model/engine/roce_codec.h"
 #include "model/engine/world.h"
@@ -99,6 +100,9 @@ class ModelBackend : public Backend {
       // Contract 9: its messages cross the slot's net_out, the fabric and the far net_in.
       world_->nic(i)->SetNetPort(&sim::Platform::Get()->slot(i));
       world_->nic(i)->SetTracePort(&sim::Platform::Get()->slot(i));  // platform.h 10
+      // platform.h 13: a driver's commands, on a context of the device's own.
+      commands_.push_back(std::make_unique<DriverCommands>(world_, i));
+      world_->nic(i)->SetCommandTarget(commands_.back().get());
     }
   }
 
@@ -108,8 +112,11 @@ class ModelBackend : public Backend {
     if (!sim::OnKernelThread()) {
       new std::shared_ptr<engine::World>(std::move(world_));
       (void)roce_.release();  // the leaked World may still call its port
+      for (auto& c : commands_) (void)c.release();  // their contexts are the World's
     } else {
       world_->SetExternalPort(nullptr);  // devices may keep the World alive
+      for (int i = 0; i < world_->nic_count(); ++i) world_->nic(i)->SetCommandTarget(nullptr);
+      commands_.clear();  // the driver's contexts close with the Backend
     }
   }
 
@@ -172,6 +179,7 @@ class ModelBackend : public Backend {
  private:
   std::shared_ptr<engine::World> world_;
   std::unique_ptr<RocePort> roce_;
+  std::vector<std::unique_ptr<DriverCommands>> commands_;  // platform.h 13, per device
 };
 
 }  // namespace

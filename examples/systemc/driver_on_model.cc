@@ -1,12 +1,13 @@
-// A SystemC user's own platform with the model's NICs and a driver of the user's own on the
-// data path (issue 12; model/engine/doorbell_port.h contract 6, model_backend.h
-// ModelSendRing / ModelRecvRing / ModelCqRing / ModelCqEvent): this sc_main makes the
-// memory (a DRAM module) and an MMIO bus per NIC, binds them into the model's platform, and
-// runs one driver thread per host that writes WQEs into rings in the DRAM, rings doorbells
-// with TLM writes of its own and takes CQEs by their owner byte: host A polls its CQ, host
-// B arms its CQ and sleeps until the NIC's interrupt (an MSI-X-like write the DRAM turns
-// into an sc_event). The verbs are used only to set the queues up (create, connect,
-// register, name the interrupt), as a driver asks firmware to.
+// A SystemC user's own platform with the model's NICs and a driver of the user's own, from
+// set-up to data path, with no verbs call (issue 12; model/engine/command_port.h,
+// model/engine/doorbell_port.h contract 6, model/engine/cq.h contract 8): this sc_main makes
+// the memory (a DRAM module) and an MMIO bus per NIC, binds them into the model's platform,
+// and runs one driver thread per host. The drivers set their NICs up by commands in the
+// NICs' MMIO mailboxes (queue memory in the DRAM, a PD, a region, a CQ with its interrupt,
+// an RC QP, its moves to RTS), as a driver asks firmware, then write WQEs into rings in the
+// DRAM, ring doorbells with TLM writes of their own and take CQEs by their owner byte: host
+// A polls its CQ, host B arms its CQ and sleeps until the NIC's interrupt (an MSI-X-like
+// write the DRAM turns into an sc_event).
 //
 //   driver_on_model [OUT_DIR]   writes OUT_DIR/driver_on_model.vcd (default: .)
 //
@@ -19,7 +20,7 @@
 //  - every byte moved (payloads, WQEs, CQEs, records) is a transaction on the DRAM's
 //    sockets, counted by what it was for; the data is checked in the DRAM byte for byte;
 //  - the VCD holds the NICs' own signals (model/sim/platform.h contract 10) and the
-//    drivers' view (CQEs taken, doorbells written).
+//    drivers' view (commands run, CQEs taken, doorbells written).
 // The exit code is 0 when every check held; each failed check prints a line.
 #include <systemc>
 #include <tlm>
@@ -27,6 +28,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -35,9 +37,10 @@
 #include <string>
 #include <vector>
 
+#include "model/engine/command_port.h"
 #include "model/model_backend.h"
 #include "model/sim/platform.h"
-#include "spec/bring_up.h"
+#include "spec/qp_state_table.h"
 
 namespace {
 
@@ -189,33 +192,31 @@ T Get(const uint8_t* at) {
   return v;
 }
 
-// One host: its device (slot = index), a region in the DRAM, a CQ and an RC QP whose rings
-// are in the DRAM, and what its driver knows of them.
+// One host: its NIC (slot = index), a region in the DRAM, a CQ and an RC QP whose rings are
+// in the DRAM, and what its driver knows of them: every number from the NIC's answers.
 struct Host {
   int slot = 0;
-  std::unique_ptr<qptwin::Device> dev;
-  qptwin::PdHandle pd;
-  qptwin::MrHandle mr;
-  uint64_t region = 0;  // bus address
+  uint64_t gid[2] = {};   // its port's GID (QUERY_PORT)
+  uint64_t pd = 0;        // PD number (ALLOC_PD)
+  uint64_t region = 0;    // bus address
   uint32_t lkey = 0, rkey = 0;
-  qptwin::CqHandle cq;
-  qptwin::QpHandle qp;
   qptwin::model::SendRing sq;
   qptwin::model::RecvRing rq;
   qptwin::model::CqRing cqr;
   uint32_t cq_taken = 0;  // the driver's consumer index
-  uint32_t vector = 0;    // its interrupt's value (ModelCqEvent)
+  uint32_t vector = 0;    // its interrupt's value (CREATE_CQ)
 };
+
+namespace cmd = qptwin::model::engine::command;
 
 class Drivers : public sc_core::sc_module {
  public:
   tlm_utils::simple_initiator_socket<Drivers> mmio0{"mmio0"}, mmio1{"mmio1"};
   sc_core::sc_signal<int> cqes_a{"cqes_a"}, cqes_b{"cqes_b"}, doorbells{"doorbells"};
-  sc_core::sc_signal<int> interrupts_b{"interrupts_b"};
+  sc_core::sc_signal<int> interrupts_b{"interrupts_b"}, commands{"commands"};
 
   SC_HAS_PROCESS(Drivers);
-  Drivers(sc_core::sc_module_name name, qptwin::Backend* backend)
-      : sc_module(name), backend_(backend) {
+  explicit Drivers(sc_core::sc_module_name name) : sc_module(name) {
     SC_THREAD(HostA);
     SC_THREAD(HostB);
   }
@@ -223,37 +224,90 @@ class Drivers : public sc_core::sc_module {
  private:
   static constexpr size_t kRegion = 64 * 1024;
 
+  // One command (engine/command_port.h): CMD_IN0.. written, CMD_OP written, CMD_STATUS and
+  // CMD_OUT0..7 read, each an MMIO access on the NIC's bus. The errno; *out the answers.
+  uint32_t Command(Host& h, cmd::Op op, const std::vector<uint64_t>& in,
+                   uint64_t out[cmd::kWords] = nullptr) {
+    uint8_t word[8];
+    bool ok = true;
+    for (size_t i = 0; i < in.size(); ++i) {
+      Put<uint64_t>(word, in[i]);
+      ok = ok && Mmio(h, tlm::TLM_WRITE_COMMAND, cmd::kInOffset + 8 * i, word, 8);
+    }
+    Put<uint32_t>(word, static_cast<uint32_t>(op));
+    ok = ok && Mmio(h, tlm::TLM_WRITE_COMMAND, cmd::kOpOffset, word, 4) &&
+         Mmio(h, tlm::TLM_READ_COMMAND, cmd::kStatusOffset, word, 4);
+    const uint32_t status = ok ? Get<uint32_t>(word) : EIO;
+    for (int i = 0; out != nullptr && i < cmd::kWords; ++i) {
+      ok = ok && Mmio(h, tlm::TLM_READ_COMMAND, cmd::kOutOffset + 8 * i, word, 8);
+      out[i] = Get<uint64_t>(word);
+    }
+    commands.write(commands.read() + 1);
+    return ok ? status : EIO;
+  }
+
+  // The driver's set-up, as it asks firmware: queue memory (a window of the DRAM per NIC),
+  // the port's GID, a PD, a region in the DRAM, a CQ with its interrupt, an RC QP.
   bool Open(int slot, Host* h) {
     using namespace qptwin;
     h->slot = slot;
-    if (backend_->OpenDevice("mdev" + std::to_string(slot), &h->dev) != 0) return false;
-    // The device's queues in the DRAM (a window per device), its region there too.
-    const uint64_t queues = kDramBase + 0x10'0000 + slot * 0x4'0000;
     h->region = kDramBase + 0x20'0000 + slot * kRegion;
-    int actual = 0;
-    QpInitAttr init;
-    QpCap cap;
-    if (model::ModelQueueMemoryAt(h->dev.get(), queues, 0x4'0000) != 0 ||
-        h->dev->AllocPd(&h->pd) != 0 ||
-        model::ModelRegMrAt(h->dev.get(), h->pd, h->region, kRegion, access::kAll, &h->mr,
-                            &h->lkey, &h->rkey) != 0 ||
-        h->dev->CreateCq(64, ChannelHandle{}, &h->cq, &actual) != 0) {
+    h->vector = 0xfee0'0000u + static_cast<uint32_t>(slot);
+    uint64_t o[cmd::kWords];
+    if (Command(*h, cmd::Op::kQueueMemory, {kDramBase + 0x10'0000 + slot * 0x4'0000, 0x4'0000}) != 0 ||
+        Command(*h, cmd::Op::kQueryPort, {1}, o) != 0) {
       return false;
     }
-    init.qp_type = QpType::kRc;
-    init.pd = h->pd;
-    init.send_cq = init.recv_cq = h->cq;
-    init.cap = {16, 16, 1, 1, 0};
-    return h->dev->CreateQp(init, &h->qp, &cap) == 0;
+    h->gid[0] = o[0];
+    h->gid[1] = o[1];
+    if (Command(*h, cmd::Op::kAllocPd, {}, o) != 0) return false;
+    h->pd = o[0];
+    if (Command(*h, cmd::Op::kRegMr, {h->pd, h->region, kRegion, access::kAll}, o) != 0) return false;
+    h->lkey = static_cast<uint32_t>(o[0]);
+    h->rkey = static_cast<uint32_t>(o[1]);
+    if (Command(*h, cmd::Op::kCreateCq, {64, kMsiBase + 4 * uint64_t(slot), h->vector, 1}, o) != 0) {
+      return false;
+    }
+    h->cqr.cqn = static_cast<uint32_t>(o[0]);
+    h->cqr.addr = o[1];
+    h->cqr.record = o[2];
+    h->cqr.slots = static_cast<uint32_t>(o[3]);
+    const uint64_t cqs = uint64_t{h->cqr.cqn} | uint64_t{h->cqr.cqn} << 32;
+    if (Command(*h, cmd::Op::kCreateQp,
+                {static_cast<uint64_t>(QpType::kRc), h->pd, cqs, 16 | uint64_t{16} << 32, 1 | 1 << 16},
+                o) != 0) {
+      return false;
+    }
+    h->sq.qpn = static_cast<uint32_t>(o[0]);
+    h->sq.addr = o[1];
+    h->sq.slots = static_cast<uint32_t>(o[2]);
+    h->sq.stride = static_cast<uint32_t>(o[2] >> 32);
+    h->rq.addr = o[3];
+    h->rq.record = o[4];
+    h->rq.slots = static_cast<uint32_t>(o[5]);
+    h->rq.stride = static_cast<uint32_t>(o[5] >> 32);
+    return true;
   }
 
-  bool Rings(Host* h) {
-    h->vector = 0xfee0'0000u + static_cast<uint32_t>(h->slot);
-    return qptwin::model::ModelSendRing(h->dev.get(), h->qp, &h->sq) == 0 &&
-           qptwin::model::ModelRecvRing(h->dev.get(), h->qp, &h->rq) == 0 &&
-           qptwin::model::ModelCqRing(h->dev.get(), h->cq, &h->cqr) == 0 &&
-           qptwin::model::ModelCqEvent(h->dev.get(), h->cq, kMsiBase + 4 * h->slot,
-                                       h->vector) == 0;
+  // RESET -> INIT -> RTR -> RTS towards `peer`, each step a MODIFY_QP on the legality
+  // table's minimum mask (perftest's values: MTU 1024, timeout 14, 7 retries, PSN 0x100).
+  bool Connect(Host& h, const Host& peer) {
+    using qptwin::QpState;
+    const QpState path[] = {QpState::kReset, QpState::kInit, QpState::kRtr, QpState::kRts};
+    for (int i = 0; i + 1 < 4; ++i) {
+      const uint64_t mask = qptwin::MinimumMask(qptwin::QpType::kRc, path[i], path[i + 1]);
+      const uint64_t in2 = static_cast<uint64_t>(path[i + 1]) |
+                           static_cast<uint64_t>(qptwin::Mtu::k1024) << 16 | uint64_t{1} << 24 |
+                           uint64_t{14} << 48 | uint64_t{12} << 56;
+      const uint64_t in5 = uint64_t{qptwin::access::kAll} | uint64_t{7} << 32 |
+                           uint64_t{7} << 40 | uint64_t{1} << 48 | uint64_t{1} << 56;
+      if (Command(h, cmd::Op::kModifyQp, {h.sq.qpn, mask, in2, peer.sq.qpn,
+                                          0x100 | uint64_t{0x100} << 32, in5, peer.gid[0],
+                                          peer.gid[1]}) != 0) {
+        return false;
+      }
+    }
+    return true;
   }
 
   // A send WQE (model/engine/send_wqe_image.h) with one SGE, signaled, at the producer.
@@ -279,7 +333,7 @@ class Drivers : public sc_core::sc_module {
     uint8_t word[8];
     Put<uint32_t>(word, h.sq.qpn);
     Put<uint32_t>(word + 4, h.sq.producer);
-    Check(MmioWrite(h, NicSlot::kDoorbellOffset, word),
+    Check(Mmio(h, tlm::TLM_WRITE_COMMAND, NicSlot::kDoorbellOffset, word, 8),
           "the NIC took the doorbell of mdev" + std::to_string(h.slot));
     doorbells.write(doorbells.read() + 1);
   }
@@ -290,21 +344,21 @@ class Drivers : public sc_core::sc_module {
     uint8_t word[8];
     Put<uint32_t>(word, h.cqr.cqn);
     Put<uint32_t>(word + 4, h.cq_taken & 0xffffff);
-    Check(MmioWrite(h, NicSlot::kCqArmOffset, word),
+    Check(Mmio(h, tlm::TLM_WRITE_COMMAND, NicSlot::kCqArmOffset, word, 8),
           "the NIC took the CQ arm of mdev" + std::to_string(h.slot));
   }
 
-  bool MmioWrite(Host& h, uint64_t offset, uint8_t* word) {
+  bool Mmio(Host& h, tlm::tlm_command command, uint64_t offset, uint8_t* data, unsigned len) {
     tlm::tlm_generic_payload gp;
-    gp.set_command(tlm::TLM_WRITE_COMMAND);
+    gp.set_command(command);
     gp.set_address(offset);
-    gp.set_data_ptr(word);
-    gp.set_data_length(8);
-    gp.set_streaming_width(8);
+    gp.set_data_ptr(data);
+    gp.set_data_length(len);
+    gp.set_streaming_width(len);
     gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
     (h.slot == 0 ? mmio0 : mmio1)->b_transport(gp, delay);
-    wait(delay);  // the write's time on the way, as an LT initiator spends it
+    wait(delay);  // the access's time on the way, as an LT initiator spends it
     return gp.is_response_ok();
   }
 
@@ -348,10 +402,9 @@ class Drivers : public sc_core::sc_module {
 
   void HostA() {
     using namespace qptwin;
-    // Set-up through the verbs (a driver asks its firmware): both hosts' queues.
-    Check(Open(0, &a_) && Open(1, &b_), "open both devices, queues and regions in the DRAM");
-    Check(ConnectPair(*a_.dev, a_.qp, *b_.dev, b_.qp, BringUpParams{}) == 0, "both QPs to RTS");
-    Check(Rings(&a_) && Rings(&b_), "the rings' addresses");
+    // Set-up by the NICs' commands (a driver asks its firmware): both hosts' queues.
+    Check(Open(0, &a_) && Open(1, &b_), "set up both NICs, queues and regions in the DRAM");
+    Check(Connect(a_, b_) && Connect(b_, a_), "both QPs to RTS");
     if (failures) return sc_core::sc_stop();
     ready_ = true;
     ready_event_.notify();
@@ -406,7 +459,6 @@ class Drivers : public sc_core::sc_module {
     Done();
   }
 
-  qptwin::Backend* backend_;
   Host a_, b_;
   bool ready_ = false, receive_posted_ = false;
   sc_core::sc_event ready_event_, receive_posted_event_;
@@ -427,7 +479,7 @@ int sc_main(int argc, char** argv) {
     std::fprintf(stderr, "driver_on_model: %s\n", backend ? "the platform was not bound" : why.c_str());
     return 2;
   }
-  Drivers drivers("drivers", backend.get());
+  Drivers drivers("drivers");
   drivers.mmio0.bind(mmio_bus[0]->in);
   drivers.mmio1.bind(mmio_bus[1]->in);
   sc_core::sc_trace_file* tf = sc_core::sc_create_vcd_trace_file((out + "/driver_on_model").c_str());
@@ -439,11 +491,14 @@ int sc_main(int argc, char** argv) {
   sc_core::sc_trace(tf, drivers.cqes_b, "cqes_b");
   sc_core::sc_trace(tf, drivers.doorbells, "doorbells");
   sc_core::sc_trace(tf, drivers.interrupts_b, "interrupts_b");
+  sc_core::sc_trace(tf, drivers.commands, "commands");
   for (int slot = 0; slot < 2; ++slot) Platform::Get()->slot(slot).Trace(tf, 1);
   sc_core::sc_start();  // the drivers stop the simulation when both are done
   sc_core::sc_close_vcd_trace_file(tf);
   Dram& dram = *TheDram();
   for (const auto& [what, n] : dram.seen) std::printf("driver_on_model: DRAM %s x%d\n", what.c_str(), n);
+  std::printf("driver_on_model: %d commands set both NICs up\n", drivers.commands.read());
+  Check(drivers.commands.read() == 18, "18 commands: 6 to set each NIC up, 3 to connect each QP");
   Check(dram.seen["nic SEND_WQE"] == 1, "the NIC fetched both send WQEs in one read");
   Check(dram.seen["cpu SEND_WQE"] == 0 && dram.seen["cpu RECV_WQE"] == 0,
         "no verbs post wrote a WQE");

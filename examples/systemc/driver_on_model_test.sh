@@ -3,7 +3,7 @@
 set -euo pipefail
 source "$(dirname "$0")/run_example.sh"
 run_example "$1" driver_on_model "driver_on_model: all checks passed"
-for sig in cqes_a cqes_b doorbells interrupts_b; do
+for sig in cqes_a cqes_b doorbells interrupts_b commands; do
   grep -q "^\$var .* $sig " "$vcd" || { echo "VCD lacks $sig"; exit 1; }
 done
 # The NICs' own signals (model/sim/platform.h contract 10), under qptwin_platform > nicK.
@@ -15,4 +15,7 @@ grep -q "^b10 $id\$" "$vcd" || { echo "cqes_a never 2"; exit 1; }
 # mdev1's driver was woken by one interrupt.
 id=$(awk '/^\$var .* interrupts_b /{print $4; exit}' "$vcd")
 grep -q "^b1 $id\$" "$vcd" || { echo "interrupts_b never 1"; exit 1; }
+# The set-up was 18 commands in the NICs' mailboxes (no verbs call).
+id=$(awk '/^\$var .* commands /{print $4; exit}' "$vcd")
+grep -q "^b10010 $id\$" "$vcd" || { echo "commands never 18"; exit 1; }
 echo "driver_on_model_test: ok"

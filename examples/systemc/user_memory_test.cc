@@ -25,8 +25,10 @@
 #include <string>
 #include <vector>
 
+#include "model/engine/command_port.h"
 #include "model/model_backend.h"
 #include "model/sim/platform.h"
+#include "spec/qp_state_table.h"
 #include "tests/support/support.h"
 
 namespace {
@@ -1003,21 +1005,27 @@ uint32_t DriverWrite(const qptwin::model::SendRing& ring, uint32_t index, const 
   return index + 1;
 }
 
-// The driver's 8-byte write at `offset` of the slot's MMIO, from the program's own initiator
-// on the CPU's MMIO path, no extension on the payload.
-tlm::tlm_response_status DriverMmioWrite(int slot, uint64_t offset, uint64_t value) {
-  uint8_t word[8];
-  PutLe<uint64_t>(word, value);
+// The driver's access of `len` bytes at `offset` of the slot's MMIO, from the program's own
+// initiator on the CPU's MMIO path, no extension on the payload.
+tlm::tlm_response_status DriverMmio(int slot, tlm::tlm_command command, uint64_t offset,
+                                    uint8_t* data, unsigned len) {
   tlm::tlm_generic_payload gp;
-  gp.set_command(tlm::TLM_WRITE_COMMAND);
+  gp.set_command(command);
   gp.set_address(offset);
-  gp.set_data_ptr(word);
-  gp.set_data_length(8);
-  gp.set_streaming_width(8);
+  gp.set_data_ptr(data);
+  gp.set_data_length(len);
+  gp.set_streaming_width(len);
   gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   MmioPaths().at(slot)->out->b_transport(gp, delay);
   return gp.get_response_status();
+}
+
+// The same, an 8-byte write.
+tlm::tlm_response_status DriverMmioWrite(int slot, uint64_t offset, uint64_t value) {
+  uint8_t word[8];
+  PutLe<uint64_t>(word, value);
+  return DriverMmio(slot, tlm::TLM_WRITE_COMMAND, offset, word, 8);
 }
 
 // The driver's doorbell: the QP number, then the producer.
@@ -1627,6 +1635,232 @@ TEST(QueueMemory, WindowsAreTheDevicesAndMayEndAtTheTopOfTheAddressSpace) {
   EXPECT_TRUE(host.IsBusOnly(kDramBase + 0x5'0000, 4096));
   EXPECT_EQ(a.dev->DeregMr(r.mr), 0);
   EXPECT_FALSE(host.IsBusOnly(kDramBase + 0x5'0000, 4096));
+}
+
+
+// ---- A driver's commands (engine/command_port.h; model/sim/platform.h contract 13) -------
+
+namespace cmd = qptwin::model::engine::command;
+
+// A slot's command mailbox as a driver sees it: CMD_IN writes, the CMD_OP write, CMD_STATUS
+// and CMD_OUT reads, each an MMIO access of its own.
+struct Mailbox {
+  int slot = 0;
+  uint64_t out[cmd::kWords] = {};
+  uint32_t Run(cmd::Op op, const std::vector<uint64_t>& in = {}) {
+    for (size_t i = 0; i < in.size(); ++i) {
+      EXPECT_EQ(DriverMmioWrite(slot, cmd::kInOffset + 8 * i, in[i]), tlm::TLM_OK_RESPONSE);
+    }
+    uint8_t word[8] = {};
+    PutLe<uint32_t>(word, static_cast<uint32_t>(op));
+    EXPECT_EQ(DriverMmio(slot, tlm::TLM_WRITE_COMMAND, cmd::kOpOffset, word, 4),
+              tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(DriverMmio(slot, tlm::TLM_READ_COMMAND, cmd::kStatusOffset, word, 4),
+              tlm::TLM_OK_RESPONSE);
+    uint32_t status = 0;
+    std::memcpy(&status, word, 4);
+    for (int i = 0; i < cmd::kWords; ++i) {
+      EXPECT_EQ(DriverMmio(slot, tlm::TLM_READ_COMMAND, cmd::kOutOffset + 8 * i, word, 8),
+                tlm::TLM_OK_RESPONSE);
+      std::memcpy(&out[i], word, 8);
+    }
+    return status;
+  }
+};
+
+// What a driver keeps of its set-up, all of it from the NIC's answers.
+struct CommandSide {
+  Mailbox mb;
+  uint64_t gid[2] = {};
+  uint64_t pd = 0, region = 0;
+  uint32_t lkey = 0, rkey = 0;
+  qptwin::model::CqRing cq;
+  qptwin::model::SendRing sq;
+  qptwin::model::RecvRing rq;
+};
+
+// Queue memory, the port's GID, a PD, a 4 KiB region at `region`, a 64-entry CQ and an RC
+// QP on it, by commands alone.
+CommandSide SetUpByCommands(int slot, uint64_t queues, uint64_t region) {
+  CommandSide s;
+  s.mb.slot = slot;
+  s.region = region;
+  EXPECT_EQ(s.mb.Run(cmd::Op::kQueueMemory, {queues, kQueueBytes}), 0u);
+  EXPECT_EQ(s.mb.Run(cmd::Op::kQueryPort, {1}), 0u);
+  s.gid[0] = s.mb.out[0];
+  s.gid[1] = s.mb.out[1];
+  EXPECT_EQ(s.mb.out[3] & 0xff, static_cast<uint64_t>(qptwin::PortState::kActive));
+  EXPECT_EQ(s.mb.Run(cmd::Op::kAllocPd), 0u);
+  s.pd = s.mb.out[0];
+  EXPECT_EQ(s.mb.Run(cmd::Op::kRegMr, {s.pd, region, 4096, qptwin::access::kAll}), 0u);
+  s.lkey = static_cast<uint32_t>(s.mb.out[0]);
+  s.rkey = static_cast<uint32_t>(s.mb.out[1]);
+  EXPECT_EQ(s.mb.Run(cmd::Op::kCreateCq, {64, 0, 0, 0}), 0u);
+  s.cq.cqn = static_cast<uint32_t>(s.mb.out[0]);
+  s.cq.addr = s.mb.out[1];
+  s.cq.record = s.mb.out[2];
+  s.cq.slots = static_cast<uint32_t>(s.mb.out[3]);
+  const uint64_t cqs = uint64_t{s.cq.cqn} | uint64_t{s.cq.cqn} << 32;
+  EXPECT_EQ(s.mb.Run(cmd::Op::kCreateQp,
+                     {static_cast<uint64_t>(qptwin::QpType::kRc), s.pd, cqs, 16 | uint64_t{16} << 32,
+                      1 | 1 << 16}),
+            0u);
+  s.sq.qpn = static_cast<uint32_t>(s.mb.out[0]);
+  s.sq.addr = s.mb.out[1];
+  s.sq.slots = static_cast<uint32_t>(s.mb.out[2]);
+  s.sq.stride = static_cast<uint32_t>(s.mb.out[2] >> 32);
+  s.rq.addr = s.mb.out[3];
+  s.rq.record = s.mb.out[4];
+  s.rq.slots = static_cast<uint32_t>(s.mb.out[5]);
+  s.rq.stride = static_cast<uint32_t>(s.mb.out[5] >> 32);
+  EXPECT_GE(s.mb.out[6] & 0xffffffffu, 16u) << "max_send_wr granted";
+  return s;
+}
+
+// One MODIFY_QP of `s`'s QP from `cur` to `next` towards `peer`, on the table's minimum mask.
+uint32_t StepByCommand(CommandSide& s, const CommandSide& peer, qptwin::QpState cur,
+                       qptwin::QpState next) {
+  using qptwin::QpState;
+  const qptwin::AttrMask mask = qptwin::MinimumMask(qptwin::QpType::kRc, cur, next);
+  const uint64_t in2 = static_cast<uint64_t>(next) |
+                       static_cast<uint64_t>(qptwin::Mtu::k1024) << 16 | uint64_t{1} << 24 |
+                       uint64_t{14} << 48 | uint64_t{12} << 56;
+  const uint64_t in5 = uint64_t{qptwin::access::kAll} | uint64_t{7} << 32 | uint64_t{7} << 40 |
+                       uint64_t{1} << 48 | uint64_t{1} << 56;
+  return s.mb.Run(cmd::Op::kModifyQp, {s.sq.qpn, mask, in2, peer.sq.qpn,
+                                       0x100 | uint64_t{0x100} << 32, in5, peer.gid[0],
+                                       peer.gid[1]});
+}
+
+void ConnectByCommands(CommandSide& s, const CommandSide& peer) {
+  using qptwin::QpState;
+  EXPECT_EQ(StepByCommand(s, peer, QpState::kReset, QpState::kInit), 0u);
+  EXPECT_EQ(StepByCommand(s, peer, QpState::kInit, QpState::kRtr), 0u);
+  EXPECT_EQ(StepByCommand(s, peer, QpState::kRtr, QpState::kRts), 0u);
+}
+
+constexpr uint64_t kCmdRegionA = kDramBase + 0x4'0000;
+constexpr uint64_t kCmdRegionB = kDramBase + 0x5'0000;
+
+TEST(DriverCommands, ADriverSetsUpConnectsAndWritesWithNoVerbsCall) {
+  ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
+  qptwin::model::ModelOptions o;
+  o.profile = "cx6-100g";
+  auto be = qptwin::model::MakeModelBackend(o);
+  ASSERT_NE(be, nullptr);
+  CommandSide a = SetUpByCommands(0, kQueuesA, kCmdRegionA);
+  CommandSide b = SetUpByCommands(1, kQueuesB, kCmdRegionB);
+  EXPECT_GE(a.sq.addr, kQueuesA);
+  EXPECT_LT(a.sq.addr, kQueuesA + kQueueBytes);
+  EXPECT_GE(a.cq.addr, kQueuesA);
+  EXPECT_EQ(a.cq.slots, 64u);
+  EXPECT_NE(a.gid[0] | a.gid[1], b.gid[0] | b.gid[1]) << "each port its own GID";
+  ConnectByCommands(a, b);
+  ConnectByCommands(b, a);
+  ASSERT_EQ(a.mb.Run(cmd::Op::kQueryQp, {a.sq.qpn}), 0u);
+  EXPECT_EQ(a.mb.out[0], static_cast<uint64_t>(qptwin::QpState::kRts));
+  EXPECT_EQ(a.mb.out[3], b.sq.qpn) << "its peer";
+  // The data path, the driver's own: a WQE in the ring, one doorbell, the CQE by its owner.
+  for (int i = 0; i < 64; ++i) TheDram()->At(a.region)[i] = static_cast<uint8_t>(5 * i + 1);
+  DriverWqe w;
+  w.wr_id = 4242;
+  w.remote_addr = b.region + 256;
+  w.rkey = b.rkey;
+  w.sge = {a.region, 64, a.lkey};
+  const uint32_t p = DriverWrite(a.sq, 0, w);
+  ASSERT_EQ(DriverRing(0, a.sq.qpn, p), tlm::TLM_OK_RESPONSE);
+  be->Advance(100'000);
+  const uint8_t* cqe = TheDram()->At(a.cq.addr);
+  ASSERT_EQ(cqe[63], 1) << "a CQE on the ring's first pass";
+  uint64_t wr_id = 0;
+  std::memcpy(&wr_id, cqe, 8);
+  EXPECT_EQ(wr_id, 4242u);
+  EXPECT_EQ(cqe[32], static_cast<uint8_t>(qptwin::WcStatus::kSuccess));
+  EXPECT_EQ(0, std::memcmp(TheDram()->At(b.region + 256), TheDram()->At(a.region), 64));
+  // Everything goes again by command; a number gone is EINVAL.
+  for (CommandSide* s : {&a, &b}) {
+    EXPECT_EQ(s->mb.Run(cmd::Op::kDestroyQp, {s->sq.qpn}), 0u);
+    EXPECT_EQ(s->mb.Run(cmd::Op::kDestroyQp, {s->sq.qpn}), static_cast<uint32_t>(EINVAL));
+    EXPECT_EQ(s->mb.Run(cmd::Op::kDestroyCq, {s->cq.cqn}), 0u);
+    EXPECT_EQ(s->mb.Run(cmd::Op::kDeregMr, {s->lkey}), 0u);
+    EXPECT_EQ(s->mb.Run(cmd::Op::kDeallocPd, {s->pd}), 0u);
+  }
+}
+
+TEST(DriverCommands, ACommandFailsWithTheVerbsErrnoAndAnswersNothing) {
+  ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
+  qptwin::model::ModelOptions o;
+  o.profile = "rxe";
+  auto be = qptwin::model::MakeModelBackend(o);
+  ASSERT_NE(be, nullptr);
+  Mailbox mb;
+  EXPECT_EQ(mb.Run(static_cast<cmd::Op>(99)), static_cast<uint32_t>(EOPNOTSUPP));
+  ASSERT_EQ(mb.Run(cmd::Op::kAllocPd), 0u);
+  const uint64_t pd = mb.out[0];
+  EXPECT_NE(pd, 0u);
+  // Without queue memory a CQ cannot be a driver's (contract 3).
+  EXPECT_EQ(mb.Run(cmd::Op::kCreateCq, {16, 0, 0, 0}), static_cast<uint32_t>(EINVAL));
+  for (uint64_t w : mb.out) EXPECT_EQ(w, 0u) << "a failed command answers nothing";
+  ASSERT_EQ(mb.Run(cmd::Op::kQueueMemory, {kQueuesA, kQueueBytes}), 0u);
+  // ibv_create_cq's own limit: more CQEs than the device's max_cqe.
+  EXPECT_EQ(mb.Run(cmd::Op::kCreateCq, {uint64_t{1} << 30, 0, 0, 0}), static_cast<uint32_t>(EINVAL));
+  ASSERT_EQ(mb.Run(cmd::Op::kCreateCq, {16, 0, 0, 0}), 0u);
+  const uint64_t cq = mb.out[0];
+  EXPECT_EQ(mb.Run(cmd::Op::kCreateQp, {static_cast<uint64_t>(qptwin::QpType::kRc), pd + 7,
+                                        cq | cq << 32, 4 | uint64_t{4} << 32, 1 | 1 << 16}),
+            static_cast<uint32_t>(EINVAL))
+      << "no such PD";
+  ASSERT_EQ(mb.Run(cmd::Op::kCreateQp, {static_cast<uint64_t>(qptwin::QpType::kRc), pd,
+                                        cq | cq << 32, 4 | uint64_t{4} << 32, 1 | 1 << 16}),
+            0u);
+  const uint64_t qpn = mb.out[0];
+  // RESET -> RTS is not in ib_modify_qp_is_ok's table: EINVAL, the QP as it was.
+  EXPECT_EQ(mb.Run(cmd::Op::kModifyQp,
+                   {qpn, qptwin::attr::kState, static_cast<uint64_t>(qptwin::QpState::kRts)}),
+            static_cast<uint32_t>(EINVAL));
+  ASSERT_EQ(mb.Run(cmd::Op::kQueryQp, {qpn}), 0u);
+  EXPECT_EQ(mb.out[0], static_cast<uint64_t>(qptwin::QpState::kReset));
+  // The PD and the CQ are in use.
+  EXPECT_EQ(mb.Run(cmd::Op::kDeallocPd, {pd}), static_cast<uint32_t>(EBUSY));
+  EXPECT_EQ(mb.Run(cmd::Op::kDestroyCq, {cq}), static_cast<uint32_t>(EBUSY));
+  EXPECT_EQ(mb.Run(cmd::Op::kDestroyQp, {qpn}), 0u);
+  EXPECT_EQ(mb.Run(cmd::Op::kDestroyCq, {cq}), 0u);
+  EXPECT_EQ(mb.Run(cmd::Op::kDeallocPd, {pd}), 0u);
+  EXPECT_EQ(mb.Run(cmd::Op::kDeregMr, {12345}), static_cast<uint32_t>(EINVAL)) << "no such key";
+}
+
+TEST(DriverCommands, TheMailboxAnswersOnlyTheAccessesItHas) {
+  ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
+  uint8_t word[8] = {};
+  {
+    auto be = qptwin::model::MakeModelBackend({});
+    ASSERT_NE(be, nullptr);
+    // CMD_IN keeps what was written, in 8 or in two 4-byte halves.
+    ASSERT_EQ(DriverMmioWrite(0, cmd::kInOffset + 8, 0x1122334455667788u), tlm::TLM_OK_RESPONSE);
+    PutLe<uint32_t>(word, 0xaabbccddu);
+    ASSERT_EQ(DriverMmio(0, tlm::TLM_WRITE_COMMAND, cmd::kInOffset + 12, word, 4),
+              tlm::TLM_OK_RESPONSE);
+    ASSERT_EQ(DriverMmio(0, tlm::TLM_READ_COMMAND, cmd::kInOffset + 8, word, 8),
+              tlm::TLM_OK_RESPONSE);
+    uint64_t v = 0;
+    std::memcpy(&v, word, 8);
+    EXPECT_EQ(v, 0xaabbccdd55667788u);
+    // What the block does not have.
+    EXPECT_EQ(DriverMmio(0, tlm::TLM_READ_COMMAND, cmd::kOpOffset, word, 4),
+              tlm::TLM_ADDRESS_ERROR_RESPONSE) << "CMD_OP is written";
+    EXPECT_EQ(DriverMmio(0, tlm::TLM_WRITE_COMMAND, cmd::kStatusOffset, word, 4),
+              tlm::TLM_ADDRESS_ERROR_RESPONSE) << "CMD_STATUS is read";
+    EXPECT_EQ(DriverMmio(0, tlm::TLM_WRITE_COMMAND, cmd::kOutOffset, word, 8),
+              tlm::TLM_ADDRESS_ERROR_RESPONSE) << "CMD_OUT is read";
+    EXPECT_EQ(DriverMmio(0, tlm::TLM_READ_COMMAND, cmd::kInOffset + 2, word, 2),
+              tlm::TLM_BURST_ERROR_RESPONSE);
+    EXPECT_EQ(DriverMmio(0, tlm::TLM_READ_COMMAND, cmd::kInOffset + 4, word, 8),
+              tlm::TLM_BURST_ERROR_RESPONSE) << "unaligned";
+  }
+  // No Backend alive: no NIC runs a command.
+  PutLe<uint32_t>(word, static_cast<uint32_t>(cmd::Op::kAllocPd));
+  EXPECT_EQ(DriverMmio(0, tlm::TLM_WRITE_COMMAND, cmd::kOpOffset, word, 4),
+            tlm::TLM_GENERIC_ERROR_RESPONSE);
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 
 #include "model/engine/context_cache.h"
 #include "model/engine/event_source.h"
+#include "model/engine/command_port.h"
 #include "model/engine/doorbell_port.h"
 #include "model/engine/net_port.h"
 #include "model/engine/trace_port.h"
@@ -190,6 +191,9 @@ class Nic {
   // TLM-2.0 MMIO target socket the ring crosses.
   // doorbell_port.h contract 6: the port names this NIC for its driver's rings meanwhile.
   void SetDoorbellPort(DoorbellPort* port);
+  // command_port.h contract 2: where a driver's commands to this NIC go (nullptr: none).
+  void SetCommandTarget(CommandTarget* target) { commands_ = target; }
+  CommandTarget* command_target() const { return commands_; }
   // Rings of a program's own driver the NIC ignored (doorbell_port.h contract 6).
   uint64_t ignored_rings() const { return ignored_rings_; }
   // The NIC's messages leave through `port` (net_port.h; never null, it outlives the NIC).
@@ -627,6 +631,7 @@ class Nic {
   HostBus* bus_ = &DirectBus::Instance();
   HostBus* cpu_ = &DirectBus::Instance();
   DoorbellPort* doorbell_ = &DirectDoorbell::Instance();
+  CommandTarget* commands_ = nullptr;
   NetPort* net_ = &DirectFabric::Instance();
   MwTable mws_;
   std::vector<std::string> device_faults_;  // device_faults()

@@ -416,6 +416,10 @@ void NicSlot::Ring(engine::Nic& nic, const engine::DoorbellWrite& db) {
 }
 
 void NicSlot::MmioTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+  if (gp.get_address() >= engine::command::kOpOffset && gp.get_address() < engine::command::kEnd) {
+    CommandAccess(gp);
+    return;
+  }
   const MmioExtension* ext = gp.get_extension<MmioExtension>();
   const uint64_t len = gp.get_data_length();
   if (!gp.is_write()) {
@@ -478,6 +482,70 @@ void NicSlot::MmioTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& dela
   const uint64_t delay_ns = NsOf(delay);
   const uint64_t extra_ns = delay_ns > offset_ns ? delay_ns - offset_ns : 0;
   nic->OnDoorbell(db, extra_ns);
+}
+
+void NicSlot::CommandAccess(tlm::tlm_generic_payload& gp) {
+  // Contract 13 (engine/command_port.h contract 1).
+  namespace cmd = engine::command;
+  const uint64_t off = gp.get_address();
+  const uint64_t len = gp.get_data_length();
+  uint8_t* d = gp.get_data_ptr();
+  if ((len != 4 && len != 8) || off % len != 0 || gp.get_byte_enable_ptr() != nullptr ||
+      d == nullptr) {
+    gp.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
+    return;
+  }
+  auto load = [&] {
+    uint64_t v = 0;
+    for (uint64_t i = 0; i < len; ++i) v |= uint64_t{d[i]} << (8 * i);
+    return v;
+  };
+  auto store = [&](uint64_t v) {
+    for (uint64_t i = 0; i < len; ++i) d[i] = static_cast<uint8_t>(v >> (8 * i));
+  };
+  gp.set_response_status(tlm::TLM_OK_RESPONSE);
+  if (off == cmd::kOpOffset || off == cmd::kStatusOffset) {
+    if (len != 4 || (off == cmd::kOpOffset) != gp.is_write() || gp.is_read() == gp.is_write()) {
+      gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+      return;
+    }
+    if (gp.is_read()) {
+      store(cmd_status_);
+      return;
+    }
+    // As a driver's doorbell (contract 8): the newest NIC, in a model call, never while the
+    // engine is on the stack; the model's own CPU issues no command.
+    std::optional<ModelCall> call;
+    if (gp.get_extension<MmioExtension>() == nullptr && OnKernelThread() &&
+        !ModelCall::UnderWay()) {
+      call.emplace();
+    }
+    engine::CommandTarget* target = (!call || !call->ok() || attached_.empty())
+                                        ? nullptr
+                                        : attached_.back()->command_target();
+    if (target == nullptr) {
+      gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+      return;
+    }
+    const uint32_t op = static_cast<uint32_t>(load());
+    cmd_status_ = static_cast<uint32_t>(target->Command(op, cmd_in_, cmd_out_));
+    return;
+  }
+  // The u64 registers: CMD_IN (read and write) and CMD_OUT (read); a 4-byte access is half.
+  const bool in = off < cmd::kOutOffset;
+  if (off < cmd::kInOffset || (!in && gp.is_write()) || gp.is_read() == gp.is_write()) {
+    gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return;
+  }
+  const uint64_t base = in ? cmd::kInOffset : cmd::kOutOffset;
+  uint64_t& reg = (in ? cmd_in_ : cmd_out_)[(off - base) / 8];
+  const int shift = static_cast<int>((off - base) % 8) * 8;
+  const uint64_t mask = len == 8 ? ~uint64_t{0} : uint64_t{0xffffffffu} << shift;
+  if (gp.is_read()) {
+    store((reg & mask) >> shift);
+  } else {
+    reg = (reg & ~mask) | ((load() << shift) & mask);
+  }
 }
 
 void NicSlot::Detach(engine::Nic* nic) {

@@ -131,6 +131,17 @@
 //     host memory keeps the range off until the last hold of it goes, and the DMI it grants
 //     the CPU (11) stops short of the ranges held (grants are invalidated when one is added
 //     or dropped).
+// 13. A driver's commands (engine/command_port.h): the slot's MMIO space holds a command
+//     mailbox at [command::kOpOffset, command::kEnd). A write of CMD_OP without an
+//     MmioExtension runs the command on the slot's device of the newest model Backend
+//     alive (the NIC a driver's doorbells go to, 8; its Nic::command_target()), as a model
+//     call inside the b_transport (it may wait: a verb's cost is the host's time); the
+//     delay the write carries is not counted (the command's own cost is). CMD_STATUS
+//     then reads its errno, CMD_OUT its answers. A write of CMD_OP with no Backend alive,
+//     or while the engine is on the stack (8), answers TLM_GENERIC_ERROR_RESPONSE and runs
+//     nothing; an access the block does not have answers TLM_ADDRESS_ERROR_RESPONSE (or
+//     TLM_BURST_ERROR_RESPONSE for a size other than 4 or 8, or one not aligned to it).
+//     The observer (6) does not see the mailbox's accesses.
 #pragma once
 
 #include <systemc>
@@ -146,6 +157,7 @@
 #include <vector>
 
 #include "model/dma_counters.h"
+#include "model/engine/command_port.h"
 #include "model/engine/doorbell_port.h"
 #include "model/engine/host_bus.h"
 #include "model/engine/net_port.h"
@@ -417,6 +429,11 @@ class NicSlot : public sc_core::sc_module,
   HostCpu::Socket* cpu_;
   std::vector<engine::Nic*> attached_;  // Attach
   HostMemory* memory_ = nullptr;  // contract 12's record (the platform's host memory)
+  // Contract 13: the command mailbox (engine/command_port.h contract 1).
+  void CommandAccess(tlm::tlm_generic_payload& gp);
+  uint64_t cmd_in_[engine::command::kWords] = {};
+  uint64_t cmd_out_[engine::command::kWords] = {};
+  uint32_t cmd_status_ = 0;
   tlm::tlm_generic_payload mmio_gp_;
   MmioExtension mmio_ext_;
   std::vector<uint8_t> mmio_data_;

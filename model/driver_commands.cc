@@ -1,0 +1,244 @@
+#include "model/driver_commands.h"
+
+#include <cerrno>
+
+#include "model/model_backend.h"
+#include "model/model_device.h"
+
+namespace qptwin::model {
+namespace {
+
+using engine::command::Op;
+
+uint64_t Bits(uint64_t word, int first, int width) {
+  return width == 64 ? word >> first : (word >> first) & ((uint64_t{1} << width) - 1);
+}
+
+uint64_t GidWord(const Gid& g, int half) {
+  uint64_t w = 0;
+  for (int i = 0; i < 8; ++i) w |= uint64_t{g.raw[8 * half + i]} << (8 * i);
+  return w;
+}
+
+}  // namespace
+
+DriverCommands::DriverCommands(std::shared_ptr<engine::World> world, int nic_index)
+    : world_(std::move(world)), nic_index_(nic_index) {}
+
+// The context goes with its objects (ModelDevice's close).
+DriverCommands::~DriverCommands() = default;
+
+template <typename H>
+bool DriverCommands::Find(const std::map<uint64_t, H>& m, uint64_t n, H* h) {
+  auto it = m.find(n);
+  if (it == m.end()) return false;
+  *h = it->second;
+  return true;
+}
+
+int DriverCommands::Command(uint32_t op, const uint64_t in[engine::command::kWords],
+                            uint64_t out[engine::command::kWords]) {
+  for (int i = 0; i < engine::command::kWords; ++i) out[i] = 0;
+  if (op > static_cast<uint32_t>(Op::kDestroyQp)) return EOPNOTSUPP;
+  if (!dev_) dev_ = std::make_unique<ModelDevice>(world_, nic_index_);
+  const int rc = Run(static_cast<Op>(op), in, out);
+  if (rc != 0) {
+    for (int i = 0; i < engine::command::kWords; ++i) out[i] = 0;
+  }
+  return rc;
+}
+
+int DriverCommands::Run(Op op, const uint64_t* in, uint64_t* out) {
+  switch (op) {
+    case Op::kNop:
+      return 0;
+    case Op::kQueueMemory:
+      return dev_->SetQueueMemory(in[0], in[1]);
+    case Op::kQueryPort: {
+      if (in[0] > 0xff) return EINVAL;
+      const auto port = static_cast<uint8_t>(in[0]);
+      PortAttr pa;
+      int index = 0;
+      Gid gid;
+      if (int rc = dev_->QueryPort(port, &pa); rc != 0) return rc;
+      if (int rc = dev_->DefaultGidIndex(port, &index); rc != 0) return rc;
+      if (int rc = dev_->QueryGid(port, index, &gid); rc != 0) return rc;
+      out[0] = GidWord(gid, 0);
+      out[1] = GidWord(gid, 1);
+      out[2] = static_cast<uint64_t>(index);
+      out[3] = static_cast<uint64_t>(pa.state) | static_cast<uint64_t>(pa.active_mtu) << 8 |
+               uint64_t{pa.lid} << 16;
+      return 0;
+    }
+    case Op::kAllocPd: {
+      PdHandle pd;
+      if (int rc = dev_->AllocPd(&pd); rc != 0) return rc;
+      out[0] = next_pd_;
+      pds_[next_pd_++] = pd;
+      return 0;
+    }
+    case Op::kDeallocPd: {
+      PdHandle pd;
+      if (!Find(pds_, in[0], &pd)) return EINVAL;
+      if (int rc = dev_->DeallocPd(pd); rc != 0) return rc;
+      pds_.erase(in[0]);
+      return 0;
+    }
+    case Op::kRegMr: {
+      PdHandle pd;
+      if (!Find(pds_, in[0], &pd) || in[3] > 0xffffffffu) return EINVAL;
+      MrHandle mr;
+      uint32_t lkey = 0, rkey = 0;
+      if (int rc = dev_->RegMrAt(pd, in[1], static_cast<size_t>(in[2]),
+                                 static_cast<AccessFlags>(in[3]), &mr, &lkey, &rkey);
+          rc != 0) {
+        return rc;
+      }
+      mrs_[lkey] = mr;
+      out[0] = lkey;
+      out[1] = rkey;
+      return 0;
+    }
+    case Op::kDeregMr: {
+      MrHandle mr;
+      if (!Find(mrs_, in[0], &mr)) return EINVAL;
+      if (int rc = dev_->DeregMr(mr); rc != 0) return rc;
+      mrs_.erase(in[0]);
+      return 0;
+    }
+    case Op::kCreateCq:
+      return CreateCq(in, out);
+    case Op::kDestroyCq: {
+      CqHandle cq;
+      if (!Find(cqs_, in[0], &cq)) return EINVAL;
+      if (int rc = dev_->DestroyCq(cq); rc != 0) return rc;
+      cqs_.erase(in[0]);
+      return 0;
+    }
+    case Op::kCreateQp:
+      return CreateQp(in, out);
+    case Op::kModifyQp:
+      return ModifyQp(in);
+    case Op::kQueryQp: {
+      QpHandle qp;
+      if (!Find(qps_, in[0], &qp)) return EINVAL;
+      QpAttr attr;
+      QpInitAttr init;
+      if (int rc = dev_->QueryQp(qp, &attr, &init); rc != 0) return rc;
+      out[0] = static_cast<uint64_t>(attr.qp_state);
+      out[1] = attr.sq_psn;
+      out[2] = attr.rq_psn;
+      out[3] = attr.dest_qp_num;
+      return 0;
+    }
+    case Op::kDestroyQp: {
+      QpHandle qp;
+      if (!Find(qps_, in[0], &qp)) return EINVAL;
+      if (int rc = dev_->DestroyQp(qp); rc != 0) return rc;
+      qps_.erase(in[0]);
+      return 0;
+    }
+  }
+  return EOPNOTSUPP;
+}
+
+int DriverCommands::CreateCq(const uint64_t* in, uint64_t* out) {
+  if (in[0] > 0x7fffffff || in[2] > 0xffffffffu) return EINVAL;
+  CqHandle cq;
+  int actual = 0;
+  if (int rc = dev_->CreateCq(static_cast<int>(in[0]), ChannelHandle{}, &cq, &actual); rc != 0) {
+    return rc;
+  }
+  // Contract 3: a driver's CQ is a ring in queue memory.
+  CqRing ring;
+  int rc = dev_->CqRingOf(cq, &ring);
+  if (rc == 0 && (in[3] & 1) != 0) rc = dev_->SetCqEvent(cq, in[1], static_cast<uint32_t>(in[2]));
+  if (rc != 0) {
+    (void)dev_->DestroyCq(cq);
+    return rc;
+  }
+  cqs_[ring.cqn] = cq;
+  out[0] = ring.cqn;
+  out[1] = ring.addr;
+  out[2] = ring.record;
+  out[3] = ring.slots;
+  return 0;
+}
+
+int DriverCommands::CreateQp(const uint64_t* in, uint64_t* out) {
+  QpInitAttr init;
+  CqHandle scq, rcq;
+  if (in[0] > 0xff || !Find(pds_, in[1], &init.pd) || !Find(cqs_, Bits(in[2], 0, 32), &scq) ||
+      !Find(cqs_, Bits(in[2], 32, 32), &rcq)) {
+    return EINVAL;
+  }
+  init.qp_type = static_cast<QpType>(in[0]);
+  init.send_cq = scq;
+  init.recv_cq = rcq;
+  init.cap.max_send_wr = static_cast<uint32_t>(Bits(in[3], 0, 32));
+  init.cap.max_recv_wr = static_cast<uint32_t>(Bits(in[3], 32, 32));
+  init.cap.max_send_sge = static_cast<uint32_t>(Bits(in[4], 0, 16));
+  init.cap.max_recv_sge = static_cast<uint32_t>(Bits(in[4], 16, 16));
+  init.cap.max_inline_data = static_cast<uint32_t>(Bits(in[4], 32, 32));
+  QpHandle qp;
+  QpCap cap;
+  if (int rc = dev_->CreateQp(init, &qp, &cap); rc != 0) return rc;
+  // Contract 3: both rings in queue memory.
+  SendRing sq;
+  RecvRing rq;
+  int rc = dev_->SendRingOf(qp, &sq);
+  if (rc == 0) rc = dev_->RecvRingOf(qp, &rq);
+  if (rc != 0) {
+    (void)dev_->DestroyQp(qp);
+    return rc;
+  }
+  qps_[sq.qpn] = qp;
+  out[0] = sq.qpn;
+  out[1] = sq.addr;
+  out[2] = uint64_t{sq.slots} | uint64_t{sq.stride} << 32;
+  out[3] = rq.addr;
+  out[4] = rq.record;
+  out[5] = uint64_t{rq.slots} | uint64_t{rq.stride} << 32;
+  out[6] = uint64_t{cap.max_send_wr} | uint64_t{cap.max_recv_wr} << 32;
+  out[7] = cap.max_inline_data;
+  return 0;
+}
+
+int DriverCommands::ModifyQp(const uint64_t* in) {
+  QpHandle qp;
+  if (!Find(qps_, in[0], &qp) || in[1] > 0xffffffffu) return EINVAL;
+  const auto mask = static_cast<AttrMask>(in[1]);
+  QpAttr a;
+  a.qp_state = static_cast<QpState>(Bits(in[2], 0, 8));
+  a.cur_qp_state = static_cast<QpState>(Bits(in[2], 8, 8));
+  a.path_mtu = static_cast<Mtu>(Bits(in[2], 16, 8));
+  a.port_num = static_cast<uint8_t>(Bits(in[2], 24, 8));
+  a.pkey_index = static_cast<uint16_t>(Bits(in[2], 32, 16));
+  a.timeout = static_cast<uint8_t>(Bits(in[2], 48, 8));
+  a.min_rnr_timer = static_cast<uint8_t>(Bits(in[2], 56, 8));
+  a.dest_qp_num = static_cast<uint32_t>(Bits(in[3], 0, 32));
+  a.qkey = static_cast<uint32_t>(Bits(in[3], 32, 32));
+  a.rq_psn = static_cast<uint32_t>(Bits(in[4], 0, 32));
+  a.sq_psn = static_cast<uint32_t>(Bits(in[4], 32, 32));
+  a.qp_access_flags = static_cast<AccessFlags>(Bits(in[5], 0, 32));
+  a.retry_cnt = static_cast<uint8_t>(Bits(in[5], 32, 8));
+  a.rnr_retry = static_cast<uint8_t>(Bits(in[5], 40, 8));
+  a.max_rd_atomic = static_cast<uint8_t>(Bits(in[5], 48, 8));
+  a.max_dest_rd_atomic = static_cast<uint8_t>(Bits(in[5], 56, 8));
+  if ((mask & attr::kAv) != 0) {
+    // Contract 4: RoCE's address vector to the peer's GID.
+    ConnectionInfo peer;
+    peer.qp_num = a.dest_qp_num;
+    peer.link_layer = LinkLayer::kEthernet;
+    for (int i = 0; i < 8; ++i) {
+      peer.gid.raw[i] = static_cast<uint8_t>(in[6] >> (8 * i));
+      peer.gid.raw[8 + i] = static_cast<uint8_t>(in[7] >> (8 * i));
+    }
+    int index = 0;
+    if (int rc = dev_->DefaultGidIndex(1, &index); rc != 0) return rc;
+    a.ah_attr = AddressTo(peer, index);
+  }
+  return dev_->ModifyQp(qp, a, mask);
+}
+
+}  // namespace qptwin::model

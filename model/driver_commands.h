@@ -1,0 +1,45 @@
+// The model's side of a driver's commands (engine/command_port.h, issue 12 step (c)): each
+// command is the verb behind it on one context of the device, opened for the driver at its
+// first command; the driver names its objects by the numbers the NIC answered.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "model/engine/command_port.h"
+#include "model/engine/world.h"
+#include "spec/backend.h"
+
+namespace qptwin::model {
+
+class ModelDevice;
+
+class DriverCommands : public engine::CommandTarget {
+ public:
+  DriverCommands(std::shared_ptr<engine::World> world, int nic_index);
+  ~DriverCommands() override;
+  // Inside a model call (model/sim/platform.h contract 13).
+  int Command(uint32_t op, const uint64_t in[engine::command::kWords],
+              uint64_t out[engine::command::kWords]) override;
+
+ private:
+  int Run(engine::command::Op op, const uint64_t* in, uint64_t* out);
+  int CreateCq(const uint64_t* in, uint64_t* out);
+  int CreateQp(const uint64_t* in, uint64_t* out);
+  int ModifyQp(const uint64_t* in);
+  template <typename H>
+  static bool Find(const std::map<uint64_t, H>& m, uint64_t n, H* h);
+
+  std::shared_ptr<engine::World> world_;
+  int nic_index_;
+  std::unique_ptr<ModelDevice> dev_;  // the driver's context, opened at its first command
+  uint64_t next_pd_ = 1;
+  std::map<uint64_t, PdHandle> pds_;  // by PD number
+  std::map<uint64_t, MrHandle> mrs_;  // by lkey
+  std::map<uint64_t, CqHandle> cqs_;  // by CQ number
+  std::map<uint64_t, QpHandle> qps_;  // by QP number
+};
+
+}  // namespace qptwin::model

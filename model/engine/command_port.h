@@ -1,0 +1,93 @@
+// A driver's commands to the NIC (issue 12, step (c)): the objects a driver asks firmware
+// for (a PD, a region, CQs, QPs, their state) through registers in the NIC's MMIO space, so
+// a program of its own (an ISS, a bare-metal test) sets up and runs the data path with no
+// verbs call at all. mlx5 puts its commands in a queue in host memory with mailboxes; this
+// is a simpler mailbox in registers, with mlx5's division of labour: the NIC assigns the
+// numbers (PD, CQ and QP numbers, keys) and answers them, and the driver names where its
+// queues go by a window of its memory map (kQueueMemory), as it allocates DMA memory for
+// them.
+//
+// Contract:
+//  1. Registers, offsets in the slot's MMIO space (model/sim/platform.h contract 13), little
+//     endian, one mailbox per NIC shared by every initiator:
+//       kOpOffset     (u32, write)  runs the command whose Op it names with CMD_IN0..7
+//       kStatusOffset (u32, read)   the errno of the last command (0: done), as the verb
+//                                   behind it returns it; EOPNOTSUPP for an unknown op
+//       kInOffset + 8 i  (u64, read/write) CMD_IN i, i = 0..7 (kept until written again)
+//       kOutOffset + 8 i (u64, read) CMD_OUT i, i = 0..7: the last command's answers, all 0
+//                                   when it failed
+//     A 4-byte access reaches half of a u64 register. Other offsets and sizes in the block,
+//     and a read of CMD_OP, are TLM address or burst errors (no command runs).
+//  2. A command is the verb behind it on a device of the newest model Backend (the one
+//     whose NIC takes a driver's doorbells, doorbell_port.h contract 6), with that verb's
+//     checks, errno and cost (the host's time, as the verb's own call). The objects belong to
+//     one context of the device opened for the driver when its first command arrives; its
+//     numbers are the driver's handles, and a number no object of that context has is
+//     EINVAL. The context's objects live as long as the Backend (or until destroyed).
+//  3. Queues a command makes take their rings from the device's queue memory (kQueueMemory,
+//     model_backend.h ModelQueueMemoryAt): a CREATE_CQ or CREATE_QP without a window is
+//     EINVAL, and the answer names where each ring and record is (model_backend.h
+//     ModelCqRing, ModelSendRing, ModelRecvRing give the layouts).
+//  4. A QP's address vector is RoCE's: the peer's GID (CMD_IN6, CMD_IN7: bytes 0-7 and
+//     8-15, byte i of each in bits 8i..8i+7), global, at this port's default GID index
+//     (spec/backend.h AddressTo), when the mask has kAv.
+#pragma once
+
+#include <cstdint>
+
+namespace qptwin::model::engine {
+
+namespace command {
+inline constexpr uint64_t kOpOffset = 0x1000;
+inline constexpr uint64_t kStatusOffset = 0x1004;
+inline constexpr uint64_t kInOffset = 0x1008;
+inline constexpr uint64_t kOutOffset = 0x1048;
+inline constexpr int kWords = 8;
+inline constexpr uint64_t kEnd = kOutOffset + 8 * kWords;  // the block is [kOpOffset, kEnd)
+
+// CMD_IN / CMD_OUT by index. Bit fields are (first bit, width).
+enum class Op : uint32_t {
+  kNop = 0,
+  // in0 bus address, in1 length (0: later queues in process memory).
+  kQueueMemory = 1,
+  // in0 port (1). out0, out1 GID bytes 0-7, 8-15 at the default index; out2 that index;
+  // out3 PortState (0, 8) | active Mtu (8, 8) | lid (16, 16).
+  kQueryPort = 2,
+  kAllocPd = 3,    // out0 PD number
+  kDeallocPd = 4,  // in0 PD number
+  // in0 PD number, in1 bus address, in2 length, in3 AccessFlags. out0 lkey, out1 rkey.
+  kRegMr = 5,
+  kDeregMr = 6,  // in0 lkey
+  // in0 entries, in1 the interrupt's bus address, in2 its 32-bit value, in3 bit 0: the CQ
+  // has an interrupt (model_backend.h ModelCqEvent). out0 CQ number, out1 ring address,
+  // out2 consumer record address, out3 CQEs in the ring.
+  kCreateCq = 7,
+  kDestroyCq = 8,  // in0 CQ number
+  // in0 QpType, in1 PD number, in2 send CQ (0, 32) | receive CQ (32, 32), in3 max_send_wr
+  // (0, 32) | max_recv_wr (32, 32), in4 max_send_sge (0, 16) | max_recv_sge (16, 16) |
+  // max_inline_data (32, 32). out0 QP number, out1 send ring address, out2 its slots
+  // (0, 32) | stride (32, 32), out3 receive ring address, out4 receive record address,
+  // out5 its slots (0, 32) | stride (32, 32), out6 max_send_wr (0, 32) | max_recv_wr
+  // (32, 32) granted, out7 max_inline_data granted.
+  kCreateQp = 9,
+  // in0 QP number, in1 AttrMask, in2 qp_state (0, 8) | cur_qp_state (8, 8) | path_mtu (16,
+  // 8) | port_num (24, 8) | pkey_index (32, 16) | timeout (48, 8) | min_rnr_timer (56, 8),
+  // in3 dest_qp_num (0, 32) | qkey (32, 32), in4 rq_psn (0, 32) | sq_psn (32, 32), in5
+  // qp_access_flags (0, 32) | retry_cnt (32, 8) | rnr_retry (40, 8) | max_rd_atomic (48, 8)
+  // | max_dest_rd_atomic (56, 8), in6 and in7 the peer's GID (contract 4).
+  kModifyQp = 10,
+  kQueryQp = 11,    // in0 QP number. out0 qp_state, out1 sq_psn, out2 rq_psn, out3 dest_qp_num
+  kDestroyQp = 12,  // in0 QP number
+};
+}  // namespace command
+
+// What the NIC's MMIO hands a command to (contract 2); the slot's newest NIC names it.
+class CommandTarget {
+ public:
+  virtual ~CommandTarget() = default;
+  // Runs `op` with `in`; fills `out` (all 0 on failure); returns 0 or the errno.
+  virtual int Command(uint32_t op, const uint64_t in[command::kWords],
+                      uint64_t out[command::kWords]) = 0;
+};
+
+}  // namespace qptwin::model::engine
