@@ -39,7 +39,7 @@ bool DriverCommands::Find(const std::map<uint64_t, H>& m, uint64_t n, H* h) {
 int DriverCommands::Command(uint32_t op, const uint64_t in[engine::command::kWords],
                             uint64_t out[engine::command::kWords]) {
   for (int i = 0; i < engine::command::kWords; ++i) out[i] = 0;
-  if (op > static_cast<uint32_t>(Op::kDestroyQp)) return EOPNOTSUPP;
+  if (op > static_cast<uint32_t>(Op::kResizeCq)) return EOPNOTSUPP;
   if (!dev_) dev_ = std::make_unique<ModelDevice>(world_, nic_index_);
   const int rc = Run(static_cast<Op>(op), in, out);
   if (rc != 0) {
@@ -138,6 +138,46 @@ int DriverCommands::Run(Op op, const uint64_t* in, uint64_t* out) {
       qps_.erase(in[0]);
       return 0;
     }
+    case Op::kCreateSrq: {
+      PdHandle pd;
+      if (!Find(pds_, in[0], &pd) || in[1] > 0xffffffffu || in[2] > 0xffffffffu) return EINVAL;
+      SrqHandle srq;
+      if (int rc = dev_->CreateSrq(pd, static_cast<uint32_t>(in[1]), static_cast<uint32_t>(in[2]),
+                                   &srq);
+          rc != 0) {
+        return rc;
+      }
+      if (int rc = SrqAnswer(srq, out); rc != 0) {  // contract 3: its ring in queue memory
+        (void)dev_->DestroySrq(srq);
+        return rc;
+      }
+      out[0] = next_srq_;
+      srqs_[next_srq_++] = srq;
+      return 0;
+    }
+    case Op::kResizeSrq: {
+      SrqHandle srq;
+      if (!Find(srqs_, in[0], &srq) || in[1] > 0xffffffffu) return EINVAL;
+      SrqAttr attr;
+      attr.max_wr = static_cast<uint32_t>(in[1]);
+      if (int rc = dev_->ModifySrq(srq, attr, srq_attr::kMaxWr); rc != 0) return rc;
+      out[0] = in[0];
+      return SrqAnswer(srq, out);
+    }
+    case Op::kDestroySrq: {
+      SrqHandle srq;
+      if (!Find(srqs_, in[0], &srq)) return EINVAL;
+      if (int rc = dev_->DestroySrq(srq); rc != 0) return rc;
+      srqs_.erase(in[0]);
+      return 0;
+    }
+    case Op::kResizeCq: {
+      CqHandle cq;
+      int actual = 0;
+      if (!Find(cqs_, in[0], &cq) || in[1] > 0x7fffffff) return EINVAL;
+      if (int rc = dev_->ResizeCq(cq, static_cast<int>(in[1]), &actual); rc != 0) return rc;
+      return CqAnswer(cq, out);
+    }
   }
   return EOPNOTSUPP;
 }
@@ -150,18 +190,35 @@ int DriverCommands::CreateCq(const uint64_t* in, uint64_t* out) {
     return rc;
   }
   // Contract 3: a driver's CQ is a ring in queue memory.
-  CqRing ring;
-  int rc = dev_->CqRingOf(cq, &ring);
+  int rc = CqAnswer(cq, out);
   if (rc == 0 && (in[3] & 1) != 0) rc = dev_->SetCqEvent(cq, in[1], static_cast<uint32_t>(in[2]));
   if (rc != 0) {
     (void)dev_->DestroyCq(cq);
     return rc;
   }
-  cqs_[ring.cqn] = cq;
+  cqs_[out[0]] = cq;
+  return 0;
+}
+
+int DriverCommands::CqAnswer(CqHandle cq, uint64_t* out) {
+  CqRing ring;
+  if (int rc = dev_->CqRingOf(cq, &ring); rc != 0) return rc;
   out[0] = ring.cqn;
   out[1] = ring.addr;
   out[2] = ring.record;
   out[3] = ring.slots;
+  return 0;
+}
+
+int DriverCommands::SrqAnswer(SrqHandle srq, uint64_t* out) {
+  RecvRing ring;
+  SrqAttr attr;
+  if (int rc = dev_->SrqRingOf(srq, &ring); rc != 0) return rc;
+  if (int rc = dev_->QuerySrq(srq, &attr); rc != 0) return rc;
+  out[1] = ring.addr;
+  out[2] = ring.record;
+  out[3] = uint64_t{ring.slots} | uint64_t{ring.stride} << 32;
+  out[4] = attr.max_wr;
   return 0;
 }
 
@@ -180,6 +237,8 @@ int DriverCommands::CreateQp(const uint64_t* in, uint64_t* out) {
   init.cap.max_send_sge = static_cast<uint32_t>(Bits(in[4], 0, 16));
   init.cap.max_recv_sge = static_cast<uint32_t>(Bits(in[4], 16, 16));
   init.cap.max_inline_data = static_cast<uint32_t>(Bits(in[4], 32, 32));
+  const bool on_srq = Bits(in[5], 32, 1) != 0;
+  if (on_srq && !Find(srqs_, Bits(in[5], 0, 32), &init.srq)) return EINVAL;
   QpHandle qp;
   QpCap cap;
   if (int rc = dev_->CreateQp(init, &qp, &cap); rc != 0) return rc;
@@ -187,7 +246,7 @@ int DriverCommands::CreateQp(const uint64_t* in, uint64_t* out) {
   SendRing sq;
   RecvRing rq;
   int rc = dev_->SendRingOf(qp, &sq);
-  if (rc == 0) rc = dev_->RecvRingOf(qp, &rq);
+  if (rc == 0 && !on_srq) rc = dev_->RecvRingOf(qp, &rq);
   if (rc != 0) {
     (void)dev_->DestroyQp(qp);
     return rc;

@@ -29,6 +29,8 @@ class DriverCommands : public engine::CommandTarget {
   int CreateCq(const uint64_t* in, uint64_t* out);
   int CreateQp(const uint64_t* in, uint64_t* out);
   int ModifyQp(const uint64_t* in);
+  int SrqAnswer(SrqHandle srq, uint64_t* out);  // kCreateSrq's answers
+  int CqAnswer(CqHandle cq, uint64_t* out);      // kCreateCq's answers
   template <typename H>
   static bool Find(const std::map<uint64_t, H>& m, uint64_t n, H* h);
 
@@ -40,6 +42,8 @@ class DriverCommands : public engine::CommandTarget {
   std::map<uint64_t, MrHandle> mrs_;  // by lkey
   std::map<uint64_t, CqHandle> cqs_;  // by CQ number
   std::map<uint64_t, QpHandle> qps_;  // by QP number
+  uint64_t next_srq_ = 1;
+  std::map<uint64_t, SrqHandle> srqs_;  // by SRQ number
 };
 
 }  // namespace qptwin::model

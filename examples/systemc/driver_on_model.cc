@@ -224,14 +224,15 @@ class Drivers : public sc_core::sc_module {
  private:
   static constexpr size_t kRegion = 64 * 1024;
 
-  // One command (engine/command_port.h): CMD_IN0.. written, CMD_OP written, CMD_STATUS and
-  // CMD_OUT0..7 read, each an MMIO access on the NIC's bus. The errno; *out the answers.
+  // One command (engine/command_port.h): CMD_IN0..7 written (the registers keep the last
+  // command's: unused ones 0), CMD_OP written, CMD_STATUS and CMD_OUT0..7 read, each an MMIO
+  // access on the NIC's bus. The errno; *out the answers.
   uint32_t Command(Host& h, cmd::Op op, const std::vector<uint64_t>& in,
                    uint64_t out[cmd::kWords] = nullptr) {
     uint8_t word[8];
     bool ok = true;
-    for (size_t i = 0; i < in.size(); ++i) {
-      Put<uint64_t>(word, in[i]);
+    for (size_t i = 0; i < cmd::kWords; ++i) {
+      Put<uint64_t>(word, i < in.size() ? in[i] : 0);
       ok = ok && Mmio(h, tlm::TLM_WRITE_COMMAND, cmd::kInOffset + 8 * i, word, 8);
     }
     Put<uint32_t>(word, static_cast<uint32_t>(op));

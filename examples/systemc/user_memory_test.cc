@@ -1642,14 +1642,15 @@ TEST(QueueMemory, WindowsAreTheDevicesAndMayEndAtTheTopOfTheAddressSpace) {
 
 namespace cmd = qptwin::model::engine::command;
 
-// A slot's command mailbox as a driver sees it: CMD_IN writes, the CMD_OP write, CMD_STATUS
-// and CMD_OUT reads, each an MMIO access of its own.
+// A slot's command mailbox as a driver sees it: CMD_IN writes (all eight: the registers keep
+// the last command's), the CMD_OP write, CMD_STATUS and CMD_OUT reads, each an MMIO access.
 struct Mailbox {
   int slot = 0;
   uint64_t out[cmd::kWords] = {};
   uint32_t Run(cmd::Op op, const std::vector<uint64_t>& in = {}) {
-    for (size_t i = 0; i < in.size(); ++i) {
-      EXPECT_EQ(DriverMmioWrite(slot, cmd::kInOffset + 8 * i, in[i]), tlm::TLM_OK_RESPONSE);
+    for (size_t i = 0; i < cmd::kWords; ++i) {
+      EXPECT_EQ(DriverMmioWrite(slot, cmd::kInOffset + 8 * i, i < in.size() ? in[i] : 0),
+                tlm::TLM_OK_RESPONSE);
     }
     uint8_t word[8] = {};
     PutLe<uint32_t>(word, static_cast<uint32_t>(op));
@@ -1676,12 +1677,13 @@ struct CommandSide {
   uint32_t lkey = 0, rkey = 0;
   qptwin::model::CqRing cq;
   qptwin::model::SendRing sq;
-  qptwin::model::RecvRing rq;
+  qptwin::model::RecvRing rq;  // the QP's, or its SRQ's
+  uint64_t srq = 0;            // the SRQ's number, when on one
 };
 
 // Queue memory, the port's GID, a PD, a 4 KiB region at `region`, a 64-entry CQ and an RC
-// QP on it, by commands alone.
-CommandSide SetUpByCommands(int slot, uint64_t queues, uint64_t region) {
+// QP on it (on an SRQ of 8 receives, when `srq`), by commands alone.
+CommandSide SetUpByCommands(int slot, uint64_t queues, uint64_t region, bool srq = false) {
   CommandSide s;
   s.mb.slot = slot;
   s.region = region;
@@ -1701,18 +1703,31 @@ CommandSide SetUpByCommands(int slot, uint64_t queues, uint64_t region) {
   s.cq.record = s.mb.out[2];
   s.cq.slots = static_cast<uint32_t>(s.mb.out[3]);
   const uint64_t cqs = uint64_t{s.cq.cqn} | uint64_t{s.cq.cqn} << 32;
+  if (srq) {
+    EXPECT_EQ(s.mb.Run(cmd::Op::kCreateSrq, {s.pd, 8, 1}), 0u);
+    s.srq = s.mb.out[0];
+    s.rq.addr = s.mb.out[1];
+    s.rq.record = s.mb.out[2];
+    s.rq.slots = static_cast<uint32_t>(s.mb.out[3]);
+    s.rq.stride = static_cast<uint32_t>(s.mb.out[3] >> 32);
+    EXPECT_GE(s.mb.out[4], 8u) << "max_wr granted";
+  }
   EXPECT_EQ(s.mb.Run(cmd::Op::kCreateQp,
                      {static_cast<uint64_t>(qptwin::QpType::kRc), s.pd, cqs, 16 | uint64_t{16} << 32,
-                      1 | 1 << 16}),
+                      1 | 1 << 16, srq ? s.srq | uint64_t{1} << 32 : 0}),
             0u);
   s.sq.qpn = static_cast<uint32_t>(s.mb.out[0]);
   s.sq.addr = s.mb.out[1];
   s.sq.slots = static_cast<uint32_t>(s.mb.out[2]);
   s.sq.stride = static_cast<uint32_t>(s.mb.out[2] >> 32);
-  s.rq.addr = s.mb.out[3];
-  s.rq.record = s.mb.out[4];
-  s.rq.slots = static_cast<uint32_t>(s.mb.out[5]);
-  s.rq.stride = static_cast<uint32_t>(s.mb.out[5] >> 32);
+  if (srq) {
+    EXPECT_EQ(s.mb.out[3] | s.mb.out[4] | s.mb.out[5], 0u) << "no receive ring of its own";
+  } else {
+    s.rq.addr = s.mb.out[3];
+    s.rq.record = s.mb.out[4];
+    s.rq.slots = static_cast<uint32_t>(s.mb.out[5]);
+    s.rq.stride = static_cast<uint32_t>(s.mb.out[5] >> 32);
+  }
   EXPECT_GE(s.mb.out[6] & 0xffffffffu, 16u) << "max_send_wr granted";
   return s;
 }
@@ -1785,6 +1800,55 @@ TEST(DriverCommands, ADriverSetsUpConnectsAndWritesWithNoVerbsCall) {
     EXPECT_EQ(s->mb.Run(cmd::Op::kDeregMr, {s->lkey}), 0u);
     EXPECT_EQ(s->mb.Run(cmd::Op::kDeallocPd, {s->pd}), 0u);
   }
+}
+
+TEST(DriverCommands, ASendLandsInAnSrqsReceiveAndTheQueuesResizeByCommand) {
+  ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
+  qptwin::model::ModelOptions o;
+  o.profile = "cx6-100g";
+  auto be = qptwin::model::MakeModelBackend(o);
+  ASSERT_NE(be, nullptr);
+  CommandSide a = SetUpByCommands(0, kQueuesA, kCmdRegionA);
+  CommandSide b = SetUpByCommands(1, kQueuesB, kCmdRegionB, /*srq=*/true);
+  ASSERT_GE(b.rq.addr, kQueuesB);
+  ConnectByCommands(a, b);
+  ConnectByCommands(b, a);
+  // B's driver puts a receive in the SRQ's ring; A's sends 64 bytes into it.
+  DriverRecv(b.rq, 0, 77, {b.region + 512, 64, b.lkey});
+  for (int i = 0; i < 64; ++i) TheDram()->At(a.region)[i] = static_cast<uint8_t>(3 * i + 9);
+  DriverWqe w;
+  w.wr_id = 5;
+  w.opcode = qptwin::WrOpcode::kSend;
+  w.sge = {a.region, 64, a.lkey};
+  ASSERT_EQ(DriverRing(0, a.sq.qpn, DriverWrite(a.sq, 0, w)), tlm::TLM_OK_RESPONSE);
+  be->Advance(100'000);
+  const uint8_t* cqe = TheDram()->At(b.cq.addr);
+  ASSERT_EQ(cqe[63], 1) << "the receive's CQE";
+  uint64_t wr_id = 0;
+  std::memcpy(&wr_id, cqe, 8);
+  EXPECT_EQ(wr_id, 77u);
+  EXPECT_EQ(cqe[32], static_cast<uint8_t>(qptwin::WcStatus::kSuccess));
+  EXPECT_EQ(cqe[33], static_cast<uint8_t>(qptwin::WcOpcode::kRecv));
+  EXPECT_EQ(0, std::memcmp(TheDram()->At(b.region + 512), TheDram()->At(a.region), 64));
+  // RESIZE_CQ: a new ring, the CQE B's driver has not taken at its front.
+  ASSERT_EQ(b.mb.Run(cmd::Op::kResizeCq, {b.cq.cqn, 200}), 0u);
+  EXPECT_EQ(b.mb.out[0], b.cq.cqn);
+  EXPECT_GE(b.mb.out[3], 200u);
+  EXPECT_NE(b.mb.out[1], b.cq.addr) << "placed anew";
+  const uint8_t* moved = TheDram()->At(b.mb.out[1]);
+  std::memcpy(&wr_id, moved, 8);
+  EXPECT_EQ(moved[63], 1);
+  EXPECT_EQ(wr_id, 77u);
+  // RESIZE_SRQ: more receives; below what it holds is the verb's EINVAL.
+  ASSERT_EQ(b.mb.Run(cmd::Op::kResizeSrq, {b.srq, 32}), 0u);
+  EXPECT_EQ(b.mb.out[0], b.srq);
+  EXPECT_GE(b.mb.out[4], 32u);
+  EXPECT_NE(b.mb.out[1], 0u);
+  // An SRQ a QP uses stays; then it goes.
+  EXPECT_EQ(b.mb.Run(cmd::Op::kDestroySrq, {b.srq}), static_cast<uint32_t>(EBUSY));
+  EXPECT_EQ(b.mb.Run(cmd::Op::kDestroyQp, {b.sq.qpn}), 0u);
+  EXPECT_EQ(b.mb.Run(cmd::Op::kDestroySrq, {b.srq}), 0u);
+  EXPECT_EQ(b.mb.Run(cmd::Op::kDestroySrq, {b.srq}), static_cast<uint32_t>(EINVAL));
 }
 
 TEST(DriverCommands, ACommandFailsWithTheVerbsErrnoAndAnswersNothing) {

@@ -65,10 +65,11 @@ enum class Op : uint32_t {
   kDestroyCq = 8,  // in0 CQ number
   // in0 QpType, in1 PD number, in2 send CQ (0, 32) | receive CQ (32, 32), in3 max_send_wr
   // (0, 32) | max_recv_wr (32, 32), in4 max_send_sge (0, 16) | max_recv_sge (16, 16) |
-  // max_inline_data (32, 32). out0 QP number, out1 send ring address, out2 its slots
+  // max_inline_data (32, 32), in5 SRQ number (0, 32) | on that SRQ (32, 1). out0 QP number, out1 send ring address, out2 its slots
   // (0, 32) | stride (32, 32), out3 receive ring address, out4 receive record address,
   // out5 its slots (0, 32) | stride (32, 32), out6 max_send_wr (0, 32) | max_recv_wr
-  // (32, 32) granted, out7 max_inline_data granted.
+  // (32, 32) granted, out7 max_inline_data granted. A QP on an SRQ has no receive ring
+  // (out3..5 are 0).
   kCreateQp = 9,
   // in0 QP number, in1 AttrMask, in2 qp_state (0, 8) | cur_qp_state (8, 8) | path_mtu (16,
   // 8) | port_num (24, 8) | pkey_index (32, 16) | timeout (48, 8) | min_rnr_timer (56, 8),
@@ -78,6 +79,18 @@ enum class Op : uint32_t {
   kModifyQp = 10,
   kQueryQp = 11,    // in0 QP number. out0 qp_state, out1 sq_psn, out2 rq_psn, out3 dest_qp_num
   kDestroyQp = 12,  // in0 QP number
+  // in0 PD number, in1 max_wr, in2 max_sge. out0 SRQ number (the driver's handle; the NIC
+  // counts them from 1), out1 ring address, out2 record address, out3 slots (0, 32) |
+  // stride (32, 32), out4 max_wr granted.
+  kCreateSrq = 13,
+  // in0 SRQ number, in1 max_wr: ibv_modify_srq's resize (model_backend.h ModelSrqRing: the
+  // receives not taken move to the new ring's front). out as kCreateSrq's.
+  kResizeSrq = 14,
+  kDestroySrq = 15,  // in0 SRQ number
+  // in0 CQ number, in1 entries: ibv_resize_cq (model_backend.h ModelCqRing: the ring anew,
+  // the CQEs not taken at its front, the counts from 0). out1.. as kCreateCq's, out0 the
+  // CQ number.
+  kResizeCq = 16,
 };
 }  // namespace command
 
