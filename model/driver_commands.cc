@@ -140,7 +140,10 @@ int DriverCommands::Run(Op op, const uint64_t* in, uint64_t* out) {
     }
     case Op::kCreateSrq: {
       PdHandle pd;
-      if (!Find(pds_, in[0], &pd) || in[1] > 0xffffffffu || in[2] > 0xffffffffu) return EINVAL;
+      if (!Find(pds_, in[0], &pd) || in[1] > 0xffffffffu || in[2] > 0xffffffffu ||
+          !dev_->HasQueueMemory()) {
+        return EINVAL;  // contract 3
+      }
       SrqHandle srq;
       if (int rc = dev_->CreateSrq(pd, static_cast<uint32_t>(in[1]), static_cast<uint32_t>(in[2]),
                                    &srq);
@@ -183,13 +186,14 @@ int DriverCommands::Run(Op op, const uint64_t* in, uint64_t* out) {
 }
 
 int DriverCommands::CreateCq(const uint64_t* in, uint64_t* out) {
-  if (in[0] > 0x7fffffff || in[2] > 0xffffffffu) return EINVAL;
+  // Contract 3: a driver's queues are rings in queue memory (checked first: a failed
+  // command makes nothing).
+  if (in[0] > 0x7fffffff || in[2] > 0xffffffffu || !dev_->HasQueueMemory()) return EINVAL;
   CqHandle cq;
   int actual = 0;
   if (int rc = dev_->CreateCq(static_cast<int>(in[0]), ChannelHandle{}, &cq, &actual); rc != 0) {
     return rc;
   }
-  // Contract 3: a driver's CQ is a ring in queue memory.
   int rc = CqAnswer(cq, out);
   if (rc == 0 && (in[3] & 1) != 0) rc = dev_->SetCqEvent(cq, in[1], static_cast<uint32_t>(in[2]));
   if (rc != 0) {
@@ -225,7 +229,7 @@ int DriverCommands::SrqAnswer(SrqHandle srq, uint64_t* out) {
 int DriverCommands::CreateQp(const uint64_t* in, uint64_t* out) {
   QpInitAttr init;
   CqHandle scq, rcq;
-  if (in[0] > 0xff || !Find(pds_, in[1], &init.pd) || !Find(cqs_, Bits(in[2], 0, 32), &scq) ||
+  if (in[0] > 0xff || !dev_->HasQueueMemory() || !Find(pds_, in[1], &init.pd) || !Find(cqs_, Bits(in[2], 0, 32), &scq) ||
       !Find(cqs_, Bits(in[2], 32, 32), &rcq)) {
     return EINVAL;
   }
@@ -242,15 +246,15 @@ int DriverCommands::CreateQp(const uint64_t* in, uint64_t* out) {
   QpHandle qp;
   QpCap cap;
   if (int rc = dev_->CreateQp(init, &qp, &cap); rc != 0) return rc;
-  // Contract 3: both rings in queue memory.
+  // Contract 3: its rings in queue memory. A QP with no receive queue of its own (on an
+  // SRQ, max_recv_wr 0, XRC_SEND) answers none.
   SendRing sq;
   RecvRing rq;
-  int rc = dev_->SendRingOf(qp, &sq);
-  if (rc == 0 && !on_srq) rc = dev_->RecvRingOf(qp, &rq);
-  if (rc != 0) {
+  if (int rc = dev_->SendRingOf(qp, &sq); rc != 0) {
     (void)dev_->DestroyQp(qp);
     return rc;
   }
+  if (!on_srq && dev_->RecvRingOf(qp, &rq) != 0) rq = RecvRing{};
   qps_[sq.qpn] = qp;
   out[0] = sq.qpn;
   out[1] = sq.addr;

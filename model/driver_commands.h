@@ -3,6 +3,7 @@
 // first command; the driver names its objects by the numbers the NIC answered.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -23,6 +24,10 @@ class DriverCommands : public engine::CommandTarget {
   // Inside a model call (model/sim/platform.h contract 13).
   int Command(uint32_t op, const uint64_t in[engine::command::kWords],
               uint64_t out[engine::command::kWords]) override;
+  bool open() const override { return !closed_.load(); }
+  // Its Backend went off the kernel's thread: it is leaked with the World, and takes no
+  // command again.
+  void Close() { closed_.store(true); }
 
  private:
   int Run(engine::command::Op op, const uint64_t* in, uint64_t* out);
@@ -44,6 +49,7 @@ class DriverCommands : public engine::CommandTarget {
   std::map<uint64_t, QpHandle> qps_;  // by QP number
   uint64_t next_srq_ = 1;
   std::map<uint64_t, SrqHandle> srqs_;  // by SRQ number
+  std::atomic<bool> closed_{false};
 };
 
 }  // namespace qptwin::model

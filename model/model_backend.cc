@@ -112,11 +112,20 @@ class ModelBackend : public Backend {
     if (!sim::OnKernelThread()) {
       new std::shared_ptr<engine::World>(std::move(world_));
       (void)roce_.release();  // the leaked World may still call its port
-      for (auto& c : commands_) (void)c.release();  // their contexts are the World's
+      // The driver's contexts are the World's; no command reaches them again (platform.h
+      // contract 13: the slot takes the newest open target).
+      for (auto& c : commands_) c.release()->Close();
     } else {
       world_->SetExternalPort(nullptr);  // devices may keep the World alive
       for (int i = 0; i < world_->nic_count(); ++i) world_->nic(i)->SetCommandTarget(nullptr);
-      commands_.clear();  // the driver's contexts close with the Backend
+      // The driver's contexts close with the Backend, in a model call as every destroy
+      // (kernel.h contract 7: not under a command of a thread's that waits in a verb).
+      const sim::ModelCall call;
+      if (call.ok()) {
+        commands_.clear();
+      } else {
+        for (auto& c : commands_) c.release()->Close();
+      }
     }
   }
 
@@ -308,7 +317,6 @@ int ModelQueueMemoryAt(Device* device, uint64_t addr, size_t length) {
   if (!call.ok()) return EPERM;
   auto* d = dynamic_cast<ModelDevice*>(Unchecked(device));
   if (d == nullptr) return EINVAL;
-  if (length != 0 && addr + (length - 1) < addr) return EINVAL;  // wraps the address space
   return d->SetQueueMemory(addr, length);  // held on the slot's bus while a queue uses it
 }
 

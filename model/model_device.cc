@@ -69,8 +69,11 @@ int ModelDevice::RegMrAt(PdHandle pd, uint64_t addr, size_t length, AccessFlags 
 }
 
 int ModelDevice::SetQueueMemory(uint64_t addr, uint64_t length) {
+  if (length != 0 && addr + (length - 1) < addr) return EINVAL;  // wraps the address space
   return Host()->SetQueueMemory(addr, length);
 }
+
+bool ModelDevice::HasQueueMemory() { return Host()->has_queue_memory(); }
 
 int ModelDevice::SendRingOf(QpHandle qp, SendRing* out) {
   const engine::Qp* q = Host()->QpOf(ctx_, qp.id);

@@ -33,7 +33,8 @@ class ModelDevice : public Device {
   int AllocPd(PdHandle* out) override;
   int DeallocPd(PdHandle pd) override;
   // model_backend.h ModelQueueMemoryAt: the device's new queues' rings at bus addresses.
-  int SetQueueMemory(uint64_t addr, uint64_t length);
+  int SetQueueMemory(uint64_t addr, uint64_t length);  // EINVAL for a range that wraps
+  bool HasQueueMemory();  // the device's new queues take their rings from a window
   // model_backend.h ModelSendRing.
   int SendRingOf(QpHandle qp, SendRing* out);
   int RecvRingOf(QpHandle qp, RecvRing* out);  // model_backend.h ModelRecvRing

@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "model/engine/command_port.h"
@@ -1891,6 +1892,72 @@ TEST(DriverCommands, ACommandFailsWithTheVerbsErrnoAndAnswersNothing) {
   EXPECT_EQ(mb.Run(cmd::Op::kDestroyCq, {cq}), 0u);
   EXPECT_EQ(mb.Run(cmd::Op::kDeallocPd, {pd}), 0u);
   EXPECT_EQ(mb.Run(cmd::Op::kDeregMr, {12345}), static_cast<uint32_t>(EINVAL)) << "no such key";
+}
+
+TEST(DriverCommands, AWindowThatWrapsTheBusIsEinvalAsThroughTheApi) {
+  ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
+  auto be = qptwin::model::MakeModelBackend({});
+  ASSERT_NE(be, nullptr);
+  std::unique_ptr<qptwin::Device> d;
+  ASSERT_EQ(be->OpenDevice("mdev1", &d), 0);
+  const uint64_t base = 0xffff'ffff'ffff'0000u, len = 0x10'0000;
+  EXPECT_EQ(qptwin::model::ModelQueueMemoryAt(d.get(), base, len), EINVAL);
+  Mailbox mb;
+  EXPECT_EQ(mb.Run(cmd::Op::kQueueMemory, {base, len}), static_cast<uint32_t>(EINVAL));
+  // (Before, the command took it, and a CQ's record wrapped into this process's memory.)
+  EXPECT_EQ(mb.Run(cmd::Op::kCreateCq, {2048, 0, 0, 0}), static_cast<uint32_t>(EINVAL));
+}
+
+TEST(DriverCommands, AQpWithNoReceiveQueueAnswersNoReceiveRing) {
+  ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
+  auto be = qptwin::model::MakeModelBackend({});
+  ASSERT_NE(be, nullptr);
+  Mailbox mb;
+  ASSERT_EQ(mb.Run(cmd::Op::kAllocPd), 0u);
+  const uint64_t pd = mb.out[0];
+  ASSERT_EQ(mb.Run(cmd::Op::kQueueMemory, {kQueuesA, kQueueBytes}), 0u);
+  ASSERT_EQ(mb.Run(cmd::Op::kCreateCq, {16, 0, 0, 0}), 0u);
+  const uint64_t cq = mb.out[0];
+  // max_recv_wr 0, as ibv_create_qp allows.
+  ASSERT_EQ(mb.Run(cmd::Op::kCreateQp,
+                   {static_cast<uint64_t>(qptwin::QpType::kRc), pd, cq | cq << 32, 4, 1}),
+            0u);
+  EXPECT_NE(mb.out[1], 0u) << "its send ring";
+  EXPECT_EQ(mb.out[3] | mb.out[4] | mb.out[5], 0u) << "no receive ring";
+}
+
+TEST(DriverCommands, TheOlderBackendTakesCommandsWhenTheNewerGoes) {
+  ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
+  auto older = qptwin::model::MakeModelBackend({});
+  ASSERT_NE(older, nullptr);
+  Mailbox mb;
+  ASSERT_EQ(mb.Run(cmd::Op::kAllocPd), 0u);
+  EXPECT_EQ(mb.out[0], 1u) << "the older's first PD";
+  std::unique_ptr<qptwin::Device> kept;
+  {
+    auto newer = qptwin::model::MakeModelBackend({});
+    ASSERT_NE(newer, nullptr);
+    ASSERT_EQ(newer->OpenDevice("", &kept), 0);
+    ASSERT_EQ(mb.Run(cmd::Op::kAllocPd), 0u);
+    EXPECT_EQ(mb.out[0], 1u) << "the newer's first PD";
+  }
+  // A Device of the newer keeps its NIC on the slot; the older is the newest alive.
+  ASSERT_EQ(mb.Run(cmd::Op::kAllocPd), 0u);
+  EXPECT_EQ(mb.out[0], 2u) << "the older's second PD";
+  kept.reset();
+  ASSERT_EQ(mb.Run(cmd::Op::kAllocPd), 0u);
+  EXPECT_EQ(mb.out[0], 3u);
+}
+
+TEST(DriverCommands, NoCommandReachesABackendDestroyedOffTheKernelsThread) {
+  ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
+  auto be = qptwin::model::MakeModelBackend({});
+  ASSERT_NE(be, nullptr);
+  std::thread([&] { be.reset(); }).join();  // its World is leaked (spec/backend.h 5)
+  uint8_t word[8] = {};
+  PutLe<uint32_t>(word, static_cast<uint32_t>(cmd::Op::kAllocPd));
+  EXPECT_EQ(DriverMmio(0, tlm::TLM_WRITE_COMMAND, cmd::kOpOffset, word, 4),
+            tlm::TLM_GENERIC_ERROR_RESPONSE);
 }
 
 TEST(DriverCommands, TheMailboxAnswersOnlyTheAccessesItHas) {

@@ -18,15 +18,17 @@
 //                                   when it failed
 //     A 4-byte access reaches half of a u64 register. Other offsets and sizes in the block,
 //     and a read of CMD_OP, are TLM address or burst errors (no command runs).
-//  2. A command is the verb behind it on a device of the newest model Backend (the one
-//     whose NIC takes a driver's doorbells, doorbell_port.h contract 6), with that verb's
+//  2. A command is the verb behind it on a device of the newest model Backend alive (the
+//     newest NIC on the slot whose target is open(): a Backend's Devices may keep its NIC
+//     after it is gone), with that verb's
 //     checks, errno and cost (the host's time, as the verb's own call). The objects belong to
 //     one context of the device opened for the driver when its first command arrives; its
 //     numbers are the driver's handles, and a number no object of that context has is
 //     EINVAL. The context's objects live as long as the Backend (or until destroyed).
 //  3. Queues a command makes take their rings from the device's queue memory (kQueueMemory,
-//     model_backend.h ModelQueueMemoryAt): a CREATE_CQ or CREATE_QP without a window is
-//     EINVAL, and the answer names where each ring and record is (model_backend.h
+//     model_backend.h ModelQueueMemoryAt: also its EINVAL for a range that wraps): a
+//     CREATE_CQ, CREATE_SRQ or CREATE_QP without a window is EINVAL and makes nothing, and
+//     the answer names where each ring and record is (model_backend.h
 //     ModelCqRing, ModelSendRing, ModelRecvRing give the layouts).
 //  4. A QP's address vector is RoCE's: the peer's GID (CMD_IN6, CMD_IN7: bytes 0-7 and
 //     8-15, byte i of each in bits 8i..8i+7), global, at this port's default GID index
@@ -68,8 +70,8 @@ enum class Op : uint32_t {
   // max_inline_data (32, 32), in5 SRQ number (0, 32) | on that SRQ (32, 1). out0 QP number, out1 send ring address, out2 its slots
   // (0, 32) | stride (32, 32), out3 receive ring address, out4 receive record address,
   // out5 its slots (0, 32) | stride (32, 32), out6 max_send_wr (0, 32) | max_recv_wr
-  // (32, 32) granted, out7 max_inline_data granted. A QP on an SRQ has no receive ring
-  // (out3..5 are 0).
+  // (32, 32) granted, out7 max_inline_data granted. A QP with no receive queue of its own
+  // (on an SRQ, max_recv_wr 0, XRC_SEND) answers no receive ring (out3..5 are 0).
   kCreateQp = 9,
   // in0 QP number, in1 AttrMask, in2 qp_state (0, 8) | cur_qp_state (8, 8) | path_mtu (16,
   // 8) | port_num (24, 8) | pkey_index (32, 16) | timeout (48, 8) | min_rnr_timer (56, 8),
@@ -101,6 +103,9 @@ class CommandTarget {
   // Runs `op` with `in`; fills `out` (all 0 on failure); returns 0 or the errno.
   virtual int Command(uint32_t op, const uint64_t in[command::kWords],
                       uint64_t out[command::kWords]) = 0;
+  // False once its Backend is gone (also when that happened off the kernel's thread and its
+  // NIC was left to the leaked World): the slot takes the next newest NIC's.
+  virtual bool open() const { return true; }
 };
 
 }  // namespace qptwin::model::engine

@@ -106,6 +106,7 @@ class Nic {
   const Qp* QpOf(uint32_t ctx, uint32_t qp) { return FindQp(ctx, qp); }
   const Srq* SrqOf(uint32_t ctx, uint32_t srq) { return FindSrq(ctx, srq); }
   int SetQueueMemory(uint64_t addr, uint64_t length);
+  bool has_queue_memory() const { return queue_arena_ != nullptr; }
   // Whether [addr, addr + length) conflicts with a window of this device (SetQueueMemory's
   // rules; `other_device`: asked for another device of the world).
   bool QueueMemoryInUse(uint64_t addr, uint64_t length, bool other_device) const;

@@ -491,7 +491,7 @@ void NicSlot::CommandAccess(tlm::tlm_generic_payload& gp) {
   const uint64_t len = gp.get_data_length();
   uint8_t* d = gp.get_data_ptr();
   if ((len != 4 && len != 8) || off % len != 0 || gp.get_byte_enable_ptr() != nullptr ||
-      d == nullptr) {
+      gp.get_streaming_width() != len || d == nullptr) {
     gp.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
     return;
   }
@@ -520,9 +520,15 @@ void NicSlot::CommandAccess(tlm::tlm_generic_payload& gp) {
         !ModelCall::UnderWay()) {
       call.emplace();
     }
-    engine::CommandTarget* target = (!call || !call->ok() || attached_.empty())
-                                        ? nullptr
-                                        : attached_.back()->command_target();
+    // The newest open target: a gone Backend's NIC may stay attached (its Devices keep it).
+    engine::CommandTarget* target = nullptr;
+    for (auto it = attached_.rbegin(); call && call->ok() && it != attached_.rend(); ++it) {
+      engine::CommandTarget* t = (*it)->command_target();
+      if (t != nullptr && t->open()) {
+        target = t;
+        break;
+      }
+    }
     if (target == nullptr) {
       gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
       return;

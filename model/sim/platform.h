@@ -140,7 +140,8 @@
 //     then reads its errno, CMD_OUT its answers. A write of CMD_OP with no Backend alive,
 //     or while the engine is on the stack (8), answers TLM_GENERIC_ERROR_RESPONSE and runs
 //     nothing; an access the block does not have answers TLM_ADDRESS_ERROR_RESPONSE (or
-//     TLM_BURST_ERROR_RESPONSE for a size other than 4 or 8, or one not aligned to it).
+//     TLM_BURST_ERROR_RESPONSE for a size other than 4 or 8, one not aligned to it, a
+//     streaming width other than the size, or byte enables).
 //     The observer (6) does not see the mailbox's accesses.
 #pragma once
 
