@@ -75,9 +75,14 @@ class Ring {
   const_iterator begin() const { return const_iterator(this, 0); }
   const_iterator end() const { return const_iterator(this, size_); }
 
-  void push_back(T item) {
+  void push_back(T&& item) {
     if (size_ == capacity()) Grow();
     (*this)[size_] = std::move(item);
+    ++size_;
+  }
+  void push_back(const T& item) {
+    if (size_ == capacity()) Grow();
+    (*this)[size_] = item;
     ++size_;
   }
   T& append() {  // contract 5
@@ -101,7 +106,11 @@ class Ring {
     --size_;
     return item;
   }
-  void pop_front() { (void)take_front(); }
+  void pop_front() {  // contract 3, without moving the item out first
+    front() = T();
+    head_ = (head_ + 1) & mask_;
+    --size_;
+  }
   void clear() {
     while (!empty()) pop_front();
     head_ = 0;
