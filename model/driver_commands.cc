@@ -29,6 +29,15 @@ DriverCommands::DriverCommands(std::shared_ptr<engine::World> world, int nic_ind
 DriverCommands::~DriverCommands() = default;
 
 template <typename H>
+int DriverCommands::Destroy(std::map<uint64_t, H>& m, uint64_t n, int (ModelDevice::*destroy)(H)) {
+  H h;
+  if (!Find(m, n, &h)) return EINVAL;
+  if (int rc = (dev_.get()->*destroy)(h); rc != 0) return rc;
+  m.erase(n);
+  return 0;
+}
+
+template <typename H>
 bool DriverCommands::Find(const std::map<uint64_t, H>& m, uint64_t n, H* h) {
   auto it = m.find(n);
   if (it == m.end()) return false;
@@ -77,13 +86,8 @@ int DriverCommands::Run(Op op, const uint64_t* in, uint64_t* out) {
       pds_[next_pd_++] = pd;
       return 0;
     }
-    case Op::kDeallocPd: {
-      PdHandle pd;
-      if (!Find(pds_, in[0], &pd)) return EINVAL;
-      if (int rc = dev_->DeallocPd(pd); rc != 0) return rc;
-      pds_.erase(in[0]);
-      return 0;
-    }
+    case Op::kDeallocPd:
+      return Destroy(pds_, in[0], &ModelDevice::DeallocPd);
     case Op::kRegMr: {
       PdHandle pd;
       if (!Find(pds_, in[0], &pd) || in[3] > 0xffffffffu) return EINVAL;
@@ -99,22 +103,12 @@ int DriverCommands::Run(Op op, const uint64_t* in, uint64_t* out) {
       out[1] = rkey;
       return 0;
     }
-    case Op::kDeregMr: {
-      MrHandle mr;
-      if (!Find(mrs_, in[0], &mr)) return EINVAL;
-      if (int rc = dev_->DeregMr(mr); rc != 0) return rc;
-      mrs_.erase(in[0]);
-      return 0;
-    }
+    case Op::kDeregMr:
+      return Destroy(mrs_, in[0], &ModelDevice::DeregMr);
     case Op::kCreateCq:
       return CreateCq(in, out);
-    case Op::kDestroyCq: {
-      CqHandle cq;
-      if (!Find(cqs_, in[0], &cq)) return EINVAL;
-      if (int rc = dev_->DestroyCq(cq); rc != 0) return rc;
-      cqs_.erase(in[0]);
-      return 0;
-    }
+    case Op::kDestroyCq:
+      return Destroy(cqs_, in[0], &ModelDevice::DestroyCq);
     case Op::kCreateQp:
       return CreateQp(in, out);
     case Op::kModifyQp:
@@ -131,13 +125,8 @@ int DriverCommands::Run(Op op, const uint64_t* in, uint64_t* out) {
       out[3] = attr.dest_qp_num;
       return 0;
     }
-    case Op::kDestroyQp: {
-      QpHandle qp;
-      if (!Find(qps_, in[0], &qp)) return EINVAL;
-      if (int rc = dev_->DestroyQp(qp); rc != 0) return rc;
-      qps_.erase(in[0]);
-      return 0;
-    }
+    case Op::kDestroyQp:
+      return Destroy(qps_, in[0], &ModelDevice::DestroyQp);
     case Op::kCreateSrq: {
       PdHandle pd;
       if (!Find(pds_, in[0], &pd) || in[1] > 0xffffffffu || in[2] > 0xffffffffu ||
@@ -167,13 +156,8 @@ int DriverCommands::Run(Op op, const uint64_t* in, uint64_t* out) {
       out[0] = in[0];
       return SrqAnswer(srq, out);
     }
-    case Op::kDestroySrq: {
-      SrqHandle srq;
-      if (!Find(srqs_, in[0], &srq)) return EINVAL;
-      if (int rc = dev_->DestroySrq(srq); rc != 0) return rc;
-      srqs_.erase(in[0]);
-      return 0;
-    }
+    case Op::kDestroySrq:
+      return Destroy(srqs_, in[0], &ModelDevice::DestroySrq);
     case Op::kResizeCq: {
       CqHandle cq;
       int actual = 0;

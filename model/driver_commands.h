@@ -38,6 +38,9 @@ class DriverCommands : public engine::CommandTarget {
   int CqAnswer(CqHandle cq, uint64_t* out);      // kCreateCq's answers
   template <typename H>
   static bool Find(const std::map<uint64_t, H>& m, uint64_t n, H* h);
+  // The object numbered n in m, by the verb `destroy`; EINVAL for no such number.
+  template <typename H>
+  int Destroy(std::map<uint64_t, H>& m, uint64_t n, int (ModelDevice::*destroy)(H));
 
   std::shared_ptr<engine::World> world_;
   int nic_index_;
