@@ -48,7 +48,7 @@ bool DriverCommands::Find(const std::map<uint64_t, H>& m, uint64_t n, H* h) {
 int DriverCommands::Command(uint32_t op, const uint64_t in[engine::command::kWords],
                             uint64_t out[engine::command::kWords]) {
   for (int i = 0; i < engine::command::kWords; ++i) out[i] = 0;
-  if (op > static_cast<uint32_t>(Op::kResizeCq)) return EOPNOTSUPP;
+  if (op > static_cast<uint32_t>(Op::kGetEvent)) return EOPNOTSUPP;
   if (!dev_) dev_ = std::make_unique<ModelDevice>(world_, nic_index_);
   const int rc = Run(static_cast<Op>(op), in, out);
   if (rc != 0) {
@@ -147,17 +147,23 @@ int DriverCommands::Run(Op op, const uint64_t* in, uint64_t* out) {
       srqs_[next_srq_++] = srq;
       return 0;
     }
-    case Op::kResizeSrq: {
+    case Op::kModifySrq: {
       SrqHandle srq;
-      if (!Find(srqs_, in[0], &srq) || in[1] > 0xffffffffu) return EINVAL;
+      if (!Find(srqs_, in[0], &srq) || in[1] > 0xffffffffu || in[2] > 0xffffffffu ||
+          in[3] > 0xffffffffu) {
+        return EINVAL;
+      }
       SrqAttr attr;
-      attr.max_wr = static_cast<uint32_t>(in[1]);
-      if (int rc = dev_->ModifySrq(srq, attr, srq_attr::kMaxWr); rc != 0) return rc;
+      attr.max_wr = static_cast<uint32_t>(in[2]);
+      attr.srq_limit = static_cast<uint32_t>(in[3]);
+      if (int rc = dev_->ModifySrq(srq, attr, static_cast<uint32_t>(in[1])); rc != 0) return rc;
       out[0] = in[0];
       return SrqAnswer(srq, out);
     }
     case Op::kDestroySrq:
       return Destroy(srqs_, in[0], &ModelDevice::DestroySrq);
+    case Op::kGetEvent:
+      return GetEvent(out);
     case Op::kResizeCq: {
       CqHandle cq;
       int actual = 0;
@@ -185,6 +191,45 @@ int DriverCommands::CreateCq(const uint64_t* in, uint64_t* out) {
     return rc;
   }
   cqs_[out[0]] = cq;
+  return 0;
+}
+
+int DriverCommands::GetEvent(uint64_t* out) {
+  for (AsyncEvent& e : dev_->TakeAsyncEvents()) events_.push_back(e);
+  if (events_.empty()) return EAGAIN;
+  const AsyncEvent e = events_.front();
+  events_.pop_front();
+  // The object by the driver's number for it (a number it no longer has: 0).
+  auto number_of = [](const auto& m, auto h) -> uint64_t {
+    for (const auto& [n, mine] : m) {
+      if (mine.id == h.id) return n;
+    }
+    return 0;
+  };
+  out[0] = static_cast<uint64_t>(e.type);
+  switch (e.type) {
+    case EventType::kCqErr:
+      out[1] = number_of(cqs_, e.cq);
+      break;
+    case EventType::kSrqErr:
+    case EventType::kSrqLimitReached:
+      out[1] = number_of(srqs_, e.srq);
+      break;
+    case EventType::kDeviceFatal:
+    case EventType::kPortActive:
+    case EventType::kPortErr:
+    case EventType::kLidChange:
+    case EventType::kPkeyChange:
+    case EventType::kSmChange:
+    case EventType::kClientReregister:
+    case EventType::kGidChange:
+      out[1] = e.port_num;
+      break;
+    default:  // a QP's
+      out[1] = number_of(qps_, e.qp);
+      break;
+  }
+  out[2] = e.time_ns;
   return 0;
 }
 

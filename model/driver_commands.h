@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <vector>
@@ -36,6 +37,7 @@ class DriverCommands : public engine::CommandTarget {
   int ModifyQp(const uint64_t* in);
   int SrqAnswer(SrqHandle srq, uint64_t* out);  // kCreateSrq's answers
   int CqAnswer(CqHandle cq, uint64_t* out);      // kCreateCq's answers
+  int GetEvent(uint64_t* out);
   template <typename H>
   static bool Find(const std::map<uint64_t, H>& m, uint64_t n, H* h);
   // The object numbered n in m, by the verb `destroy`; EINVAL for no such number.
@@ -53,6 +55,7 @@ class DriverCommands : public engine::CommandTarget {
   uint64_t next_srq_ = 1;
   std::map<uint64_t, SrqHandle> srqs_;  // by SRQ number
   std::atomic<bool> closed_{false};
+  std::deque<AsyncEvent> events_;  // the context's, not yet taken by kGetEvent
 };
 
 }  // namespace qptwin::model

@@ -1823,8 +1823,10 @@ TEST(DriverCommands, ASendLandsInAnSrqsReceiveAndTheQueuesResizeByCommand) {
   ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
   auto [be, a, b] = ConnectedByCommands(/*b_on_srq=*/true);
   ASSERT_GE(b.rq.addr, kQueuesB);
-  // B's driver puts a receive in the SRQ's ring; A's sends 64 bytes into it.
-  DriverRecv(b.rq, 0, 77, {b.region + 512, 64, b.lkey});
+  // B's driver arms the SRQ's limit at 2 and puts three receives in its ring; A's sends 64
+  // bytes into the first, then into the second.
+  ASSERT_EQ(b.mb.Run(cmd::Op::kModifySrq, {b.srq, qptwin::srq_attr::kLimit, 0, 2}), 0u);
+  for (uint32_t n = 0; n < 3; ++n) DriverRecv(b.rq, n, 77 + n, {b.region + 512 + 64 * n, 64, b.lkey});
   for (int i = 0; i < 64; ++i) TheDram()->At(a.region)[i] = static_cast<uint8_t>(3 * i + 9);
   DriverWqe w;
   w.wr_id = 5;
@@ -1837,14 +1839,22 @@ TEST(DriverCommands, ASendLandsInAnSrqsReceiveAndTheQueuesResizeByCommand) {
   EXPECT_EQ(cqe[32], static_cast<uint8_t>(qptwin::WcStatus::kSuccess));
   EXPECT_EQ(cqe[33], static_cast<uint8_t>(qptwin::WcOpcode::kRecv));
   EXPECT_EQ(0, std::memcmp(TheDram()->At(b.region + 512), TheDram()->At(a.region), 64));
+  EXPECT_EQ(b.mb.Run(cmd::Op::kGetEvent), static_cast<uint32_t>(EAGAIN)) << "two left: no event";
+  ASSERT_EQ(DriverRing(0, a.sq.qpn, DriverWrite(a.sq, 1, w)), tlm::TLM_OK_RESPONSE);
+  be->Advance(100'000);
+  EXPECT_EQ(FirstPassCqeWrId(b.cq.addr + 64), 78u);
+  ASSERT_EQ(b.mb.Run(cmd::Op::kGetEvent), 0u) << "one left, under the limit";
+  EXPECT_EQ(b.mb.out[0], static_cast<uint64_t>(qptwin::EventType::kSrqLimitReached));
+  EXPECT_EQ(b.mb.out[1], b.srq);
+  EXPECT_EQ(b.mb.Run(cmd::Op::kGetEvent), static_cast<uint32_t>(EAGAIN)) << "taken once";
   // RESIZE_CQ: a new ring, the CQE B's driver has not taken at its front.
   ASSERT_EQ(b.mb.Run(cmd::Op::kResizeCq, {b.cq.cqn, 200}), 0u);
   EXPECT_EQ(b.mb.out[0], b.cq.cqn);
   EXPECT_GE(b.mb.out[3], 200u);
   EXPECT_NE(b.mb.out[1], b.cq.addr) << "placed anew";
   EXPECT_EQ(FirstPassCqeWrId(b.mb.out[1]), 77u);
-  // RESIZE_SRQ: more receives; below what it holds is the verb's EINVAL.
-  ASSERT_EQ(b.mb.Run(cmd::Op::kResizeSrq, {b.srq, 32}), 0u);
+  // The SRQ grows (ibv_modify_srq max_wr).
+  ASSERT_EQ(b.mb.Run(cmd::Op::kModifySrq, {b.srq, qptwin::srq_attr::kMaxWr, 32, 0}), 0u);
   EXPECT_EQ(b.mb.out[0], b.srq);
   EXPECT_GE(b.mb.out[4], 32u);
   EXPECT_NE(b.mb.out[1], 0u);

@@ -85,14 +85,21 @@ enum class Op : uint32_t {
   // counts them from 1), out1 ring address, out2 record address, out3 slots (0, 32) |
   // stride (32, 32), out4 max_wr granted.
   kCreateSrq = 13,
-  // in0 SRQ number, in1 max_wr: ibv_modify_srq's resize (model_backend.h ModelSrqRing: the
-  // receives not taken move to the new ring's front). out as kCreateSrq's.
-  kResizeSrq = 14,
+  // in0 SRQ number, in1 mask (srq_attr: kMaxWr, kLimit), in2 max_wr, in3 srq_limit:
+  // ibv_modify_srq. A resize (kMaxWr) places the ring anew (model_backend.h ModelSrqRing: the
+  // receives not taken move to its front); a limit arms SRQ_LIMIT_REACHED (kGetEvent). out
+  // as kCreateSrq's.
+  kModifySrq = 14,
   kDestroySrq = 15,  // in0 SRQ number
   // in0 CQ number, in1 entries: ibv_resize_cq (model_backend.h ModelCqRing: the ring anew,
   // the CQEs not taken at its front, the counts from 0). out1.. as kCreateCq's, out0 the
   // CQ number.
   kResizeCq = 16,
+  // The oldest asynchronous event of the driver's context not yet taken (ibv_get_async_event
+  // and ibv_ack_async_event in one; EAGAIN when there is none). out0 its EventType
+  // (ibv_event_type's value), out1 the object's number (QP, CQ or SRQ number; the port for a
+  // port's event), out2 the model's time of it (ns).
+  kGetEvent = 17,
 };
 }  // namespace command
 
