@@ -75,16 +75,18 @@ class Ring {
   const_iterator begin() const { return const_iterator(this, 0); }
   const_iterator end() const { return const_iterator(this, size_); }
 
+  // An item of this ring itself may be pushed (as std::vector's): when it grows, the item
+  // is taken out of it first.
   void push_back(T&& item) {
-    if (size_ == capacity()) Grow();
-    (*this)[size_] = std::move(item);
-    ++size_;
+    if (size_ == capacity()) {
+      T held(std::move(item));
+      Grow();
+      (*this)[size_++] = std::move(held);
+      return;
+    }
+    (*this)[size_++] = std::move(item);
   }
-  void push_back(const T& item) {
-    if (size_ == capacity()) Grow();
-    (*this)[size_] = item;
-    ++size_;
-  }
+  void push_back(const T& item) { push_back(T(item)); }
   T& append() {  // contract 5
     if (size_ == capacity()) Grow();
     return (*this)[size_++];

@@ -5,6 +5,7 @@
 #include <deque>
 #include <memory>
 #include <random>
+#include <string>
 
 namespace qptwin::model::engine {
 namespace {
@@ -89,6 +90,22 @@ TEST(Ring, PopFrontReleasesTheItem) {
   ring.pop_front();
   EXPECT_EQ(p.use_count(), 1);
   EXPECT_EQ(*ring.front(), 2);
+}
+
+TEST(Ring, AnItemOfTheRingItselfMayBePushedAlsoWhenItGrows) {
+  Ring<std::string> r;
+  const std::string long_text(100, 'x');  // no small-string buffer: the heap's
+  r.push_back(long_text + "0");
+  for (int i = 1; i < 40; ++i) {
+    r.push_back(r.front());  // a copy of its own front, across every growth
+    r.back() = long_text + std::to_string(i);
+  }
+  ASSERT_EQ(r.size(), 40u);
+  for (int i = 0; i < 40; ++i) EXPECT_EQ(r[i], long_text + std::to_string(i));
+  Ring<std::string> m;
+  m.push_back(long_text);
+  for (int i = 0; i < 20; ++i) m.push_back(std::move(m[m.size() - 1]));  // moved from itself
+  EXPECT_EQ(m.back(), long_text);
 }
 
 }  // namespace
