@@ -10,6 +10,13 @@ namespace {
 
 using engine::command::Op;
 
+// Whether event e is one of the object's (DriverCommands::Destroy).
+bool IsOf(const AsyncEvent& e, QpHandle h) { return e.qp == h; }
+bool IsOf(const AsyncEvent& e, CqHandle h) { return e.cq == h; }
+bool IsOf(const AsyncEvent& e, SrqHandle h) { return e.srq == h; }
+bool IsOf(const AsyncEvent&, PdHandle) { return false; }
+bool IsOf(const AsyncEvent&, MrHandle) { return false; }
+
 uint64_t Bits(uint64_t word, int first, int width) {
   return width == 64 ? word >> first : (word >> first) & ((uint64_t{1} << width) - 1);
 }
@@ -34,6 +41,11 @@ int DriverCommands::Destroy(std::map<uint64_t, H>& m, uint64_t n, int (ModelDevi
   if (!Find(m, n, &h)) return EINVAL;
   if (int rc = (dev_.get()->*destroy)(h); rc != 0) return rc;
   m.erase(n);
+  // kGetEvent: the object's events not taken go with it (uverbs' release of its events).
+  for (AsyncEvent& e : dev_->TakeAsyncEvents()) events_.push_back(e);
+  for (auto it = events_.begin(); it != events_.end();) {
+    it = IsOf(*it, h) ? events_.erase(it) : std::next(it);
+  }
   return 0;
 }
 

@@ -29,6 +29,7 @@ class DriverCommands : public engine::CommandTarget {
   // Its Backend went off the kernel's thread: it is leaked with the World, and takes no
   // command again.
   void Close() { closed_.store(true); }
+  bool has_context() const { return dev_ != nullptr; }  // a command has run
 
  private:
   int Run(engine::command::Op op, const uint64_t* in, uint64_t* out);

@@ -121,11 +121,12 @@ class ModelBackend : public Backend {
       // The driver's contexts close with the Backend, in a model call as every destroy
       // (kernel.h contract 7: not under a command of a thread's that waits in a verb).
       const sim::ModelCall call;
-      if (call.ok()) {
-        commands_.clear();
-      } else {
-        for (auto& c : commands_) c.release()->Close();
+      for (auto& c : commands_) {
+        // Refused (a thread's call is under way): a context is not closed under it, but
+        // leaked with its World; one never opened goes.
+        if (!call.ok() && c->has_context()) c.release()->Close();
       }
+      commands_.clear();
     }
   }
 

@@ -1737,9 +1737,10 @@ CommandSide SetUpByCommands(int slot, uint64_t queues, uint64_t region, bool srq
   return s;
 }
 
-// One MODIFY_QP of `s`'s QP from `cur` to `next` towards `peer`, on the table's minimum mask.
+// One MODIFY_QP of `s`'s QP (or QP `qpn` of s's) from `cur` to `next` towards `peer`, on the
+// table's minimum mask.
 uint32_t StepByCommand(CommandSide& s, const CommandSide& peer, qptwin::QpState cur,
-                       qptwin::QpState next) {
+                       qptwin::QpState next, uint64_t qpn = 0) {
   using qptwin::QpState;
   const qptwin::AttrMask mask = qptwin::MinimumMask(qptwin::QpType::kRc, cur, next);
   const uint64_t in2 = static_cast<uint64_t>(next) |
@@ -1747,7 +1748,7 @@ uint32_t StepByCommand(CommandSide& s, const CommandSide& peer, qptwin::QpState 
                        uint64_t{14} << 48 | uint64_t{12} << 56;
   const uint64_t in5 = uint64_t{qptwin::access::kAll} | uint64_t{7} << 32 | uint64_t{7} << 40 |
                        uint64_t{1} << 48 | uint64_t{1} << 56;
-  return s.mb.Run(cmd::Op::kModifyQp, {s.sq.qpn, mask, in2, peer.sq.qpn,
+  return s.mb.Run(cmd::Op::kModifyQp, {qpn ? qpn : s.sq.qpn, mask, in2, peer.sq.qpn,
                                        0x100 | uint64_t{0x100} << 32, in5, peer.gid[0],
                                        peer.gid[1]});
 }
@@ -1862,6 +1863,22 @@ TEST(DriverCommands, ASendLandsInAnSrqsReceiveAndTheQueuesResizeByCommand) {
   EXPECT_EQ(b.mb.out[0], b.srq);
   EXPECT_GE(b.mb.out[4], 32u);
   EXPECT_NE(b.mb.out[1], 0u);
+  // Two QPs on the SRQ go to ERR (each raises LAST_WQE_REACHED); one is destroyed before
+  // its event is taken, and its event goes with it (as uverbs' release of its events).
+  const uint64_t cqs = uint64_t{b.cq.cqn} | uint64_t{b.cq.cqn} << 32;
+  ASSERT_EQ(b.mb.Run(cmd::Op::kCreateQp, {static_cast<uint64_t>(qptwin::QpType::kRc), b.pd, cqs,
+                                          4, 1, b.srq | uint64_t{1} << 32}),
+            0u);
+  const uint64_t second = b.mb.out[0];
+  const uint64_t to_err = static_cast<uint64_t>(qptwin::QpState::kErr);
+  ASSERT_EQ(StepByCommand(b, a, qptwin::QpState::kReset, qptwin::QpState::kInit, second), 0u);
+  ASSERT_EQ(b.mb.Run(cmd::Op::kModifyQp, {second, qptwin::attr::kState, to_err}), 0u);
+  ASSERT_EQ(b.mb.Run(cmd::Op::kModifyQp, {b.sq.qpn, qptwin::attr::kState, to_err}), 0u);
+  ASSERT_EQ(b.mb.Run(cmd::Op::kDestroyQp, {second}), 0u);
+  ASSERT_EQ(b.mb.Run(cmd::Op::kGetEvent), 0u);
+  EXPECT_EQ(b.mb.out[0], static_cast<uint64_t>(qptwin::EventType::kQpLastWqeReached));
+  EXPECT_EQ(b.mb.out[1], b.sq.qpn) << "the QP still there";
+  EXPECT_EQ(b.mb.Run(cmd::Op::kGetEvent), static_cast<uint32_t>(EAGAIN)) << "none of the other";
   // An SRQ a QP uses stays; then it goes.
   EXPECT_EQ(b.mb.Run(cmd::Op::kDestroySrq, {b.srq}), static_cast<uint32_t>(EBUSY));
   EXPECT_EQ(b.mb.Run(cmd::Op::kDestroyQp, {b.sq.qpn}), 0u);

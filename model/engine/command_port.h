@@ -50,7 +50,7 @@ inline constexpr uint64_t kEnd = kOutOffset + 8 * kWords;  // the block is [kOpO
 // CMD_IN / CMD_OUT by index. Bit fields are (first bit, width).
 enum class Op : uint32_t {
   kNop = 0,
-  // in0 bus address, in1 length (0: later queues in process memory).
+  // in0 bus address, in1 length (0: no window; later creates are EINVAL, contract 3).
   kQueueMemory = 1,
   // in0 port (1). out0, out1 GID bytes 0-7, 8-15 at the default index; out2 that index;
   // out3 PortState (0, 8) | active Mtu (8, 8) | lid (16, 16).
@@ -98,7 +98,8 @@ enum class Op : uint32_t {
   // The oldest asynchronous event of the driver's context not yet taken (ibv_get_async_event
   // and ibv_ack_async_event in one; EAGAIN when there is none). out0 its EventType
   // (ibv_event_type's value), out1 the object's number (QP, CQ or SRQ number; the port for a
-  // port's event), out2 the model's time of it (ns).
+  // port's event), out2 the model's time of it (ns). A destroy drops the object's events not
+  // yet taken, as the kernel's uverbs does (ib_uverbs_release_uevent).
   kGetEvent = 17,
 };
 }  // namespace command
