@@ -1376,14 +1376,31 @@ TEST(DriverPosts, AProvidersImageThatDeclaresMoreThanItsSlotIsMalformed) {
   EXPECT_EQ(wc[0].status, qptwin::WcStatus::kLocQpOpErr);
 }
 
+// a's send ring and its send CQ's ring, as a driver of the test's own takes them.
+struct DriverRings {
+  qptwin::model::SendRing sq;
+  qptwin::model::CqRing cq;
+};
+DriverRings DriverRingsOf(const qptwin::testing::Side& a) {
+  DriverRings r;
+  EXPECT_EQ(qptwin::model::ModelSendRing(a.dev.get(), a.qp, &r.sq), 0);
+  EXPECT_EQ(qptwin::model::ModelCqRing(a.dev.get(), a.scq, &r.cq), 0);
+  return r;
+}
+
+// The wr_id of CQE `slot` of the ring at `addr` in the DRAM (engine/cq.h contract 5: bytes
+// 0-7).
+uint64_t CqeWrId(uint64_t addr, uint32_t slot) {
+  uint64_t wr_id = 0;
+  std::memcpy(&wr_id, TheDram()->At(addr + uint64_t{slot} * 64), 8);
+  return wr_id;
+}
+
 TEST(DriverPosts, ADriverPollsItsOwnCqByTheOwnerByteAndRoundTheRing) {
   ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
   using namespace qptwin::testing;
   auto [be, a, b] = PairWithQueuesInDram();
-  qptwin::model::SendRing ring;
-  qptwin::model::CqRing cq;
-  ASSERT_EQ(qptwin::model::ModelSendRing(a.dev.get(), a.qp, &ring), 0);
-  ASSERT_EQ(qptwin::model::ModelCqRing(a.dev.get(), a.scq, &cq), 0);
+  auto [ring, cq] = DriverRingsOf(a);
   EXPECT_GE(cq.addr, kQueuesA);
   EXPECT_EQ(cq.slots, 64u) << "the CQ's depth";
   // Ten rounds of 12 WRITEs (120 CQEs through a 64-entry ring): each round the driver
@@ -1406,9 +1423,7 @@ TEST(DriverPosts, ADriverPollsItsOwnCqByTheOwnerByteAndRoundTheRing) {
     for (;;) {
       const uint8_t* cqe = TheDram()->At(cq.addr + uint64_t{ci % cq.slots} * 64);
       if (cqe[63] != (((ci / cq.slots) & 1) ^ 1)) break;  // not this pass's: none new
-      uint64_t wr_id = 0;
-      std::memcpy(&wr_id, cqe, 8);
-      EXPECT_EQ(wr_id, next_id++);
+      EXPECT_EQ(CqeWrId(cq.addr, ci % cq.slots), next_id++);
       EXPECT_EQ(cqe[32], static_cast<uint8_t>(qptwin::WcStatus::kSuccess)) << "CQE " << ci;
       ++ci;
     }
@@ -1436,10 +1451,7 @@ TEST(DriverPosts, AnArmedCqWritesItsInterruptOncePerArm) {
   ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
   using namespace qptwin::testing;
   auto [be, a, b] = PairWithQueuesInDram();
-  qptwin::model::SendRing ring;
-  qptwin::model::CqRing cq;
-  ASSERT_EQ(qptwin::model::ModelSendRing(a.dev.get(), a.qp, &ring), 0);
-  ASSERT_EQ(qptwin::model::ModelCqRing(a.dev.get(), a.scq, &cq), 0);
+  auto [ring, cq] = DriverRingsOf(a);
   constexpr uint64_t kEventAt = kDramBase + 0x7'f000;  // the driver's MSI-X address
   constexpr uint32_t kVector = 0xfee0'0042;
   uint8_t* event = TheDram()->At(kEventAt);
@@ -1512,10 +1524,7 @@ TEST(DriverPosts, AResizeOfADriversCqMovesOnlyWhatItHasNotTaken) {
   ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
   using namespace qptwin::testing;
   auto [be, a, b] = PairWithQueuesInDram();
-  qptwin::model::SendRing ring;
-  qptwin::model::CqRing cq;
-  ASSERT_EQ(qptwin::model::ModelSendRing(a.dev.get(), a.qp, &ring), 0);
-  ASSERT_EQ(qptwin::model::ModelCqRing(a.dev.get(), a.scq, &cq), 0);
+  auto [ring, cq] = DriverRingsOf(a);
   Dram& dram = *TheDram();
   constexpr uint64_t kEventAt = kDramBase + 0x7'f000;
   ASSERT_EQ(qptwin::model::ModelCqEvent(a.dev.get(), a.scq, kEventAt, 0x42), 0);
@@ -1523,14 +1532,9 @@ TEST(DriverPosts, AResizeOfADriversCqMovesOnlyWhatItHasNotTaken) {
   for (uint64_t id = 0; id < 3; ++id) p = DriverWrite(ring, p, EightByteWrite(a, b, 3000 + id));
   ASSERT_EQ(DriverRing(0, ring.qpn, p), tlm::TLM_OK_RESPONSE);
   be->Advance(100'000);
-  auto wr_id_at = [&](const qptwin::model::CqRing& r, uint32_t slot) {
-    uint64_t id = 0;
-    std::memcpy(&id, dram.At(r.addr + uint64_t{slot} * 64), 8);
-    return id;
-  };
   for (uint32_t k = 0; k < 3; ++k) {
     EXPECT_EQ(dram.At(cq.addr + k * 64)[63], 1);
-    EXPECT_EQ(wr_id_at(cq, k), 3000 + k);
+    EXPECT_EQ(CqeWrId(cq.addr, k), 3000 + k);
   }
   PutLe<uint32_t>(dram.At(cq.record), 2);  // the driver took two
   int actual = 0;
@@ -1539,7 +1543,7 @@ TEST(DriverPosts, AResizeOfADriversCqMovesOnlyWhatItHasNotTaken) {
   ASSERT_EQ(qptwin::model::ModelCqRing(a.dev.get(), a.scq, &moved), 0);
   EXPECT_NE(moved.addr, cq.addr);
   EXPECT_EQ(moved.cqn, cq.cqn);
-  EXPECT_EQ(wr_id_at(moved, 0), 3002u) << "only the CQE not taken moved";
+  EXPECT_EQ(CqeWrId(moved.addr, 0), 3002u) << "only the CQE not taken moved";
   EXPECT_EQ(dram.At(moved.addr)[63], 1);
   EXPECT_NE(dram.At(moved.addr + 64)[63], 1) << "nothing else";
   uint32_t record = 0;
@@ -1555,7 +1559,7 @@ TEST(DriverPosts, AResizeOfADriversCqMovesOnlyWhatItHasNotTaken) {
   ASSERT_EQ(DriverRing(0, ring.qpn, p), tlm::TLM_OK_RESPONSE);
   be->Advance(100'000);
   EXPECT_EQ(dram.seen["CQ_EVENT"], before + 2);
-  EXPECT_EQ(wr_id_at(moved, 1), 3003u);
+  EXPECT_EQ(CqeWrId(moved.addr, 1), 3003u);
   EXPECT_EQ(dram.At(moved.addr + 64)[63], 1);
 }
 
@@ -1784,10 +1788,7 @@ CommandPair ConnectedByCommands(bool b_on_srq = false) {
 // The wr_id of the CQE at `addr` (model/engine/cq.h contract 5), once byte 63 says it is
 // the ring's first pass; ~0 if it is not there.
 uint64_t FirstPassCqeWrId(uint64_t addr) {
-  const uint8_t* cqe = TheDram()->At(addr);
-  uint64_t wr_id = ~uint64_t{0};
-  if (cqe[63] == 1) std::memcpy(&wr_id, cqe, 8);
-  return wr_id;
+  return TheDram()->At(addr)[63] == 1 ? CqeWrId(addr, 0) : ~uint64_t{0};
 }
 
 TEST(DriverCommands, ADriverSetsUpConnectsAndWritesWithNoVerbsCall) {
