@@ -1110,6 +1110,22 @@ TEST(DriverPosts, AWriteADriverPutsInTheRingAndRingsRunsWithoutAVerbsPost) {
   ExpectRingsOnlyInDram("driver");
 }
 
+// The newest Backend alive takes a driver's doorbell: a gone Backend's Device may keep its
+// NIC on the slot (before, the ring went to that NIC, which has no such QP, and was lost).
+TEST(DriverPosts, ADoorbellGoesToTheNewestBackendAlive) {
+  ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
+  auto [be, a, b] = PairWithQueuesInDram();
+  std::unique_ptr<qptwin::Device> kept;
+  {
+    auto newer = qptwin::model::MakeModelBackend({});
+    ASSERT_NE(newer, nullptr);
+    ASSERT_EQ(newer->OpenDevice("", &kept), 0);
+  }
+  const qptwin::model::SendRing ring = SendRingOf(a);
+  ExpectRingCompletes(a, ring, DriverWrite(ring, ring.producer, EightByteWrite(a, b, 61)), 61,
+                      qptwin::WcStatus::kSuccess);
+}
+
 TEST(DriverPosts, AMalformedDriverWqeIsALocalQpOperationErrorAndTheRestIsFlushed) {
   ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
   using namespace qptwin::testing;

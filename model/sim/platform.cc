@@ -431,14 +431,9 @@ void NicSlot::MmioTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& dela
     gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
     return;
   }
-  // Contract 8: a write of the program's own goes to the slot's newest NIC, in a model call
-  // (taken first: it may wait for its turn, and the NIC is chosen when it has it), never
-  // while the engine is on the stack (a module of the program's answering the NIC's DMA).
   std::optional<ModelCall> call;
-  if (ext == nullptr && OnKernelThread() && !ModelCall::UnderWay()) call.emplace();
-  engine::Nic* nic = ext ? ext->nic
-                     : (!call || !call->ok() || attached_.empty()) ? nullptr
-                                                                   : attached_.back();
+  if (ext == nullptr) TakeDriversTurn(&call);
+  engine::Nic* nic = ext ? ext->nic : DriversNic(call);
   if (len < 8 || (arm && len != 8) || gp.get_byte_enable_ptr() != nullptr || nic == nullptr) {
     gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
     return;
@@ -484,6 +479,24 @@ void NicSlot::MmioTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& dela
   nic->OnDoorbell(db, extra_ns);
 }
 
+void NicSlot::TakeDriversTurn(std::optional<ModelCall>* call) {
+  // Contract 8: a write of the program's own is a model call (taken first: it may wait for
+  // its turn, and the NIC is chosen when it has it), never while the engine is on the stack
+  // (a module of the program's answering the NIC's DMA).
+  if (OnKernelThread() && !ModelCall::UnderWay()) call->emplace();
+}
+
+engine::Nic* NicSlot::DriversNic(const std::optional<ModelCall>& call) const {
+  // Contract 8: the slot's device of the newest model Backend alive: its command target is
+  // open (a gone Backend's Devices may keep its NIC attached).
+  if (!call || !call->ok()) return nullptr;
+  for (auto it = attached_.rbegin(); it != attached_.rend(); ++it) {
+    const engine::CommandTarget* t = (*it)->command_target();
+    if (t != nullptr && t->open()) return *it;
+  }
+  return nullptr;
+}
+
 void NicSlot::CommandAccess(tlm::tlm_generic_payload& gp) {
   // Contract 13 (engine/command_port.h contract 1).
   namespace cmd = engine::command;
@@ -513,22 +526,11 @@ void NicSlot::CommandAccess(tlm::tlm_generic_payload& gp) {
       store(cmd_status_);
       return;
     }
-    // As a driver's doorbell (contract 8): the newest NIC, in a model call, never while the
-    // engine is on the stack; the model's own CPU issues no command.
+    // As a driver's doorbell (contract 8); the model's own CPU issues no command.
     std::optional<ModelCall> call;
-    if (gp.get_extension<MmioExtension>() == nullptr && OnKernelThread() &&
-        !ModelCall::UnderWay()) {
-      call.emplace();
-    }
-    // The newest open target: a gone Backend's NIC may stay attached (its Devices keep it).
-    engine::CommandTarget* target = nullptr;
-    for (auto it = attached_.rbegin(); call && call->ok() && it != attached_.rend(); ++it) {
-      engine::CommandTarget* t = (*it)->command_target();
-      if (t != nullptr && t->open()) {
-        target = t;
-        break;
-      }
-    }
+    if (gp.get_extension<MmioExtension>() == nullptr) TakeDriversTurn(&call);
+    engine::Nic* nic = DriversNic(call);
+    engine::CommandTarget* target = nic ? nic->command_target() : nullptr;
     if (target == nullptr) {
       gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
       return;

@@ -154,6 +154,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -163,6 +164,7 @@
 #include "model/engine/host_bus.h"
 #include "model/engine/net_port.h"
 #include "model/engine/trace_port.h"
+#include "model/sim/kernel.h"
 
 namespace qptwin::model::sim {
 
@@ -430,6 +432,10 @@ class NicSlot : public sc_core::sc_module,
   HostCpu::Socket* cpu_;
   std::vector<engine::Nic*> attached_;  // Attach
   HostMemory* memory_ = nullptr;  // contract 12's record (the platform's host memory)
+  // Contract 8: a driver's write takes its turn (a model call) and goes to the newest NIC
+  // of a Backend alive (nullptr: none, or no turn).
+  static void TakeDriversTurn(std::optional<ModelCall>* call);
+  engine::Nic* DriversNic(const std::optional<ModelCall>& call) const;
   // Contract 13: the command mailbox (engine/command_port.h contract 1).
   void CommandAccess(tlm::tlm_generic_payload& gp);
   uint64_t cmd_in_[engine::command::kWords] = {};
