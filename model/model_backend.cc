@@ -302,25 +302,6 @@ bool ModelInjectDmaError(const void* addr, uint64_t len) {
   return true;
 }
 
-int ModelRegMrAt(Device* device, PdHandle pd, uint64_t addr, size_t length,
-                 AccessFlags access, MrHandle* out, uint32_t* lkey, uint32_t* rkey) {
-  const sim::ModelCall call;  // kernel.h contract 7, as every Device call
-  if (!call.ok()) return EPERM;
-  auto* d = dynamic_cast<ModelDevice*>(Unchecked(device));
-  if (d == nullptr) return EINVAL;
-  // The engine holds the range on the slot's bus (engine/host_bus.h contract 8): host
-  // memory keeps off it until the region goes (platform.h contract 12).
-  return d->RegMrAt(pd, addr, length, access, out, lkey, rkey);
-}
-
-int ModelQueueMemoryAt(Device* device, uint64_t addr, size_t length) {
-  const sim::ModelCall call;  // kernel.h contract 7, as every Device call
-  if (!call.ok()) return EPERM;
-  auto* d = dynamic_cast<ModelDevice*>(Unchecked(device));
-  if (d == nullptr) return EINVAL;
-  return d->SetQueueMemory(addr, length);  // held on the slot's bus while a queue uses it
-}
-
 namespace {
 // `fn` on a model device, in a model call: EPERM off the kernel's thread, EINVAL when
 // `device` is no model device.
@@ -331,6 +312,23 @@ int OnModelDevice(Device* device, Fn fn) {
   auto* d = dynamic_cast<ModelDevice*>(Unchecked(device));
   return d == nullptr ? EINVAL : fn(*d);
 }
+}  // namespace
+
+int ModelRegMrAt(Device* device, PdHandle pd, uint64_t addr, size_t length,
+                 AccessFlags access, MrHandle* out, uint32_t* lkey, uint32_t* rkey) {
+  // The engine holds the range on the slot's bus (engine/host_bus.h contract 8): host
+  // memory keeps off it until the region goes (platform.h contract 12).
+  return OnModelDevice(device, [&](ModelDevice& d) {
+    return d.RegMrAt(pd, addr, length, access, out, lkey, rkey);
+  });
+}
+
+int ModelQueueMemoryAt(Device* device, uint64_t addr, size_t length) {
+  // Held on the slot's bus while a queue uses it.
+  return OnModelDevice(device, [&](ModelDevice& d) { return d.SetQueueMemory(addr, length); });
+}
+
+namespace {
 
 // ModelSendRing, ModelRecvRing, ModelSrqRing, ModelCqRing.
 template <typename Handle, typename Out>
