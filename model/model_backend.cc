@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <optional>
+#include <vector>
 
 #include "model/driver_commands.h"
 #include "model/engine/nic.h"
@@ -86,20 +88,22 @@ class RocePort : public engine::World::ExternalPort {
 
 class ModelBackend : public Backend {
  public:
-  ModelBackend(const Profile& profile, const ModelOptions& opts)
-      : world_(std::make_shared<engine::World>(profile, std::max(1, opts.devices),
+  // Device k sits on slots[k] (its DMA, doorbells, messages and traces) with the
+  // provider's CPU accesses on cpus[k]: the platform's slot k and its CPU path
+  // (sim/platform.h contracts 2, 8-11), or a program's own NIC modules (model_backend.h contract 7).
+  ModelBackend(const Profile& profile, const ModelOptions& opts,
+               const std::vector<SlotPorts>& slots)
+      : world_(std::make_shared<engine::World>(profile, static_cast<int>(slots.size()),
                                                std::clamp(opts.loss_rate, 0.0, 1.0),
                                                opts.seed, std::make_unique<sim::ScClock>())) {
     world_->SetIpv4(opts.ipv4);
-    // sim/platform.h contract 2: device k's DMA crosses slot k's TLM-2.0 socket.
     for (int i = 0; i < world_->nic_count(); ++i) {
-      world_->nic(i)->SetHostBus(&sim::Platform::Get()->slot(i));
-      world_->nic(i)->SetCpuBus(&sim::Platform::Get()->cpu().bus(i));  // platform.h 11
-      // Contract 8: its doorbells cross the slot's MMIO target socket.
-      world_->nic(i)->SetDoorbellPort(&sim::Platform::Get()->slot(i));
-      // Contract 9: its messages cross the slot's net_out, the fabric and the far net_in.
-      world_->nic(i)->SetNetPort(&sim::Platform::Get()->slot(i));
-      world_->nic(i)->SetTracePort(&sim::Platform::Get()->slot(i));  // platform.h 10
+      sim::NicSlot* slot = slots[i].slot;
+      world_->nic(i)->SetHostBus(slot);
+      world_->nic(i)->SetCpuBus(slots[i].cpu);
+      world_->nic(i)->SetDoorbellPort(slot);
+      world_->nic(i)->SetNetPort(slot);
+      world_->nic(i)->SetTracePort(slot);
       // platform.h 13: a driver's commands, on a context of the device's own.
       commands_.push_back(std::make_unique<DriverCommands>(world_, i));
       world_->nic(i)->SetCommandTarget(commands_.back().get());
@@ -194,11 +198,16 @@ class ModelBackend : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> MakeModelBackend(const ModelOptions& opts, std::string* why) {
+namespace {
+
+// The profile a Backend of `opts` runs (opts applied), with the kernel started on this
+// thread (contract 1); nothing, with the reason in *why, for an unknown profile or a
+// thread that may not use the model.
+std::optional<Profile> ChosenProfile(const ModelOptions& opts, std::string* why) {
   const Profile* profile = FindProfile(opts.profile);
   if (profile == nullptr) {
     if (why) *why = "unknown model profile '" + opts.profile + "'";
-    return nullptr;
+    return std::nullopt;
   }
   sim::PrepareSystemC();
   if (!sim::ClaimKernel()) {
@@ -206,17 +215,9 @@ std::unique_ptr<Backend> MakeModelBackend(const ModelOptions& opts, std::string*
       *why = "the SystemC kernel belongs to another thread: model Backends are used from the "
              "thread that made the first one (spec/backend.h, contract 5)";
     }
-    return nullptr;
+    return std::nullopt;
   }
   (void)sim::Advance(0);  // starts the kernel and elaborates the platform (kernel.h 1)
-  if (sim::Platform::Get() == nullptr) {
-    if (why) {
-      *why = "SystemC's simulation started before the first model Backend, so the model's "
-             "platform (elaborated before the first sc_start) does not exist: make a model "
-             "Backend before calling sc_start (model/sim/platform.h, contract 1)";
-    }
-    return nullptr;
-  }
   Profile chosen = *profile;
   chosen.timing.cache.enabled = chosen.timing.cache.enabled && opts.context_cache;
   const double phase = std::clamp(opts.tick_phase, 0.0, 1.0);
@@ -228,7 +229,46 @@ std::unique_ptr<Backend> MakeModelBackend(const ModelOptions& opts, std::string*
   chosen.timing.nic.retry_skip_host_joins_at =
       opts.retry_skip == RetrySkip::kJoins ? std::max(1, opts.retry_skip_joins_at) : 0;
   chosen.timing.nic.retry_skip_host_wakes_late_ns = opts.retry_skip_wakes_late_us * 1000;
-  return std::make_unique<ModelBackend>(chosen, opts);
+  return chosen;
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> MakeModelBackend(const ModelOptions& opts, std::string* why) {
+  const std::optional<Profile> chosen = ChosenProfile(opts, why);
+  if (!chosen) return nullptr;
+  sim::Platform* platform = sim::Platform::Get();
+  if (platform == nullptr) {
+    if (why) {
+      *why = "SystemC's simulation started before the first model Backend, so the model's "
+             "platform (elaborated before the first sc_start) does not exist: make a model "
+             "Backend before calling sc_start (model/sim/platform.h, contract 1)";
+    }
+    return nullptr;
+  }
+  // sim/platform.h contract 2: device k is slot k, its CPU path cpu.memK (contract 11).
+  std::vector<SlotPorts> slots;
+  for (int i = 0; i < std::max(1, opts.devices); ++i) {
+    slots.push_back(SlotPorts{&platform->slot(i), &platform->cpu().bus(i % sim::Platform::kSlots)});
+  }
+  return std::make_unique<ModelBackend>(*chosen, opts, slots);
+}
+
+std::unique_ptr<Backend> MakeModelBackendOn(const ModelOptions& opts,
+                                            const std::vector<SlotPorts>& slots, std::string* why) {
+  for (const SlotPorts& s : slots) {
+    if (s.slot == nullptr || s.cpu == nullptr) {
+      if (why) *why = "a device without its NIC module or CPU path";
+      return nullptr;
+    }
+  }
+  if (slots.empty()) {
+    if (why) *why = "no NIC module to put a device on";
+    return nullptr;
+  }
+  const std::optional<Profile> chosen = ChosenProfile(opts, why);
+  if (!chosen) return nullptr;
+  return std::make_unique<ModelBackend>(*chosen, opts, slots);
 }
 
 const char* ToName(RetrySkip r) {

@@ -37,6 +37,10 @@
 //     (model/sim/kernel.h contract 7). From a method process no time passes in such a
 //     call, and it fails (EPERM) while a thread's call is under way.
 //     examples/systemc/verbs_in_simulation.cc; model/model_in_simulation_test.cc.
+//  7. MakeModelBackendOn: the devices on NIC modules a program made itself (model/systemc/
+//     nic.h, qptwin::sc::Nic: each is a sim::NicSlot) instead of the platform's slots; the
+//     platform is not needed, so it may be made while SystemC elaborates (a module's
+//     before_end_of_elaboration). Everything else is as for MakeModelBackend's devices.
 //
 // main(): nothing special is needed. A binary with its own main() (the CLI) just links
 // //model:model_backend; the SystemC kernel starts lazily on first use (sc_start from any
@@ -58,6 +62,13 @@
 #include "spec/backend.h"
 
 namespace qptwin::model {
+
+namespace sim {
+class NicSlot;
+}
+namespace engine {
+class HostBus;
+}
 
 // A retry from behind a WQE's first PSN makes a software device step through about 2^24
 // packets (rxe: NicTiming::retry_skip_ps_per_packet, ~0.9 s in tools/rxe-vm). What the
@@ -103,6 +114,18 @@ struct ModelOptions {
 };
 
 std::unique_ptr<Backend> MakeModelBackend(const ModelOptions& opts, std::string* why = nullptr);
+
+// Contract 7: where one device sits when its NIC is a module of the program's own.
+struct SlotPorts {
+  sim::NicSlot* slot = nullptr;     // its DMA, MMIO (doorbells, commands), network, traces
+  engine::HostBus* cpu = nullptr;   // the provider's CPU accesses (engine/host_bus.h 7)
+};
+// Contract 7: a Backend whose device k is on slots[k] instead of the platform's slot k
+// (opts.devices is not used). nullptr, with the reason in *why, as MakeModelBackend, or
+// for no slot or a null one.
+std::unique_ptr<Backend> MakeModelBackendOn(const ModelOptions& opts,
+                                            const std::vector<SlotPorts>& slots,
+                                            std::string* why = nullptr);
 
 // "rxe", "ibta", ...
 std::vector<std::string> ProfileNames();

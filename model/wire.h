@@ -13,12 +13,12 @@
 //     (82 bytes), the frame (without preamble/IFG) at least 64 bytes. InfiniBand base: LRH 8,
 //     BTH 12, ICRC 4, VCRC 2 (26 bytes). Payloads are padded to 4 bytes (BTH PadCnt).
 //  3. Times are exact in picoseconds: bytes * 8000 / gbps, rounded up once per packet.
-//  4. WriteDoorbellToCqePs: the one description of a NIC's latency that both NICs of this
-//     repository are checked against, the engine (examples/systemc/write_latency_test) and
-//     qptwin::sc::Nic (model/systemc/nic_test): timing.h contract 2's path of one signaled
-//     single-packet RC WRITE from the doorbell's arrival at the NIC until its CQE is
-//     visible to the host. (qptwin::sc::Nic writes the CQE then; the engine issues the
-//     CQE's write when the WQE completes, visible cqe_ns later: model/engine/cq.h 5.)
+//  4. WriteDoorbellToCqePs: the one description of a NIC's latency the engine is checked
+//     against (examples/systemc/write_latency_test, within its whole-ns rounding; wire_test
+//     pins cx6-100g's figure): timing.h contract 2's path of one signaled single-packet RC
+//     WRITE from the doorbell's arrival at the NIC until its CQE is visible to the host.
+//     (The engine issues the CQE's write when the WQE completes, visible cqe_ns later:
+//     model/engine/cq.h 5.)
 #pragma once
 
 #include <cstdint>

@@ -1,25 +1,25 @@
 // A SystemC user's own platform with the model's NICs and a driver of the user's own, from
-// set-up to data path, with no verbs call (issue 12; model/engine/command_port.h,
-// model/engine/doorbell_port.h contract 6, model/engine/cq.h contract 8): this sc_main makes
-// the memory (a DRAM module) and an MMIO bus per NIC, binds them into the model's platform,
-// and runs one driver thread per host. The drivers set their NICs up by commands in the
-// NICs' MMIO mailboxes (queue memory in the DRAM, a PD, a region, a CQ with its interrupt,
-// an RC QP, its moves to RTS), as a driver asks firmware, then write WQEs into rings in the
-// DRAM, ring doorbells with TLM writes of their own and take CQEs by their owner byte: host
-// A polls its CQ, host B arms its CQ and sleeps until the NIC's interrupt (an MSI-X-like
+// set-up to data path, with no verbs call (issue 12; model/systemc/nic.h): this sc_main
+// makes two hosts' memory (a DRAM module), an MMIO bus per NIC, two qptwin::sc::Nic modules
+// and the Fabric between them from the public header, binds their sockets, and runs one
+// driver thread per host. The drivers set their NICs up by commands in the NICs' MMIO
+// mailboxes (queue memory in the DRAM, a PD, a region, a CQ with its interrupt, an RC QP,
+// its moves to RTS), as a driver asks firmware, then write WQEs into rings in the DRAM,
+// ring doorbells with TLM writes of their own and take CQEs by their owner byte: host A
+// polls its CQ, host B arms its CQ and sleeps until the NIC's interrupt (an MSI-X-like
 // write the DRAM turns into an sc_event).
 //
 //   driver_on_model [OUT_DIR]   writes OUT_DIR/driver_on_model.vcd (default: .)
 //
-// What it does, on two cx6-100g NICs (mdev0, mdev1) through the platform's fabric:
+// What it does, on two cx6-100g NICs (nic_a and nic_b, the model's mdev0 and mdev1):
 //  - host B's driver writes a receive WQE into its RQ ring and its producer into the
 //    ring's doorbell record, arms its CQ (an 8-byte TLM write: CQ number, consumer index)
 //    and waits for the interrupt;
 //  - host A's driver writes an RC WRITE of 4 KiB and a SEND of 1 KiB into its send ring,
 //    rings once (an 8-byte TLM write: QP number, producer) and polls its CQ ring;
 //  - every byte moved (payloads, WQEs, CQEs, records) is a transaction on the DRAM's
-//    sockets, counted by what it was for; the data is checked in the DRAM byte for byte;
-//  - the VCD holds the NICs' own signals (model/sim/platform.h contract 10) and the
+//    socket, counted by what it was for; the data is checked in the DRAM byte for byte;
+//  - the VCD holds the NICs' own signals (link busy, QP state and occupancy) and the
 //    drivers' view (commands run, CQEs taken, doorbells written).
 // The exit code is 0 when every check held; each failed check prints a line.
 #include <systemc>
@@ -39,16 +39,13 @@
 
 #include "model/engine/command_port.h"
 #include "model/model_backend.h"
-#include "model/sim/platform.h"
+#include "model/systemc/nic.h"
 #include "spec/qp_state_table.h"
 
 namespace {
 
-using qptwin::model::sim::DmaExtension;
-using qptwin::model::sim::HostCpu;
-using qptwin::model::sim::HostMemory;
-using qptwin::model::sim::NicSlot;
-using qptwin::model::sim::Platform;
+using qptwin::sc::DmaExtension;
+using qptwin::sc::Nic;
 
 int failures = 0;
 
@@ -65,8 +62,9 @@ constexpr uint64_t kDramBytes = 4 << 20;
 // range, as an MSI-X address an interrupt controller decodes.
 constexpr uint64_t kMsiBase = kDramBase + 0x3f'f000;
 
-// The user's memory: a target socket per initiator (each NIC's DMA and the model's CPU
-// path per slot); 40 ns per access; what each transaction was for, counted.
+// The user's memory: a target socket per initiator (each NIC's DMA); 40 ns per access; what
+// each transaction was for, counted (a NIC's accesses for a driver's verb are "cpu ...",
+// model/systemc/nic.h contract 3).
 class Dram : public sc_core::sc_module {
  public:
   tlm_utils::multi_passthrough_target_socket<Dram> port;
@@ -104,26 +102,7 @@ class Dram : public sc_core::sc_module {
   }
 };
 
-// An address decoder in front of the DRAM: its range there, the rest to the platform's host
-// memory (the model's own process-memory objects).
-class Decoder : public sc_core::sc_module {
- public:
-  tlm_utils::simple_target_socket<Decoder> in;
-  tlm_utils::simple_initiator_socket<Decoder> to_dram, to_host;
-  explicit Decoder(sc_core::sc_module_name name)
-      : sc_module(name), in("in"), to_dram("to_dram"), to_host("to_host") {
-    in.register_b_transport(this, &Decoder::BTransport);
-  }
-
- private:
-  void BTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
-    const uint64_t a = gp.get_address();
-    (a >= kDramBase && a < kDramBase + kDramBytes ? to_dram : to_host)->b_transport(gp, delay);
-  }
-};
-
-// A NIC's MMIO bus: the model's CPU (its verbs posts) and the user's driver both write the
-// NIC's doorbell through it; 20 ns per write.
+// A NIC's MMIO bus: the driver's commands and doorbells cross it; 20 ns per access.
 class MmioBus : public sc_core::sc_module {
  public:
   tlm_utils::multi_passthrough_target_socket<MmioBus> in;
@@ -140,45 +119,8 @@ class MmioBus : public sc_core::sc_module {
 };
 
 Dram* TheDram() {
-  static Dram* dram = new Dram("dram");  // made while the platform is elaborated
+  static Dram* dram = new Dram("dram");  // made before the first sc_start, kept to the end
   return dram;
-}
-std::vector<std::unique_ptr<sc_core::sc_module>>& Modules() {
-  static auto* modules = new std::vector<std::unique_ptr<sc_core::sc_module>>;
-  return *modules;
-}
-MmioBus* mmio_bus[2] = {nullptr, nullptr};
-
-// Binds the model's platform into this one (model/sim/platform.h contracts 7, 8, 11): NIC
-// DMA and the model's CPU path through a decoder each, doorbells of slots 0 and 1 through
-// an MMIO bus the driver also writes to.
-void BindPlatform() {
-  auto decoded = [](const std::string& name, auto& initiator, HostMemory::Socket& memory) {
-    auto* d = new Decoder(name.c_str());
-    Modules().emplace_back(d);
-    initiator.bind(d->in);
-    d->to_dram.bind(TheDram()->port);
-    d->to_host.bind(memory);
-  };
-  Platform::SetBinder([decoded](int slot, tlm_utils::simple_initiator_socket<NicSlot>& dma,
-                                HostMemory::Socket& memory) {
-    decoded("dma_decoder" + std::to_string(slot), dma, memory);
-  });
-  Platform::SetCpuBinder([decoded](int slot, HostCpu::Socket& cpu, HostMemory::Socket& memory) {
-    decoded("cpu_decoder" + std::to_string(slot), cpu, memory);
-  });
-  Platform::SetMmioBinder(
-      [](int slot, HostCpu::Socket& cpu, tlm_utils::simple_target_socket<NicSlot>& nic) {
-        if (slot >= 2) {
-          cpu.bind(nic);
-          return;
-        }
-        auto* bus = new MmioBus(("mmio_bus" + std::to_string(slot)).c_str());
-        Modules().emplace_back(bus);
-        cpu.bind(bus->in);
-        bus->to_nic.bind(nic);
-        mmio_bus[slot] = bus;
-      });
 }
 
 template <typename T>
@@ -334,7 +276,7 @@ class Drivers : public sc_core::sc_module {
     uint8_t word[8];
     Put<uint32_t>(word, h.sq.qpn);
     Put<uint32_t>(word + 4, h.sq.producer);
-    Check(Mmio(h, tlm::TLM_WRITE_COMMAND, NicSlot::kDoorbellOffset, word, 8),
+    Check(Mmio(h, tlm::TLM_WRITE_COMMAND, Nic::kDoorbellOffset, word, 8),
           "the NIC took the doorbell of mdev" + std::to_string(h.slot));
     doorbells.write(doorbells.read() + 1);
   }
@@ -345,7 +287,7 @@ class Drivers : public sc_core::sc_module {
     uint8_t word[8];
     Put<uint32_t>(word, h.cqr.cqn);
     Put<uint32_t>(word + 4, h.cq_taken & 0xffffff);
-    Check(Mmio(h, tlm::TLM_WRITE_COMMAND, NicSlot::kCqArmOffset, word, 8),
+    Check(Mmio(h, tlm::TLM_WRITE_COMMAND, Nic::kCqArmOffset, word, 8),
           "the NIC took the CQ arm of mdev" + std::to_string(h.slot));
   }
 
@@ -470,19 +412,21 @@ class Drivers : public sc_core::sc_module {
 
 int sc_main(int argc, char** argv) {
   const std::string out = argc > 1 ? argv[1] : ".";
-  BindPlatform();
-  // The model Backend first: it elaborates the platform, through the binders above.
-  qptwin::model::ModelOptions options;
-  options.profile = "cx6-100g";
-  std::string why;
-  std::unique_ptr<qptwin::Backend> backend = qptwin::model::MakeModelBackend(options, &why);
-  if (!backend || !mmio_bus[0] || !mmio_bus[1]) {
-    std::fprintf(stderr, "driver_on_model: %s\n", backend ? "the platform was not bound" : why.c_str());
-    return 2;
-  }
+  // The platform: the DRAM, a bus and a NIC per host, the fabric between the NICs.
+  Dram& dram = *TheDram();
+  MmioBus bus_a("bus_a"), bus_b("bus_b");
+  Nic nic_a("nic_a"), nic_b("nic_b");  // cx6-100g, the model's mdev0 and mdev1
+  qptwin::sc::Fabric fabric("fabric", 2);
   Drivers drivers("drivers");
-  drivers.mmio0.bind(mmio_bus[0]->in);
-  drivers.mmio1.bind(mmio_bus[1]->in);
+  drivers.mmio0.bind(bus_a.in);
+  drivers.mmio1.bind(bus_b.in);
+  bus_a.to_nic.bind(nic_a.mmio);
+  bus_b.to_nic.bind(nic_b.mmio);
+  for (Nic* nic : {&nic_a, &nic_b}) {
+    nic->dma.bind(dram.port);
+    nic->net_out.bind(fabric.in(nic->index()));
+    fabric.out(nic->index()).bind(nic->net_in);
+  }
   sc_core::sc_trace_file* tf = sc_core::sc_create_vcd_trace_file((out + "/driver_on_model").c_str());
   if (!tf) {
     std::fprintf(stderr, "driver_on_model: cannot write %s/driver_on_model.vcd\n", out.c_str());
@@ -493,10 +437,10 @@ int sc_main(int argc, char** argv) {
   sc_core::sc_trace(tf, drivers.doorbells, "doorbells");
   sc_core::sc_trace(tf, drivers.interrupts_b, "interrupts_b");
   sc_core::sc_trace(tf, drivers.commands, "commands");
-  for (int slot = 0; slot < 2; ++slot) Platform::Get()->slot(slot).Trace(tf, 1);
+  nic_a.Trace(tf, 1);
+  nic_b.Trace(tf, 1);
   sc_core::sc_start();  // the drivers stop the simulation when both are done
   sc_core::sc_close_vcd_trace_file(tf);
-  Dram& dram = *TheDram();
   for (const auto& [what, n] : dram.seen) std::printf("driver_on_model: DRAM %s x%d\n", what.c_str(), n);
   std::printf("driver_on_model: %d commands set both NICs up\n", drivers.commands.read());
   Check(drivers.commands.read() == 18, "18 commands: 6 to set each NIC up, 3 to connect each QP");

@@ -6,9 +6,14 @@ run_example "$1" driver_on_model "driver_on_model: all checks passed"
 for sig in cqes_a cqes_b doorbells interrupts_b commands; do
   grep -q "^\$var .* $sig " "$vcd" || { echo "VCD lacks $sig"; exit 1; }
 done
-# The NICs' own signals (model/sim/platform.h contract 10), under qptwin_platform > nicK.
-expect_scopes nic0 nic1 qp0
+# The NICs' own signals (model/systemc/nic.h contract 5), under the modules' names.
+expect_scopes nic_a nic_b qp0
 expect_pairs link_busy qpn state sq rq
+# nic_a's link was busy (the WRITE and the SEND left), and its QP reached RTS (3).
+id=$(awk '/^\$var .* link_busy /{print $4; exit}' "$vcd")
+grep -q "^1$id\$" "$vcd" || { echo "nic_a's link_busy never 1"; exit 1; }
+id=$(awk '/^\$var .* state /{print $4; exit}' "$vcd")
+grep -q "^b11 $id\$" "$vcd" || { echo "nic_a's qp0.state never RTS"; exit 1; }
 # mdev0's driver took two CQEs, mdev1's one.
 id=$(awk '/^\$var .* cqes_a /{print $4; exit}' "$vcd")
 grep -q "^b10 $id\$" "$vcd" || { echo "cqes_a never 2"; exit 1; }

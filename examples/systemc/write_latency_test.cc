@@ -1,11 +1,10 @@
-// The verbs-level model's NIC (model/engine on the platform's slots) against the one
-// description of a NIC's latency (model/wire.h contract 4) that qptwin::sc::Nic is checked
-// against too (model/systemc/nic_test): one signaled 8-byte RC WRITE, from the doorbell's
-// arrival at the NIC's MMIO socket to its CQE's write through the NIC's DMA socket, both
+// The model's NIC (model/engine on the platform's slots, the NIC of qptwin::sc::Nic too)
+// against the one description of a NIC's latency (model/wire.h contract 4): one signaled
+// 8-byte RC WRITE, from the doorbell's arrival at the NIC's MMIO socket to its CQE's write through the NIC's DMA socket, both
 // seen by a module of the user's on those sockets (SystemC's time plus the annotated delay
 // of each transaction: the engine's time, sc_clock.h contract 7). The engine issues the
 // CQE's write when the WQE completes, and the host sees the CQE cqe_ns later
-// (model/engine/cq.h contract 5); qptwin::sc::Nic writes it then.
+// (model/engine/cq.h contract 5).
 //
 // The engine counts whole nanoseconds: each of its serializations (the WQE fetch, the
 // payload read, the WRITE and the ACK on the wire) rounds up to the next ns, so it may be up

@@ -50,11 +50,11 @@
 //     the engine's own transfers asks of the model then (a driver's doorbell,
 //     platform.h contract 8) is refused, not run inside it.
 //  6. MeasureRawActivations(n): SystemC's own speed here and now, in this process, for
-//     ratios against it (issue 12: `qptwin bench --vs-systemc`, model/systemc/sc_speed_bench
-//     measures the same loops): n activations of a trivial SC_METHOD re-notified by a 1 ns
-//     timed event, then of an SC_THREAD that wait()s 1 ns n times, each run by Advance
-//     (so n ns of kernel time pass twice, and no World's source runs meanwhile); rates per
-//     wall second and per second of the process's CPU time. {0, 0} off the kernel's thread or for n == 0.
+//     ratios against it (issue 12: `qptwin bench --vs-systemc`): n activations of a
+//     trivial SC_METHOD re-notified by a 1 ns timed event, then of an SC_THREAD that
+//     wait()s 1 ns n times, each run by Advance (so n ns of kernel time pass twice, and no
+//     World's source runs meanwhile); rates per wall second and per second of the
+//     process's CPU time. {0, 0} off the kernel's thread or for n == 0.
 //
 // SystemC's scheduler is the model's clock (sc_clock.h): every source of the engine is a
 // SystemC process woken by sc_event::notify(delay), and Backend waits are sc_start calls that

@@ -281,6 +281,20 @@ NicSlot::NicSlot(sc_core::sc_module_name name, int index, HostCpu::Socket* cpu)
   mmio.register_b_transport(this, &NicSlot::MmioTransport);
   mmio_gp_.set_extension(&mmio_ext_);
   mmio_gp_.set_extension(&ext_);  // labelled as the DMA is (contract 6: kind DOORBELL)
+  cpu_ext_.slot = index;
+  cpu_gp_.set_extension(&cpu_ext_);
+}
+
+bool NicSlot::CpuTransfer(tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint64_t len,
+                          const engine::DmaTag& tag) {
+  // Contract 14, as HostCpu::MemPort::Transfer (contract 11) on the slot's own socket.
+  if (len > (uint64_t{1} << 31)) return false;  // never asked: WQEs, CQEs, inline data
+  Prepare(cpu_gp_, cmd, addr, data, len);
+  cpu_ext_.tag = tag;
+  cpu_ext_.tag.by_cpu = true;
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  dma->b_transport(cpu_gp_, delay);
+  return cpu_gp_.is_response_ok();
 }
 
 void NicSlot::Trace(sc_core::sc_trace_file* tf, int qps) {
@@ -379,6 +393,7 @@ NicSlot::~NicSlot() {  // ours, not the payloads' to free
   gp_.clear_extension(&ext_);
   mmio_gp_.clear_extension(&mmio_ext_);
   mmio_gp_.clear_extension(&ext_);
+  cpu_gp_.clear_extension(&cpu_ext_);
 }
 
 void NicSlot::Ring(engine::Nic& nic, const engine::DoorbellWrite& db) {
@@ -408,7 +423,11 @@ void NicSlot::Ring(engine::Nic& nic, const engine::DoorbellWrite& db) {
   const uint64_t ahead_ns = ScClock::AheadNsAt(db.now_ns) + db.host_lag_ns();
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   if (ahead_ns) delay = ring_offset_(ahead_ns);
-  (*cpu_)->b_transport(mmio_gp_, delay);
+  if (cpu_ != nullptr) {
+    (*cpu_)->b_transport(mmio_gp_, delay);
+  } else {
+    MmioTransport(mmio_gp_, delay);  // contract 14: no host CPU of the platform's
+  }
   // An accepted ring was observed when it arrived (MmioTransport); a refused one now.
   if (const DmaObserver& observe = Platform::observer(); observe && !mmio_gp_.is_response_ok()) {
     observe(DmaRecord{ext_.slot, tag, true, kDoorbellOffset, mmio_data_.size(), false});

@@ -143,6 +143,14 @@
 //     TLM_BURST_ERROR_RESPONSE for a size other than 4 or 8, one not aligned to it, a
 //     streaming width other than the size, or byte enables).
 //     The observer (6) does not see the mailbox's accesses.
+// 14. A NIC module of a program's own (model/systemc/nic.h, qptwin::sc::Nic; model_backend.h
+//     contract 7) is a NicSlot the program makes and binds itself, outside the platform:
+//     index k is its device's number in its Backend (messages name it as dst_slot, 9), and
+//     it has no host CPU of the platform's. The provider's CPU accesses (11) then leave
+//     through the slot's own `dma` socket (own_cpu_path(): tag by_cpu set, no DMI, no
+//     delay counted, not in the counters or the observer's records), and a doorbell the
+//     provider rings (8) is handed to the slot's MMIO target directly. No host memory
+//     keeps ranges (12): every address is the program's memory model's.
 #pragma once
 
 #include <systemc>
@@ -321,8 +329,7 @@ struct NetMessage {
 // is not a memory-mapped read or write, so a generic payload would carry it only in an
 // extension, its address and data unused; and a channel costs a process activation per
 // hop and message. Here a hop is a call carrying the message with its time, and only the
-// receiving NIC's process wakes, once, when it is due (qptwin::sc::NetIf, model/systemc/
-// net.h, chose the same for the same reasons).
+// receiving NIC's process wakes, once, when it is due.
 class NetLinkIf : public virtual sc_core::sc_interface {
  public:
   virtual void Transport(NetMessage& msg) = 0;
@@ -371,8 +378,13 @@ class NicSlot : public sc_core::sc_module,
   sc_core::sc_port<NetLinkIf> net_out;    // contract 9
   sc_core::sc_export<NetLinkIf> net_in;
 
+  // `cpu`: the host CPU's MMIO socket a verbs post's doorbell crosses (contract 8), or
+  // nullptr for a NIC module of a program's own (contract 14): its doorbells come from the
+  // program's driver, and a ring of the provider's is handed to the slot directly.
   NicSlot(sc_core::sc_module_name name, int index, HostCpu::Socket* cpu);
   ~NicSlot() override;
+  // Contract 14: the provider's CPU accesses through this slot's own `dma` socket.
+  engine::HostBus& own_cpu_path() { return cpu_path_; }
   bool Read(uint64_t addr, uint8_t* dst, uint64_t len) override;
   bool Write(uint64_t addr, const uint8_t* src, uint64_t len) override;
   // engine::DoorbellPort: the host CPU's write through cpu.mmioK (contract 8).
@@ -430,6 +442,25 @@ class NicSlot : public sc_core::sc_module,
   bool Transfer(tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint64_t len);
   void MmioTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
   HostCpu::Socket* cpu_;
+  // Contract 14.
+  class CpuPath : public engine::HostBus {
+   public:
+    explicit CpuPath(NicSlot* slot) : slot_(slot) {}
+    bool Read(uint64_t addr, uint8_t* dst, uint64_t len) override {
+      return slot_->CpuTransfer(tlm::TLM_READ_COMMAND, addr, dst, len, tag());
+    }
+    bool Write(uint64_t addr, const uint8_t* src, uint64_t len) override {
+      return slot_->CpuTransfer(tlm::TLM_WRITE_COMMAND, addr, const_cast<uint8_t*>(src), len, tag());
+    }
+
+   private:
+    NicSlot* slot_;
+  };
+  bool CpuTransfer(tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint64_t len,
+                   const engine::DmaTag& tag);
+  CpuPath cpu_path_{this};
+  tlm::tlm_generic_payload cpu_gp_;
+  DmaExtension cpu_ext_;
   std::vector<engine::Nic*> attached_;  // Attach
   HostMemory* memory_ = nullptr;  // contract 12's record (the platform's host memory)
   // Contract 8: a driver's write takes its turn (a model call) and goes to the newest NIC

@@ -54,8 +54,8 @@
 //     SystemC activations a stream of work takes. AheadNs() is how far the active clock is
 //     ahead of the kernel, AheadNsAt(t) the same for a transfer of the engine at its time t
 //     (0 unless that is the active clock's time): the offset a TLM transaction issued then
-//     carries as its delay (platform.h contract 2). The quantum is process-wide, 1 us by default (as the
-//     SystemC NIC's, model/systemc/nic.h contract 3); SetQuantumNs(0): no decoupling.
+//     carries as its delay (platform.h contract 2). The quantum is process-wide, 1 us by default
+//     (TLM-2.0's usual global quantum); SetQuantumNs(0): no decoupling.
 //  8. Inside a simulation that a program runs itself (its sc_main called sc_start, and one of
 //     its thread processes, SC_THREAD or SC_CTHREAD, makes the model calls): RunUntil
 //     cannot call sc_start, so the calling thread waits instead (sc_core::wait) until
