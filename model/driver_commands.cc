@@ -32,8 +32,12 @@ uint64_t GidWord(const Gid& g, int half) {
 DriverCommands::DriverCommands(std::shared_ptr<engine::World> world, int nic_index)
     : world_(std::move(world)), nic_index_(nic_index) {}
 
-// The context goes with its objects (ModelDevice's close).
-DriverCommands::~DriverCommands() = default;
+// The context goes with its objects (ModelDevice's close), its event queue first: the queue
+// names objects by this object's maps.
+DriverCommands::~DriverCommands() {
+  if (dev_ && eqn_ != 0) (void)dev_->engine_nic()->DestroyEq(dev_->context(), eqn_);
+  dev_.reset();
+}
 
 template <typename H>
 int DriverCommands::Destroy(std::map<uint64_t, H>& m, uint64_t n, int (ModelDevice::*destroy)(H)) {
@@ -42,10 +46,7 @@ int DriverCommands::Destroy(std::map<uint64_t, H>& m, uint64_t n, int (ModelDevi
   if (int rc = (dev_.get()->*destroy)(h); rc != 0) return rc;
   m.erase(n);
   // kGetEvent: the object's events not taken go with it (uverbs' release of its events).
-  for (AsyncEvent& e : dev_->TakeAsyncEvents()) events_.push_back(e);
-  for (auto it = events_.begin(); it != events_.end();) {
-    it = IsOf(*it, h) ? events_.erase(it) : std::next(it);
-  }
+  dev_->engine_nic()->DropEvents(dev_->context(), [h](const AsyncEvent& e) { return IsOf(e, h); });
   return 0;
 }
 
@@ -60,7 +61,7 @@ bool DriverCommands::Find(const std::map<uint64_t, H>& m, uint64_t n, H* h) {
 int DriverCommands::Command(uint32_t op, const uint64_t in[engine::command::kWords],
                             uint64_t out[engine::command::kWords]) {
   for (int i = 0; i < engine::command::kWords; ++i) out[i] = 0;
-  if (op > static_cast<uint32_t>(Op::kGetEvent)) return EOPNOTSUPP;
+  if (op > static_cast<uint32_t>(Op::kDestroyEq)) return EOPNOTSUPP;
   if (!dev_) dev_ = std::make_unique<ModelDevice>(world_, nic_index_);
   const int rc = Run(static_cast<Op>(op), in, out);
   if (rc != 0) {
@@ -176,6 +177,14 @@ int DriverCommands::Run(Op op, const uint64_t* in, uint64_t* out) {
       return Destroy(srqs_, in[0], &ModelDevice::DestroySrq);
     case Op::kGetEvent:
       return GetEvent(out);
+    case Op::kCreateEq:
+      return CreateEq(in, out);
+    case Op::kDestroyEq: {
+      if (in[0] > 0xffffffffu) return EINVAL;
+      const int rc = dev_->engine_nic()->DestroyEq(dev_->context(), static_cast<uint32_t>(in[0]));
+      if (rc == 0) eqn_ = 0;
+      return rc;
+    }
     case Op::kResizeCq: {
       CqHandle cq;
       int actual = 0;
@@ -207,26 +216,28 @@ int DriverCommands::CreateCq(const uint64_t* in, uint64_t* out) {
 }
 
 int DriverCommands::GetEvent(uint64_t* out) {
-  for (AsyncEvent& e : dev_->TakeAsyncEvents()) events_.push_back(e);
-  if (events_.empty()) return EAGAIN;
-  const AsyncEvent e = events_.front();
-  events_.pop_front();
-  // The object by the driver's number for it (a number it no longer has: 0).
+  AsyncEvent e;
+  if (!dev_->engine_nic()->TakeOldestEvent(dev_->context(), &e)) return EAGAIN;
+  out[0] = static_cast<uint64_t>(e.type);
+  out[1] = NumberOf(e);
+  out[2] = e.time_ns;
+  return 0;
+}
+
+uint64_t DriverCommands::NumberOf(const AsyncEvent& e) const {
+  // The driver's number for the object (a number it no longer has: 0).
   auto number_of = [](const auto& m, auto h) -> uint64_t {
     for (const auto& [n, mine] : m) {
       if (mine.id == h.id) return n;
     }
     return 0;
   };
-  out[0] = static_cast<uint64_t>(e.type);
   switch (e.type) {
     case EventType::kCqErr:
-      out[1] = number_of(cqs_, e.cq);
-      break;
+      return number_of(cqs_, e.cq);
     case EventType::kSrqErr:
     case EventType::kSrqLimitReached:
-      out[1] = number_of(srqs_, e.srq);
-      break;
+      return number_of(srqs_, e.srq);
     case EventType::kDeviceFatal:
     case EventType::kPortActive:
     case EventType::kPortErr:
@@ -235,13 +246,30 @@ int DriverCommands::GetEvent(uint64_t* out) {
     case EventType::kSmChange:
     case EventType::kClientReregister:
     case EventType::kGidChange:
-      out[1] = e.port_num;
-      break;
+      return e.port_num;
     default:  // a QP's
-      out[1] = number_of(qps_, e.qp);
-      break;
+      return number_of(qps_, e.qp);
   }
-  out[2] = e.time_ns;
+}
+
+int DriverCommands::CreateEq(const uint64_t* in, uint64_t* out) {
+  if (in[0] > 0xffffffffu || in[2] > 0xffffffffu) return EINVAL;
+  engine::Nic::EqSpec spec;
+  spec.entries = static_cast<uint32_t>(in[0]);
+  spec.has_irq = (in[3] & 1) != 0;
+  spec.irq_addr = in[1];
+  spec.irq_value = static_cast<uint32_t>(in[2]);
+  spec.number = [this](const AsyncEvent& e) { return NumberOf(e); };
+  uint32_t eqn = 0, slots = 0;
+  uint64_t addr = 0;
+  if (int rc = dev_->engine_nic()->CreateEq(dev_->context(), std::move(spec), &eqn, &addr, &slots);
+      rc != 0) {
+    return rc;
+  }
+  eqn_ = eqn;
+  out[0] = eqn;
+  out[1] = addr;
+  out[2] = slots;
   return 0;
 }
 

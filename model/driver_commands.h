@@ -5,7 +5,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <vector>
@@ -39,6 +38,9 @@ class DriverCommands : public engine::CommandTarget {
   int SrqAnswer(SrqHandle srq, uint64_t* out);  // kCreateSrq's answers
   int CqAnswer(CqHandle cq, uint64_t* out);      // kCreateCq's answers
   int GetEvent(uint64_t* out);
+  int CreateEq(const uint64_t* in, uint64_t* out);
+  // An event's object by the driver's number for it (kGetEvent's out1, an EQE's number).
+  uint64_t NumberOf(const AsyncEvent& e) const;
   template <typename H>
   static bool Find(const std::map<uint64_t, H>& m, uint64_t n, H* h);
   // The object numbered n in m, by the verb `destroy`; EINVAL for no such number.
@@ -56,7 +58,7 @@ class DriverCommands : public engine::CommandTarget {
   uint64_t next_srq_ = 1;
   std::map<uint64_t, SrqHandle> srqs_;  // by SRQ number
   std::atomic<bool> closed_{false};
-  std::deque<AsyncEvent> events_;  // the context's, not yet taken by kGetEvent
+  uint32_t eqn_ = 0;  // the context's event queue (kCreateEq), or 0
 };
 
 }  // namespace qptwin::model

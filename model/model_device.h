@@ -95,6 +95,11 @@ class ModelDevice : public Device {
   int LocalConnectionInfo(QpHandle qp, ConnectionInfo* out) override;
   int UseHostThread(int thread, uint64_t* free_ns) override;
 
+ // The driver's commands (driver_commands.h) reach the engine beside the verbs: the NIC and
+  // this context's number there.
+  engine::Nic* engine_nic() const { return nic_; }
+  uint32_t context() const { return ctx_; }
+
  private:
   uint64_t Deadline(uint64_t timeout_ns) const;
   // Runs simulated time until this device's host thread is free (posting, polling and

@@ -1903,6 +1903,120 @@ TEST(DriverCommands, ASendLandsInAnSrqsReceiveAndTheQueuesResizeByCommand) {
   EXPECT_EQ(b.mb.Run(cmd::Op::kDestroySrq, {b.srq}), static_cast<uint32_t>(EINVAL));
 }
 
+// An EQE of a driver's event queue (engine/command_port.h kCreateEq): type, number, owner.
+struct Eqe {
+  uint32_t type = 0;
+  uint64_t number = 0;
+  uint8_t owner = 0xff;
+};
+Eqe EqeAt(uint64_t ring, uint32_t slot) {
+  const uint8_t* at = TheDram()->At(ring + 32 * uint64_t{slot});
+  Eqe e;
+  std::memcpy(&e.type, at, 4);
+  std::memcpy(&e.number, at + 8, 8);
+  e.owner = at[31];
+  return e;
+}
+
+// A driver's event queue: events written into its ring in the DRAM as they are raised,
+// while it has room by the driver's last arm (the others wait in order), one interrupt per
+// arm; GET_EVENT then has nothing; one queue per context; after DESTROY_EQ, GET_EVENT again.
+TEST(DriverCommands, EventsGoIntoTheDriversEventQueueWithAnInterruptPerArm) {
+  ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
+  auto [be, a, b] = ConnectedByCommands(/*b_on_srq=*/true);
+  constexpr uint64_t kIrqAt = kDramBase + 0x7'e000;  // the driver's MSI-X address
+  constexpr uint32_t kVector = 0xfee0'0077;
+  Dram& dram = *TheDram();
+  const int eqes_before = dram.seen["EQE"];
+  auto interrupts = [&] { return dram.seen["EQ_EVENT"]; };
+  const int irq_before = interrupts();
+  ASSERT_EQ(b.mb.Run(cmd::Op::kCreateEq, {2, kIrqAt, kVector, 1}), 0u);
+  const uint64_t eqn = b.mb.out[0], ring = b.mb.out[1];
+  EXPECT_NE(eqn, 0u);
+  EXPECT_GE(ring, kQueuesB) << "a block of the window";
+  EXPECT_LT(ring, kQueuesB + kQueueBytes);
+  ASSERT_EQ(b.mb.out[2], 2u);
+  std::memset(TheDram()->At(ring), 0xee, 64);
+  EXPECT_EQ(b.mb.Run(cmd::Op::kCreateEq, {2, kIrqAt, kVector, 1}), static_cast<uint32_t>(EBUSY));
+  EXPECT_EQ(b.mb.Run(cmd::Op::kCreateEq, {0, 0, 0, 0}), static_cast<uint32_t>(EINVAL));
+  auto arm = [&](uint32_t ci) {
+    EXPECT_EQ(DriverMmioWrite(1, NicSlot::kEqArmOffset, eqn | uint64_t{ci} << 32),
+              tlm::TLM_OK_RESPONSE);
+  };
+  // SRQ_LIMIT_REACHED (as in the SRQ test): EQE 0, no interrupt (not armed).
+  ASSERT_EQ(b.mb.Run(cmd::Op::kModifySrq, {b.srq, qptwin::srq_attr::kLimit, 0, 2}), 0u);
+  for (uint32_t n = 0; n < 3; ++n) DriverRecv(b.rq, n, 90 + n, {b.region + 64 * n, 64, b.lkey});
+  DriverWqe w;
+  w.opcode = qptwin::WrOpcode::kSend;
+  w.sge = {a.region, 64, a.lkey};
+  for (uint32_t i = 0; i < 2; ++i) {
+    w.wr_id = 10 + i;
+    ASSERT_EQ(DriverRing(0, a.sq.qpn, DriverWrite(a.sq, i, w)), tlm::TLM_OK_RESPONSE);
+    be->Advance(100'000);
+  }
+  Eqe e = EqeAt(ring, 0);
+  EXPECT_EQ(e.type, static_cast<uint32_t>(qptwin::EventType::kSrqLimitReached));
+  EXPECT_EQ(e.number, b.srq);
+  EXPECT_EQ(e.owner, 1) << "the ring's first pass";
+  EXPECT_EQ(dram.seen["EQE"] - eqes_before, 1);
+  EXPECT_EQ(interrupts() - irq_before, 0) << "not armed";
+  EXPECT_EQ(b.mb.Run(cmd::Op::kGetEvent), static_cast<uint32_t>(EAGAIN)) << "it is in the queue";
+  // Armed while EQE 0 waits untaken: the interrupt at once, its value at its address.
+  std::memset(TheDram()->At(kIrqAt), 0, 4);
+  arm(0);
+  EXPECT_EQ(interrupts() - irq_before, 1);
+  uint32_t v = 0;
+  std::memcpy(&v, TheDram()->At(kIrqAt), 4);
+  EXPECT_EQ(v, kVector);
+  arm(0);
+  EXPECT_EQ(interrupts() - irq_before, 2) << "once per arm";
+  arm(5);  // more taken than written: ignored
+  // Two QPs on the SRQ go to ERR (LAST_WQE_REACHED each), the driver not having taken EQE
+  // 0: the first fills the ring's other slot, the second waits for room (no arm: no
+  // interrupt).
+  const uint64_t cqs = uint64_t{b.cq.cqn} | uint64_t{b.cq.cqn} << 32;
+  ASSERT_EQ(b.mb.Run(cmd::Op::kCreateQp, {static_cast<uint64_t>(qptwin::QpType::kRc), b.pd, cqs,
+                                          4, 1, b.srq | uint64_t{1} << 32}),
+            0u);
+  const uint64_t second = b.mb.out[0];
+  const uint64_t to_err = static_cast<uint64_t>(qptwin::QpState::kErr);
+  ASSERT_EQ(StepByCommand(b, a, qptwin::QpState::kReset, qptwin::QpState::kInit, second), 0u);
+  ASSERT_EQ(b.mb.Run(cmd::Op::kModifyQp, {b.sq.qpn, qptwin::attr::kState, to_err}), 0u);
+  ASSERT_EQ(b.mb.Run(cmd::Op::kModifyQp, {second, qptwin::attr::kState, to_err}), 0u);
+  be->Advance(10'000);
+  e = EqeAt(ring, 1);
+  EXPECT_EQ(e.type, static_cast<uint32_t>(qptwin::EventType::kQpLastWqeReached));
+  EXPECT_EQ(e.number, b.sq.qpn);
+  EXPECT_EQ(e.owner, 1);
+  EXPECT_EQ(interrupts() - irq_before, 2) << "not armed";
+  EXPECT_EQ(EqeAt(ring, 0).type, static_cast<uint32_t>(qptwin::EventType::kSrqLimitReached))
+      << "slot 0 still holds EQE 0: no room for the second";
+  // The driver took EQEs 0 and 1 and arms: room, so the waiting event goes in (the ring's
+  // second pass), and the arm's interrupt after it.
+  arm(2);
+  e = EqeAt(ring, 0);
+  EXPECT_EQ(e.type, static_cast<uint32_t>(qptwin::EventType::kQpLastWqeReached));
+  EXPECT_EQ(e.number, second);
+  EXPECT_EQ(e.owner, 0) << "the second pass";
+  EXPECT_EQ(interrupts() - irq_before, 3);
+  EXPECT_EQ(b.mb.Run(cmd::Op::kGetEvent), static_cast<uint32_t>(EAGAIN));
+  // Without the queue, GET_EVENT again; a queue may be made anew.
+  ASSERT_EQ(b.mb.Run(cmd::Op::kDestroyEq, {eqn}), 0u);
+  EXPECT_EQ(b.mb.Run(cmd::Op::kDestroyEq, {eqn}), static_cast<uint32_t>(EINVAL));
+  ASSERT_EQ(b.mb.Run(cmd::Op::kCreateQp, {static_cast<uint64_t>(qptwin::QpType::kRc), b.pd, cqs,
+                                          4, 1, b.srq | uint64_t{1} << 32}),
+            0u);
+  const uint64_t third = b.mb.out[0];
+  ASSERT_EQ(StepByCommand(b, a, qptwin::QpState::kReset, qptwin::QpState::kInit, third), 0u);
+  ASSERT_EQ(b.mb.Run(cmd::Op::kModifyQp, {third, qptwin::attr::kState, to_err}), 0u);
+  ASSERT_EQ(b.mb.Run(cmd::Op::kGetEvent), 0u);
+  EXPECT_EQ(b.mb.out[0], static_cast<uint64_t>(qptwin::EventType::kQpLastWqeReached));
+  EXPECT_EQ(b.mb.out[1], third);
+  EXPECT_EQ(dram.seen["EQE"] - eqes_before, 3);
+  ASSERT_EQ(b.mb.Run(cmd::Op::kCreateEq, {8, 0, 0, 0}), 0u);
+  EXPECT_NE(b.mb.out[0], eqn) << "a new number";
+}
+
 TEST(DriverCommands, ACommandFailsWithTheVerbsErrnoAndAnswersNothing) {
   ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
   qptwin::model::ModelOptions o;
@@ -1914,9 +2028,10 @@ TEST(DriverCommands, ACommandFailsWithTheVerbsErrnoAndAnswersNothing) {
   ASSERT_EQ(mb.Run(cmd::Op::kAllocPd), 0u);
   const uint64_t pd = mb.out[0];
   EXPECT_NE(pd, 0u);
-  // Without queue memory a CQ cannot be a driver's (contract 3).
+  // Without queue memory a CQ cannot be a driver's (contract 3), nor an event queue.
   EXPECT_EQ(mb.Run(cmd::Op::kCreateCq, {16, 0, 0, 0}), static_cast<uint32_t>(EINVAL));
   for (uint64_t w : mb.out) EXPECT_EQ(w, 0u) << "a failed command answers nothing";
+  EXPECT_EQ(mb.Run(cmd::Op::kCreateEq, {4, 0, 0, 0}), static_cast<uint32_t>(EINVAL));
   ASSERT_EQ(mb.Run(cmd::Op::kQueueMemory, {kQueuesA, kQueueBytes}), 0u);
   // ibv_create_cq's own limit: more CQEs than the device's max_cqe.
   EXPECT_EQ(mb.Run(cmd::Op::kCreateCq, {uint64_t{1} << 30, 0, 0, 0}), static_cast<uint32_t>(EINVAL));

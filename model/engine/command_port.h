@@ -99,8 +99,23 @@ enum class Op : uint32_t {
   // and ibv_ack_async_event in one; EAGAIN when there is none). out0 its EventType
   // (ibv_event_type's value), out1 the object's number (QP, CQ or SRQ number; the port for a
   // port's event), out2 the model's time of it (ns). A destroy drops the object's events not
-  // yet taken, as the kernel's uverbs does (ib_uverbs_release_uevent).
+  // yet taken, as the kernel's uverbs does (ib_uverbs_release_uevent). With an event
+  // queue (kCreateEq), only the events still waiting for room in it.
   kGetEvent = 17,
+  // The context's event queue (engine/nic.h CreateEq: one per context), so the driver takes
+  // its events from memory after an interrupt instead of asking kGetEvent: in0 entries
+  // (1..65536, rounded up to a power of two), in1 the interrupt's bus address, in2 its
+  // 32-bit value, in3 bit 0: the queue has an interrupt. out0 EQ number, out1 ring address
+  // (a block of the window, contract 3), out2 its EQEs. Each event is then a 32-byte EQE
+  // (0 its EventType u32, 8 its object's number u64 as kGetEvent's out1, 16 its time in
+  // ns u64, 31 the owner bit: ((n / EQEs) & 1) ^ 1 for the n-th written); the driver arms
+  // the queue with its consumer index (model/sim/platform.h NicSlot::kEqArmOffset, contract
+  // 8): one interrupt after the next EQE, or at once when EQEs wait untaken. Events find
+  // room by that index: the others wait in order (kGetEvent may take them). An EQE written
+  // stays when its object is destroyed (the destroy drops only the events not written).
+  // EBUSY for a second queue.
+  kCreateEq = 18,
+  kDestroyEq = 19,  // in0 EQ number; the events not written wait for kGetEvent again
 };
 }  // namespace command
 

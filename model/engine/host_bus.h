@@ -93,8 +93,10 @@ enum class DmaKind : uint8_t {
   kInlineRead,    // not DMA: the provider's CPU reads a post's inline data from a region
                   // at a bus address (memory.h contract 4), through its own bus (7)
   kCqEvent,       // the NIC's interrupt write for a driver's armed CQ (cq.h contract 8)
+  kEqe,           // an asynchronous event into a driver's event queue (nic.h CreateEq)
+  kEqEvent,       // the NIC's interrupt write for a driver's armed event queue
 };
-inline constexpr int kNumDmaKinds = 14;
+inline constexpr int kNumDmaKinds = 16;
 const char* ToName(DmaKind k);
 
 struct DmaTag {
@@ -172,6 +174,8 @@ inline const char* ToName(DmaKind k) {
     case DmaKind::kDoorbell: return "DOORBELL";
     case DmaKind::kInlineRead: return "INLINE_READ";
     case DmaKind::kCqEvent: return "CQ_EVENT";
+    case DmaKind::kEqe: return "EQE";
+    case DmaKind::kEqEvent: return "EQ_EVENT";
   }
   return "?";
 }

@@ -97,6 +97,7 @@ bool Nic::ConnectedPeer(uint32_t qpn, uint32_t* dest_qpn) const {
 }
 
 void Nic::ReleaseContext(uint32_t ctx) {
+  eqs_.erase(ctx);  // first: no event of the context is written while its objects go
   for (auto it = qps_.begin(); it != qps_.end();) {
     if (it->second->ctx == ctx) {
       by_qpn_.erase(it->second->qpn);
@@ -157,6 +158,7 @@ uint32_t Nic::PathMtuBytes(const Qp& qp) const {
 void Nic::RaiseEvent(uint32_t ctx, AsyncEvent ev) {
   ev.time_ns = world_->events().Now();
   events_[ctx].push_back(ev);
+  if (auto it = eqs_.find(ctx); it != eqs_.end()) DrainEq(ctx, it->second);  // nic_eq.cc
 }
 
 void Nic::RaiseQpEvent(const Qp& qp, EventType type) {
@@ -172,6 +174,21 @@ std::vector<AsyncEvent> Nic::TakeEvents(uint32_t ctx) {
   auto it = events_.find(ctx);
   if (it != events_.end()) out.swap(it->second);
   return out;
+}
+
+bool Nic::TakeOldestEvent(uint32_t ctx, AsyncEvent* out) {
+  auto it = events_.find(ctx);
+  if (it == events_.end() || it->second.empty()) return false;
+  *out = it->second.front();
+  it->second.erase(it->second.begin());
+  return true;
+}
+
+void Nic::DropEvents(uint32_t ctx, const std::function<bool(const AsyncEvent&)>& of) {
+  auto it = events_.find(ctx);
+  if (it == events_.end()) return;
+  std::vector<AsyncEvent>& evs = it->second;
+  evs.erase(std::remove_if(evs.begin(), evs.end(), of), evs.end());
 }
 
 bool Nic::HasEvent(uint32_t ctx, EventType type, uint32_t qp) const {

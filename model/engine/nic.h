@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -131,6 +132,30 @@ class Nic {
   // cq.h contract 8: a driver's arm of CQ number `cqn` (its handle) through the slot's MMIO
   // (model/sim/platform.h contract 8); an arm the CQ cannot take is an ignored ring.
   void OnCqArm(uint32_t cqn, uint32_t ci, bool solicited_only);
+  // nic_eq.cc: a driver's event queue (command_port.h kCreateEq). Context ctx's
+  // asynchronous events, as they are raised, are written into a ring of EQEs in queue
+  // memory (kEqeBytes each: 0 ibv_event_type u32, 8 the object's number u64 by `number`, 16
+  // the time in ns u64, 31 the owner bit ((n / slots) & 1) ^ 1 for the n-th written), while
+  // the ring has room by the consumer index of the driver's last arm; the others wait, in
+  // order, for room (and TakeEvents still takes them). An arm (OnEqArm, an MMIO write)
+  // asks for one interrupt: written (kEqEvent) after the next EQE, or at once when EQEs
+  // wait untaken. One queue per context; EBUSY for a second, EINVAL without queue memory,
+  // ENOMEM when no block fits, EINVAL for entries outside [1, kMaxEqEntries].
+  static constexpr uint32_t kEqeBytes = 32;
+  static constexpr uint32_t kMaxEqEntries = 1u << 16;
+  struct EqSpec {
+    uint32_t entries = 0;  // rounded up to a power of two
+    bool has_irq = false;
+    uint64_t irq_addr = 0;
+    uint32_t irq_value = 0;
+    std::function<uint64_t(const AsyncEvent&)> number;  // the EQE's object number
+  };
+  int CreateEq(uint32_t ctx, EqSpec spec, uint32_t* eqn, uint64_t* addr, uint32_t* slots);
+  int DestroyEq(uint32_t ctx, uint32_t eqn);
+  // The driver's arm of event queue `eqn`: the EQEs it took (modulo 2^24) since the queue
+  // was made. An arm the queue cannot take (no such queue, more taken than written) is an
+  // ignored ring.
+  void OnEqArm(uint32_t eqn, uint32_t ci);
   int CreateSrq(uint32_t ctx, uint32_t pd, uint32_t max_wr, uint32_t max_sge, uint32_t* out);
   int DestroySrq(uint32_t ctx, uint32_t srq);
   // nic_srq_cq.cc: ibv_modify_srq, ibv_query_srq, ibv_resize_cq as rxe does them.
@@ -159,6 +184,9 @@ class Nic {
 
   // ---- Async events ----
   std::vector<AsyncEvent> TakeEvents(uint32_t ctx);
+  // The context's oldest event not taken (false: none), and the events `of` names dropped.
+  bool TakeOldestEvent(uint32_t ctx, AsyncEvent* out);
+  void DropEvents(uint32_t ctx, const std::function<bool(const AsyncEvent&)>& of);
   bool HasEvent(uint32_t ctx, EventType type, uint32_t qp) const;
 
   // ---- Data path: a message arrives from the fabric ----
@@ -605,6 +633,19 @@ class Nic {
   std::vector<std::weak_ptr<QueueArena>> old_arenas_;  // windows queues may still hold
   std::vector<uint8_t> bf_image_;            // a BlueFlame image read from queue memory
   uint64_t ignored_rings_ = 0;
+  // nic_eq.cc: the drivers' event queues, by context.
+  struct Eq {
+    uint32_t eqn = 0;
+    QueueBlock block;
+    uint32_t slots = 0;
+    uint32_t produced = 0;  // EQEs written
+    uint32_t consumer = 0;  // EQEs the driver took, by its last arm
+    bool armed = false;
+    EqSpec spec;
+  };
+  void DrainEq(uint32_t ctx, Eq& eq);
+  std::map<uint32_t, Eq> eqs_;
+  uint32_t next_eqn_ = 1;
   std::vector<uint8_t> wqe_fetch_;  // FetchWqes' and RereadWqe's buffer on the NIC side
   bool in_post_ = false;             // Doorbell's requester run (Packet::sent_by_post)
   // The QP whose post runs the event loop for its answers (Behaviour::post_answers_each_message):

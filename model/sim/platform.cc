@@ -445,7 +445,8 @@ void NicSlot::MmioTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& dela
     gp.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
     return;
   }
-  const bool arm = gp.get_address() == kCqArmOffset;
+  const bool eq_arm = gp.get_address() == kEqArmOffset;
+  const bool arm = gp.get_address() == kCqArmOffset || eq_arm;
   if (gp.get_address() != kDoorbellOffset && !arm) {
     gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
     return;
@@ -473,6 +474,10 @@ void NicSlot::MmioTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& dela
     uint64_t word = 0;
     for (int i = 0; i < 8; ++i) word |= uint64_t{d[i]} << (8 * i);
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
+    if (eq_arm) {  // the event queue's number and consumer index (engine/nic.h OnEqArm)
+      nic->OnEqArm(static_cast<uint32_t>(word), static_cast<uint32_t>(word >> 32) & 0xffffff);
+      return;
+    }
     nic->OnCqArm(static_cast<uint32_t>(word), static_cast<uint32_t>(word >> 32) & 0xffffff,
                  ((word >> 56) & 1) != 0);
     return;

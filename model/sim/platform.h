@@ -73,7 +73,9 @@
 //     CQ doorbell: the CQ number (bits 0-31, model_backend.h CqRing::cqn), its consumer
 //     index (bits 32-55: the CQEs it took since the ring was placed, modulo 2^24) and
 //     solicited-only (bit 56); handed to the NIC as a ring is (a model call), counted as
-//     a doorbell. A write elsewhere, a read, or a malformed write answers
+//     a doorbell. An event queue's arm (engine/command_port.h kCreateEq) is alike: 8 bytes
+//     at NicSlot::kEqArmOffset, the queue's number (bits 0-31) and the EQEs the driver took
+//     (bits 32-55, modulo 2^24; engine/nic.h OnEqArm). A write elsewhere, a read, or a malformed write answers
 //     TLM_ADDRESS_ERROR_RESPONSE / TLM_COMMAND_ERROR_RESPONSE / TLM_GENERIC_ERROR_RESPONSE
 //     and does nothing. The observer (6) sees each ring as kind DOORBELL. A program's own
 //     path from the CPU to the slots: SetMmioBinder, as SetBinder (7) for the DMA: called
@@ -372,6 +374,7 @@ class NicSlot : public sc_core::sc_module,
  public:
   static constexpr uint64_t kDoorbellOffset = 0x800;  // in the slot's MMIO space (contract 8)
   static constexpr uint64_t kCqArmOffset = 0x20;      // a driver's CQ arm (contract 8)
+  static constexpr uint64_t kEqArmOffset = 0x28;      // a driver's event queue arm (8)
 
   tlm_utils::simple_initiator_socket<NicSlot> dma;
   tlm_utils::simple_target_socket<NicSlot> mmio;
