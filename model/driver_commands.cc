@@ -16,6 +16,7 @@ bool IsOf(const AsyncEvent& e, CqHandle h) { return e.cq == h; }
 bool IsOf(const AsyncEvent& e, SrqHandle h) { return e.srq == h; }
 bool IsOf(const AsyncEvent&, PdHandle) { return false; }
 bool IsOf(const AsyncEvent&, MrHandle) { return false; }
+bool IsOf(const AsyncEvent&, AhHandle) { return false; }
 
 uint64_t Bits(uint64_t word, int first, int width) {
   return width == 64 ? word >> first : (word >> first) & ((uint64_t{1} << width) - 1);
@@ -61,7 +62,7 @@ bool DriverCommands::Find(const std::map<uint64_t, H>& m, uint64_t n, H* h) {
 int DriverCommands::Command(uint32_t op, const uint64_t in[engine::command::kWords],
                             uint64_t out[engine::command::kWords]) {
   for (int i = 0; i < engine::command::kWords; ++i) out[i] = 0;
-  if (op > static_cast<uint32_t>(Op::kDestroyEq)) return EOPNOTSUPP;
+  if (op > static_cast<uint32_t>(Op::kDestroyAh)) return EOPNOTSUPP;
   if (!dev_) dev_ = std::make_unique<ModelDevice>(world_, nic_index_);
   const int rc = Run(static_cast<Op>(op), in, out);
   if (rc != 0) {
@@ -179,6 +180,19 @@ int DriverCommands::Run(Op op, const uint64_t* in, uint64_t* out) {
       return GetEvent(out);
     case Op::kCreateEq:
       return CreateEq(in, out);
+    case Op::kCreateAh: {
+      PdHandle pd;
+      AhAttr av;
+      if (!Find(pds_, in[0], &pd)) return EINVAL;
+      if (int rc = RoceAddress(in[1], in[2], &av); rc != 0) return rc;
+      AhHandle ah;
+      if (int rc = dev_->CreateAh(pd, av, &ah); rc != 0) return rc;
+      out[0] = ah.id;  // the number a UD WQE names (send_wqe_image.h header byte 64)
+      ahs_[ah.id] = ah;
+      return 0;
+    }
+    case Op::kDestroyAh:
+      return Destroy(ahs_, in[0], &ModelDevice::DestroyAh);
     case Op::kDestroyEq: {
       if (in[0] > 0xffffffffu) return EINVAL;
       const int rc = dev_->engine_nic()->DestroyEq(dev_->context(), static_cast<uint32_t>(in[0]));
@@ -358,19 +372,23 @@ int DriverCommands::ModifyQp(const uint64_t* in) {
   a.max_rd_atomic = static_cast<uint8_t>(Bits(in[5], 48, 8));
   a.max_dest_rd_atomic = static_cast<uint8_t>(Bits(in[5], 56, 8));
   if ((mask & attr::kAv) != 0) {
-    // Contract 4: RoCE's address vector to the peer's GID.
-    ConnectionInfo peer;
-    peer.qp_num = a.dest_qp_num;
-    peer.link_layer = LinkLayer::kEthernet;
-    for (int i = 0; i < 8; ++i) {
-      peer.gid.raw[i] = static_cast<uint8_t>(in[6] >> (8 * i));
-      peer.gid.raw[8 + i] = static_cast<uint8_t>(in[7] >> (8 * i));
-    }
-    int index = 0;
-    if (int rc = dev_->DefaultGidIndex(1, &index); rc != 0) return rc;
-    a.ah_attr = AddressTo(peer, index);
+    if (int rc = RoceAddress(in[6], in[7], &a.ah_attr); rc != 0) return rc;
   }
   return dev_->ModifyQp(qp, a, mask);
+}
+
+int DriverCommands::RoceAddress(uint64_t gid_lo, uint64_t gid_hi, AhAttr* out) {
+  // Contract 4: RoCE's address vector to the peer's GID.
+  ConnectionInfo peer;
+  peer.link_layer = LinkLayer::kEthernet;
+  for (int i = 0; i < 8; ++i) {
+    peer.gid.raw[i] = static_cast<uint8_t>(gid_lo >> (8 * i));
+    peer.gid.raw[8 + i] = static_cast<uint8_t>(gid_hi >> (8 * i));
+  }
+  int index = 0;
+  if (int rc = dev_->DefaultGidIndex(1, &index); rc != 0) return rc;
+  *out = AddressTo(peer, index);
+  return 0;
 }
 
 }  // namespace qptwin::model

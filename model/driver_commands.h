@@ -35,6 +35,8 @@ class DriverCommands : public engine::CommandTarget {
   int CreateCq(const uint64_t* in, uint64_t* out);
   int CreateQp(const uint64_t* in, uint64_t* out);
   int ModifyQp(const uint64_t* in);
+  // Contract 4 (engine/command_port.h): RoCE's address vector to the GID in two words.
+  int RoceAddress(uint64_t gid_lo, uint64_t gid_hi, AhAttr* out);
   int SrqAnswer(SrqHandle srq, uint64_t* out);  // kCreateSrq's answers
   int CqAnswer(CqHandle cq, uint64_t* out);      // kCreateCq's answers
   int GetEvent(uint64_t* out);
@@ -57,6 +59,7 @@ class DriverCommands : public engine::CommandTarget {
   std::map<uint64_t, QpHandle> qps_;  // by QP number
   uint64_t next_srq_ = 1;
   std::map<uint64_t, SrqHandle> srqs_;  // by SRQ number
+  std::map<uint64_t, AhHandle> ahs_;    // by AH number (its handle)
   std::atomic<bool> closed_{false};
   uint32_t eqn_ = 0;  // the context's event queue (kCreateEq), or 0
 };

@@ -983,6 +983,7 @@ struct DriverWqe {
   uint32_t rkey = 0;
   qptwin::Sge sge;
   uint32_t sges = 1;
+  uint32_t ah = 0, remote_qpn = 0, remote_qkey = 0;  // a UD send's (header bytes 64, 68, 72)
 };
 
 template <typename T>
@@ -1000,6 +1001,9 @@ uint32_t DriverWrite(const qptwin::model::SendRing& ring, uint32_t index, const 
                                                    : static_cast<uint32_t>(w.opcode));
   PutLe<uint32_t>(slot + 52, w.flags);
   PutLe<uint32_t>(slot + 60, w.rkey);
+  PutLe<uint32_t>(slot + 64, w.ah);
+  PutLe<uint32_t>(slot + 68, w.remote_qpn);
+  PutLe<uint32_t>(slot + 72, w.remote_qkey);
   PutLe<uint32_t>(slot + 92, w.sges);
   PutLe<uint32_t>(slot + 100, index + 1);  // send_wqe_image.h contract 4
   if (w.sges == 1) {
@@ -1901,6 +1905,75 @@ TEST(DriverCommands, ASendLandsInAnSrqsReceiveAndTheQueuesResizeByCommand) {
   EXPECT_EQ(b.mb.Run(cmd::Op::kDestroyQp, {b.sq.qpn}), 0u);
   EXPECT_EQ(b.mb.Run(cmd::Op::kDestroySrq, {b.srq}), 0u);
   EXPECT_EQ(b.mb.Run(cmd::Op::kDestroySrq, {b.srq}), static_cast<uint32_t>(EINVAL));
+}
+
+// A UD QP of `s`'s, on its CQ, to RTS by commands (UD's minimum masks, Q_Key kUdQkey).
+constexpr uint32_t kUdQkey = 0x1111'1111;
+void UdQpByCommands(CommandSide& s, qptwin::model::SendRing* sq, qptwin::model::RecvRing* rq) {
+  using qptwin::QpState;
+  const uint64_t cqs = uint64_t{s.cq.cqn} | uint64_t{s.cq.cqn} << 32;
+  ASSERT_EQ(s.mb.Run(cmd::Op::kCreateQp, {static_cast<uint64_t>(qptwin::QpType::kUd), s.pd, cqs,
+                                          8 | uint64_t{8} << 32, 1 | 1 << 16}),
+            0u);
+  sq->qpn = static_cast<uint32_t>(s.mb.out[0]);
+  sq->addr = s.mb.out[1];
+  sq->slots = static_cast<uint32_t>(s.mb.out[2]);
+  sq->stride = static_cast<uint32_t>(s.mb.out[2] >> 32);
+  rq->addr = s.mb.out[3];
+  rq->record = s.mb.out[4];
+  rq->slots = static_cast<uint32_t>(s.mb.out[5]);
+  rq->stride = static_cast<uint32_t>(s.mb.out[5] >> 32);
+  const QpState path[] = {QpState::kReset, QpState::kInit, QpState::kRtr, QpState::kRts};
+  for (int i = 0; i + 1 < 4; ++i) {
+    const qptwin::AttrMask mask = qptwin::MinimumMask(qptwin::QpType::kUd, path[i], path[i + 1]);
+    ASSERT_EQ(s.mb.Run(cmd::Op::kModifyQp, {sq->qpn, mask,
+                                            static_cast<uint64_t>(path[i + 1]) | uint64_t{1} << 24,
+                                            uint64_t{kUdQkey} << 32, uint64_t{0x200} << 32}),
+              0u)
+        << "UD to " << static_cast<int>(path[i + 1]);
+  }
+}
+
+// UD by commands: CREATE_AH to the peer's GID, and a driver's UD SEND naming it (with the
+// remote QPN and Q_Key) lands in the peer's receive behind its 40-byte network header.
+TEST(DriverCommands, AUdSendNamesTheAddressHandleACommandMade) {
+  ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
+  auto [be, a, b] = ConnectedByCommands();
+  qptwin::model::SendRing a_sq, b_sq;
+  qptwin::model::RecvRing a_rq, b_rq;
+  UdQpByCommands(a, &a_sq, &a_rq);
+  UdQpByCommands(b, &b_sq, &b_rq);
+  ASSERT_NE(b_rq.addr, 0u);
+  EXPECT_EQ(a.mb.Run(cmd::Op::kCreateAh, {a.pd + 99, b.gid[0], b.gid[1]}),
+            static_cast<uint32_t>(EINVAL))
+      << "no such PD";
+  ASSERT_EQ(a.mb.Run(cmd::Op::kCreateAh, {a.pd, b.gid[0], b.gid[1]}), 0u);
+  const uint64_t ah = a.mb.out[0];
+  EXPECT_NE(ah, 0u);
+  DriverRecv(b_rq, 0, 55, {b.region + 1024, 40 + 64, b.lkey});
+  for (int i = 0; i < 64; ++i) TheDram()->At(a.region)[i] = static_cast<uint8_t>(7 * i + 3);
+  DriverWqe w;
+  w.wr_id = 66;
+  w.opcode = qptwin::WrOpcode::kSend;
+  w.sge = {a.region, 64, a.lkey};
+  w.ah = static_cast<uint32_t>(ah);
+  w.remote_qpn = b_sq.qpn;
+  w.remote_qkey = kUdQkey;
+  ASSERT_EQ(DriverRing(0, a_sq.qpn, DriverWrite(a_sq, 0, w)), tlm::TLM_OK_RESPONSE);
+  be->Advance(100'000);
+  EXPECT_EQ(FirstPassCqeWrId(a.cq.addr), 66u) << "the SEND's CQE";
+  EXPECT_EQ(TheDram()->At(a.cq.addr)[32], static_cast<uint8_t>(qptwin::WcStatus::kSuccess));
+  ASSERT_EQ(FirstPassCqeWrId(b.cq.addr), 55u) << "the receive's CQE";
+  const uint8_t* cqe = TheDram()->At(b.cq.addr);
+  EXPECT_EQ(cqe[32], static_cast<uint8_t>(qptwin::WcStatus::kSuccess));
+  uint32_t byte_len = 0, src_qp = 0;
+  std::memcpy(&byte_len, cqe + 8, 4);
+  std::memcpy(&src_qp, cqe + 20, 4);
+  EXPECT_EQ(byte_len, 40u + 64u) << "the network header and the payload";
+  EXPECT_EQ(src_qp, a_sq.qpn);
+  EXPECT_EQ(0, std::memcmp(TheDram()->At(b.region + 1024 + 40), TheDram()->At(a.region), 64));
+  EXPECT_EQ(a.mb.Run(cmd::Op::kDestroyAh, {ah}), 0u);
+  EXPECT_EQ(a.mb.Run(cmd::Op::kDestroyAh, {ah}), static_cast<uint32_t>(EINVAL));
 }
 
 // An EQE of a driver's event queue (engine/command_port.h kCreateEq): type, number, owner.

@@ -32,7 +32,7 @@
 //     ModelCqRing, ModelSendRing, ModelRecvRing give the layouts).
 //  4. A QP's address vector is RoCE's: the peer's GID (CMD_IN6, CMD_IN7: bytes 0-7 and
 //     8-15, byte i of each in bits 8i..8i+7), global, at this port's default GID index
-//     (spec/backend.h AddressTo), when the mask has kAv.
+//     (spec/backend.h AddressTo), when the mask has kAv; an address handle's alike.
 #pragma once
 
 #include <cstdint>
@@ -116,6 +116,11 @@ enum class Op : uint32_t {
   // EBUSY for a second queue.
   kCreateEq = 18,
   kDestroyEq = 19,  // in0 EQ number; the events not written wait for kGetEvent again
+  // A UD address handle (ibv_create_ah) to the peer's GID (in1, in2: as kModifyQp's in6,
+  // in7; contract 4) on PD in0. out0 the AH number: a UD send WQE names it (send_wqe_image.h
+  // header byte 64), beside the remote QPN (68) and Q_Key (72).
+  kCreateAh = 20,
+  kDestroyAh = 21,  // in0 AH number
 };
 }  // namespace command
 
