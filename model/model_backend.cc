@@ -16,6 +16,8 @@
 #include "model/sim/sc_clock.h"
 #include "model/thread_checked_device.h"
 
+#include <systemc>
+
 namespace qptwin::model {
 namespace {
 
@@ -218,6 +220,14 @@ std::optional<Profile> ChosenProfile(const ModelOptions& opts, std::string* why)
     return std::nullopt;
   }
   (void)sim::Advance(0);  // starts the kernel and elaborates the platform (kernel.h 1)
+  if (sc_core::sc_get_time_resolution() > sc_core::sc_time(1, sc_core::SC_NS)) {
+    // The model's times are whole ns (sc_clock.h): a coarser resolution cannot hold them.
+    if (why) {
+      *why = "SystemC's time resolution is " + sc_core::sc_get_time_resolution().to_string() +
+             ": the model needs 1 ns or finer (sc_set_time_resolution before any sc_time)";
+    }
+    return std::nullopt;
+  }
   Profile chosen = *profile;
   chosen.timing.cache.enabled = chosen.timing.cache.enabled && opts.context_cache;
   const double phase = std::clamp(opts.tick_phase, 0.0, 1.0);

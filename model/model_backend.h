@@ -3,8 +3,9 @@
 // Contract:
 //  1. MakeModelBackend() fails only for an unknown profile (ProfileNames() lists the known
 //     ones: "rxe", "ibta", "cx6-100g", "cx6-dc"), on a thread that may not use the
-//     model (5), or when the program started SystemC's simulation before the first model
-//     Backend (3): nullptr, with the reason in *why when given.
+//     model (5), when the program started SystemC's simulation before the first model
+//     Backend (3), or when the program set SystemC's time resolution coarser than 1 ns:
+//     nullptr, with the reason in *why when given.
 //  2. Devices are named "mdev0", "mdev1", ... (ModelOptions.devices of them), one port each,
 //     all connected by one fabric; QPs on the same or different devices talk to each other
 //     (and, through an attached RoceBridge, to other backends' or processes' devices).
@@ -40,7 +41,11 @@
 //  7. MakeModelBackendOn: the devices on NIC modules a program made itself (model/systemc/
 //     nic.h, qptwin::sc::Nic: each is a sim::NicSlot) instead of the platform's slots; the
 //     platform is not needed, so it may be made while SystemC elaborates (a module's
-//     before_end_of_elaboration). Everything else is as for MakeModelBackend's devices.
+//     before_end_of_elaboration). Everything else is as for MakeModelBackend's devices,
+//     but for what is the platform's own: ModelDmaCounters and ModelInjectDmaError are the
+//     platform's slots' (a Nic has counters() of its own, and faults are its memory
+//     model's), and the observers (SetModelDmaObserver, SetModelNetObserver) see the
+//     devices' transfers with their Nic's index as the slot, beside the platform's.
 //
 // main(): nothing special is needed. A binary with its own main() (the CLI) just links
 // //model:model_backend; the SystemC kernel starts lazily on first use (sc_start from any
@@ -152,8 +157,8 @@ struct SystemCRates {
 };
 SystemCRates MeasureSystemCRates(uint64_t activations);
 
-// The model's DMA (contract 3; model/sim/platform.h): device k of every model Backend is
-// the platform's slot k % 16. Counters since the process started, zero for a bad slot.
+// The model's DMA (contract 3; model/sim/platform.h): device k of every Backend
+// MakeModelBackend made is the platform's slot k % 16 (not a program's own Nic: contract 7). Counters since the process started, zero for a bad slot.
 DmaCounters ModelDmaCounters(int slot);
 // A PCIe error for tests: every model DMA touching [addr, addr + len) fails (the host
 // memory answers TLM_ADDRESS_ERROR_RESPONSE, no byte moves) until ModelClearDmaErrors().

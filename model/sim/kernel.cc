@@ -171,6 +171,17 @@ bool ModelCall::UnderWay() {
   return t.depth > 0 && t.owner == me;
 }
 
+bool ModelCall::ThreadMayWaitForTurn() {
+  // A thread process whose call takes its turn by waiting (for another thread's call, or
+  // for a call begun outside the simulation to return), not one whose own call is on its
+  // stack, nor inside an engine wake-up or a method's call (which run on the caller's stack).
+  if (sc_core::sc_get_status() != sc_core::SC_RUNNING || ScClock::Stepping()) return false;
+  const Turn& t = TheTurn();
+  if (t.method_depth > 0) return false;
+  const sc_core::sc_process_handle me = CallingThread();
+  return me.valid() && !(t.depth > 0 && t.owner == me);
+}
+
 ModelCall::ModelCall(Kind kind) : ok_(OnKernelThread()) {
   if (!ok_) return;
   if (sc_core::sc_get_status() != sc_core::SC_RUNNING) {

@@ -122,6 +122,11 @@ class ModelCall {
   // runs. A program's module that answers the NIC's DMA runs there; the engine is not
   // re-entrant, so what it asks of the model then is refused (platform.h contract 8).
   static bool UnderWay();
+  // Whether the caller is a thread process whose call would take its turn by waiting (for
+  // another thread's call, or for a call begun outside the simulation whose sc_start runs
+  // it now), with no engine work on its own stack: UnderWay() may say true for the
+  // outside call, yet the thread's call is safe (it runs after that call returned).
+  static bool ThreadMayWaitForTurn();
 
  private:
   bool ok_ = false;

@@ -506,8 +506,12 @@ void NicSlot::MmioTransport(tlm::tlm_generic_payload& gp, sc_core::sc_time& dela
 void NicSlot::TakeDriversTurn(std::optional<ModelCall>* call) {
   // Contract 8: a write of the program's own is a model call (taken first: it may wait for
   // its turn, and the NIC is chosen when it has it), never while the engine is on the stack
-  // (a module of the program's answering the NIC's DMA).
-  if (OnKernelThread() && !ModelCall::UnderWay()) call->emplace();
+  // (a module of the program's answering the NIC's DMA). A thread's write waits for its
+  // turn also behind a call begun outside the simulation (a verbs call in sc_main whose
+  // sc_start runs the thread), as a thread's model call does (kernel.h contract 7).
+  if (OnKernelThread() && (!ModelCall::UnderWay() || ModelCall::ThreadMayWaitForTurn())) {
+    call->emplace();
+  }
 }
 
 engine::Nic* NicSlot::DriversNic(const std::optional<ModelCall>& call) const {

@@ -44,10 +44,18 @@ Nic::~Nic() {
 }
 
 void Nic::before_end_of_elaboration() {
-  if (board_->made) return;  // the first Nic makes the Backend for all of them
+  if (board_->made) return;  // the first Nic alive makes the Backend for all of them
   board_->made = true;
   std::vector<model::SlotPorts> slots;
-  for (Nic* nic : board_->nics) {
+  for (size_t k = 0; k < board_->nics.size(); ++k) {
+    Nic* nic = board_->nics[k];
+    if (nic == nullptr) {  // contract 1: index k is a device and a Fabric port
+      SC_REPORT_ERROR("qptwin::sc::Nic",
+                      ("the Nic of index " + std::to_string(k) +
+                       " was destroyed before elaboration: every Nic made lives through it")
+                          .c_str());
+      return;
+    }
     if (nic->profile() != config_.profile) {
       SC_REPORT_ERROR("qptwin::sc::Nic",
                       (std::string(nic->name()) + " has profile '" + nic->profile() + "', " +

@@ -17,8 +17,9 @@
 //     rule); the k-th made has index() k (at most Fabric's 16, model::sim::Platform::kSlots),
 //     its fabric port. In the first Nic's before_end_of_elaboration, one model Backend is
 //     made for all of them (model_backend.h contract 7: Nic k is its device k, "mdevK",
-//     on the one profile they all name); a different profile, an unknown one, or a Nic
-//     made after that are SystemC errors (SC_REPORT_ERROR). The Backend lives until the
+//     on the one profile they all name); a different profile, an unknown one, a time
+//     resolution coarser than 1 ns, a Nic destroyed before elaboration, or a Nic made after
+//     it are SystemC errors (SC_REPORT_ERROR). The Backend lives until the
 //     first Nic is destroyed (a Nic outlives its device: destroy them together, e.g. at the
 //     end of sc_main).
 //  2. The host side is register-level, as a driver sees a NIC (no verbs library in the
@@ -29,7 +30,11 @@
 //     (kCqArmOffset, model/engine/cq.h contract 8). The rings' and CQEs' layouts:
 //     model/engine/send_wqe_image.h, recv_queue.h, cq.h. model/sim/platform.h contracts 8
 //     and 13 give each access's answer; commands and doorbells are model calls, made from
-//     the program's thread processes (model_backend.h contract 6).
+//     the program's thread processes (model_backend.h contract 6): a thread's access waits
+//     for its turn, also behind a verbs call sc_main made on a Backend of its own (whose
+//     sc_start runs the thread: the access is answered after that call returned, in the
+//     program's next sc_start); one from inside the engine's own work (a module answering
+//     the NIC's DMA) is refused with TLM_GENERIC_ERROR_RESPONSE.
 //  3. Every byte the NIC moves (WQE fetches, payloads, CQEs, records, interrupts) is one
 //     tlm_generic_payload through dma, b_transport, labelled by a sim::DmaExtension (what
 //     it is for, the QP, the engine's time), issued at the engine's time (its lead on

@@ -4,6 +4,10 @@
 //   mismatch    two Nics of different profiles: a SystemC error naming both
 //   unknown     an unknown profile: a SystemC error naming it
 //   seventeen   a 17th Nic: a SystemC error
+//   early       a Nic destroyed before elaboration: a SystemC error naming its index
+//   coarse      a time resolution of 10 ns: a SystemC error naming it
+//   verbs       as ok, beside a verbs Backend whose Advance in sc_main runs the driver's
+//               thread first: its commands wait for their turn, answered after it
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/multi_passthrough_target_socket.h>
@@ -16,6 +20,7 @@
 #include <vector>
 
 #include "model/engine/command_port.h"
+#include "model/model_backend.h"
 #include "model/systemc/nic.h"
 
 namespace {
@@ -77,6 +82,18 @@ struct Driver : sc_core::sc_module {
 
 int sc_main(int argc, char** argv) {
   const std::string c = argc > 1 ? argv[1] : "";
+  if (c == "coarse") sc_core::sc_set_time_resolution(10, sc_core::SC_NS);
+  std::unique_ptr<qptwin::Backend> verbs;
+  if (c == "verbs") {
+    qptwin::model::ModelOptions o;
+    o.profile = "cx6-100g";
+    std::string why;
+    verbs = qptwin::model::MakeModelBackend(o, &why);
+    if (!verbs) {
+      std::fprintf(stderr, "nic_config_test: %s\n", why.c_str());
+      return 2;
+    }
+  }
   int n = 2;
   std::vector<std::string> profiles = {"cx6-100g", "cx6-100g"};
   if (c == "mismatch") profiles = {"cx6-100g", "rxe"};
@@ -85,17 +102,19 @@ int sc_main(int argc, char** argv) {
     n = 17;
     profiles.assign(17, "rxe");
   }
-  if (c != "ok" && c != "mismatch" && c != "unknown" && c != "seventeen") {
-    std::fprintf(stderr, "usage: nic_config_test ok|mismatch|unknown|seventeen\n");
+  if (c != "ok" && c != "mismatch" && c != "unknown" && c != "seventeen" && c != "early" &&
+      c != "coarse" && c != "verbs") {
+    std::fprintf(stderr, "usage: nic_config_test ok|mismatch|unknown|seventeen|early|coarse|verbs\n");
     return 2;
   }
+  if (c == "early") qptwin::sc::Nic scratch("scratch");  // gone at once
   NoMemory memory("memory");
   std::vector<std::unique_ptr<qptwin::sc::Nic>> nics;
   for (int i = 0; i < n; ++i) {
     nics.push_back(std::make_unique<qptwin::sc::Nic>(("nic" + std::to_string(i)).c_str(),
                                                      qptwin::sc::NicConfig{profiles[i]}));
   }
-  qptwin::sc::Fabric fabric("fabric", n);
+  qptwin::sc::Fabric fabric("fabric", n + (c == "early" ? 1 : 0));  // early: index 0 unused
   Driver driver("driver", n);
   for (int i = 0; i < n; ++i) {
     nics[i]->dma.bind(memory.port);
@@ -103,6 +122,10 @@ int sc_main(int argc, char** argv) {
     fabric.out(nics[i]->index()).bind(nics[i]->net_in);
     driver.mmio[i]->bind(nics[i]->mmio);
     std::printf("%s: index %d\n", nics[i]->name(), nics[i]->index());
+  }
+  if (verbs) {
+    verbs->Advance(1000);  // a call begun outside the simulation: its sc_start elaborates
+    std::printf("verbs Advance returned at %s\n", sc_core::sc_time_stamp().to_string().c_str());
   }
   sc_core::sc_start();
   std::printf("nic_config_test: %s done\n", c.c_str());

@@ -18,7 +18,12 @@ grep -q "^nic0: index 0$" <<<"$out" && grep -q "^nic1: index 1$" <<<"$out" || fa
 [[ $(grep "query_port answered" <<<"$out" | awk '{print $NF}' | sort -u | wc -l) -eq 2 ]] ||
   fail "the two NICs answered one GID"
 
-for c in mismatch unknown seventeen; do
+run verbs
+[[ $rc -eq 0 ]] || fail "verbs: exit $rc"
+[[ $(grep -c "query_port answered status 0 gid_lo" <<<"$out") -eq 2 ]] || fail "verbs: QUERY_PORT"
+grep -q "^verbs Advance returned at 1 us$" <<<"$out" || fail "verbs: the Advance was cut short"
+
+for c in mismatch unknown seventeen early coarse; do
   run "$c"
   # A SystemC error (exit 1), not a crash (a signal's exit is above 128) or a hang (124).
   [[ $rc -eq 1 ]] || fail "$c: exit $rc"
@@ -29,4 +34,8 @@ run mismatch
 grep -q "nic1 has profile 'rxe', nic0 'cx6-100g'" <<<"$out" || fail "mismatch: names"
 run unknown
 grep -q "unknown model profile 'no-such-nic'" <<<"$out" || fail "unknown: the reason"
+run early
+grep -q "the Nic of index 0 was destroyed before elaboration" <<<"$out" || fail "early: the index"
+run coarse
+grep -q "time resolution is 10 ns" <<<"$out" || fail "coarse: the reason"
 echo "nic_config_test: ok"
