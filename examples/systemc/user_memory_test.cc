@@ -1777,6 +1777,24 @@ uint32_t StepByCommand(CommandSide& s, const CommandSide& peer, qptwin::QpState 
                                        peer.gid[1]});
 }
 
+// Another RC QP of `s`'s on its SRQ (4 send WRs), moved to INIT: its number (0: failed).
+uint64_t SrqQpInInit(CommandSide& s, const CommandSide& peer) {
+  const uint64_t cqs = uint64_t{s.cq.cqn} | uint64_t{s.cq.cqn} << 32;
+  if (s.mb.Run(cmd::Op::kCreateQp, {static_cast<uint64_t>(qptwin::QpType::kRc), s.pd, cqs, 4, 1,
+                                    s.srq | uint64_t{1} << 32}) != 0) {
+    return 0;
+  }
+  const uint64_t qpn = s.mb.out[0];
+  return StepByCommand(s, peer, qptwin::QpState::kReset, qptwin::QpState::kInit, qpn) == 0 ? qpn
+                                                                                           : 0;
+}
+
+// QP `qpn` of `s`'s to ERR.
+uint32_t ToErrByCommand(CommandSide& s, uint64_t qpn) {
+  return s.mb.Run(cmd::Op::kModifyQp,
+                  {qpn, qptwin::attr::kState, static_cast<uint64_t>(qptwin::QpState::kErr)});
+}
+
 void ConnectByCommands(CommandSide& s, const CommandSide& peer) {
   using qptwin::QpState;
   EXPECT_EQ(StepByCommand(s, peer, QpState::kReset, QpState::kInit), 0u);
@@ -1886,15 +1904,10 @@ TEST(DriverCommands, ASendLandsInAnSrqsReceiveAndTheQueuesResizeByCommand) {
   EXPECT_NE(b.mb.out[1], 0u);
   // Two QPs on the SRQ go to ERR (each raises LAST_WQE_REACHED); one is destroyed before
   // its event is taken, and its event goes with it (as uverbs' release of its events).
-  const uint64_t cqs = uint64_t{b.cq.cqn} | uint64_t{b.cq.cqn} << 32;
-  ASSERT_EQ(b.mb.Run(cmd::Op::kCreateQp, {static_cast<uint64_t>(qptwin::QpType::kRc), b.pd, cqs,
-                                          4, 1, b.srq | uint64_t{1} << 32}),
-            0u);
-  const uint64_t second = b.mb.out[0];
-  const uint64_t to_err = static_cast<uint64_t>(qptwin::QpState::kErr);
-  ASSERT_EQ(StepByCommand(b, a, qptwin::QpState::kReset, qptwin::QpState::kInit, second), 0u);
-  ASSERT_EQ(b.mb.Run(cmd::Op::kModifyQp, {second, qptwin::attr::kState, to_err}), 0u);
-  ASSERT_EQ(b.mb.Run(cmd::Op::kModifyQp, {b.sq.qpn, qptwin::attr::kState, to_err}), 0u);
+  const uint64_t second = SrqQpInInit(b, a);
+  ASSERT_NE(second, 0u);
+  ASSERT_EQ(ToErrByCommand(b, second), 0u);
+  ASSERT_EQ(ToErrByCommand(b, b.sq.qpn), 0u);
   ASSERT_EQ(b.mb.Run(cmd::Op::kDestroyQp, {second}), 0u);
   ASSERT_EQ(b.mb.Run(cmd::Op::kGetEvent), 0u);
   EXPECT_EQ(b.mb.out[0], static_cast<uint64_t>(qptwin::EventType::kQpLastWqeReached));
@@ -2047,15 +2060,10 @@ TEST(DriverCommands, EventsGoIntoTheDriversEventQueueWithAnInterruptPerArm) {
   // Two QPs on the SRQ go to ERR (LAST_WQE_REACHED each), the driver not having taken EQE
   // 0: the first fills the ring's other slot, the second waits for room (no arm: no
   // interrupt).
-  const uint64_t cqs = uint64_t{b.cq.cqn} | uint64_t{b.cq.cqn} << 32;
-  ASSERT_EQ(b.mb.Run(cmd::Op::kCreateQp, {static_cast<uint64_t>(qptwin::QpType::kRc), b.pd, cqs,
-                                          4, 1, b.srq | uint64_t{1} << 32}),
-            0u);
-  const uint64_t second = b.mb.out[0];
-  const uint64_t to_err = static_cast<uint64_t>(qptwin::QpState::kErr);
-  ASSERT_EQ(StepByCommand(b, a, qptwin::QpState::kReset, qptwin::QpState::kInit, second), 0u);
-  ASSERT_EQ(b.mb.Run(cmd::Op::kModifyQp, {b.sq.qpn, qptwin::attr::kState, to_err}), 0u);
-  ASSERT_EQ(b.mb.Run(cmd::Op::kModifyQp, {second, qptwin::attr::kState, to_err}), 0u);
+  const uint64_t second = SrqQpInInit(b, a);
+  ASSERT_NE(second, 0u);
+  ASSERT_EQ(ToErrByCommand(b, b.sq.qpn), 0u);
+  ASSERT_EQ(ToErrByCommand(b, second), 0u);
   be->Advance(10'000);
   e = EqeAt(ring, 1);
   EXPECT_EQ(e.type, static_cast<uint32_t>(qptwin::EventType::kQpLastWqeReached));
@@ -2076,12 +2084,9 @@ TEST(DriverCommands, EventsGoIntoTheDriversEventQueueWithAnInterruptPerArm) {
   // Without the queue, GET_EVENT again; a queue may be made anew.
   ASSERT_EQ(b.mb.Run(cmd::Op::kDestroyEq, {eqn}), 0u);
   EXPECT_EQ(b.mb.Run(cmd::Op::kDestroyEq, {eqn}), static_cast<uint32_t>(EINVAL));
-  ASSERT_EQ(b.mb.Run(cmd::Op::kCreateQp, {static_cast<uint64_t>(qptwin::QpType::kRc), b.pd, cqs,
-                                          4, 1, b.srq | uint64_t{1} << 32}),
-            0u);
-  const uint64_t third = b.mb.out[0];
-  ASSERT_EQ(StepByCommand(b, a, qptwin::QpState::kReset, qptwin::QpState::kInit, third), 0u);
-  ASSERT_EQ(b.mb.Run(cmd::Op::kModifyQp, {third, qptwin::attr::kState, to_err}), 0u);
+  const uint64_t third = SrqQpInInit(b, a);
+  ASSERT_NE(third, 0u);
+  ASSERT_EQ(ToErrByCommand(b, third), 0u);
   ASSERT_EQ(b.mb.Run(cmd::Op::kGetEvent), 0u);
   EXPECT_EQ(b.mb.out[0], static_cast<uint64_t>(qptwin::EventType::kQpLastWqeReached));
   EXPECT_EQ(b.mb.out[1], third);
