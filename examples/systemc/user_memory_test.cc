@@ -128,6 +128,8 @@ class Router : public sc_core::sc_module {
   static std::map<std::string, int> cpu_seen;  // the CPU's accesses by kind ("W:"/"R:")
   static std::string fail_cpu_writes_of;       // answer the CPU's writes of this kind with an error
   static std::map<std::string, int> to_host_seen;  // what reached the platform's host memory
+  static std::string fail_nic_writes_of;  // answer the NIC's next DMA writes of this kind
+  static int fail_nic_writes_left;        // ... this many, with an error
 
   explicit Router(sc_core::sc_module_name name)
       : sc_module(name), in("in"), to_host("to_host"), to_dram("to_dram") {
@@ -144,6 +146,12 @@ class Router : public sc_core::sc_module {
         gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
         return;
       }
+    }
+    if (ext && !ext->tag.by_cpu && gp.is_write() && fail_nic_writes_left > 0 &&
+        fail_nic_writes_of == qptwin::model::engine::ToName(ext->tag.kind)) {
+      --fail_nic_writes_left;
+      gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+      return;
     }
     const uint64_t a = gp.get_address();
     if (a >= kDramBase && a < kDramBase + (uint64_t{1} << 31)) {
@@ -162,6 +170,8 @@ class Router : public sc_core::sc_module {
 std::map<std::string, int> Router::cpu_seen;
 std::string Router::fail_cpu_writes_of;
 std::map<std::string, int> Router::to_host_seen;
+std::string Router::fail_nic_writes_of;
+int Router::fail_nic_writes_left = 0;
 
 Dram* TheDram() {
   static Dram* dram = new Dram("user_dram");  // built while the platform is elaborated
@@ -2044,7 +2054,7 @@ TEST(DriverCommands, EventsGoIntoTheDriversEventQueueWithAnInterruptPerArm) {
   EXPECT_EQ(e.type, static_cast<uint32_t>(qptwin::EventType::kSrqLimitReached));
   EXPECT_EQ(e.number, b.srq);
   EXPECT_EQ(e.owner, 1) << "the ring's first pass";
-  EXPECT_EQ(dram.seen["EQE"] - eqes_before, 1);
+  EXPECT_EQ(dram.seen["EQE"] - eqes_before, 1 + 1) << "the ring's clearing, then EQE 0";
   EXPECT_EQ(interrupts() - irq_before, 0) << "not armed";
   EXPECT_EQ(b.mb.Run(cmd::Op::kGetEvent), static_cast<uint32_t>(EAGAIN)) << "it is in the queue";
   // Armed while EQE 0 waits untaken: the interrupt at once, its value at its address.
@@ -2090,9 +2100,63 @@ TEST(DriverCommands, EventsGoIntoTheDriversEventQueueWithAnInterruptPerArm) {
   ASSERT_EQ(b.mb.Run(cmd::Op::kGetEvent), 0u);
   EXPECT_EQ(b.mb.out[0], static_cast<uint64_t>(qptwin::EventType::kQpLastWqeReached));
   EXPECT_EQ(b.mb.out[1], third);
-  EXPECT_EQ(dram.seen["EQE"] - eqes_before, 3);
+  EXPECT_EQ(dram.seen["EQE"] - eqes_before, 1 + 3);
   ASSERT_EQ(b.mb.Run(cmd::Op::kCreateEq, {8, 0, 0, 0}), 0u);
   EXPECT_NE(b.mb.out[0], eqn) << "a new number";
+}
+
+// A review's cases. An event queue made again lands in its predecessor's block (first
+// fit) and writes an event that waited at once, before the driver knows the address: the
+// NIC clears the ring first, so the old queue's first-pass EQEs do not look new.
+TEST(DriverCommands, AnEventQueueMadeAgainShowsNoStaleEqes) {
+  ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
+  auto [be, a, b] = ConnectedByCommands(/*b_on_srq=*/true);
+  ASSERT_EQ(b.mb.Run(cmd::Op::kCreateEq, {2, 0, 0, 0}), 0u);
+  const uint64_t eqn = b.mb.out[0], ring = b.mb.out[1];
+  const uint64_t second = SrqQpInInit(b, a), third = SrqQpInInit(b, a);
+  ASSERT_NE(second, 0u);
+  ASSERT_NE(third, 0u);
+  ASSERT_EQ(ToErrByCommand(b, b.sq.qpn), 0u);  // LAST_WQE_REACHED: slot 0
+  ASSERT_EQ(ToErrByCommand(b, second), 0u);    // slot 1
+  ASSERT_EQ(EqeAt(ring, 1).owner, 1);
+  ASSERT_EQ(EqeAt(ring, 1).number, second);
+  ASSERT_EQ(b.mb.Run(cmd::Op::kDestroyEq, {eqn}), 0u);
+  ASSERT_EQ(ToErrByCommand(b, third), 0u);  // waits: no queue
+  ASSERT_EQ(b.mb.Run(cmd::Op::kCreateEq, {2, 0, 0, 0}), 0u);
+  const uint64_t ring2 = b.mb.out[1];
+  EXPECT_EQ(ring2, ring) << "first fit: the old block";
+  EXPECT_EQ(EqeAt(ring2, 0).number, third) << "written at CREATE_EQ";
+  EXPECT_EQ(EqeAt(ring2, 0).owner, 1);
+  const Eqe stale = EqeAt(ring2, 1);
+  EXPECT_EQ(stale.owner, 0) << "a stale EQE: type " << stale.type << " number " << stale.number;
+}
+
+// An EQE whose DMA write fails is not written: its event waits (no gap in the ring, no
+// interrupt for it) and goes in, in order, with the next event.
+TEST(DriverCommands, AnEqeWhoseWriteFailsWaitsAndGoesInWithTheNext) {
+  ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
+  auto [be, a, b] = ConnectedByCommands(/*b_on_srq=*/true);
+  constexpr uint64_t kIrqAt = kDramBase + 0x7'e000;
+  Dram& dram = *TheDram();
+  ASSERT_EQ(b.mb.Run(cmd::Op::kCreateEq, {4, kIrqAt, 0x77, 1}), 0u);
+  const uint64_t eqn = b.mb.out[0], ring = b.mb.out[1];
+  ASSERT_EQ(DriverMmioWrite(1, NicSlot::kEqArmOffset, eqn), tlm::TLM_OK_RESPONSE);
+  const int irq_before = dram.seen["EQ_EVENT"];
+  const uint64_t second = SrqQpInInit(b, a);
+  ASSERT_NE(second, 0u);
+  Router::fail_nic_writes_of = "EQE";
+  Router::fail_nic_writes_left = 1;
+  ASSERT_EQ(ToErrByCommand(b, b.sq.qpn), 0u);  // its EQE's write fails
+  EXPECT_EQ(Router::fail_nic_writes_left, 0);
+  Router::fail_nic_writes_of.clear();
+  EXPECT_EQ(EqeAt(ring, 0).owner, 0) << "nothing written";
+  EXPECT_EQ(dram.seen["EQ_EVENT"] - irq_before, 0) << "no interrupt for nothing";
+  ASSERT_EQ(ToErrByCommand(b, second), 0u);
+  EXPECT_EQ(EqeAt(ring, 0).number, b.sq.qpn) << "the event that waited, first";
+  EXPECT_EQ(EqeAt(ring, 0).owner, 1);
+  EXPECT_EQ(EqeAt(ring, 1).number, second);
+  EXPECT_EQ(dram.seen["EQ_EVENT"] - irq_before, 1);
+  EXPECT_EQ(b.mb.Run(cmd::Op::kGetEvent), static_cast<uint32_t>(EAGAIN));
 }
 
 TEST(DriverCommands, ACommandFailsWithTheVerbsErrnoAndAnswersNothing) {

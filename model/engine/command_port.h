@@ -110,10 +110,11 @@ enum class Op : uint32_t {
   // (0 its EventType u32, 8 its object's number u64 as kGetEvent's out1, 16 its time in
   // ns u64, 31 the owner bit: ((n / EQEs) & 1) ^ 1 for the n-th written); the driver arms
   // the queue with its consumer index (model/sim/platform.h NicSlot::kEqArmOffset, contract
-  // 8): one interrupt after the next EQE, or at once when EQEs wait untaken. Events find
-  // room by that index: the others wait in order (kGetEvent may take them). An EQE written
-  // stays when its object is destroyed (the destroy drops only the events not written).
-  // EBUSY for a second queue.
+  // 8): one interrupt after the next EQE, or at once when EQEs wait untaken. An event goes
+  // in when the ring has room by that index and its write succeeds; the others wait in
+  // order (kGetEvent may take them, before older EQEs the driver has not read). The ring
+  // starts cleared (EIO when that fails). An EQE written stays when its object is
+  // destroyed (the destroy drops only the events not written). EBUSY for a second queue.
   kCreateEq = 18,
   kDestroyEq = 19,  // in0 EQ number; the events not written wait for kGetEvent again
   // A UD address handle (ibv_create_ah) to the peer's GID (in1, in2: as kModifyQp's in6,

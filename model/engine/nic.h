@@ -137,7 +137,9 @@ class Nic {
   // memory (kEqeBytes each: 0 ibv_event_type u32, 8 the object's number u64 by `number`, 16
   // the time in ns u64, 31 the owner bit ((n / slots) & 1) ^ 1 for the n-th written), while
   // the ring has room by the consumer index of the driver's last arm; the others wait, in
-  // order, for room (and TakeEvents still takes them). An arm (OnEqArm, an MMIO write)
+  // order, for room (and TakeEvents still takes them); an EQE whose write fails is not
+  // written: its event waits too. The ring is cleared when the queue is made (EIO when that
+  // fails). An arm (OnEqArm, an MMIO write)
   // asks for one interrupt: written (kEqEvent) after the next EQE, or at once when EQEs
   // wait untaken. One queue per context; EBUSY for a second, EINVAL without queue memory,
   // ENOMEM when no block fits, EINVAL for entries outside [1, kMaxEqEntries].

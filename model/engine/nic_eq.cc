@@ -3,6 +3,7 @@
 // asynchronous event queue and its MSI-X vector.
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "model/engine/nic.h"
 
@@ -16,6 +17,11 @@ int Nic::CreateEq(uint32_t ctx, EqSpec spec, uint32_t* eqn, uint64_t* addr, uint
   while (n < spec.entries) n <<= 1;
   QueueBlock ring;
   if (!QueueBlock::Take(queue_arena_, QueueBlockBytes(n, kEqeBytes, false), &ring)) return ENOMEM;
+  // Every EQE's owner bit clear before the first is written (as mlx5's driver sets them
+  // before CREATE_EQ): a block another queue used shows nothing stale. The driver learns
+  // the address only from the answer, so the NIC does it (the provider's CPU path).
+  const std::vector<uint8_t> zeros(uint64_t{n} * kEqeBytes, 0);
+  if (!Cpu(DmaKind::kEqe, 0).Write(ring.addr(), zeros.data(), zeros.size())) return EIO;
   Eq& eq = eqs_[ctx];
   eq.eqn = next_eqn_++;
   eq.block = std::move(ring);
@@ -63,9 +69,13 @@ void Nic::DrainEq(uint32_t ctx, Eq& eq) {
       std::memcpy(eqe + 8, &number, 8);
       std::memcpy(eqe + 16, &e.time_ns, 8);
       eqe[kEqeBytes - 1] = static_cast<uint8_t>(((eq.produced / eq.slots) & 1) ^ 1);
-      // A write that fails loses the event, as a CQE's write that fails loses the CQE.
-      (void)Dma(DmaKind::kEqe, 0)
-          .Write(eq.block.addr() + uint64_t{eq.produced % eq.slots} * kEqeBytes, eqe, kEqeBytes);
+      // A write that fails leaves the event waiting (and the rest behind it): no gap in
+      // the ring, nothing lost; the next event or arm tries again, GET_EVENT may take it.
+      if (!Dma(DmaKind::kEqe, 0)
+               .Write(eq.block.addr() + uint64_t{eq.produced % eq.slots} * kEqeBytes, eqe,
+                      kEqeBytes)) {
+        break;
+      }
       ++eq.produced;
       ++written;
     }
