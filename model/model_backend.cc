@@ -1,5 +1,7 @@
 #include "model/model_backend.h"
 
+#include <systemc>
+
 #include <algorithm>
 #include <cerrno>
 #include <optional>
@@ -15,8 +17,6 @@
 #include "model/sim/platform.h"
 #include "model/sim/sc_clock.h"
 #include "model/thread_checked_device.h"
-
-#include <systemc>
 
 namespace qptwin::model {
 namespace {
@@ -90,9 +90,9 @@ class RocePort : public engine::World::ExternalPort {
 
 class ModelBackend : public Backend {
  public:
-  // Device k sits on slots[k] (its DMA, doorbells, messages and traces) with the
-  // provider's CPU accesses on cpus[k]: the platform's slot k and its CPU path
-  // (sim/platform.h contracts 2, 8-11), or a program's own NIC modules (model_backend.h contract 7).
+  // Device k sits on slots[k].slot (its DMA, doorbells, messages and traces), the
+  // provider's CPU accesses on slots[k].cpu: the platform's slot k and its CPU path
+  // (sim/platform.h contracts 2, 8-11), or a program's own Nic (model_backend.h contract 7).
   ModelBackend(const Profile& profile, const ModelOptions& opts,
                const std::vector<SlotPorts>& slots)
       : world_(std::make_shared<engine::World>(profile, static_cast<int>(slots.size()),

@@ -81,6 +81,20 @@ void Prepare(tlm::tlm_generic_payload& gp, tlm::tlm_command cmd, uint64_t addr, 
   gp.set_dmi_allowed(false);
   gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
 }
+
+// One access of the provider's CPU (contracts 11, 14) through `socket`: the tag's transfer
+// at SystemC's time, with no delay of the engine's (the host's costs are the profile's).
+template <class Socket>
+bool CpuAccess(Socket& socket, tlm::tlm_generic_payload& gp, DmaExtension& ext,
+               const engine::DmaTag& tag, tlm::tlm_command cmd, uint64_t addr, uint8_t* data,
+               uint64_t len) {
+  if (len > (uint64_t{1} << 31)) return false;  // never asked: WQEs, CQEs, inline data
+  Prepare(gp, cmd, addr, data, len);
+  ext.tag = tag;
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  socket->b_transport(gp, delay);
+  return gp.is_response_ok();
+}
 }  // namespace
 
 HostMemory::HostMemory(sc_core::sc_module_name name, int dma_ports, int cpu_ports)
@@ -239,12 +253,7 @@ uint8_t* HostCpu::MemPort::DirectMiss(uint64_t addr, uint64_t len) {
 
 bool HostCpu::MemPort::Transfer(tlm::tlm_command cmd, uint64_t addr, uint8_t* data,
                                 uint64_t len) {
-  if (len > (uint64_t{1} << 31)) return false;  // never asked: WQEs, CQEs, inline data
-  Prepare(gp_, cmd, addr, data, len);
-  ext_.tag = tag();
-  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;  // contract 11: no time of the engine's
-  (*socket)->b_transport(gp_, delay);
-  return gp_.is_response_ok();
+  return CpuAccess(*socket, gp_, ext_, tag(), cmd, addr, data, len);  // contract 11
 }
 
 bool HostCpu::MemPort::Read(uint64_t addr, uint8_t* dst, uint64_t len) {
@@ -287,14 +296,8 @@ NicSlot::NicSlot(sc_core::sc_module_name name, int index, HostCpu::Socket* cpu)
 
 bool NicSlot::CpuTransfer(tlm::tlm_command cmd, uint64_t addr, uint8_t* data, uint64_t len,
                           const engine::DmaTag& tag) {
-  // Contract 14, as HostCpu::MemPort::Transfer (contract 11) on the slot's own socket.
-  if (len > (uint64_t{1} << 31)) return false;  // never asked: WQEs, CQEs, inline data
-  Prepare(cpu_gp_, cmd, addr, data, len);
-  cpu_ext_.tag = tag;
-  cpu_ext_.tag.by_cpu = true;
-  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  dma->b_transport(cpu_gp_, delay);
-  return cpu_gp_.is_response_ok();
+  // Contract 14: as HostCpu::MemPort's (contract 11), on the slot's own socket.
+  return CpuAccess(dma, cpu_gp_, cpu_ext_, tag, cmd, addr, data, len);
 }
 
 void NicSlot::Trace(sc_core::sc_trace_file* tf, int qps) {

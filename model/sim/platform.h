@@ -388,6 +388,7 @@ class NicSlot : public sc_core::sc_module,
   ~NicSlot() override;
   // Contract 14: the provider's CPU accesses through this slot's own `dma` socket.
   engine::HostBus& own_cpu_path() { return cpu_path_; }
+  int index() const { return ext_.slot; }  // as made: its device k (contracts 2, 14)
   bool Read(uint64_t addr, uint8_t* dst, uint64_t len) override;
   bool Write(uint64_t addr, const uint8_t* src, uint64_t len) override;
   // engine::DoorbellPort: the host CPU's write through cpu.mmioK (contract 8).

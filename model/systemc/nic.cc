@@ -24,12 +24,11 @@ struct Nic::Board {
 Nic::Nic(sc_core::sc_module_name name, const NicConfig& config)
     : NicSlot(name, static_cast<int>(Board::Current()->nics.size()), nullptr),
       config_(config),
-      index_(static_cast<int>(Board::Current()->nics.size())),
       board_(Board::Current()) {
   if (board_->made) {
     SC_REPORT_ERROR("qptwin::sc::Nic", "made after elaboration: make every Nic before sc_start");
   }
-  if (index_ >= model::sim::Platform::kSlots) {
+  if (index() >= model::sim::Platform::kSlots) {
     SC_REPORT_ERROR("qptwin::sc::Nic", ("at most " + std::to_string(model::sim::Platform::kSlots) +
                                         " NICs in a process").c_str());
   }
@@ -40,7 +39,7 @@ Nic::~Nic() {
   // Contract 1: the devices go before the first of their modules (the engine's NICs detach
   // from their slots as they go).
   board_->backend.reset();
-  board_->nics[static_cast<size_t>(index_)] = nullptr;
+  board_->nics[static_cast<size_t>(index())] = nullptr;
 }
 
 void Nic::before_end_of_elaboration() {

@@ -78,14 +78,13 @@ class Nic : public model::sim::NicSlot {
   Nic(const Nic&) = delete;
   Nic& operator=(const Nic&) = delete;
 
-  int index() const { return index_; }  // contract 1: its Fabric port, its device mdevK
+  // index(), NicSlot's: contract 1, its Fabric port, its device mdevK.
   const std::string& profile() const { return config_.profile; }
 
  private:
   struct Board;
   void before_end_of_elaboration() override;
   const NicConfig config_;
-  const int index_;
   std::shared_ptr<Board> board_;
 };
 
