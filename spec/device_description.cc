@@ -69,6 +69,8 @@ const std::vector<BehaviourSetting> kSettings = {
          &Behaviour::loopback_response_before_responder_flush),
     Flag("loopback_read_nak_flushes_responder_first",
          &Behaviour::loopback_read_nak_flushes_responder_first),
+    Flag("retried_request_nak_flushes_sq_first",
+         &Behaviour::retried_request_nak_flushes_sq_first),
     Flag("tick_timers_complete_before_flushes",
          &Behaviour::tick_timers_complete_before_flushes),
     Flag("post_runs_requester", &Behaviour::post_runs_requester),
@@ -384,6 +386,14 @@ DeviceDescription Rxe() {
        "the READ's REM_INV_REQ_ERR, the responder's receive flush, then the READs behind it "
        "(row 132); the requester's own receives are flushed before the responder's (campaign "
        "20261259 sequence 15300, 3 of 3; probes rn-a, rn-b, 3 of 3 each)"},
+      {"retried_request_nak_flushes_sq_first", 1,
+       "an RNR loop's retry (rxe_comp.c rnr_nak_timer schedules the requester) resends a SEND "
+       "to a QP of another device whose receive is too small; on its REM_OP_ERR the "
+       "requester's send queue is flushed before its receive queue, as for a loopback NAK to "
+       "a retry, while a NAK to a request a post sent keeps rxe_qp_error's order, receives "
+       "first (measured in tools/rxe-vm: differential seed 308692050115 sequence 395, 3 of 3 "
+       "rxe runs; probes retry-nak-other-device 2 of 2 against post-nak-other-device 2 of "
+       "2; docs/differences.md row 150)"},
       {"loopback_response_before_responder_flush", 1,
        "rxe_resp.c: the responder sends its NAK (send_ack -> rxe_xmit_packet -> rxe_loopback "
        "-> rxe_rcv) and the requester's completer runs inline: its CQE, then rxe_qp_error "

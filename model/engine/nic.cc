@@ -230,8 +230,13 @@ void Nic::Receive(Packet&& pkt) {
   const uint32_t sender_qpn = pkt.src_qpn;
   const bool responder_flush = pkt.responder_flush_after;
   // A requester this response fails flushes its send queue first unless the request left
-  // from a post (FlushOnError).
-  in_retry_response_ = responder_flush && !pkt.sent_by_post;
+  // from a post (FlushOnError): over loopback, and from another device where
+  // Behaviour::retried_request_nak_flushes_sq_first says so.
+  const bool error_nak = pkt.kind == PacketKind::kNak && pkt.nak != NakCode::kRnr &&
+                         pkt.nak != NakCode::kPsnSeqErr && pkt.nak != NakCode::kNone;
+  const bool from_another_device = error_nak && pkt.src_nic != index_ && world_->lossless() &&
+                                   profile().behaviour.retried_request_nak_flushes_sq_first;
+  in_retry_response_ = (responder_flush || from_another_device) && !pkt.sent_by_post;
   // Behaviour::loopback_read_nak_flushes_responder_first (a READ sent by a post): the
   // requester's flush, if this response starts one, waits for the responder's.
   Qp* requester = nullptr;

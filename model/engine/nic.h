@@ -653,7 +653,7 @@ class Nic {
   // The QP whose post runs the event loop for its answers (Behaviour::post_answers_each_message):
   // its requester runs from Doorbell's loop, one message at a time, not from RunReady.
   const Qp* posting_ = nullptr;
-  bool in_retry_response_ = false;   // Receive: a loopback response to a request not from a post
+  bool in_retry_response_ = false;   // Receive: a response to a request not from a post (FlushOnError)
   bool defer_requester_flush_ = false;  // Receive: Packet::responder_flush_first
   bool OnlyTheHeadIsDone(const Qp& qp) const;
   // A transport timer's expiry is running (RunTimer -> OnTimeout): see DeferFlushToTickEnd.

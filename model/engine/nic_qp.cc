@@ -493,7 +493,9 @@ void Nic::FlushOnError(Qp& qp) {
   // A requester failed by a loopback response to a request a timer's retry sent runs in a
   // tasklet: its own loop goes on first (rxe_req.c: QP_STATE_ERROR -> WR_FLUSH_ERR -> the
   // completer drains the send queue) and the scheduled receive flush follows (differential
-  // seed 20261206 sequence 1918; from a post: 20261202 sequence 2386).
+  // seed 20261206 sequence 1918; from a post: 20261202 sequence 2386). So does one failed by
+  // a NAK from another device to such a retry (Behaviour::retried_request_nak_flushes_sq_first,
+  // seed 308692050115 sequence 395).
   if (rq_first) {
     FlushRq(qp);
     FlushSq(qp);

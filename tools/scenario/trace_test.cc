@@ -225,6 +225,52 @@ TEST(Trace, CqePolledAfterDestroyIsRecorded) {
   }
 }
 
+// docs/differences.md row 150 (differential seed 308692050115 sequence 395; examples/fidelity/37):
+// an RC QP in an RNR loop towards a QP of another device whose receive is too small. When the
+// NAK answers a request the RNR timer's retry sent, rxe flushes the requester's send queue
+// before its receive queue (Behaviour::retried_request_nak_flushes_sq_first); when it answers
+// a request a post sent, the receive queue first (rxe_qp_error's order).
+TEST(FlushOrder, ANakToARetryFromAnotherDeviceFlushesTheSendQueueFirst) {
+  const std::string setup = R"(device d0 profile=rxe
+device d1 profile=rxe
+pd p0 dev=d0
+mr m0 pd=p0 len=65536 access=LOCAL_WRITE|REMOTE_WRITE
+pd p1 dev=d1
+mr m1 pd=p1 len=65536 access=LOCAL_WRITE|REMOTE_WRITE
+cq c0 cqe=63 dev=d0
+cq c1 cqe=63 dev=d1
+qp r type=RC pd=p0 send_cq=c0 recv_cq=c0 max_send_wr=15 max_recv_wr=15 max_send_sge=2 max_recv_sge=2
+qp s type=RC pd=p1 send_cq=c1 recv_cq=c1 max_send_wr=15 max_recv_wr=15 max_send_sge=2 max_recv_sge=2
+modify r state=INIT pkey_index=0 port=1 access=LOCAL_WRITE|REMOTE_WRITE
+modify r state=RTR path_mtu=1024 dest=s rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=17
+modify r state=RTS sq_psn=0 timeout=11 retry_cnt=1 rnr_retry=0 max_rd_atomic=1
+modify s state=INIT pkey_index=0 port=1 access=LOCAL_WRITE|REMOTE_WRITE
+modify s state=RTR path_mtu=1024 dest=r rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=17
+modify s state=RTS sq_psn=0 timeout=11 retry_cnt=1 rnr_retry=7 max_rd_atomic=1
+post_recv s wr_id=10 sge=m1:0:240
+)";
+  const std::string send = "post_send s wr_id=1 op=SEND count=3 sge=m1:1024:64 flags=SIGNALED\n";
+  const std::string small_recv = "post_recv r wr_id=20 sge=m0:0:8\n";
+  struct Case {
+    const char* name;
+    std::string steps;
+    std::vector<uint64_t> order;
+  };
+  const Case cases[] = {
+      {"retry", send + "advance us=30000\n" + small_recv + "advance us=30000\n", {1, 2, 3, 10}},
+      {"post", small_recv + send + "advance us=30000\n", {1, 10, 2, 3}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    RunResult r = RunText(setup + c.steps + "poll c1 n=64 timeout_ms=0\n");
+    std::vector<uint64_t> got;
+    for (const Outcome& o : r.steps.back().outcomes) {
+      if (o.kind == Outcome::Kind::kWc) got.push_back(o.wc.wr_id);
+    }
+    EXPECT_EQ(got, c.order);
+  }
+}
+
 TEST(Trace, StateChangesIncludeWhatTheDeviceDid) {
   RunResult r = RunText(std::string(kSetup) + kToRts +
                         "post_send a wr_id=1 op=WRITE sge=ma:0:64 remote=mb:4064 flags=SIGNALED\n"
