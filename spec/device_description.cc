@@ -391,7 +391,8 @@ DeviceDescription Rxe() {
        "to a QP of another device whose receive is too small; on its REM_OP_ERR the "
        "requester's send queue is flushed before its receive queue, as for a loopback NAK to "
        "a retry, while a NAK to a request a post sent keeps rxe_qp_error's order, receives "
-       "first (measured in tools/rxe-vm: differential seed 308692050115 sequence 395, 3 of 3 "
+       "first; in tools/rxe-vm both devices are contexts of the one rxe0, so the NAK takes "
+       "rxe_loopback there too (measured: differential seed 308692050115 sequence 395, 3 of 3 "
        "rxe runs; probes retry-nak-other-device 2 of 2 against post-nak-other-device 2 of "
        "2; docs/differences.md row 150)"},
       {"loopback_response_before_responder_flush", 1,
