@@ -17,6 +17,7 @@ bool IsOf(const AsyncEvent& e, SrqHandle h) { return e.srq == h; }
 bool IsOf(const AsyncEvent&, PdHandle) { return false; }
 bool IsOf(const AsyncEvent&, MrHandle) { return false; }
 bool IsOf(const AsyncEvent&, AhHandle) { return false; }
+bool IsOf(const AsyncEvent&, MwHandle) { return false; }
 
 uint64_t Bits(uint64_t word, int first, int width) {
   return width == 64 ? word >> first : (word >> first) & ((uint64_t{1} << width) - 1);
@@ -62,7 +63,7 @@ bool DriverCommands::Find(const std::map<uint64_t, H>& m, uint64_t n, H* h) {
 int DriverCommands::Command(uint32_t op, const uint64_t in[engine::command::kWords],
                             uint64_t out[engine::command::kWords]) {
   for (int i = 0; i < engine::command::kWords; ++i) out[i] = 0;
-  if (op > static_cast<uint32_t>(Op::kDestroyAh)) return EOPNOTSUPP;
+  if (op > static_cast<uint32_t>(Op::kDeallocMw)) return EOPNOTSUPP;
   if (!dev_) dev_ = std::make_unique<ModelDevice>(world_, nic_index_);
   const int rc = Run(static_cast<Op>(op), in, out);
   if (rc != 0) {
@@ -115,6 +116,7 @@ int DriverCommands::Run(Op op, const uint64_t* in, uint64_t* out) {
       mrs_[lkey] = mr;
       out[0] = lkey;
       out[1] = rkey;
+      out[2] = mr.id;  // the number a BIND_MW WQE names (send_wqe_image.h header byte 84)
       return 0;
     }
     case Op::kDeregMr:
@@ -193,6 +195,22 @@ int DriverCommands::Run(Op op, const uint64_t* in, uint64_t* out) {
     }
     case Op::kDestroyAh:
       return Destroy(ahs_, in[0], &ModelDevice::DestroyAh);
+    case Op::kAllocMw: {
+      PdHandle pd;
+      if (!Find(pds_, in[0], &pd) || (in[1] != 1 && in[1] != 2)) return EINVAL;
+      MwHandle mw;
+      uint32_t rkey = 0;
+      if (int rc = dev_->AllocMw(pd, in[1] == 1 ? MwType::kType1 : MwType::kType2, &mw, &rkey);
+          rc != 0) {
+        return rc;
+      }
+      out[0] = mw.id;
+      out[1] = rkey;
+      mws_[mw.id] = mw;
+      return 0;
+    }
+    case Op::kDeallocMw:
+      return Destroy(mws_, in[0], &ModelDevice::DeallocMw);
     case Op::kDestroyEq: {
       if (in[0] > 0xffffffffu) return EINVAL;
       const int rc = dev_->engine_nic()->DestroyEq(dev_->context(), static_cast<uint32_t>(in[0]));

@@ -60,6 +60,7 @@ class DriverCommands : public engine::CommandTarget {
   uint64_t next_srq_ = 1;
   std::map<uint64_t, SrqHandle> srqs_;  // by SRQ number
   std::map<uint64_t, AhHandle> ahs_;    // by AH number (its handle)
+  std::map<uint64_t, MwHandle> mws_;    // by MW number (its handle)
   std::atomic<bool> closed_{false};
   uint32_t eqn_ = 0;  // the context's event queue (kCreateEq), or 0
 };

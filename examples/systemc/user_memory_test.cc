@@ -994,6 +994,10 @@ struct DriverWqe {
   qptwin::Sge sge;
   uint32_t sges = 1;
   uint32_t ah = 0, remote_qpn = 0, remote_qkey = 0;  // a UD send's (header bytes 64, 68, 72)
+  // A BIND_MW's (header bytes 32, 40, 80, 84, 88): the range, the window's current rkey, the
+  // region's number (kRegMr's out2) and the window's access; `rkey` is the new rkey.
+  uint64_t bind_addr = 0, bind_length = 0;
+  uint32_t mw_rkey = 0, bind_mr = 0, bind_access = 0;
 };
 
 template <typename T>
@@ -1014,6 +1018,11 @@ uint32_t DriverWrite(const qptwin::model::SendRing& ring, uint32_t index, const 
   PutLe<uint32_t>(slot + 64, w.ah);
   PutLe<uint32_t>(slot + 68, w.remote_qpn);
   PutLe<uint32_t>(slot + 72, w.remote_qkey);
+  PutLe<uint64_t>(slot + 32, w.bind_addr);
+  PutLe<uint64_t>(slot + 40, w.bind_length);
+  PutLe<uint32_t>(slot + 80, w.mw_rkey);
+  PutLe<uint32_t>(slot + 84, w.bind_mr);
+  PutLe<uint32_t>(slot + 88, w.bind_access);
   PutLe<uint32_t>(slot + 92, w.sges);
   PutLe<uint32_t>(slot + 100, index + 1);  // send_wqe_image.h contract 4
   if (w.sges == 1) {
@@ -1997,6 +2006,66 @@ TEST(DriverCommands, AUdSendNamesTheAddressHandleACommandMade) {
   EXPECT_EQ(0, std::memcmp(TheDram()->At(b.region + 1024 + 40), TheDram()->At(a.region), 64));
   EXPECT_EQ(a.mb.Run(cmd::Op::kDestroyAh, {ah}), 0u);
   EXPECT_EQ(a.mb.Run(cmd::Op::kDestroyAh, {ah}), static_cast<uint32_t>(EINVAL));
+}
+
+// Memory windows by command (engine/command_port.h kAllocMw): b's driver allocates a type 2
+// window, binds it to 512 bytes of a region with MW_BIND by a BIND_MW WQE in its own send
+// ring, and a's driver WRITEs through the window's new rkey; a WRITE past the window's end
+// is refused (REM_ACCESS_ERR). Then DEALLOC_MW; a type 1 window; the commands' errors.
+TEST(DriverCommands, ADriverBindsAWindowItAllocatedAndAPeerWritesThroughIt) {
+  ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
+  auto [be, a, b] = ConnectedByCommands();
+  ASSERT_EQ(b.mb.Run(cmd::Op::kRegMr, {b.pd, b.region, 4096,
+                                      qptwin::access::kAll | qptwin::access::kMwBind}),
+            0u);
+  const uint64_t bindable = b.mb.out[2];
+  EXPECT_NE(bindable, 0u) << "the region's number for a BIND_MW";
+  EXPECT_EQ(b.mb.Run(cmd::Op::kAllocMw, {b.pd + 99, 2}), static_cast<uint32_t>(EINVAL))
+      << "no such PD";
+  EXPECT_EQ(b.mb.Run(cmd::Op::kAllocMw, {b.pd, 3}), static_cast<uint32_t>(EINVAL)) << "type 3";
+  ASSERT_EQ(b.mb.Run(cmd::Op::kAllocMw, {b.pd, 2}), 0u);
+  const uint64_t mw = b.mb.out[0];
+  const auto old_rkey = static_cast<uint32_t>(b.mb.out[1]);
+  const uint32_t new_rkey = (old_rkey & ~0xffu) | ((old_rkey + 1) & 0xffu);
+  DriverWqe bind;
+  bind.wr_id = 70;
+  bind.opcode = qptwin::WrOpcode::kBindMw;
+  bind.sges = 0;
+  bind.rkey = new_rkey;
+  bind.mw_rkey = old_rkey;
+  bind.bind_mr = static_cast<uint32_t>(bindable);
+  bind.bind_addr = b.region + 1024;
+  bind.bind_length = 512;
+  bind.bind_access = qptwin::access::kRemoteWrite;
+  ASSERT_EQ(DriverRing(1, b.sq.qpn, DriverWrite(b.sq, 0, bind)), tlm::TLM_OK_RESPONSE);
+  be->Advance(100'000);
+  ASSERT_EQ(FirstPassCqeWrId(b.cq.addr), 70u) << "the bind's CQE";
+  EXPECT_EQ(TheDram()->At(b.cq.addr)[32], static_cast<uint8_t>(qptwin::WcStatus::kSuccess));
+  EXPECT_EQ(TheDram()->At(b.cq.addr)[33], static_cast<uint8_t>(qptwin::WcOpcode::kBindMw));
+  for (int i = 0; i < 64; ++i) TheDram()->At(a.region)[i] = static_cast<uint8_t>(3 * i + 9);
+  DriverWqe w;
+  w.wr_id = 71;
+  w.remote_addr = b.region + 1024 + 448;  // the window's last 64 bytes
+  w.rkey = new_rkey;
+  w.sge = {a.region, 64, a.lkey};
+  uint32_t p = DriverWrite(a.sq, 0, w);
+  ASSERT_EQ(DriverRing(0, a.sq.qpn, p), tlm::TLM_OK_RESPONSE);
+  be->Advance(100'000);
+  ASSERT_EQ(FirstPassCqeWrId(a.cq.addr), 71u);
+  EXPECT_EQ(TheDram()->At(a.cq.addr)[32], static_cast<uint8_t>(qptwin::WcStatus::kSuccess));
+  EXPECT_EQ(0, std::memcmp(TheDram()->At(b.region + 1024 + 448), TheDram()->At(a.region), 64));
+  w.wr_id = 72;
+  w.remote_addr = b.region + 1024 + 480;  // 32 bytes past the window's end
+  ASSERT_EQ(DriverRing(0, a.sq.qpn, DriverWrite(a.sq, p, w)), tlm::TLM_OK_RESPONSE);
+  be->Advance(100'000);
+  EXPECT_EQ(CqeWrId(a.cq.addr, 1), 72u);
+  EXPECT_EQ(TheDram()->At(a.cq.addr + 64)[32],
+            static_cast<uint8_t>(qptwin::WcStatus::kRemAccessErr));
+  EXPECT_EQ(b.mb.Run(cmd::Op::kDeallocMw, {mw}), 0u) << "a bound window goes too";
+  EXPECT_EQ(b.mb.Run(cmd::Op::kDeallocMw, {mw}), static_cast<uint32_t>(EINVAL));
+  ASSERT_EQ(b.mb.Run(cmd::Op::kAllocMw, {b.pd, 1}), 0u);
+  EXPECT_NE(b.mb.out[1], 0u) << "a type 1 window's rkey";
+  EXPECT_EQ(b.mb.Run(cmd::Op::kDeallocMw, {b.mb.out[0]}), 0u);
 }
 
 // An EQE of a driver's event queue (engine/command_port.h kCreateEq): type, number, owner.

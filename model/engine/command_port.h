@@ -57,7 +57,9 @@ enum class Op : uint32_t {
   kQueryPort = 2,
   kAllocPd = 3,    // out0 PD number
   kDeallocPd = 4,  // in0 PD number
-  // in0 PD number, in1 bus address, in2 length, in3 AccessFlags. out0 lkey, out1 rkey.
+  // in0 PD number, in1 bus address, in2 length, in3 AccessFlags. out0 lkey, out1 rkey,
+  // out2 the MR's number: a BIND_MW WQE names the region by it (send_wqe_image.h header byte
+  // 84).
   kRegMr = 5,
   kDeregMr = 6,  // in0 lkey
   // in0 entries, in1 the interrupt's bus address, in2 its 32-bit value, in3 bit 0: the CQ
@@ -122,6 +124,13 @@ enum class Op : uint32_t {
   // header byte 64), beside the remote QPN (68) and Q_Key (72).
   kCreateAh = 20,
   kDestroyAh = 21,  // in0 AH number
+  // A memory window (ibv_alloc_mw) on PD in0 of type in1 (1 or 2). out0 the MW number,
+  // out1 its rkey. The driver binds it with a BIND_MW WQE in a QP's send ring (type 1 as
+  // ibv_bind_mw posts one, type 2 as IBV_WR_BIND_MW), which names the window by its
+  // current rkey (header byte 80), the new rkey (60), the region by its number (84, out2
+  // of kRegMr), the range (32, 40) and the window's access (88).
+  kAllocMw = 22,
+  kDeallocMw = 23,  // in0 MW number; a bound window is unbound (backend.h AllocMw contract 5)
 };
 }  // namespace command
 
