@@ -18,6 +18,7 @@ bool IsOf(const AsyncEvent&, PdHandle) { return false; }
 bool IsOf(const AsyncEvent&, MrHandle) { return false; }
 bool IsOf(const AsyncEvent&, AhHandle) { return false; }
 bool IsOf(const AsyncEvent&, MwHandle) { return false; }
+bool IsOf(const AsyncEvent&, XrcdHandle) { return false; }
 
 uint64_t Bits(uint64_t word, int first, int width) {
   return width == 64 ? word >> first : (word >> first) & ((uint64_t{1} << width) - 1);
@@ -63,7 +64,7 @@ bool DriverCommands::Find(const std::map<uint64_t, H>& m, uint64_t n, H* h) {
 int DriverCommands::Command(uint32_t op, const uint64_t in[engine::command::kWords],
                             uint64_t out[engine::command::kWords]) {
   for (int i = 0; i < engine::command::kWords; ++i) out[i] = 0;
-  if (op > static_cast<uint32_t>(Op::kDeallocMw)) return EOPNOTSUPP;
+  if (op > static_cast<uint32_t>(Op::kCloseXrcd)) return EOPNOTSUPP;
   if (!dev_) dev_ = std::make_unique<ModelDevice>(world_, nic_index_);
   const int rc = Run(static_cast<Op>(op), in, out);
   if (rc != 0) {
@@ -149,16 +150,28 @@ int DriverCommands::Run(Op op, const uint64_t* in, uint64_t* out) {
           !dev_->HasQueueMemory()) {
         return EINVAL;  // contract 3
       }
-      SrqHandle srq;
-      if (int rc = dev_->CreateSrq(pd, static_cast<uint32_t>(in[1]), static_cast<uint32_t>(in[2]),
-                                   &srq);
-          rc != 0) {
-        return rc;
+      SrqInitAttr init;
+      init.pd = pd;
+      init.max_wr = static_cast<uint32_t>(in[1]);
+      init.max_sge = static_cast<uint32_t>(in[2]);
+      const bool xrc = Bits(in[3], 0, 32) != 0;
+      if (xrc) {
+        init.srq_type = SrqType::kXrc;
+        if (!Find(xrcds_, Bits(in[3], 0, 32), &init.xrcd) ||
+            !Find(cqs_, Bits(in[3], 32, 32), &init.cq)) {
+          return EINVAL;
+        }
       }
-      if (int rc = SrqAnswer(srq, out); rc != 0) {  // contract 3: its ring in queue memory
+      SrqHandle srq;
+      if (int rc = dev_->CreateSrqEx(init, &srq); rc != 0) return rc;
+      uint32_t srq_num = 0;
+      int rc = SrqAnswer(srq, out);  // contract 3: its ring in queue memory
+      if (rc == 0 && xrc) rc = dev_->SrqNum(srq, &srq_num);
+      if (rc != 0) {
         (void)dev_->DestroySrq(srq);
         return rc;
       }
+      out[5] = srq_num;
       out[0] = next_srq_;
       srqs_[next_srq_++] = srq;
       return 0;
@@ -211,6 +224,15 @@ int DriverCommands::Run(Op op, const uint64_t* in, uint64_t* out) {
     }
     case Op::kDeallocMw:
       return Destroy(mws_, in[0], &ModelDevice::DeallocMw);
+    case Op::kOpenXrcd: {
+      XrcdHandle xrcd;
+      if (int rc = dev_->OpenXrcd(&xrcd); rc != 0) return rc;
+      out[0] = next_xrcd_;
+      xrcds_[next_xrcd_++] = xrcd;
+      return 0;
+    }
+    case Op::kCloseXrcd:
+      return Destroy(xrcds_, in[0], &ModelDevice::CloseXrcd);
     case Op::kDestroyEq: {
       if (in[0] > 0xffffffffu) return EINVAL;
       const int rc = dev_->engine_nic()->DestroyEq(dev_->context(), static_cast<uint32_t>(in[0]));
@@ -329,10 +351,16 @@ int DriverCommands::SrqAnswer(SrqHandle srq, uint64_t* out) {
 
 int DriverCommands::CreateQp(const uint64_t* in, uint64_t* out) {
   QpInitAttr init;
+  if (in[0] == static_cast<uint64_t>(QpType::kXrcRecv)) return CreateXrcRecvQp(in, out);
   CqHandle scq, rcq;
-  if (in[0] > 0xff || !dev_->HasQueueMemory() || !Find(pds_, in[1], &init.pd) || !Find(cqs_, Bits(in[2], 0, 32), &scq) ||
-      !Find(cqs_, Bits(in[2], 32, 32), &rcq)) {
+  const bool xrc_send = in[0] == static_cast<uint64_t>(QpType::kXrcSend);
+  if (in[0] > 0xff || !dev_->HasQueueMemory() || !Find(pds_, in[1], &init.pd) ||
+      !Find(cqs_, Bits(in[2], 0, 32), &scq)) {
     return EINVAL;
+  }
+  if (!Find(cqs_, Bits(in[2], 32, 32), &rcq)) {
+    if (!xrc_send) return EINVAL;
+    rcq = scq;  // ignored for XRC_SEND (backend.h QpInitAttr)
   }
   init.qp_type = static_cast<QpType>(in[0]);
   init.send_cq = scq;
@@ -365,6 +393,23 @@ int DriverCommands::CreateQp(const uint64_t* in, uint64_t* out) {
   out[5] = uint64_t{rq.slots} | uint64_t{rq.stride} << 32;
   out[6] = uint64_t{cap.max_send_wr} | uint64_t{cap.max_recv_wr} << 32;
   out[7] = cap.max_inline_data;
+  return 0;
+}
+
+int DriverCommands::CreateXrcRecvQp(const uint64_t* in, uint64_t* out) {
+  QpInitAttr init;
+  init.qp_type = QpType::kXrcRecv;
+  if (!Find(xrcds_, in[6], &init.xrcd)) return EINVAL;
+  QpHandle qp;
+  QpCap cap;
+  if (int rc = dev_->CreateQp(init, &qp, &cap); rc != 0) return rc;
+  uint32_t qpn = 0;
+  if (int rc = dev_->QpNum(qp, &qpn); rc != 0) {
+    (void)dev_->DestroyQp(qp);
+    return rc;
+  }
+  qps_[qpn] = qp;
+  out[0] = qpn;
   return 0;
 }
 

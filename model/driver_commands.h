@@ -34,6 +34,7 @@ class DriverCommands : public engine::CommandTarget {
   int Run(engine::command::Op op, const uint64_t* in, uint64_t* out);
   int CreateCq(const uint64_t* in, uint64_t* out);
   int CreateQp(const uint64_t* in, uint64_t* out);
+  int CreateXrcRecvQp(const uint64_t* in, uint64_t* out);  // kCreateQp of an XRC_RECV QP
   int ModifyQp(const uint64_t* in);
   // Contract 4 (engine/command_port.h): RoCE's address vector to the GID in two words.
   int RoceAddress(uint64_t gid_lo, uint64_t gid_hi, AhAttr* out);
@@ -61,6 +62,8 @@ class DriverCommands : public engine::CommandTarget {
   std::map<uint64_t, SrqHandle> srqs_;  // by SRQ number
   std::map<uint64_t, AhHandle> ahs_;    // by AH number (its handle)
   std::map<uint64_t, MwHandle> mws_;    // by MW number (its handle)
+  uint64_t next_xrcd_ = 1;
+  std::map<uint64_t, XrcdHandle> xrcds_;  // by XRCD number
   std::atomic<bool> closed_{false};
   uint32_t eqn_ = 0;  // the context's event queue (kCreateEq), or 0
 };

@@ -994,6 +994,7 @@ struct DriverWqe {
   qptwin::Sge sge;
   uint32_t sges = 1;
   uint32_t ah = 0, remote_qpn = 0, remote_qkey = 0;  // a UD send's (header bytes 64, 68, 72)
+  uint32_t remote_srqn = 0;                           // an XRC_SEND's (header byte 76)
   // A BIND_MW's (header bytes 32, 40, 80, 84, 88): the range, the window's current rkey, the
   // region's number (kRegMr's out2) and the window's access; `rkey` is the new rkey.
   uint64_t bind_addr = 0, bind_length = 0;
@@ -1018,6 +1019,7 @@ uint32_t DriverWrite(const qptwin::model::SendRing& ring, uint32_t index, const 
   PutLe<uint32_t>(slot + 64, w.ah);
   PutLe<uint32_t>(slot + 68, w.remote_qpn);
   PutLe<uint32_t>(slot + 72, w.remote_qkey);
+  PutLe<uint32_t>(slot + 76, w.remote_srqn);
   PutLe<uint64_t>(slot + 32, w.bind_addr);
   PutLe<uint64_t>(slot + 40, w.bind_length);
   PutLe<uint32_t>(slot + 80, w.mw_rkey);
@@ -1783,15 +1785,17 @@ CommandSide SetUpByCommands(int slot, uint64_t queues, uint64_t region, bool srq
 // One MODIFY_QP of `s`'s QP (or QP `qpn` of s's) from `cur` to `next` towards `peer`, on the
 // table's minimum mask.
 uint32_t StepByCommand(CommandSide& s, const CommandSide& peer, qptwin::QpState cur,
-                       qptwin::QpState next, uint64_t qpn = 0) {
+                       qptwin::QpState next, uint64_t qpn = 0,
+                       qptwin::QpType type = qptwin::QpType::kRc, uint64_t dest_qpn = 0) {
   using qptwin::QpState;
-  const qptwin::AttrMask mask = qptwin::MinimumMask(qptwin::QpType::kRc, cur, next);
+  const qptwin::AttrMask mask = qptwin::MinimumMask(type, cur, next);
   const uint64_t in2 = static_cast<uint64_t>(next) |
                        static_cast<uint64_t>(qptwin::Mtu::k1024) << 16 | uint64_t{1} << 24 |
                        uint64_t{14} << 48 | uint64_t{12} << 56;
   const uint64_t in5 = uint64_t{qptwin::access::kAll} | uint64_t{7} << 32 | uint64_t{7} << 40 |
                        uint64_t{1} << 48 | uint64_t{1} << 56;
-  return s.mb.Run(cmd::Op::kModifyQp, {qpn ? qpn : s.sq.qpn, mask, in2, peer.sq.qpn,
+  return s.mb.Run(cmd::Op::kModifyQp, {qpn ? qpn : s.sq.qpn, mask, in2,
+                                       dest_qpn ? dest_qpn : peer.sq.qpn,
                                        0x100 | uint64_t{0x100} << 32, in5, peer.gid[0],
                                        peer.gid[1]});
 }
@@ -2066,6 +2070,71 @@ TEST(DriverCommands, ADriverBindsAWindowItAllocatedAndAPeerWritesThroughIt) {
   ASSERT_EQ(b.mb.Run(cmd::Op::kAllocMw, {b.pd, 1}), 0u);
   EXPECT_NE(b.mb.out[1], 0u) << "a type 1 window's rkey";
   EXPECT_EQ(b.mb.Run(cmd::Op::kDeallocMw, {b.mb.out[0]}), 0u);
+}
+
+// XRC by command (engine/command_port.h kOpenXrcd, kCreateSrq's in3, kCreateQp's XRC
+// types): b's driver opens an XRC domain, makes an XRC SRQ completing on its CQ and an
+// XRC_RECV QP in the domain; a's driver makes an XRC_SEND QP, connects both, and SENDs to
+// the SRQ by its number on the wire. The receive b's driver put in the SRQ's ring takes it.
+TEST(DriverCommands, AnXrcSendByCommandsLandsInTheTargetsXrcSrq) {
+  ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
+  using qptwin::QpState;
+  using qptwin::QpType;
+  auto [be, a, b] = ConnectedByCommands();
+  ASSERT_EQ(b.mb.Run(cmd::Op::kOpenXrcd), 0u);
+  const uint64_t xrcd = b.mb.out[0];
+  EXPECT_EQ(b.mb.Run(cmd::Op::kCreateSrq, {b.pd, 8, 1, xrcd + 9 | uint64_t{b.cq.cqn} << 32}),
+            static_cast<uint32_t>(EINVAL))
+      << "no such XRCD";
+  ASSERT_EQ(b.mb.Run(cmd::Op::kCreateSrq, {b.pd, 8, 1, xrcd | uint64_t{b.cq.cqn} << 32}), 0u);
+  const uint64_t srq = b.mb.out[0];
+  qptwin::model::RecvRing srq_ring;
+  srq_ring.addr = b.mb.out[1];
+  srq_ring.record = b.mb.out[2];
+  srq_ring.slots = static_cast<uint32_t>(b.mb.out[3]);
+  srq_ring.stride = static_cast<uint32_t>(b.mb.out[3] >> 32);
+  const auto srqn = static_cast<uint32_t>(b.mb.out[5]);
+  EXPECT_NE(srqn, 0u) << "the SRQ's number on the wire";
+  ASSERT_EQ(b.mb.Run(cmd::Op::kCreateQp,
+                     {static_cast<uint64_t>(QpType::kXrcRecv), 0, 0, 0, 0, 0, xrcd}),
+            0u);
+  const uint64_t tgt = b.mb.out[0];
+  EXPECT_EQ(b.mb.out[1], 0u) << "no send ring";
+  ASSERT_EQ(a.mb.Run(cmd::Op::kCreateQp, {static_cast<uint64_t>(QpType::kXrcSend), a.pd,
+                                          a.cq.cqn, 16, 1, 0}),
+            0u);
+  qptwin::model::SendRing ini;
+  ini.qpn = static_cast<uint32_t>(a.mb.out[0]);
+  ini.addr = a.mb.out[1];
+  ini.slots = static_cast<uint32_t>(a.mb.out[2]);
+  ini.stride = static_cast<uint32_t>(a.mb.out[2] >> 32);
+  EXPECT_EQ(a.mb.out[3], 0u) << "no receive ring";
+  const QpState path[] = {QpState::kReset, QpState::kInit, QpState::kRtr, QpState::kRts};
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(StepByCommand(a, b, path[i], path[i + 1], ini.qpn, QpType::kXrcSend, tgt), 0u);
+  }
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(StepByCommand(b, a, path[i], path[i + 1], tgt, QpType::kXrcRecv, ini.qpn), 0u);
+  }
+  DriverRecv(srq_ring, 0, 88, {b.region + 2048, 256, b.lkey});
+  for (int i = 0; i < 64; ++i) TheDram()->At(a.region)[i] = static_cast<uint8_t>(11 * i + 5);
+  DriverWqe w;
+  w.wr_id = 87;
+  w.opcode = qptwin::WrOpcode::kSend;
+  w.sge = {a.region, 64, a.lkey};
+  w.remote_srqn = srqn;
+  ASSERT_EQ(DriverRing(0, ini.qpn, DriverWrite(ini, 0, w)), tlm::TLM_OK_RESPONSE);
+  be->Advance(100'000);
+  EXPECT_EQ(FirstPassCqeWrId(a.cq.addr), 87u) << "the SEND's CQE";
+  EXPECT_EQ(TheDram()->At(a.cq.addr)[32], static_cast<uint8_t>(qptwin::WcStatus::kSuccess));
+  ASSERT_EQ(FirstPassCqeWrId(b.cq.addr), 88u) << "the SRQ's receive, on the SRQ's CQ";
+  EXPECT_EQ(TheDram()->At(b.cq.addr)[32], static_cast<uint8_t>(qptwin::WcStatus::kSuccess));
+  EXPECT_EQ(0, std::memcmp(TheDram()->At(b.region + 2048), TheDram()->At(a.region), 64));
+  EXPECT_EQ(b.mb.Run(cmd::Op::kCloseXrcd, {xrcd}), static_cast<uint32_t>(EBUSY)) << "in use";
+  EXPECT_EQ(b.mb.Run(cmd::Op::kDestroyQp, {tgt}), 0u);
+  EXPECT_EQ(b.mb.Run(cmd::Op::kDestroySrq, {srq}), 0u);
+  EXPECT_EQ(b.mb.Run(cmd::Op::kCloseXrcd, {xrcd}), 0u);
+  EXPECT_EQ(b.mb.Run(cmd::Op::kCloseXrcd, {xrcd}), static_cast<uint32_t>(EINVAL));
 }
 
 // An EQE of a driver's event queue (engine/command_port.h kCreateEq): type, number, owner.
