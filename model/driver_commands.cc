@@ -64,7 +64,7 @@ bool DriverCommands::Find(const std::map<uint64_t, H>& m, uint64_t n, H* h) {
 int DriverCommands::Command(uint32_t op, const uint64_t in[engine::command::kWords],
                             uint64_t out[engine::command::kWords]) {
   for (int i = 0; i < engine::command::kWords; ++i) out[i] = 0;
-  if (op > static_cast<uint32_t>(Op::kCloseXrcd)) return EOPNOTSUPP;
+  if (op > static_cast<uint32_t>(Op::kCreateXrcSrq)) return EOPNOTSUPP;
   if (!dev_) dev_ = std::make_unique<ModelDevice>(world_, nic_index_);
   const int rc = Run(static_cast<Op>(op), in, out);
   if (rc != 0) {
@@ -144,23 +144,19 @@ int DriverCommands::Run(Op op, const uint64_t* in, uint64_t* out) {
     }
     case Op::kDestroyQp:
       return Destroy(qps_, in[0], &ModelDevice::DestroyQp);
-    case Op::kCreateSrq: {
-      PdHandle pd;
-      if (!Find(pds_, in[0], &pd) || in[1] > 0xffffffffu || in[2] > 0xffffffffu ||
+    case Op::kCreateSrq:
+    case Op::kCreateXrcSrq: {
+      SrqInitAttr init;
+      if (!Find(pds_, in[0], &init.pd) || in[1] > 0xffffffffu || in[2] > 0xffffffffu ||
           !dev_->HasQueueMemory()) {
         return EINVAL;  // contract 3
       }
-      SrqInitAttr init;
-      init.pd = pd;
       init.max_wr = static_cast<uint32_t>(in[1]);
       init.max_sge = static_cast<uint32_t>(in[2]);
-      const bool xrc = Bits(in[3], 0, 32) != 0;
+      const bool xrc = op == Op::kCreateXrcSrq;
       if (xrc) {
         init.srq_type = SrqType::kXrc;
-        if (!Find(xrcds_, Bits(in[3], 0, 32), &init.xrcd) ||
-            !Find(cqs_, Bits(in[3], 32, 32), &init.cq)) {
-          return EINVAL;
-        }
+        if (!Find(xrcds_, in[3], &init.xrcd) || !Find(cqs_, in[4], &init.cq)) return EINVAL;
       }
       SrqHandle srq;
       if (int rc = dev_->CreateSrqEx(init, &srq); rc != 0) return rc;
@@ -359,7 +355,7 @@ int DriverCommands::CreateQp(const uint64_t* in, uint64_t* out) {
     return EINVAL;
   }
   if (!Find(cqs_, Bits(in[2], 32, 32), &rcq)) {
-    if (!xrc_send) return EINVAL;
+    if (!xrc_send || Bits(in[2], 32, 32) != 0) return EINVAL;
     rcq = scq;  // ignored for XRC_SEND (backend.h QpInitAttr)
   }
   init.qp_type = static_cast<QpType>(in[0]);
@@ -370,7 +366,7 @@ int DriverCommands::CreateQp(const uint64_t* in, uint64_t* out) {
   init.cap.max_send_sge = static_cast<uint32_t>(Bits(in[4], 0, 16));
   init.cap.max_recv_sge = static_cast<uint32_t>(Bits(in[4], 16, 16));
   init.cap.max_inline_data = static_cast<uint32_t>(Bits(in[4], 32, 32));
-  const bool on_srq = Bits(in[5], 32, 1) != 0;
+  const bool on_srq = !xrc_send && Bits(in[5], 32, 1) != 0;  // XRC_SEND takes no SRQ
   if (on_srq && !Find(srqs_, Bits(in[5], 0, 32), &init.srq)) return EINVAL;
   QpHandle qp;
   QpCap cap;

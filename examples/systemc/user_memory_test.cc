@@ -2058,15 +2058,45 @@ TEST(DriverCommands, ADriverBindsAWindowItAllocatedAndAPeerWritesThroughIt) {
   ASSERT_EQ(FirstPassCqeWrId(a.cq.addr), 71u);
   EXPECT_EQ(TheDram()->At(a.cq.addr)[32], static_cast<uint8_t>(qptwin::WcStatus::kSuccess));
   EXPECT_EQ(0, std::memcmp(TheDram()->At(b.region + 1024 + 448), TheDram()->At(a.region), 64));
-  w.wr_id = 72;
-  w.remote_addr = b.region + 1024 + 480;  // 32 bytes past the window's end
-  ASSERT_EQ(DriverRing(0, a.sq.qpn, DriverWrite(a.sq, p, w)), tlm::TLM_OK_RESPONSE);
-  be->Advance(100'000);
-  EXPECT_EQ(CqeWrId(a.cq.addr, 1), 72u);
-  EXPECT_EQ(TheDram()->At(a.cq.addr + 64)[32],
-            static_cast<uint8_t>(qptwin::WcStatus::kRemAccessErr));
-  EXPECT_EQ(b.mb.Run(cmd::Op::kDeallocMw, {mw}), 0u) << "a bound window goes too";
-  EXPECT_EQ(b.mb.Run(cmd::Op::kDeallocMw, {mw}), static_cast<uint32_t>(EINVAL));
+  // Then, each on QPs reset and connected again (a refused WRITE takes both to ERR): the old
+  // rkey, past the window's end, and after DEALLOC_MW; each refused, the memory untouched.
+  for (int i = 0; i < 64; ++i) TheDram()->At(a.region)[i] = 0xa5;
+  const uint8_t before = TheDram()->At(b.region + 1024 + 480)[0];
+  struct Refused {
+    uint32_t rkey;
+    uint64_t offset;
+    bool dealloc_first;
+  };
+  const Refused cases[] = {{old_rkey, 448, false}, {new_rkey, 480, false}, {new_rkey, 0, true}};
+  uint64_t id = 72;
+  for (const Refused& c : cases) {
+    SCOPED_TRACE(id);
+    if (c.dealloc_first) {
+      EXPECT_EQ(b.mb.Run(cmd::Op::kDeallocMw, {mw}), 0u) << "a bound window goes too";
+      EXPECT_EQ(b.mb.Run(cmd::Op::kDeallocMw, {mw}), static_cast<uint32_t>(EINVAL));
+    }
+    ASSERT_EQ(ToErrByCommand(a, a.sq.qpn), 0u);
+    ASSERT_EQ(b.mb.Run(cmd::Op::kModifyQp, {b.sq.qpn, qptwin::attr::kState,
+                                            static_cast<uint64_t>(qptwin::QpState::kReset)}),
+              0u);
+    ASSERT_EQ(a.mb.Run(cmd::Op::kModifyQp, {a.sq.qpn, qptwin::attr::kState,
+                                            static_cast<uint64_t>(qptwin::QpState::kReset)}),
+              0u);
+    ConnectByCommands(a, b);
+    ConnectByCommands(b, a);
+    w.wr_id = id;
+    w.rkey = c.rkey;
+    w.remote_addr = b.region + 1024 + c.offset;
+    p = DriverWrite(a.sq, p, w);  // a RESET keeps the ring's indices (nic_qp.cc ResetQueues)
+    ASSERT_EQ(DriverRing(0, a.sq.qpn, p), tlm::TLM_OK_RESPONSE);
+    be->Advance(100'000);
+    const uint64_t cqe = a.cq.addr + (id - 71) * 64;
+    EXPECT_EQ(CqeWrId(cqe, 0), id);
+    EXPECT_EQ(TheDram()->At(cqe)[32], static_cast<uint8_t>(qptwin::WcStatus::kRemAccessErr));
+    ++id;
+  }
+  EXPECT_EQ(TheDram()->At(b.region + 1024 + 480)[0], before) << "nothing was written";
+  EXPECT_NE(TheDram()->At(b.region + 1024)[0], 0xa5);
   ASSERT_EQ(b.mb.Run(cmd::Op::kAllocMw, {b.pd, 1}), 0u);
   EXPECT_NE(b.mb.out[1], 0u) << "a type 1 window's rkey";
   EXPECT_EQ(b.mb.Run(cmd::Op::kDeallocMw, {b.mb.out[0]}), 0u);
@@ -2083,10 +2113,17 @@ TEST(DriverCommands, AnXrcSendByCommandsLandsInTheTargetsXrcSrq) {
   auto [be, a, b] = ConnectedByCommands();
   ASSERT_EQ(b.mb.Run(cmd::Op::kOpenXrcd), 0u);
   const uint64_t xrcd = b.mb.out[0];
-  EXPECT_EQ(b.mb.Run(cmd::Op::kCreateSrq, {b.pd, 8, 1, xrcd + 9 | uint64_t{b.cq.cqn} << 32}),
+  // The SRQ's receives complete on a CQ of their own, not the one b's RC QP uses.
+  ASSERT_EQ(b.mb.Run(cmd::Op::kCreateCq, {16, 0, 0, 0}), 0u);
+  const uint64_t srq_cqn = b.mb.out[0];
+  const uint64_t srq_cq = b.mb.out[1];
+  EXPECT_EQ(b.mb.Run(cmd::Op::kCreateXrcSrq, {b.pd, 8, 1, xrcd + 9, srq_cqn}),
             static_cast<uint32_t>(EINVAL))
       << "no such XRCD";
-  ASSERT_EQ(b.mb.Run(cmd::Op::kCreateSrq, {b.pd, 8, 1, xrcd | uint64_t{b.cq.cqn} << 32}), 0u);
+  EXPECT_EQ(b.mb.Run(cmd::Op::kCreateXrcSrq, {b.pd, 8, 1, xrcd, srq_cqn + 99}),
+            static_cast<uint32_t>(EINVAL))
+      << "no such CQ";
+  ASSERT_EQ(b.mb.Run(cmd::Op::kCreateXrcSrq, {b.pd, 8, 1, xrcd, srq_cqn}), 0u);
   const uint64_t srq = b.mb.out[0];
   qptwin::model::RecvRing srq_ring;
   srq_ring.addr = b.mb.out[1];
@@ -2109,6 +2146,10 @@ TEST(DriverCommands, AnXrcSendByCommandsLandsInTheTargetsXrcSrq) {
   ini.slots = static_cast<uint32_t>(a.mb.out[2]);
   ini.stride = static_cast<uint32_t>(a.mb.out[2] >> 32);
   EXPECT_EQ(a.mb.out[3], 0u) << "no receive ring";
+  EXPECT_EQ(a.mb.Run(cmd::Op::kCreateQp, {static_cast<uint64_t>(QpType::kXrcSend), a.pd,
+                                          a.cq.cqn | uint64_t{0xdead} << 32, 16, 1, 0}),
+            static_cast<uint32_t>(EINVAL))
+      << "a receive CQ that is no CQ (0 is none)";
   const QpState path[] = {QpState::kReset, QpState::kInit, QpState::kRtr, QpState::kRts};
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(StepByCommand(a, b, path[i], path[i + 1], ini.qpn, QpType::kXrcSend, tgt), 0u);
@@ -2127,14 +2168,84 @@ TEST(DriverCommands, AnXrcSendByCommandsLandsInTheTargetsXrcSrq) {
   be->Advance(100'000);
   EXPECT_EQ(FirstPassCqeWrId(a.cq.addr), 87u) << "the SEND's CQE";
   EXPECT_EQ(TheDram()->At(a.cq.addr)[32], static_cast<uint8_t>(qptwin::WcStatus::kSuccess));
-  ASSERT_EQ(FirstPassCqeWrId(b.cq.addr), 88u) << "the SRQ's receive, on the SRQ's CQ";
-  EXPECT_EQ(TheDram()->At(b.cq.addr)[32], static_cast<uint8_t>(qptwin::WcStatus::kSuccess));
+  ASSERT_EQ(FirstPassCqeWrId(srq_cq), 88u) << "the SRQ's receive, on the SRQ's CQ";
+  EXPECT_EQ(TheDram()->At(srq_cq)[32], static_cast<uint8_t>(qptwin::WcStatus::kSuccess));
+  EXPECT_NE(FirstPassCqeWrId(b.cq.addr), 88u) << "not on the CQ of b's RC QP";
   EXPECT_EQ(0, std::memcmp(TheDram()->At(b.region + 2048), TheDram()->At(a.region), 64));
   EXPECT_EQ(b.mb.Run(cmd::Op::kCloseXrcd, {xrcd}), static_cast<uint32_t>(EBUSY)) << "in use";
   EXPECT_EQ(b.mb.Run(cmd::Op::kDestroyQp, {tgt}), 0u);
+  EXPECT_EQ(b.mb.Run(cmd::Op::kCloseXrcd, {xrcd}), static_cast<uint32_t>(EBUSY))
+      << "the SRQ alone keeps it";
   EXPECT_EQ(b.mb.Run(cmd::Op::kDestroySrq, {srq}), 0u);
   EXPECT_EQ(b.mb.Run(cmd::Op::kCloseXrcd, {xrcd}), 0u);
   EXPECT_EQ(b.mb.Run(cmd::Op::kCloseXrcd, {xrcd}), static_cast<uint32_t>(EINVAL));
+}
+
+// CMD_IN registers keep their values (command_port.h contract 1): a driver that writes only
+// CREATE_SRQ's in0..in2 after a REG_MR (in3: its access flags) gets a basic SRQ (found by a
+// review: a first version read in3 as an XRC domain and answered EINVAL; XRC SRQs have
+// their own op, kCreateXrcSrq).
+TEST(DriverCommands, ACreateSrqReadsOnlyItsThreeInputs) {
+  ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
+  auto [be, a, b] = ConnectedByCommands();
+  ASSERT_EQ(b.mb.Run(cmd::Op::kRegMr, {b.pd, b.region + 0x1000, 4096, qptwin::access::kAll}), 0u);
+  ASSERT_EQ(DriverMmioWrite(1, cmd::kInOffset + 0, b.pd), tlm::TLM_OK_RESPONSE);
+  ASSERT_EQ(DriverMmioWrite(1, cmd::kInOffset + 8, 8), tlm::TLM_OK_RESPONSE);
+  ASSERT_EQ(DriverMmioWrite(1, cmd::kInOffset + 16, 1), tlm::TLM_OK_RESPONSE);
+  uint8_t word[8] = {};
+  PutLe<uint32_t>(word, static_cast<uint32_t>(cmd::Op::kCreateSrq));
+  ASSERT_EQ(DriverMmio(1, tlm::TLM_WRITE_COMMAND, cmd::kOpOffset, word, 4), tlm::TLM_OK_RESPONSE);
+  ASSERT_EQ(DriverMmio(1, tlm::TLM_READ_COMMAND, cmd::kStatusOffset, word, 4), tlm::TLM_OK_RESPONSE);
+  uint32_t status = 0;
+  std::memcpy(&status, word, 4);
+  EXPECT_EQ(status, 0u) << "the stale in3 (REG_MR's access flags) is not read";
+}
+
+// A driver's BIND_MW WQE names the region by a number (header byte 84). The number of another
+// context's region on the same NIC (a verbs program's) fails the bind (MW_BIND_ERR), as the
+// verbs post refuses it (nic_post.cc bind_resolved: mr->ctx == ctx); found by a review: a
+// first version bound it, and a peer's WRITE landed in that program's buffer.
+TEST(DriverCommands, ADriverCannotBindAWindowToAnotherContextsRegion) {
+  ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
+  auto [be, a, b] = ConnectedByCommands();
+  std::unique_ptr<qptwin::Device> opened;
+  ASSERT_EQ(be->OpenDevice("mdev1", &opened), 0);  // b's NIC, another context
+  qptwin::PdHandle vpd;
+  ASSERT_EQ(opened->AllocPd(&vpd), 0);
+  qptwin::MrHandle vmr;
+  uint8_t* vbuf = nullptr;
+  uint32_t vl = 0, vr = 0;
+  ASSERT_EQ(opened->RegMr(vpd, 4096, qptwin::access::kAll | qptwin::access::kMwBind, &vmr, &vbuf,
+                          &vl, &vr),
+            0);
+  std::memset(vbuf, 0, 4096);
+  ASSERT_EQ(b.mb.Run(cmd::Op::kAllocMw, {b.pd, 2}), 0u);
+  const auto old_rkey = static_cast<uint32_t>(b.mb.out[1]);
+  const uint32_t new_rkey = (old_rkey & ~0xffu) | ((old_rkey + 1) & 0xffu);
+  DriverWqe bind;
+  bind.wr_id = 70;
+  bind.opcode = qptwin::WrOpcode::kBindMw;
+  bind.sges = 0;
+  bind.rkey = new_rkey;
+  bind.mw_rkey = old_rkey;
+  bind.bind_mr = vmr.id;  // not the driver's
+  bind.bind_addr = reinterpret_cast<uint64_t>(vbuf);
+  bind.bind_length = 512;
+  bind.bind_access = qptwin::access::kRemoteWrite;
+  ASSERT_EQ(DriverRing(1, b.sq.qpn, DriverWrite(b.sq, 0, bind)), tlm::TLM_OK_RESPONSE);
+  be->Advance(100'000);
+  ASSERT_EQ(FirstPassCqeWrId(b.cq.addr), 70u);
+  EXPECT_EQ(TheDram()->At(b.cq.addr)[32], static_cast<uint8_t>(qptwin::WcStatus::kMwBindErr))
+      << "bound to another context's region";
+  for (int i = 0; i < 64; ++i) TheDram()->At(a.region)[i] = 0x5a;
+  DriverWqe w;
+  w.wr_id = 71;
+  w.remote_addr = reinterpret_cast<uint64_t>(vbuf);
+  w.rkey = new_rkey;
+  w.sge = {a.region, 64, a.lkey};
+  ASSERT_EQ(DriverRing(0, a.sq.qpn, DriverWrite(a.sq, 0, w)), tlm::TLM_OK_RESPONSE);
+  be->Advance(100'000);
+  EXPECT_NE(vbuf[0], 0x5a) << "a peer wrote into another program's region";
 }
 
 // An EQE of a driver's event queue (engine/command_port.h kCreateEq): type, number, owner.

@@ -74,8 +74,9 @@ enum class Op : uint32_t {
   // out5 its slots (0, 32) | stride (32, 32), out6 max_send_wr (0, 32) | max_recv_wr
   // (32, 32) granted, out7 max_inline_data granted. A QP with no receive queue of its own
   // (on an SRQ, max_recv_wr 0, XRC_SEND) answers no receive ring (out3..5 are 0). XRC_SEND
-  // needs no receive CQ (in2's upper half may be 0). XRC_RECV takes in6 its XRCD number,
-  // not a PD, CQs or caps, and has no queues: out0 only.
+  // needs no receive CQ (in2's upper half 0 or a CQ's number) and takes no SRQ (in5 is not
+  // read). XRC_RECV takes in6 its XRCD number, not a PD, CQs, caps or queue memory, and has
+  // no queues: out0 only.
   kCreateQp = 9,
   // in0 QP number, in1 AttrMask, in2 qp_state (0, 8) | cur_qp_state (8, 8) | path_mtu (16,
   // 8) | port_num (24, 8) | pkey_index (32, 16) | timeout (48, 8) | min_rnr_timer (56, 8),
@@ -85,11 +86,9 @@ enum class Op : uint32_t {
   kModifyQp = 10,
   kQueryQp = 11,    // in0 QP number. out0 qp_state, out1 sq_psn, out2 rq_psn, out3 dest_qp_num
   kDestroyQp = 12,  // in0 QP number
-  // in0 PD number, in1 max_wr, in2 max_sge, in3 0 or, for an XRC SRQ (ibv_create_srq_ex,
-  // IBV_SRQT_XRC), XRCD number (0, 32) | the CQ its receives complete on (32, 32). out0 SRQ
-  // number (the driver's handle; the NIC counts them from 1), out1 ring address, out2
-  // record address, out3 slots (0, 32) | stride (32, 32), out4 max_wr granted, out5 an XRC
-  // SRQ's number on the wire (ibv_get_srq_num): an XRC_SEND WQE names it (header byte 76).
+  // in0 PD number, in1 max_wr, in2 max_sge. out0 SRQ number (the driver's handle; the NIC
+  // counts them from 1), out1 ring address, out2 record address, out3 slots (0, 32) |
+  // stride (32, 32), out4 max_wr granted.
   kCreateSrq = 13,
   // in0 SRQ number, in1 mask (srq_attr: kMaxWr, kLimit), in2 max_wr, in3 srq_limit:
   // ibv_modify_srq. A resize (kMaxWr) places the ring anew (model_backend.h ModelSrqRing: the
@@ -139,6 +138,11 @@ enum class Op : uint32_t {
   // without XRC (rxe). kCloseXrcd: EBUSY while an XRC SRQ or XRC_RECV QP uses it.
   kOpenXrcd = 24,
   kCloseXrcd = 25,  // in0 XRCD number
+  // An XRC SRQ (ibv_create_srq_ex, IBV_SRQT_XRC): in0 PD number, in1 max_wr, in2 max_sge,
+  // in3 XRCD number, in4 the CQ its receives complete on. out0..out4 as kCreateSrq's, out5
+  // its number on the wire (ibv_get_srq_num): an XRC_SEND WQE names it (header byte 76).
+  // kModifySrq and kDestroySrq take out0.
+  kCreateXrcSrq = 26,
 };
 }  // namespace command
 

@@ -234,7 +234,10 @@ void Nic::Receive(Packet&& pkt) {
   // Behaviour::retried_request_nak_flushes_sq_first says so.
   const bool error_nak = pkt.kind == PacketKind::kNak && pkt.nak != NakCode::kRnr &&
                          pkt.nak != NakCode::kPsnSeqErr && pkt.nak != NakCode::kNone;
-  const bool from_another_device = error_nak && pkt.src_nic != index_ && world_->lossless() &&
+  // Another device of this World: a datagram from another process (RoCE) carries no
+  // sent_by_post, and there no inline loopback is possible.
+  const bool from_another_device = error_nak && pkt.src_nic != index_ &&
+                                   !world_->IsExternal(pkt.src_nic) && world_->lossless() &&
                                    profile().behaviour.retried_request_nak_flushes_sq_first;
   in_retry_response_ = (responder_flush || from_another_device) && !pkt.sent_by_post;
   // Behaviour::loopback_read_nak_flushes_responder_first (a READ sent by a post): the

@@ -106,6 +106,9 @@ WcStatus Nic::RunLocalOp(Qp& qp, const SendWqe& w) {
     r.mw_rkey = w.wr.mw_rkey;
     r.new_rkey = w.wr.rkey;
     r.mr = mrs_.ByHandle(w.wr.bind_info.mr.id);
+    // A driver's WQE names the region by number (command_port.h kRegMr's out2): one of
+    // another context is no region of this QP's (the post's check for a verbs WR).
+    if (r.mr != nullptr && r.mr->ctx != qp.ctx) r.mr = nullptr;
     r.addr = w.wr.bind_info.addr;
     r.length = w.wr.bind_info.length;
     r.access = w.wr.bind_info.mw_access_flags;
