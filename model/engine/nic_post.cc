@@ -408,12 +408,14 @@ int Nic::PostSend(uint32_t ctx, uint32_t h, const std::vector<SendWr>& wrs, size
       if (posted || b.rts_waits_for_doorbell) RingDoorbell(*qp, host_done);
       if (flush_after) {
         FlushPostedInError(*qp, first_posted);
-      } else if (qp->state == QpState::kErr && b.rts_waits_for_doorbell) {
+      } else if (!posted && qp->state == QpState::kErr && b.rts_waits_for_doorbell) {
         // None of this call's WRs is queued, yet the doorbell runs the requester in ERR:
         // it takes the WQE at req.wqe_index, if any, and has the completer drain the ring
         // (rxe_req.c req_next_wqe; measured: seed 20261243 sequence 15523, an atomic with a
         // 4-byte SGE refused in ERR moved the index on, so 12 WRs posted later brought the
-        // producer round to it and none of them was flushed).
+        // producer round to it and none of them was flushed). Not when this call queued WRs:
+        // its doorbell already ran the requester, whose walk in ERR the flush took (seed
+        // 20261276 sequence 2852, docs/differences.md row 151).
         RequesterRunsInError(*qp);
       }
       return queue_anyway ? EINVAL : err;  // rxe: the doorbell's EINVAL wins

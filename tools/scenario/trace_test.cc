@@ -271,6 +271,48 @@ post_recv s wr_id=10 sge=m1:0:240
   }
 }
 
+// docs/differences.md row 151 (differential seed 20261276 sequence 2852; examples/fidelity/38):
+// a post that fills the send queue and fails inside it (RNR_RETRY_EXC_ERR) leaves rxe's
+// requester index two WQEs on; SENDs posted in ERR that bring the producer one whole ring past
+// it are not seen (req_next_wqe), so they wait for the next modify to ERR. A shorter first post
+// leaves them visible: flushed at once. (A first version walked the requester once more for
+// the refused post's doorbell, which had already run it.)
+TEST(WalkInError, SendsPostedInErrAWholeRingPastTheRequesterWaitForTheNextErr) {
+  const std::string setup = R"(device d0 profile=rxe
+pd p0 dev=d0
+mr m0 pd=p0 len=65536 access=LOCAL_WRITE|REMOTE_WRITE
+cq c0 cqe=63 dev=d0
+qp q0 type=RC pd=p0 send_cq=c0 recv_cq=c0 max_send_wr=15 max_recv_wr=15 max_send_sge=2 max_recv_sge=2
+qp q1 type=RC pd=p0 send_cq=c0 recv_cq=c0 max_send_wr=15 max_recv_wr=15 max_send_sge=2 max_recv_sge=2
+modify q1 state=INIT pkey_index=0 port=1 access=LOCAL_WRITE|REMOTE_WRITE
+modify q1 state=RTR path_mtu=1024 dest=q0 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=17
+modify q1 state=RTS sq_psn=0 timeout=11 retry_cnt=0 rnr_retry=0 max_rd_atomic=1
+modify q0 state=INIT pkey_index=0 port=1 access=LOCAL_WRITE|REMOTE_WRITE
+modify q0 state=RTR path_mtu=1024 dest=q1 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=17
+modify q0 state=RTS sq_psn=0 timeout=11 retry_cnt=1 rnr_retry=7 max_rd_atomic=1
+)";
+  for (const int first : {3, 18}) {
+    SCOPED_TRACE(first);
+    RunResult r = RunText(setup + "post_send q1 wr_id=100 op=SEND count=" + std::to_string(first) +
+                          " sge=m0:0:64 flags=SIGNALED\nadvance us=60000\n"
+                          "poll c0 n=64 timeout_ms=0\n"
+                          "post_send q1 wr_id=1 op=SEND count=3 sge=m0:0:8\nadvance us=60000\n"
+                          "poll c0 n=64 timeout_ms=0\nmodify q1 state=ERR\n"
+                          "poll c0 n=64 timeout_ms=0\n");
+    auto wr_ids = [&r](int line) {
+      std::vector<uint64_t> ids;
+      for (const Outcome& o : StepAt(r, line).outcomes) {
+        if (o.kind == Outcome::Kind::kWc) ids.push_back(o.wc.wr_id);
+      }
+      return ids;
+    };
+    EXPECT_EQ(wr_ids(15).size(), first == 18 ? 15u : 3u) << "the first post's WRs, all completed";
+    const std::vector<uint64_t> three{1, 2, 3};
+    EXPECT_EQ(wr_ids(18), first == 18 ? std::vector<uint64_t>{} : three) << "at their post";
+    EXPECT_EQ(wr_ids(20), first == 18 ? three : std::vector<uint64_t>{}) << "at the next ERR";
+  }
+}
+
 TEST(Trace, StateChangesIncludeWhatTheDeviceDid) {
   RunResult r = RunText(std::string(kSetup) + kToRts +
                         "post_send a wr_id=1 op=WRITE sge=ma:0:64 remote=mb:4064 flags=SIGNALED\n"
