@@ -2012,6 +2012,23 @@ TEST(DriverCommands, AUdSendNamesTheAddressHandleACommandMade) {
   EXPECT_EQ(a.mb.Run(cmd::Op::kDestroyAh, {ah}), static_cast<uint32_t>(EINVAL));
 }
 
+// A BIND_MW WQE (send_wqe_image.h) binding the window of `old_rkey` to 512 bytes at `addr` of
+// the region numbered `mr` for REMOTE_WRITE; its new rkey (`rkey`) is the window's with the
+// next key byte.
+DriverWqe BindWqe(uint64_t wr_id, uint32_t old_rkey, uint32_t mr, uint64_t addr) {
+  DriverWqe bind;
+  bind.wr_id = wr_id;
+  bind.opcode = qptwin::WrOpcode::kBindMw;
+  bind.sges = 0;
+  bind.rkey = (old_rkey & ~0xffu) | ((old_rkey + 1) & 0xffu);
+  bind.mw_rkey = old_rkey;
+  bind.bind_mr = mr;
+  bind.bind_addr = addr;
+  bind.bind_length = 512;
+  bind.bind_access = qptwin::access::kRemoteWrite;
+  return bind;
+}
+
 // Memory windows by command (engine/command_port.h kAllocMw): b's driver allocates a type 2
 // window, binds it to 512 bytes of a region with MW_BIND by a BIND_MW WQE in its own send
 // ring, and a's driver WRITEs through the window's new rkey; a WRITE past the window's end
@@ -2030,17 +2047,8 @@ TEST(DriverCommands, ADriverBindsAWindowItAllocatedAndAPeerWritesThroughIt) {
   ASSERT_EQ(b.mb.Run(cmd::Op::kAllocMw, {b.pd, 2}), 0u);
   const uint64_t mw = b.mb.out[0];
   const auto old_rkey = static_cast<uint32_t>(b.mb.out[1]);
-  const uint32_t new_rkey = (old_rkey & ~0xffu) | ((old_rkey + 1) & 0xffu);
-  DriverWqe bind;
-  bind.wr_id = 70;
-  bind.opcode = qptwin::WrOpcode::kBindMw;
-  bind.sges = 0;
-  bind.rkey = new_rkey;
-  bind.mw_rkey = old_rkey;
-  bind.bind_mr = static_cast<uint32_t>(bindable);
-  bind.bind_addr = b.region + 1024;
-  bind.bind_length = 512;
-  bind.bind_access = qptwin::access::kRemoteWrite;
+  const DriverWqe bind = BindWqe(70, old_rkey, static_cast<uint32_t>(bindable), b.region + 1024);
+  const uint32_t new_rkey = bind.rkey;
   ASSERT_EQ(DriverRing(1, b.sq.qpn, DriverWrite(b.sq, 0, bind)), tlm::TLM_OK_RESPONSE);
   be->Advance(100'000);
   ASSERT_EQ(FirstPassCqeWrId(b.cq.addr), 70u) << "the bind's CQE";
@@ -2221,17 +2229,9 @@ TEST(DriverCommands, ADriverCannotBindAWindowToAnotherContextsRegion) {
   std::memset(vbuf, 0, 4096);
   ASSERT_EQ(b.mb.Run(cmd::Op::kAllocMw, {b.pd, 2}), 0u);
   const auto old_rkey = static_cast<uint32_t>(b.mb.out[1]);
-  const uint32_t new_rkey = (old_rkey & ~0xffu) | ((old_rkey + 1) & 0xffu);
-  DriverWqe bind;
-  bind.wr_id = 70;
-  bind.opcode = qptwin::WrOpcode::kBindMw;
-  bind.sges = 0;
-  bind.rkey = new_rkey;
-  bind.mw_rkey = old_rkey;
-  bind.bind_mr = vmr.id;  // not the driver's
-  bind.bind_addr = reinterpret_cast<uint64_t>(vbuf);
-  bind.bind_length = 512;
-  bind.bind_access = qptwin::access::kRemoteWrite;
+  // Not the driver's region.
+  const DriverWqe bind = BindWqe(70, old_rkey, vmr.id, reinterpret_cast<uint64_t>(vbuf));
+  const uint32_t new_rkey = bind.rkey;
   ASSERT_EQ(DriverRing(1, b.sq.qpn, DriverWrite(b.sq, 0, bind)), tlm::TLM_OK_RESPONSE);
   be->Advance(100'000);
   ASSERT_EQ(FirstPassCqeWrId(b.cq.addr), 70u);

@@ -528,7 +528,14 @@ void Nic::BeginFlush(Qp& qp) {
   for (SendWqe& w : qp.sq) {
     if (w.ghost) continue;  // its completion was reported, or its slot consumed
     if (w.failed_locally) w.done = false;
-    if (w.done && w.status == WcStatus::kSuccess && IsLocalOp(w.wr.opcode)) w.done = false;
+    // So is a UD or UC SEND the requester sent behind a head it never took (OverwriteStaleSlots:
+    // a stuck head; rxe_comp.c get_wqe retires nothing behind a WQE in state posted; seed
+    // 20261277 sequence 1015). DrainSq retires a finished head at once, so every WQE still
+    // finished here waits behind one that is not.
+    if (w.done && w.status == WcStatus::kSuccess &&
+        (IsLocalOp(w.wr.opcode) || !IsReliable(qp.type))) {
+      w.done = false;
+    }
   }
   // The CQE of the error that moved it comes first when the receive flush does
   // (FlushOnError; rxe_comp.c do_complete), or when the flush is held to a tick's end.

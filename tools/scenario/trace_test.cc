@@ -313,6 +313,48 @@ modify q0 state=RTS sq_psn=0 timeout=11 retry_cnt=1 rnr_retry=7 max_rd_atomic=1
   }
 }
 
+// docs/differences.md row 152 (differential seed 20261277 sequence 1015; examples/fidelity/39):
+// UD SENDs the requester sent behind a head it never takes (after ERR -> RTS the producer went
+// round onto stale slots) complete neither in RTS nor with SUCCESS: the move to ERR flushes
+// them with the rest (rxe_comp.c flush_send_queue). A first version reported them SUCCESS.
+TEST(WalkInError, UdSendsSentBehindAHeadNeverTakenAreFlushed) {
+  RunResult r = RunText(R"(device d0 profile=rxe
+pd p0 dev=d0
+mr m0 pd=p0 len=65536 access=LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC
+cq c0 cqe=63 dev=d0
+qp q2 type=UD pd=p0 send_cq=c0 recv_cq=c0 max_send_wr=15 max_recv_wr=15 max_send_sge=2 max_recv_sge=2
+qp q3 type=UD pd=p0 send_cq=c0 recv_cq=c0 max_send_wr=15 max_recv_wr=15 max_send_sge=2 max_recv_sge=2
+modify q2 state=INIT pkey_index=0 port=1 qkey=0x11111111
+modify q2 state=RTR
+modify q2 state=RTS sq_psn=0
+modify q3 state=INIT pkey_index=0 port=1 qkey=0x11111111
+modify q3 state=RTR
+modify q3 state=RTS sq_psn=0
+post_send q3 wr_id=4 op=FETCH_ADD sge=m0:24824:8 remote=m0:488 add=224 ah=q2 flags=SIGNALED
+advance us=30000
+poll c0 n=64 timeout_ms=0
+post_send q3 wr_id=7 op=SEND count=10 sge=m0:24936:8 ah=q2 flags=SIGNALED
+advance us=2000
+poll c0 n=64 timeout_ms=30
+modify q3 state=RTS cur_state=RTS
+post_send q3 wr_id=17 op=SEND count=13 sge=m0:25021:64 ah=q2 flags=SIGNALED
+advance us=30000
+poll c0 n=64 timeout_ms=30
+query q3
+modify q3 state=ERR
+advance us=30000
+poll c0 n=64 timeout_ms=30)");
+  auto statuses = [&r](int line) {
+    std::vector<WcStatus> got;
+    for (const Outcome& o : StepAt(r, line).outcomes) {
+      if (o.kind == Outcome::Kind::kWc) got.push_back(o.wc.status);
+    }
+    return got;
+  };
+  EXPECT_TRUE(statuses(22).empty()) << "nothing completes in RTS";
+  EXPECT_EQ(statuses(26), std::vector<WcStatus>(13, WcStatus::kWrFlushErr));
+}
+
 TEST(Trace, StateChangesIncludeWhatTheDeviceDid) {
   RunResult r = RunText(std::string(kSetup) + kToRts +
                         "post_send a wr_id=1 op=WRITE sge=ma:0:64 remote=mb:4064 flags=SIGNALED\n"
