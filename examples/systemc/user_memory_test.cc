@@ -1812,10 +1812,14 @@ uint64_t SrqQpInInit(CommandSide& s, const CommandSide& peer) {
                                                                                            : 0;
 }
 
+// QP `qpn` of `s`'s to `state` (a move the table allows on the state alone: ERR, RESET).
+uint32_t ToStateByCommand(CommandSide& s, uint64_t qpn, qptwin::QpState state) {
+  return s.mb.Run(cmd::Op::kModifyQp, {qpn, qptwin::attr::kState, static_cast<uint64_t>(state)});
+}
+
 // QP `qpn` of `s`'s to ERR.
 uint32_t ToErrByCommand(CommandSide& s, uint64_t qpn) {
-  return s.mb.Run(cmd::Op::kModifyQp,
-                  {qpn, qptwin::attr::kState, static_cast<uint64_t>(qptwin::QpState::kErr)});
+  return ToStateByCommand(s, qpn, qptwin::QpState::kErr);
 }
 
 void ConnectByCommands(CommandSide& s, const CommandSide& peer) {
@@ -2084,12 +2088,8 @@ TEST(DriverCommands, ADriverBindsAWindowItAllocatedAndAPeerWritesThroughIt) {
       EXPECT_EQ(b.mb.Run(cmd::Op::kDeallocMw, {mw}), static_cast<uint32_t>(EINVAL));
     }
     ASSERT_EQ(ToErrByCommand(a, a.sq.qpn), 0u);
-    ASSERT_EQ(b.mb.Run(cmd::Op::kModifyQp, {b.sq.qpn, qptwin::attr::kState,
-                                            static_cast<uint64_t>(qptwin::QpState::kReset)}),
-              0u);
-    ASSERT_EQ(a.mb.Run(cmd::Op::kModifyQp, {a.sq.qpn, qptwin::attr::kState,
-                                            static_cast<uint64_t>(qptwin::QpState::kReset)}),
-              0u);
+    ASSERT_EQ(ToStateByCommand(b, b.sq.qpn, qptwin::QpState::kReset), 0u);
+    ASSERT_EQ(ToStateByCommand(a, a.sq.qpn, qptwin::QpState::kReset), 0u);
     ConnectByCommands(a, b);
     ConnectByCommands(b, a);
     w.wr_id = id;

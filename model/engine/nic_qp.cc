@@ -521,21 +521,14 @@ void Nic::BeginFlush(Qp& qp) {
     qp.unwalked.push_back(GhostOf(qp.sq[qp.sq_next - 1]));  // its slot comes first
   }
   if (walks) NoteUnwalked(qp, qp.sq_next);
-  // A WR that failed locally and waited for the head is flushed like the rest (rxe_comp.c
-  // flush_send_queue: WR_FLUSH_ERR for every WQE left, wqe_state_error too); so is a BIND_MW
-  // or LOCAL_INV the requester ran behind a WR still unacknowledged (wqe_state_done: its
-  // completion waits for the head; differential seed 1101 sequence 52).
+  // rxe_comp.c flush_send_queue: WR_FLUSH_ERR for every WQE left, finished or failed. DrainSq
+  // retires a finished head at once, so a WQE still here waits behind one that is not: a WR
+  // that failed locally, a BIND_MW or LOCAL_INV the requester ran behind a WR still
+  // unacknowledged (differential seed 1101 sequence 52), a UD or UC SEND sent behind a head
+  // the requester never took (OverwriteStaleSlots; seed 20261277 sequence 1015).
   for (SendWqe& w : qp.sq) {
     if (w.ghost) continue;  // its completion was reported, or its slot consumed
-    if (w.failed_locally) w.done = false;
-    // So is a UD or UC SEND the requester sent behind a head it never took (OverwriteStaleSlots:
-    // a stuck head; rxe_comp.c get_wqe retires nothing behind a WQE in state posted; seed
-    // 20261277 sequence 1015). DrainSq retires a finished head at once, so every WQE still
-    // finished here waits behind one that is not.
-    if (w.done && w.status == WcStatus::kSuccess &&
-        (IsLocalOp(w.wr.opcode) || !IsReliable(qp.type))) {
-      w.done = false;
-    }
+    if (w.failed_locally || (w.done && w.status == WcStatus::kSuccess)) w.done = false;
   }
   // The CQE of the error that moved it comes first when the receive flush does
   // (FlushOnError; rxe_comp.c do_complete), or when the flush is held to a tick's end.
