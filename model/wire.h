@@ -46,6 +46,30 @@ uint32_t PacketWireBytes(WireFormat f, WireOp op, PacketPos pos, bool imm, bool 
 // Picoseconds one packet of `wire_bytes` occupies a link of `gbps`.
 uint64_t SerializationPs(double gbps, uint64_t wire_bytes);
 
+// SerializationPs with the answers for a few sizes kept: the data path asks the same few
+// (a packet's size, an ACK's, a WQE's) packet after packet, and each answer is a division.
+class SerializationMemo {
+ public:
+  uint64_t Ps(double gbps, uint64_t wire_bytes) {
+    Entry& e = entries_[wire_bytes & (kEntries - 1)];
+    if (e.bytes != wire_bytes || e.gbps != gbps) {
+      e.gbps = gbps;
+      e.bytes = wire_bytes;
+      e.ps = SerializationPs(gbps, wire_bytes);
+    }
+    return e.ps;
+  }
+
+ private:
+  static constexpr uint64_t kEntries = 8;
+  struct Entry {
+    double gbps = 0;  // SerializationPs(0, 0) is 0: an unused entry answers correctly
+    uint64_t bytes = 0;
+    uint64_t ps = 0;
+  };
+  Entry entries_[kEntries];
+};
+
 struct MessageWire {
   uint32_t packets = 0;
   uint64_t wire_bytes = 0;  // all packets, headers included

@@ -29,9 +29,14 @@ SetAssociativeLru::SetAssociativeLru(uint32_t entries, uint32_t ways) : capacity
     prev_.assign(entries, kNone);
     next_.assign(entries, kNone);
     size_t n = 1;
-    while (n < 2 * static_cast<size_t>(entries)) n <<= 1;  // load factor <= 1/2
+    int bits = 0;
+    while (n < 2 * static_cast<size_t>(entries)) {  // load factor <= 1/2
+      n <<= 1;
+      ++bits;
+    }
     index_.assign(n, 0);
     mask_ = n - 1;
+    home_shift_ = 64 - bits;
     return;
   }
   ways_ = ways;
@@ -51,8 +56,15 @@ std::size_t SetAssociativeLru::size() const {
                                            [](uint64_t s) { return s != 0; }));
 }
 
+uint64_t SetAssociativeLru::IndexHash(uint64_t key) {
+  // Fibonacci hashing: the product's top bits are the home position (Home). Keys that count
+  // up (a QP's WQE serials, a region's pages) land a golden-ratio step apart, so the probes
+  // stay short; which slot holds a key changes nothing the cache answers (contract 2).
+  return key * 0x9e3779b97f4a7c15ULL;
+}
+
 size_t SetAssociativeLru::Find(uint64_t key, uint64_t h) const {
-  size_t pos = static_cast<size_t>(h) & mask_;
+  size_t pos = Home(h);
   while (index_[pos] != 0 && keys_[index_[pos] - 1] != key) pos = (pos + 1) & mask_;
   return pos;
 }
@@ -78,7 +90,7 @@ void SetAssociativeLru::Unindex(size_t pos) {
   for (;;) {
     j = (j + 1) & mask_;
     if (index_[j] == 0) break;
-    const size_t home = static_cast<size_t>(hashes_[index_[j] - 1]) & mask_;
+    const size_t home = Home(hashes_[index_[j] - 1]);
     const bool stays = pos <= j ? (pos < home && home <= j) : (pos < home || home <= j);
     if (!stays) {
       index_[pos] = index_[j];
@@ -90,7 +102,7 @@ void SetAssociativeLru::Unindex(size_t pos) {
 
 bool SetAssociativeLru::AccessMiss(uint64_t key) {
   if (sets_ == 0) {  // fully associative; the most recently used key was Access's
-    const uint64_t h = Mix(key);
+    const uint64_t h = IndexHash(key);
     size_t pos = Find(key, h);
     if (index_[pos] != 0) {
       const uint32_t slot = index_[pos] - 1;
@@ -145,7 +157,7 @@ bool SetAssociativeLru::AccessMiss(uint64_t key) {
 void SetAssociativeLru::Erase(uint64_t key) {
   if (capacity_ == 0) return;
   if (sets_ == 0) {
-    const size_t pos = Find(key, Mix(key));
+    const size_t pos = Find(key, IndexHash(key));
     if (index_[pos] == 0) return;
     const uint32_t slot = index_[pos] - 1;
     Unindex(pos);

@@ -68,16 +68,19 @@ class SetAssociativeLru {
   // doubly linked recency list by index (head_: most recently used), and an open-addressing
   // index (linear probing, backward-shift erase) from a key's hash to its slot + 1.
   static constexpr uint32_t kNone = 0xffffffffu;
-  // Its index position, or the empty one it would take; h = Mix(key).
+  // Its index position, or the empty one it would take; h = IndexHash(key).
+  static uint64_t IndexHash(uint64_t key);
+  size_t Home(uint64_t h) const { return static_cast<size_t>(h >> home_shift_); }
   size_t Find(uint64_t key, uint64_t h) const;
   void Unlink(uint32_t slot);
   void PushFront(uint32_t slot);
   void Unindex(size_t pos);
   std::vector<uint64_t> keys_;
-  std::vector<uint64_t> hashes_;  // Mix(keys_[slot]): an eviction and an erase rehash nothing
+  std::vector<uint64_t> hashes_;  // IndexHash(keys_[slot]): an eviction and an erase rehash nothing
   std::vector<uint32_t> prev_, next_;
   std::vector<uint32_t> index_;  // slot + 1; 0 = empty
   size_t mask_ = 0;
+  int home_shift_ = 63;  // 64 - log2(index_.size())
   uint32_t head_ = kNone, tail_ = kNone;
   uint32_t used_slots_ = 0;      // slots handed out so far (then reused from free_)
   std::vector<uint32_t> free_;   // slots an Erase released

@@ -649,6 +649,7 @@ class Nic {
   std::map<uint32_t, Eq> eqs_;
   uint32_t next_eqn_ = 1;
   std::vector<uint8_t> wqe_fetch_;  // FetchWqes' and RereadWqe's buffer on the NIC side
+  SerializationMemo wqe_fetch_ps_;  // the doorbell's WQE fetch at the PCIe rate
   bool in_post_ = false;             // Doorbell's requester run (Packet::sent_by_post)
   // The QP whose post runs the event loop for its answers (Behaviour::post_answers_each_message):
   // its requester runs from Doorbell's loop, one message at a time, not from RunReady.

@@ -244,7 +244,7 @@ void Nic::FetchWqes(Qp& qp, size_t first, const DoorbellWrite& db, uint64_t extr
   const NicTiming& t = profile().timing.nic;
   uint64_t ready = world_->events().Now() + extra_ns + t.doorbell_ns;
   if (!by_mmio && t.pcie_gbps > 0) {
-    ready += t.pcie_read_ns + (SerializationPs(t.pcie_gbps, n * uint64_t{t.wqe_bytes}) + 999) / 1000;
+    ready += t.pcie_read_ns + (wqe_fetch_ps_.Ps(t.pcie_gbps, n * uint64_t{t.wqe_bytes}) + 999) / 1000;
   }
   if (wqe_fetch_.size() < n * stride) wqe_fetch_.resize(n * stride);
   bool failed = false;

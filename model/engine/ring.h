@@ -22,6 +22,8 @@
 
 #include <cstddef>
 #include <memory>
+#include <new>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -109,7 +111,14 @@ class Ring {
     return item;
   }
   void pop_front() {  // contract 3, without moving the item out first
-    front() = T();
+    T& f = front();
+    if constexpr (std::is_nothrow_default_constructible_v<T>) {
+      // Made anew in place: no default item built beside it and moved in (a WQE is large).
+      f.~T();
+      ::new (static_cast<void*>(&f)) T();
+    } else {
+      f = T();
+    }
     head_ = (head_ + 1) & mask_;
     --size_;
   }

@@ -197,7 +197,7 @@ uint64_t World::OccupyDmaRead(int nic, uint64_t at_ns, uint64_t bytes) {
   const double gbps = profile_.timing.nic.pcie_gbps;
   if (bytes == 0 || gbps <= 0) return at_ns;
   uint64_t start = std::max(at_ns * kPsPerNs, port.dma_free_ps);
-  port.dma_free_ps = start + SerializationPs(gbps, bytes);
+  port.dma_free_ps = start + serialization_.Ps(gbps, bytes);
   return CeilNs(port.dma_free_ps);
 }
 
@@ -228,8 +228,8 @@ uint64_t World::Transmit(Packet&& pkt, uint64_t ready_ns, uint64_t proc_ns, uint
   if (dma_bytes > 0 && nic.pcie_gbps > 0) {
     uint64_t start = std::max(ready * kPsPerNs, port.dma_free_ps);
     uint64_t first = std::min<uint64_t>(dma_bytes, mtu_bytes ? mtu_bytes : dma_bytes);
-    port.dma_free_ps = start + SerializationPs(nic.pcie_gbps, dma_bytes);
-    first_ps = start + nic.pcie_read_ns * kPsPerNs + SerializationPs(nic.pcie_gbps, first);
+    port.dma_free_ps = start + serialization_.Ps(nic.pcie_gbps, dma_bytes);
+    first_ps = start + nic.pcie_read_ns * kPsPerNs + serialization_.Ps(nic.pcie_gbps, first);
     all_ps = port.dma_free_ps + nic.pcie_read_ns * kPsPerNs;
   }
 
@@ -251,7 +251,7 @@ uint64_t World::Transmit(Packet&& pkt, uint64_t ready_ns, uint64_t proc_ns, uint
   uint64_t start_ps = std::max(leave_ns * kPsPerNs, port.tx_free_ps);
   uint64_t end_ps = start_ps + w.wire_ps;
   if (w.packets > 1 && all_ps > first_ps) {
-    uint64_t last = SerializationPs(link.gbps, w.wire_bytes / w.packets);
+    uint64_t last = serialization_.Ps(link.gbps, w.wire_bytes / w.packets);
     end_ps = std::max(end_ps, all_ps + proc_ns * kPsPerNs + last);
   }
   port.tx_free_ps = end_ps;

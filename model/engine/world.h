@@ -213,6 +213,7 @@ class World {
     MessageWire wire;
   };
   WireMemo wire_memo_[kNumWireOps];
+  SerializationMemo serialization_;  // the PCIe channel's and the link's
   const MessageWire& WireOfCached(WireOp op, uint64_t payload, uint32_t mtu, bool ext, bool ud);
 };
 

@@ -86,6 +86,8 @@ ScClock::~ScClock() {
 
 uint64_t ScClock::KernelNs() const {
   const uint64_t ticks = sc_core::sc_time_stamp().value() - epoch_ticks_;
+  // SystemC's default resolution (1 ps) as a constant divisor: a multiply, not a division.
+  if (ticks_per_ns_ == 1000) return ticks / 1000;
   return ticks_per_ns_ == 1 ? ticks : ticks / ticks_per_ns_;
 }
 
