@@ -1731,9 +1731,18 @@ struct CommandSide {
   uint64_t srq = 0;            // the SRQ's number, when on one
 };
 
+// Where a driver puts a queue itself: a window of just that queue's buffer before its
+// create (0: the side's shared window).
+struct Placement {
+  uint64_t cq = 0;
+  uint64_t qp = 0, qp_bytes = 0;
+};
+constexpr uint64_t kCq64Bytes = 64 * 64 + 64;  // 64 CQEs, then the record's 64 bytes
+
 // Queue memory, the port's GID, a PD, a 4 KiB region at `region`, a 64-entry CQ and an RC
 // QP on it (on an SRQ of 8 receives, when `srq`), by commands alone.
-CommandSide SetUpByCommands(int slot, uint64_t queues, uint64_t region, bool srq = false) {
+CommandSide SetUpByCommands(int slot, uint64_t queues, uint64_t region, bool srq = false,
+                            const Placement& at = {}) {
   CommandSide s;
   s.mb.slot = slot;
   s.region = region;
@@ -1747,6 +1756,9 @@ CommandSide SetUpByCommands(int slot, uint64_t queues, uint64_t region, bool srq
   EXPECT_EQ(s.mb.Run(cmd::Op::kRegMr, {s.pd, region, 4096, qptwin::access::kAll}), 0u);
   s.lkey = static_cast<uint32_t>(s.mb.out[0]);
   s.rkey = static_cast<uint32_t>(s.mb.out[1]);
+  if (at.cq) {
+    EXPECT_EQ(s.mb.Run(cmd::Op::kQueueMemory, {at.cq, kCq64Bytes}), 0u);
+  }
   EXPECT_EQ(s.mb.Run(cmd::Op::kCreateCq, {64, 0, 0, 0}), 0u);
   s.cq.cqn = static_cast<uint32_t>(s.mb.out[0]);
   s.cq.addr = s.mb.out[1];
@@ -1761,6 +1773,9 @@ CommandSide SetUpByCommands(int slot, uint64_t queues, uint64_t region, bool srq
     s.rq.slots = static_cast<uint32_t>(s.mb.out[3]);
     s.rq.stride = static_cast<uint32_t>(s.mb.out[3] >> 32);
     EXPECT_GE(s.mb.out[4], 8u) << "max_wr granted";
+  }
+  if (at.qp) {
+    EXPECT_EQ(s.mb.Run(cmd::Op::kQueueMemory, {at.qp, at.qp_bytes}), 0u);
   }
   EXPECT_EQ(s.mb.Run(cmd::Op::kCreateQp,
                      {static_cast<uint64_t>(qptwin::QpType::kRc), s.pd, cqs, 16 | uint64_t{16} << 32,
@@ -1888,6 +1903,56 @@ TEST(DriverCommands, ADriverSetsUpConnectsAndWritesWithNoVerbsCall) {
     EXPECT_EQ(s->mb.Run(cmd::Op::kDeregMr, {s->lkey}), 0u);
     EXPECT_EQ(s->mb.Run(cmd::Op::kDeallocPd, {s->pd}), 0u);
   }
+}
+
+// command_port.h contract 3: a driver that allocated a buffer for each queue names it as
+// the window just before the create (mlx5's drivers pass each queue's own buffer): the
+// ring starts there, a QP's receive ring and record follow its send ring, as a CQ's record
+// follows its CQEs; a buffer too small makes nothing.
+TEST(DriverCommands, EachQueueGoesIntoTheBufferItsDriverNamed) {
+  ASSERT_TRUE(kBound && kCpuBound && kMmioBound);
+  constexpr uint64_t kCqAt = kDramBase + 0x6'0000;
+  constexpr uint64_t kQpAt = kDramBase + 0x6'4000;
+  constexpr uint64_t kQpBytes = 0x4000;
+  qptwin::model::ModelOptions o;
+  o.profile = "cx6-100g";
+  auto be = qptwin::model::MakeModelBackend(o);
+  ASSERT_NE(be, nullptr);
+  CommandSide a = SetUpByCommands(0, kQueuesA, kCmdRegionA, false, {kCqAt, kQpAt, kQpBytes});
+  CommandSide b = SetUpByCommands(1, kQueuesB, kCmdRegionB);
+  EXPECT_EQ(a.cq.addr, kCqAt);
+  EXPECT_EQ(a.cq.record, kCqAt + 64 * 64) << "the record after the CQEs";
+  EXPECT_EQ(a.sq.addr, kQpAt);
+  const uint64_t sq_bytes = uint64_t{a.sq.slots} * a.sq.stride;
+  EXPECT_EQ(a.rq.addr, kQpAt + (sq_bytes + 63) / 64 * 64) << "the receive ring after the send ring";
+  EXPECT_EQ(a.rq.record, a.rq.addr + (uint64_t{a.rq.slots} * a.rq.stride + 63) / 64 * 64);
+  EXPECT_LE(a.rq.record + 64, kQpAt + kQpBytes);
+  // A buffer that overlaps a live queue's is EBUSY; one without room for the record is
+  // ENOMEM, and the create makes nothing.
+  EXPECT_EQ(a.mb.Run(cmd::Op::kQueueMemory, {kCqAt + 64, kCq64Bytes}),
+            static_cast<uint32_t>(EBUSY));
+  ASSERT_EQ(a.mb.Run(cmd::Op::kQueueMemory, {kDramBase + 0x6'2000, 64 * 64}), 0u);
+  EXPECT_EQ(a.mb.Run(cmd::Op::kCreateCq, {64, 0, 0, 0}), static_cast<uint32_t>(ENOMEM));
+  EXPECT_EQ(a.mb.out[0] | a.mb.out[1], 0u);
+  // The data path runs on the queues where a's driver put them: the CQE is at kCqAt.
+  ConnectByCommands(a, b);
+  ConnectByCommands(b, a);
+  for (int i = 0; i < 64; ++i) TheDram()->At(a.region)[i] = static_cast<uint8_t>(3 * i + 7);
+  DriverWqe w;
+  w.wr_id = 6161;
+  w.remote_addr = b.region + 128;
+  w.rkey = b.rkey;
+  w.sge = {a.region, 64, a.lkey};
+  ASSERT_EQ(DriverRing(0, a.sq.qpn, DriverWrite(a.sq, 0, w)), tlm::TLM_OK_RESPONSE);
+  be->Advance(100'000);
+  EXPECT_EQ(FirstPassCqeWrId(kCqAt), 6161u);
+  EXPECT_EQ(0, std::memcmp(TheDram()->At(b.region + 128), TheDram()->At(a.region), 64));
+  // Its buffer free again, the driver may give it to the next queue.
+  ASSERT_EQ(a.mb.Run(cmd::Op::kDestroyQp, {a.sq.qpn}), 0u);
+  ASSERT_EQ(a.mb.Run(cmd::Op::kDestroyCq, {a.cq.cqn}), 0u);
+  ASSERT_EQ(a.mb.Run(cmd::Op::kQueueMemory, {kCqAt + 64, kCq64Bytes}), 0u);
+  ASSERT_EQ(a.mb.Run(cmd::Op::kCreateCq, {64, 0, 0, 0}), 0u);
+  EXPECT_EQ(a.mb.out[1], kCqAt + 64);
 }
 
 TEST(DriverCommands, ASendLandsInAnSrqsReceiveAndTheQueuesResizeByCommand) {
