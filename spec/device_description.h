@@ -221,10 +221,11 @@ struct Behaviour {
   // the requester's call), the requester completes the failed WR and flushes its receives,
   // then the responder flushes, then the requester flushes the WRs behind it.
   bool loopback_read_nak_flushes_responder_first = false;
-  // An RC requester failed by an error NAK from a QP of another device, to a request a
-  // timer's retry sent (not a post), flushes its send queue before its receive queue, as
-  // it does for a loopback NAK to a retry (see rc_flushes_rq_first). IBTA: no order
-  // between a QP's two queues.
+  // An RC requester failed by an error NAK from a QP of another device, or by an RNR NAK
+  // one past rnr_retry (RNR_RETRY_EXC_ERR) from any QP, to a request a timer's retry sent
+  // (not a post), flushes its send queue before its receive queue, as it does for a
+  // loopback NAK to a retry (see rc_flushes_rq_first). IBTA: no order between a QP's two
+  // queues.
   bool retried_request_nak_flushes_sq_first = false;
   // Transport timers that expire in one tick of the host's clock all run their completer
   // (a RETRY_EXC_ERR's CQE) before any flush those completers start: a QP's flush waits

@@ -234,12 +234,19 @@ void Nic::Receive(Packet&& pkt) {
   // Behaviour::retried_request_nak_flushes_sq_first says so.
   const bool error_nak = pkt.kind == PacketKind::kNak && pkt.nak != NakCode::kRnr &&
                          pkt.nak != NakCode::kPsnSeqErr && pkt.nak != NakCode::kNone;
+  // An RNR NAK fails the requester when it is one past rnr_retry (RNR_RETRY_EXC_ERR); from
+  // this device too (no responder flush then, which decides an error NAK's order here).
+  const bool rnr_nak = pkt.kind == PacketKind::kNak && pkt.nak == NakCode::kRnr;
   // Another device of this World: a datagram from another process (RoCE) carries no
   // sent_by_post, and there no inline loopback is possible.
-  const bool from_another_device = error_nak && pkt.src_nic != index_ &&
-                                   !world_->IsExternal(pkt.src_nic) && world_->lossless() &&
-                                   profile().behaviour.retried_request_nak_flushes_sq_first;
-  in_retry_response_ = (responder_flush || from_another_device) && !pkt.sent_by_post;
+  const bool from_another_device = pkt.src_nic != index_ && !world_->IsExternal(pkt.src_nic) &&
+                                   world_->lossless();
+  const bool retried_request_nak = (error_nak && from_another_device) ||
+                                   (rnr_nak && (from_another_device || pkt.src_nic == index_));
+  in_retry_response_ =
+      (responder_flush ||
+       (retried_request_nak && profile().behaviour.retried_request_nak_flushes_sq_first)) &&
+      !pkt.sent_by_post;
   // Behaviour::loopback_read_nak_flushes_responder_first (a READ sent by a post): the
   // requester's flush, if this response starts one, waits for the responder's.
   Qp* requester = nullptr;

@@ -488,6 +488,7 @@ void Nic::ReceiveSendLike(Qp& qp, Packet& pkt) {
       nak.nak = NakCode::kRnr;
       nak.psn = pkt.psn;
       nak.rnr_timer = qp.attr.min_rnr_timer;
+      nak.sent_by_post = pkt.sent_by_post;  // Nic::Receive: a retry's NAK orders the flush
       SendResponse(qp, pkt, std::move(nak));
       // Behaviour::rnr_nak_then_seq_nak: the message's next packet arrives out of sequence
       // (the first was not taken) and draws one NAK PSN sequence error, every retry round.

@@ -271,6 +271,50 @@ post_recv s wr_id=10 sge=m1:0:240
   }
 }
 
+// docs/differences.md row 153 (probes rnrexc-*; examples/fidelity/40): the same order for an
+// RNR NAK one past rnr_retry (RNR_RETRY_EXC_ERR), from another device or this one. When it
+// answers the RNR timer's retry (rnr_retry 1), rxe flushes the send queue first; when it
+// answers the post's own request (rnr_retry 0), the receive queue first.
+TEST(FlushOrder, AnRnrNakPastRnrRetryToARetryFlushesTheSendQueueFirst) {
+  for (const bool same_device : {false, true}) {
+    for (const int rnr_retry : {0, 1, 2}) {
+      const std::string d = same_device ? "d0" : "d1";
+      const std::string text = R"(device d0 profile=rxe
+device d1 profile=rxe
+pd p0 dev=d0
+mr m0 pd=p0 len=65536 access=LOCAL_WRITE|REMOTE_WRITE
+pd p1 dev=)" + d + R"(
+mr m1 pd=p1 len=65536 access=LOCAL_WRITE|REMOTE_WRITE
+cq c0 cqe=63 dev=d0
+cq c1 cqe=63 dev=)" + d + R"(
+qp r type=RC pd=p0 send_cq=c0 recv_cq=c0 max_send_wr=15 max_recv_wr=15 max_send_sge=2 max_recv_sge=2
+qp s type=RC pd=p1 send_cq=c1 recv_cq=c1 max_send_wr=15 max_recv_wr=15 max_send_sge=2 max_recv_sge=2
+modify r state=INIT pkey_index=0 port=1 access=LOCAL_WRITE|REMOTE_WRITE
+modify r state=RTR path_mtu=1024 dest=s rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=17
+modify r state=RTS sq_psn=0 timeout=11 retry_cnt=1 rnr_retry=0 max_rd_atomic=1
+modify s state=INIT pkey_index=0 port=1 access=LOCAL_WRITE|REMOTE_WRITE
+modify s state=RTR path_mtu=1024 dest=r rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=17
+modify s state=RTS sq_psn=0 timeout=11 retry_cnt=1 rnr_retry=)" +
+                               std::to_string(rnr_retry) + R"( max_rd_atomic=1
+post_recv s wr_id=10 sge=m1:0:240
+post_send s wr_id=1 op=SEND count=3 sge=m1:1024:64 flags=SIGNALED
+advance us=30000
+poll c1 n=64 timeout_ms=0
+)";
+      SCOPED_TRACE((same_device ? "one device, rnr_retry " : "two devices, rnr_retry ") +
+                   std::to_string(rnr_retry));
+      RunResult r = RunText(text);
+      std::vector<uint64_t> got;
+      for (const Outcome& o : r.steps.back().outcomes) {
+        if (o.kind == Outcome::Kind::kWc) got.push_back(o.wc.wr_id);
+      }
+      const std::vector<uint64_t> want =
+          rnr_retry == 0 ? std::vector<uint64_t>{1, 10, 2, 3} : std::vector<uint64_t>{1, 2, 3, 10};
+      EXPECT_EQ(got, want);
+    }
+  }
+}
+
 // docs/differences.md row 151 (differential seed 20261276 sequence 2852; examples/fidelity/38):
 // a post that fills the send queue and fails inside it (RNR_RETRY_EXC_ERR) leaves rxe's
 // requester index two WQEs on; SENDs posted in ERR that bring the producer one whole ring past
