@@ -237,12 +237,11 @@ void Nic::Receive(Packet&& pkt) {
   // An RNR NAK fails the requester when it is one past rnr_retry (RNR_RETRY_EXC_ERR); from
   // this device too (no responder flush then, which decides an error NAK's order here).
   const bool rnr_nak = pkt.kind == PacketKind::kNak && pkt.nak == NakCode::kRnr;
-  // Another device of this World: a datagram from another process (RoCE) carries no
-  // sent_by_post, and there no inline loopback is possible.
-  const bool from_another_device = pkt.src_nic != index_ && !world_->IsExternal(pkt.src_nic) &&
-                                   world_->lossless();
-  const bool retried_request_nak = (error_nak && from_another_device) ||
-                                   (rnr_nak && (from_another_device || pkt.src_nic == index_));
+  // A device of this World, without loss (rxe's inline loopback): a datagram from another
+  // process (RoCE) carries no sent_by_post, and there no inline loopback is possible.
+  const bool in_world = !world_->IsExternal(pkt.src_nic) && world_->lossless();
+  const bool retried_request_nak =
+      in_world && ((error_nak && pkt.src_nic != index_) || rnr_nak);
   in_retry_response_ =
       (responder_flush ||
        (retried_request_nak && profile().behaviour.retried_request_nak_flushes_sq_first)) &&
