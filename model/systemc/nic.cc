@@ -42,6 +42,8 @@ Nic::~Nic() {
   board_->nics[static_cast<size_t>(index())] = nullptr;
 }
 
+Backend* Nic::backend() const { return board_->backend.get(); }
+
 void Nic::before_end_of_elaboration() {
   if (board_->made) return;  // the first Nic alive makes the Backend for all of them
   board_->made = true;

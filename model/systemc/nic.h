@@ -51,6 +51,16 @@
 //  5. Trace(tf, qps) before the first sc_start: link_busy and, for the first qps QPs made
 //     on this Nic, their number, state, send and receive occupancy (platform.h contract
 //     10), at the engine's times.
+//  6. The verbs on these Nics: backend() is the Backend of contract 1 (null before
+//     elaboration, after a refusal, and once the first Nic is gone). The program's thread
+//     processes make verbs calls on it as on MakeModelBackend's (model_backend.h contract
+//     6: a wait is SystemC's wait), beside its own drivers' commands and doorbells; its
+//     device "mdevK" is Nic K. Such a Nic reaches only the memory its dma is bound to, so
+//     the verbs' queues and regions go there: ModelQueueMemoryAt before the first queue,
+//     ModelRegMrAt for each region (bus addresses of the program's memory). A post's WQE
+//     images and a poll's CQE reads cross dma with by_cpu set (contract 3); the doorbell
+//     goes to the Nic directly, as the platform's CPU rings its slots.
+//     examples/systemc/verbs_on_own_nics.cc.
 #pragma once
 
 #include <systemc>
@@ -59,6 +69,7 @@
 #include <string>
 
 #include "model/sim/platform.h"
+#include "spec/backend.h"
 
 namespace qptwin::sc {
 
@@ -80,6 +91,8 @@ class Nic : public model::sim::NicSlot {
 
   // index(), NicSlot's: contract 1, its Fabric port, its device mdevK.
   const std::string& profile() const { return config_.profile; }
+  // Contract 6: the one Backend of every Nic of the process (not owned by the caller).
+  Backend* backend() const;
 
  private:
   struct Board;
