@@ -94,8 +94,9 @@ class ModelBackend : public Backend {
   // provider's CPU accesses on slots[k].cpu: the platform's slot k and its CPU path
   // (sim/platform.h contracts 2, 8-11), or a program's own Nic (model_backend.h contract 7).
   ModelBackend(const Profile& profile, const ModelOptions& opts,
-               const std::vector<SlotPorts>& slots)
-      : world_(std::make_shared<engine::World>(profile, static_cast<int>(slots.size()),
+               const std::vector<SlotPorts>& slots, bool program_slots = false)
+      : program_slots_(program_slots),
+        world_(std::make_shared<engine::World>(profile, static_cast<int>(slots.size()),
                                                std::clamp(opts.loss_rate, 0.0, 1.0),
                                                opts.seed, std::make_unique<sim::ScClock>())) {
     world_->SetIpv4(opts.ipv4);
@@ -124,6 +125,17 @@ class ModelBackend : public Backend {
     } else {
       world_->SetExternalPort(nullptr);  // devices may keep the World alive
       for (int i = 0; i < world_->nic_count(); ++i) world_->nic(i)->SetCommandTarget(nullptr);
+      // Contract 7: a program's NIC modules may go before the Devices that keep the World
+      // (destroyed after sc_main returns): its NICs leave them now. What they move then
+      // fails, and their doorbells and messages stay inside the World.
+      for (int i = 0; program_slots_ && i < world_->nic_count(); ++i) {
+        engine::Nic* nic = world_->nic(i);
+        nic->SetHostBus(&engine::UnboundBus::Instance());
+        nic->SetCpuBus(&engine::UnboundBus::Instance());
+        nic->SetDoorbellPort(&engine::DirectDoorbell::Instance());
+        nic->SetNetPort(&engine::DirectFabric::Instance());
+        nic->SetTracePort(nullptr);
+      }
       // The driver's contexts close with the Backend, in a model call as every destroy
       // (kernel.h contract 7: not under a command of a thread's that waits in a verb).
       const sim::ModelCall call;
@@ -193,6 +205,7 @@ class ModelBackend : public Backend {
   }
 
  private:
+  const bool program_slots_;  // MakeModelBackendOn: the slots are a program's modules
   std::shared_ptr<engine::World> world_;
   std::unique_ptr<RocePort> roce_;
   std::vector<std::unique_ptr<DriverCommands>> commands_;  // platform.h 13, per device
@@ -278,7 +291,7 @@ std::unique_ptr<Backend> MakeModelBackendOn(const ModelOptions& opts,
   }
   const std::optional<Profile> chosen = ChosenProfile(opts, why);
   if (!chosen) return nullptr;
-  return std::make_unique<ModelBackend>(*chosen, opts, slots);
+  return std::make_unique<ModelBackend>(*chosen, opts, slots, /*program_slots=*/true);
 }
 
 const char* ToName(RetrySkip r) {

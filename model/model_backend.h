@@ -45,7 +45,10 @@
 //     but for what is the platform's own: ModelDmaCounters and ModelInjectDmaError are the
 //     platform's slots' (a Nic has counters() of its own, and faults are its memory
 //     model's), and the observers (SetModelDmaObserver, SetModelNetObserver) see the
-//     devices' transfers with their Nic's index as the slot, beside the platform's.
+//     devices' transfers with their Nic's index as the slot, beside the platform's. When
+//     such a Backend goes (on the kernel's thread), its devices' NICs leave the program's
+//     modules: a Device that lives on (it keeps the engine) moves nothing more through
+//     them (every transfer fails, an error completion), so the modules may go first.
 //
 // main(): nothing special is needed. A binary with its own main() (the CLI) just links
 // //model:model_backend; the SystemC kernel starts lazily on first use (sc_start from any

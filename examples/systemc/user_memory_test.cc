@@ -1947,6 +1947,18 @@ TEST(DriverCommands, EachQueueGoesIntoTheBufferItsDriverNamed) {
   be->Advance(100'000);
   EXPECT_EQ(FirstPassCqeWrId(kCqAt), 6161u);
   EXPECT_EQ(0, std::memcmp(TheDram()->At(b.region + 128), TheDram()->At(a.region), 64));
+  // A resize goes into the buffer named for it; naming a buffer whose queue lives on makes
+  // it current again, the next queue after that one.
+  constexpr uint64_t kResizedAt = kDramBase + 0x6'9000;
+  ASSERT_EQ(a.mb.Run(cmd::Op::kQueueMemory, {kResizedAt, 128 * 64 + 64}), 0u);
+  ASSERT_EQ(a.mb.Run(cmd::Op::kResizeCq, {a.cq.cqn, 128}), 0u);
+  EXPECT_EQ(a.mb.out[1], kResizedAt);
+  EXPECT_EQ(a.mb.out[2], kResizedAt + 128 * 64);
+  EXPECT_EQ(a.mb.out[3], 128u);
+  ASSERT_EQ(a.mb.Run(cmd::Op::kQueueMemory, {kQpAt, kQpBytes}), 0u);
+  ASSERT_EQ(a.mb.Run(cmd::Op::kCreateCq, {16, 0, 0, 0}), 0u);
+  EXPECT_EQ(a.mb.out[1], a.rq.record + 64) << "after the QP's rings and record";
+  ASSERT_EQ(a.mb.Run(cmd::Op::kDestroyCq, {a.mb.out[0]}), 0u);
   // Its buffer free again, the driver may give it to the next queue.
   ASSERT_EQ(a.mb.Run(cmd::Op::kDestroyQp, {a.sq.qpn}), 0u);
   ASSERT_EQ(a.mb.Run(cmd::Op::kDestroyCq, {a.cq.cqn}), 0u);

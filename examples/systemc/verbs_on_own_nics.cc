@@ -100,6 +100,13 @@ struct Side {
   qptwin::QpHandle qp;
 };
 
+// The sides live until the process exits, after sc_main has destroyed the Nics: a
+// program's Devices may outlive its modules (model_backend.h contract 7).
+Side* TheSides() {
+  static Side sides[2];
+  return sides;
+}
+
 class Host : public sc_core::sc_module {
  public:
   // The host's MMIO path to each Nic (a TLM target must be bound): the verbs' doorbells
@@ -155,7 +162,8 @@ class Host : public sc_core::sc_module {
   void Main() {
     using namespace qptwin;
     Check(nic_->backend() != nullptr, "the Nics' Backend was made in elaboration");
-    Side a, b;
+    Side& a = TheSides()[0];
+    Side& b = TheSides()[1];
     Check(Open(0, &a) && Open(1, &b), "open mdev0 and mdev1 and make their objects in the DRAM");
     if (failures) return sc_core::sc_stop();
     Check(ConnectPair(*a.dev, a.qp, *b.dev, b.qp, BringUpParams{}) == 0, "both QPs to RTS");

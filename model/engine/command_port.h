@@ -31,9 +31,12 @@
 //     the answer names where each ring and record is (model_backend.h
 //     ModelCqRing, ModelSendRing, ModelRecvRing give the layouts). A driver puts a queue
 //     where it wants by naming that queue's own buffer as the window just before the
-//     create: first fit starts the ring at the window's first byte, then (a QP) the
+//     create (RESIZE_CQ's and MODIFY_SRQ's new ring alike): in a buffer no live queue
+//     uses, first fit starts the ring at its first 64-byte boundary, then (a QP) the
 //     receive ring and its record, or (a CQ, an SRQ) the record, each 64-byte aligned
-//     (queue_memory.h contract 2); a buffer too small is ENOMEM.
+//     (queue_memory.h contract 2); a buffer too small is ENOMEM. Naming again a window
+//     whose queues live on makes it current again with them (queue_memory.h contract 1):
+//     the next queue goes after them.
 //  4. A QP's address vector is RoCE's: the peer's GID (CMD_IN6, CMD_IN7: bytes 0-7 and
 //     8-15, byte i of each in bits 8i..8i+7), global, at this port's default GID index
 //     (spec/backend.h AddressTo), when the mask has kAv; an address handle's alike.

@@ -240,4 +240,17 @@ class DirectBus final : public HostBus {
   }
 };
 
+// A bus to nothing: every transfer fails (the engine's error completion). A NIC whose
+// slot went before it (a program's own NIC module destroyed while a Device keeps the World,
+// model_backend.h contract 7) is left on it.
+class UnboundBus final : public HostBus {
+ public:
+  bool Read(uint64_t, uint8_t*, uint64_t) override { return false; }
+  bool Write(uint64_t, const uint8_t*, uint64_t) override { return false; }
+  static UnboundBus& Instance() {
+    static UnboundBus bus;
+    return bus;
+  }
+};
+
 }  // namespace qptwin::model::engine

@@ -631,6 +631,9 @@ class Nic {
   // payload read (host_bus.h contract 3).
   uint64_t transfers_delay_ns_ = 0;
   TracePort* trace_ = nullptr;  // SetTracePort
+  // A resized queue's new block (queue_memory.h contract 2): from the current window, else
+  // from `own`, the queue's.
+  bool TakeResizedBlock(const std::shared_ptr<QueueArena>& own, uint64_t bytes, QueueBlock* out);
   std::shared_ptr<QueueArena> queue_arena_;  // queue_memory.h; null: this process's memory
   std::vector<std::weak_ptr<QueueArena>> old_arenas_;  // windows queues may still hold
   std::vector<uint8_t> bf_image_;            // a BlueFlame image read from queue memory

@@ -33,13 +33,21 @@ int Nic::ModifySrq(uint32_t ctx, uint32_t srq, const SrqAttr& attr, uint32_t mas
   }
   QueueBlock ring;  // queue_memory.h contract 2: a placed ring moves to a new block
   if (s->rq.placed() && slots != s->max_wr &&
-      !QueueBlock::Take(s->rq.arena(), RecvQueue::PlacedBytes(slots, s->max_sge), &ring)) {
+      !TakeResizedBlock(s->rq.arena(), RecvQueue::PlacedBytes(slots, s->max_sge), &ring)) {
     return ENOMEM;
   }
   if (ring) s->rq.MoveTo(std::move(ring), slots, Cpu(DmaKind::kRecvWqe, 0));
   s->max_wr = slots;
   if (mask & srq_attr::kLimit) s->limit = attr.srq_limit;
   return 0;
+}
+
+bool Nic::TakeResizedBlock(const std::shared_ptr<QueueArena>& own, uint64_t bytes,
+                           QueueBlock* out) {
+  // queue_memory.h contract 2: the window named last (a new buffer a driver named for the
+  // resized queue), else the queue's own.
+  if (queue_arena_ && queue_arena_ != own && QueueBlock::Take(queue_arena_, bytes, out)) return true;
+  return QueueBlock::Take(own, bytes, out);
 }
 
 int Nic::QuerySrq(uint32_t ctx, uint32_t srq, SrqAttr* out) {
@@ -75,7 +83,7 @@ int Nic::ResizeCq(uint32_t ctx, uint32_t cq, int cqe, int* actual) {
   if (c->placed() && depth != c->depth()) {
     // queue_memory.h contract 2: a new block, the CQEs moved by the provider's CPU.
     QueueBlock ring;
-    if (!QueueBlock::Take(c->arena(), QueueBlockBytes(depth, Cq::kCqeBytes), &ring)) {
+    if (!TakeResizedBlock(c->arena(), QueueBlockBytes(depth, Cq::kCqeBytes), &ring)) {
       return ENOMEM;
     }
     c->MoveTo(std::move(ring), depth, Cpu(DmaKind::kCqe, 0));

@@ -16,8 +16,10 @@
 //     receive queue: max_wr slots of 16 + 16 * max_sge bytes), then, for a CQ and a receive
 //     queue, its record (cq.h contract 6, recv_queue.h contract 5) in the next kAlign bytes,
 //     which the provider's CPU sets to 0 when the queue is made. It never grows; a
-//     resize (ibv_resize_cq, ibv_modify_srq's max_wr) takes a new block and the provider's
-//     CPU moves the entries (host_bus.h contract 7), as rxe_queue_resize copies them. The
+//     resize (ibv_resize_cq, ibv_modify_srq's max_wr) takes a new block, from the window
+//     named last (a buffer a driver named for the resized queue) or, without room there,
+//     from the queue's own, and the provider's CPU moves the entries (host_bus.h contract
+//     7), as rxe_queue_resize copies them. The
 //     engine never dereferences such an address: every access is a bus transfer, the NIC's
 //     (host_bus.h contract 1) or the provider's CPU's (contract 7).
 //  3. Without an arena a queue's ring and record are this process's memory, the ring grown

@@ -59,7 +59,9 @@
 //     the verbs' queues and regions go there: ModelQueueMemoryAt before the first queue,
 //     ModelRegMrAt for each region (bus addresses of the program's memory). A post's WQE
 //     images and a poll's CQE reads cross dma with by_cpu set (contract 3); the doorbell
-//     goes to the Nic directly, as the platform's CPU rings its slots.
+//     goes to the Nic directly, as the platform's CPU rings its slots. Devices opened on
+//     it may outlive the Nics (destroyed after sc_main returns): once the first Nic is
+//     gone, what they would move fails (model_backend.h contract 7), nothing crashes.
 //     examples/systemc/verbs_on_own_nics.cc.
 #pragma once
 
