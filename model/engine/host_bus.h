@@ -134,6 +134,9 @@ class HostBus {
   virtual std::shared_ptr<void> HoldProgramRange(uint64_t /*addr*/, uint64_t /*len*/) {
     return nullptr;
   }
+  // Whether this process's memory is on the bus (its addresses answered): false for a
+  // program's own NIC module, whose queues must then be in queue memory (nic.h CreateCq).
+  virtual bool ReachesProcessMemory() const { return true; }
 
  protected:
   void AddDelay(uint64_t ns) { delay_total_ += ns; }
@@ -247,6 +250,7 @@ class UnboundBus final : public HostBus {
  public:
   bool Read(uint64_t, uint8_t*, uint64_t) override { return false; }
   bool Write(uint64_t, const uint8_t*, uint64_t) override { return false; }
+  bool ReachesProcessMemory() const override { return false; }
   static UnboundBus& Instance() {
     static UnboundBus bus;
     return bus;

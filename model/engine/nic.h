@@ -108,6 +108,10 @@ class Nic {
   const Srq* SrqOf(uint32_t ctx, uint32_t srq) { return FindSrq(ctx, srq); }
   int SetQueueMemory(uint64_t addr, uint64_t length);
   bool has_queue_memory() const { return queue_arena_ != nullptr; }
+  // A queue made now would be in this process's memory, which the NIC's bus does not
+  // reach (a program's own NIC module without a window): its create is EINVAL, as a
+  // command's without a window (command_port.h contract 3).
+  bool QueuesUnreachable() const { return !queue_arena_ && !bus_->ReachesProcessMemory(); }
   // Whether [addr, addr + length) conflicts with a window of this device (SetQueueMemory's
   // rules; `other_device`: asked for another device of the world).
   bool QueueMemoryInUse(uint64_t addr, uint64_t length, bool other_device) const;

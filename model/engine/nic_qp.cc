@@ -108,6 +108,7 @@ int Nic::CreateQp(uint32_t ctx, const QpInitAttr& given, uint32_t* out, QpCap* a
   if (static_cast<int>(qps_.size()) >= profile().device.max_qp) {
     return profile().behaviour.over_limit_errno;  // rxe 6.1 __rxe_add_to_pool (nic_resources.cc)
   }
+  if (QueuesUnreachable()) return EINVAL;
 
   auto qp = std::make_shared<Qp>();
   qp->cap = GrantedCaps(profile().behaviour, init.cap);

@@ -144,6 +144,7 @@ int Nic::CreateCq(uint32_t ctx, int cqe, uint32_t channel, uint32_t* out, int* a
     return profile().behaviour.over_limit_errno;
   }
   int depth = static_cast<int>(QueueSlots(profile().behaviour, static_cast<uint32_t>(cqe)));
+  if (QueuesUnreachable()) return EINVAL;
   QueueBlock ring;  // queue_memory.h contract 2
   if (!QueueBlock::Take(queue_arena_, QueueBlockBytes(depth, Cq::kCqeBytes), &ring)) {
     return ENOMEM;
@@ -234,6 +235,7 @@ int Nic::CreateSrq(uint32_t ctx, uint32_t pd, uint32_t max_wr, uint32_t max_sge,
   }
   if (static_cast<int>(srqs_.size()) >= d.max_srq) return profile().behaviour.over_limit_errno;
   const uint32_t slots = QueueSlots(profile().behaviour, max_wr);
+  if (QueuesUnreachable()) return EINVAL;
   QueueBlock ring;  // queue_memory.h contract 2
   if (!QueueBlock::Take(queue_arena_, RecvQueue::PlacedBytes(slots, max_sge), &ring)) {
     return ENOMEM;

@@ -404,6 +404,9 @@ class NicSlot : public sc_core::sc_module,
   // engine/host_bus.h contract 8: host memory keeps off the range while the handle lives
   // (contract 12).
   std::shared_ptr<void> HoldProgramRange(uint64_t addr, uint64_t len) override;
+  // The platform's slots reach this process's memory (host memory answers it); a program's
+  // own Nic only its own memory model.
+  bool ReachesProcessMemory() const override { return memory_ != nullptr; }
   void SetHostMemory(HostMemory* memory) { memory_ = memory; }
   // Contract 10: before the first sc_start, once.
   void Trace(sc_core::sc_trace_file* tf, int qps);

@@ -56,8 +56,9 @@
 //     processes make verbs calls on it as on MakeModelBackend's (model_backend.h contract
 //     6: a wait is SystemC's wait), beside its own drivers' commands and doorbells; its
 //     device "mdevK" is Nic K. Such a Nic reaches only the memory its dma is bound to, so
-//     the verbs' queues and regions go there: ModelQueueMemoryAt before the first queue,
-//     ModelRegMrAt for each region (bus addresses of the program's memory). A post's WQE
+//     the verbs' queues and regions go there: ModelQueueMemoryAt before the first queue
+//     (a CQ, SRQ or QP created without a window is EINVAL), ModelRegMrAt for each region
+//     (bus addresses of the program's memory). A post's WQE
 //     images and a poll's CQE reads cross dma with by_cpu set (contract 3); the doorbell
 //     goes to the Nic directly, as the platform's CPU rings its slots. Devices opened on
 //     it may outlive the Nics (destroyed after sc_main returns): once the first Nic is
