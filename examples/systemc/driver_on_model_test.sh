@@ -10,17 +10,11 @@ done
 expect_scopes nic_a nic_b qp0
 expect_pairs link_busy qpn state sq rq
 # nic_a's link was busy (the WRITE and the SEND left), and its QP reached RTS (3).
-id=$(awk '/^\$var .* link_busy /{print $4; exit}' "$vcd")
-grep -q "^1$id\$" "$vcd" || { echo "nic_a's link_busy never 1"; exit 1; }
-id=$(awk '/^\$var .* state /{print $4; exit}' "$vcd")
-grep -q "^b11 $id\$" "$vcd" || { echo "nic_a's qp0.state never RTS"; exit 1; }
-# mdev0's driver took two CQEs, mdev1's one.
-id=$(awk '/^\$var .* cqes_a /{print $4; exit}' "$vcd")
-grep -q "^b10 $id\$" "$vcd" || { echo "cqes_a never 2"; exit 1; }
-# mdev1's driver was woken by one interrupt.
-id=$(awk '/^\$var .* interrupts_b /{print $4; exit}' "$vcd")
-grep -q "^b1 $id\$" "$vcd" || { echo "interrupts_b never 1"; exit 1; }
+expect_value link_busy 1 "nic_a's link_busy never 1"
+expect_value state b11 "nic_a's qp0.state never RTS"
+# mdev0's driver took two CQEs, mdev1's one; mdev1's driver was woken by one interrupt.
+expect_value cqes_a b10 "cqes_a never 2"
+expect_value interrupts_b b1 "interrupts_b never 1"
 # The set-up was 18 commands in the NICs' mailboxes (no verbs call).
-id=$(awk '/^\$var .* commands /{print $4; exit}' "$vcd")
-grep -q "^b10010 $id\$" "$vcd" || { echo "commands never 18"; exit 1; }
+expect_value commands b10010 "commands never 18"
 echo "driver_on_model_test: ok"

@@ -27,3 +27,16 @@ expect_pairs() {
     [[ $(grep -c "^\$var .* $v " "$vcd") -eq 2 ]] || { echo "VCD lacks $v of both NICs"; exit 1; }
   done
 }
+
+# expect_value V VALUE WHAT: the first VCD variable named V takes VALUE at some time (VALUE as
+# the VCD writes it: "1" for a bool, "b11" for an integer 3); else fails saying WHAT.
+expect_value() {
+  local id
+  id=$(awk -v v="$1" '$1 == "$var" && $5 == v {print $4; exit}' "$vcd")
+  [[ -n "$id" ]] || { echo "VCD lacks $1"; exit 1; }
+  if [[ "$2" == b* ]]; then
+    grep -q "^$2 $id\$" "$vcd" || { echo "$3"; exit 1; }
+  else
+    grep -q "^$2$id\$" "$vcd" || { echo "$3"; exit 1; }
+  fi
+}

@@ -8,10 +8,7 @@ grep -q '^\$var .* completions ' "$vcd" || { echo "VCD lacks completions"; exit 
 expect_scopes nic_a nic_b qp0
 expect_pairs link_busy qpn state sq rq
 # nic_a's link was busy and its QP reached RTS (3); the host saw three completions.
-id=$(awk '/^\$var .* link_busy /{print $4; exit}' "$vcd")
-grep -q "^1$id\$" "$vcd" || { echo "nic_a's link_busy never 1"; exit 1; }
-id=$(awk '/^\$var .* state /{print $4; exit}' "$vcd")
-grep -q "^b11 $id\$" "$vcd" || { echo "nic_a's qp0.state never RTS"; exit 1; }
-id=$(awk '/^\$var .* completions /{print $4; exit}' "$vcd")
-grep -q "^b11 $id\$" "$vcd" || { echo "completions never 3"; exit 1; }
+expect_value link_busy 1 "nic_a's link_busy never 1"
+expect_value state b11 "nic_a's qp0.state never RTS"
+expect_value completions b11 "completions never 3"
 echo "verbs_on_own_nics_test: ok"
