@@ -449,6 +449,7 @@ Packet Nic::LastPacketOf(const Packet& pkt) {
   last.psn = PsnAdd(pkt.psn, pkt.npkts - 1);
   last.npkts = 1;
   last.has_imm = pkt.has_imm;
+  last.sent_by_post = pkt.sent_by_post;  // its NAK's flush order (Nic::Receive)
   return last;
 }
 

@@ -313,6 +313,36 @@ poll c1 n=64 timeout_ms=0
       EXPECT_EQ(got, want);
     }
   }
+  // A 3-packet WRITE_WITH_IMM posted in SQD, sent by the next post after SQD -> RTS and
+  // NAKed at its last packet (differential seed 20261282 sequence 1783, rxe 3 of 3): that
+  // NAK answers a request a post sent, so the receives go first.
+  RunResult r = RunText(R"(device d0 profile=rxe
+pd p0 dev=d0
+mr m0 pd=p0 len=65536 access=LOCAL_WRITE|REMOTE_WRITE
+cq c0 cqe=63 dev=d0
+qp r type=RC pd=p0 send_cq=c0 recv_cq=c0 max_send_wr=15 max_recv_wr=15 max_send_sge=2 max_recv_sge=2
+qp s type=RC pd=p0 send_cq=c0 recv_cq=c0 max_send_wr=15 max_recv_wr=15 max_send_sge=2 max_recv_sge=2
+modify r state=INIT pkey_index=0 port=1 access=LOCAL_WRITE|REMOTE_WRITE
+modify r state=RTR path_mtu=1024 dest=s rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=17
+modify r state=RTS sq_psn=0 timeout=11 retry_cnt=1 rnr_retry=0 max_rd_atomic=1
+modify s state=INIT pkey_index=0 port=1 access=LOCAL_WRITE|REMOTE_WRITE
+modify s state=RTR path_mtu=1024 dest=r rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=17
+modify s state=RTS sq_psn=0 timeout=11 retry_cnt=1 rnr_retry=0 max_rd_atomic=1
+post_recv s wr_id=10 sge=m0:0:240
+modify s state=SQD
+advance us=2000
+post_send s wr_id=1 op=WRITE_IMM sge=m0:8192:3000 remote=m0:16384 imm=5 flags=SIGNALED
+advance us=2000
+modify s state=RTS
+post_send s wr_id=2 op=SEND sge=m0:1024:64 flags=SIGNALED|FENCE
+advance us=30000
+poll c0 n=64 timeout_ms=0
+)");
+  std::vector<uint64_t> got;
+  for (const Outcome& o : r.steps.back().outcomes) {
+    if (o.kind == Outcome::Kind::kWc) got.push_back(o.wc.wr_id);
+  }
+  EXPECT_EQ(got, (std::vector<uint64_t>{1, 10, 2})) << "a multi-packet message's last packet";
 }
 
 // docs/differences.md row 151 (differential seed 20261276 sequence 2852; examples/fidelity/38):
