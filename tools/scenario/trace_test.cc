@@ -70,6 +70,58 @@ std::string Why(const Step& s) {
   return out;
 }
 
+// The wr_ids of the completions a step polled, in the order it polled them.
+std::vector<uint64_t> WrIds(const Step& s) {
+  std::vector<uint64_t> ids;
+  for (const Outcome& o : s.outcomes) {
+    if (o.kind == Outcome::Kind::kWc) ids.push_back(o.wc.wr_id);
+  }
+  return ids;
+}
+
+// A set-up on rxe for the flush-order and walk tests: two RC QPs connected to each other and
+// moved to RTS (path_mtu 1024, min_rnr_timer 17, timeout 11), made in the order given. With
+// `second_device`, the second has a PD p1, a region m1 and a CQ c1 of its own on that device
+// (d0 and d1 both declared); else both use d0's p0, m0 and c0. `second_moves_first`: the
+// second QP's three modifies come before the first's.
+struct RcQp {
+  const char* name;
+  int retry_cnt;
+  int rnr_retry;
+};
+std::string RxeRcPair(const RcQp& first, const RcQp& second, const char* second_device = nullptr,
+                      bool second_moves_first = false) {
+  const std::string qp_caps =
+      " max_send_wr=15 max_recv_wr=15 max_send_sge=2 max_recv_sge=2\n";
+  std::string text = "device d0 profile=rxe\n";
+  if (second_device) text += "device d1 profile=rxe\n";
+  text += "pd p0 dev=d0\nmr m0 pd=p0 len=65536 access=LOCAL_WRITE|REMOTE_WRITE\n";
+  std::string second_res = "p0", second_cq = "c0";
+  if (second_device) {
+    text += std::string("pd p1 dev=") + second_device +
+            "\nmr m1 pd=p1 len=65536 access=LOCAL_WRITE|REMOTE_WRITE\n";
+    second_res = "p1";
+    second_cq = "c1";
+  }
+  text += "cq c0 cqe=63 dev=d0\n";
+  if (second_device) text += std::string("cq c1 cqe=63 dev=") + second_device + "\n";
+  text += std::string("qp ") + first.name + " type=RC pd=p0 send_cq=c0 recv_cq=c0" + qp_caps;
+  text += std::string("qp ") + second.name + " type=RC pd=" + second_res + " send_cq=" +
+          second_cq + " recv_cq=" + second_cq + qp_caps;
+  auto moves = [](const RcQp& q, const RcQp& peer) {
+    const std::string n = q.name;
+    return "modify " + n + " state=INIT pkey_index=0 port=1 access=LOCAL_WRITE|REMOTE_WRITE\n" +
+           "modify " + n + " state=RTR path_mtu=1024 dest=" + peer.name +
+           " rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=17\n" + "modify " + n +
+           " state=RTS sq_psn=0 timeout=11 retry_cnt=" + std::to_string(q.retry_cnt) +
+           " rnr_retry=" + std::to_string(q.rnr_retry) + " max_rd_atomic=1\n";
+  };
+  text += second_moves_first ? moves(second, first) + moves(first, second)
+                             : moves(first, second) + moves(second, first);
+  return text;
+}
+
+
 TEST(Narration, PostSendBeforeRtsCitesR2AndTheState) {
   RunResult r = RunText(std::string(kSetup) + "post_send a wr_id=1 op=SEND sge=ma:0:16\n");
   const Step& s = StepAt(r, 13);
@@ -231,24 +283,8 @@ TEST(Trace, CqePolledAfterDestroyIsRecorded) {
 // before its receive queue (Behaviour::retried_request_nak_flushes_sq_first); when it answers
 // a request a post sent, the receive queue first (rxe_qp_error's order).
 TEST(FlushOrder, ANakToARetryFromAnotherDeviceFlushesTheSendQueueFirst) {
-  const std::string setup = R"(device d0 profile=rxe
-device d1 profile=rxe
-pd p0 dev=d0
-mr m0 pd=p0 len=65536 access=LOCAL_WRITE|REMOTE_WRITE
-pd p1 dev=d1
-mr m1 pd=p1 len=65536 access=LOCAL_WRITE|REMOTE_WRITE
-cq c0 cqe=63 dev=d0
-cq c1 cqe=63 dev=d1
-qp r type=RC pd=p0 send_cq=c0 recv_cq=c0 max_send_wr=15 max_recv_wr=15 max_send_sge=2 max_recv_sge=2
-qp s type=RC pd=p1 send_cq=c1 recv_cq=c1 max_send_wr=15 max_recv_wr=15 max_send_sge=2 max_recv_sge=2
-modify r state=INIT pkey_index=0 port=1 access=LOCAL_WRITE|REMOTE_WRITE
-modify r state=RTR path_mtu=1024 dest=s rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=17
-modify r state=RTS sq_psn=0 timeout=11 retry_cnt=1 rnr_retry=0 max_rd_atomic=1
-modify s state=INIT pkey_index=0 port=1 access=LOCAL_WRITE|REMOTE_WRITE
-modify s state=RTR path_mtu=1024 dest=r rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=17
-modify s state=RTS sq_psn=0 timeout=11 retry_cnt=1 rnr_retry=7 max_rd_atomic=1
-post_recv s wr_id=10 sge=m1:0:240
-)";
+  const std::string setup = RxeRcPair({"r", 1, 0}, {"s", 1, 7}, "d1") +
+                            "post_recv s wr_id=10 sge=m1:0:240\n";
   const std::string send = "post_send s wr_id=1 op=SEND count=3 sge=m1:1024:64 flags=SIGNALED\n";
   const std::string small_recv = "post_recv r wr_id=20 sge=m0:0:8\n";
   struct Case {
@@ -263,11 +299,7 @@ post_recv s wr_id=10 sge=m1:0:240
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     RunResult r = RunText(setup + c.steps + "poll c1 n=64 timeout_ms=0\n");
-    std::vector<uint64_t> got;
-    for (const Outcome& o : r.steps.back().outcomes) {
-      if (o.kind == Outcome::Kind::kWc) got.push_back(o.wc.wr_id);
-    }
-    EXPECT_EQ(got, c.order);
+    EXPECT_EQ(WrIds(r.steps.back()), c.order);
   }
 }
 
@@ -279,55 +311,23 @@ TEST(FlushOrder, AnRnrNakPastRnrRetryToARetryFlushesTheSendQueueFirst) {
   for (const bool same_device : {false, true}) {
     for (const int rnr_retry : {0, 1, 2}) {
       const std::string d = same_device ? "d0" : "d1";
-      const std::string text = R"(device d0 profile=rxe
-device d1 profile=rxe
-pd p0 dev=d0
-mr m0 pd=p0 len=65536 access=LOCAL_WRITE|REMOTE_WRITE
-pd p1 dev=)" + d + R"(
-mr m1 pd=p1 len=65536 access=LOCAL_WRITE|REMOTE_WRITE
-cq c0 cqe=63 dev=d0
-cq c1 cqe=63 dev=)" + d + R"(
-qp r type=RC pd=p0 send_cq=c0 recv_cq=c0 max_send_wr=15 max_recv_wr=15 max_send_sge=2 max_recv_sge=2
-qp s type=RC pd=p1 send_cq=c1 recv_cq=c1 max_send_wr=15 max_recv_wr=15 max_send_sge=2 max_recv_sge=2
-modify r state=INIT pkey_index=0 port=1 access=LOCAL_WRITE|REMOTE_WRITE
-modify r state=RTR path_mtu=1024 dest=s rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=17
-modify r state=RTS sq_psn=0 timeout=11 retry_cnt=1 rnr_retry=0 max_rd_atomic=1
-modify s state=INIT pkey_index=0 port=1 access=LOCAL_WRITE|REMOTE_WRITE
-modify s state=RTR path_mtu=1024 dest=r rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=17
-modify s state=RTS sq_psn=0 timeout=11 retry_cnt=1 rnr_retry=)" +
-                               std::to_string(rnr_retry) + R"( max_rd_atomic=1
-post_recv s wr_id=10 sge=m1:0:240
-post_send s wr_id=1 op=SEND count=3 sge=m1:1024:64 flags=SIGNALED
-advance us=30000
-poll c1 n=64 timeout_ms=0
-)";
+      const std::string text = RxeRcPair({"r", 1, 0}, {"s", 1, rnr_retry}, d.c_str()) +
+                               "post_recv s wr_id=10 sge=m1:0:240\n"
+                               "post_send s wr_id=1 op=SEND count=3 sge=m1:1024:64 flags=SIGNALED\n"
+                               "advance us=30000\n"
+                               "poll c1 n=64 timeout_ms=0\n";
       SCOPED_TRACE((same_device ? "one device, rnr_retry " : "two devices, rnr_retry ") +
                    std::to_string(rnr_retry));
       RunResult r = RunText(text);
-      std::vector<uint64_t> got;
-      for (const Outcome& o : r.steps.back().outcomes) {
-        if (o.kind == Outcome::Kind::kWc) got.push_back(o.wc.wr_id);
-      }
       const std::vector<uint64_t> want =
           rnr_retry == 0 ? std::vector<uint64_t>{1, 10, 2, 3} : std::vector<uint64_t>{1, 2, 3, 10};
-      EXPECT_EQ(got, want);
+      EXPECT_EQ(WrIds(r.steps.back()), want);
     }
   }
   // A 3-packet WRITE_WITH_IMM posted in SQD, sent by the next post after SQD -> RTS and
   // NAKed at its last packet (differential seed 20261282 sequence 1783, rxe 3 of 3): that
   // NAK answers a request a post sent, so the receives go first.
-  RunResult r = RunText(R"(device d0 profile=rxe
-pd p0 dev=d0
-mr m0 pd=p0 len=65536 access=LOCAL_WRITE|REMOTE_WRITE
-cq c0 cqe=63 dev=d0
-qp r type=RC pd=p0 send_cq=c0 recv_cq=c0 max_send_wr=15 max_recv_wr=15 max_send_sge=2 max_recv_sge=2
-qp s type=RC pd=p0 send_cq=c0 recv_cq=c0 max_send_wr=15 max_recv_wr=15 max_send_sge=2 max_recv_sge=2
-modify r state=INIT pkey_index=0 port=1 access=LOCAL_WRITE|REMOTE_WRITE
-modify r state=RTR path_mtu=1024 dest=s rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=17
-modify r state=RTS sq_psn=0 timeout=11 retry_cnt=1 rnr_retry=0 max_rd_atomic=1
-modify s state=INIT pkey_index=0 port=1 access=LOCAL_WRITE|REMOTE_WRITE
-modify s state=RTR path_mtu=1024 dest=r rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=17
-modify s state=RTS sq_psn=0 timeout=11 retry_cnt=1 rnr_retry=0 max_rd_atomic=1
+  RunResult r = RunText(RxeRcPair({"r", 1, 0}, {"s", 1, 0}) + R"(
 post_recv s wr_id=10 sge=m0:0:240
 modify s state=SQD
 advance us=2000
@@ -338,11 +338,8 @@ post_send s wr_id=2 op=SEND sge=m0:1024:64 flags=SIGNALED|FENCE
 advance us=30000
 poll c0 n=64 timeout_ms=0
 )");
-  std::vector<uint64_t> got;
-  for (const Outcome& o : r.steps.back().outcomes) {
-    if (o.kind == Outcome::Kind::kWc) got.push_back(o.wc.wr_id);
-  }
-  EXPECT_EQ(got, (std::vector<uint64_t>{1, 10, 2})) << "a multi-packet message's last packet";
+  EXPECT_EQ(WrIds(r.steps.back()), (std::vector<uint64_t>{1, 10, 2}))
+      << "a multi-packet message's last packet";
 }
 
 // docs/differences.md row 151 (differential seed 20261276 sequence 2852; examples/fidelity/38):
@@ -352,19 +349,7 @@ poll c0 n=64 timeout_ms=0
 // leaves them visible: flushed at once. (A first version walked the requester once more for
 // the refused post's doorbell, which had already run it.)
 TEST(WalkInError, SendsPostedInErrAWholeRingPastTheRequesterWaitForTheNextErr) {
-  const std::string setup = R"(device d0 profile=rxe
-pd p0 dev=d0
-mr m0 pd=p0 len=65536 access=LOCAL_WRITE|REMOTE_WRITE
-cq c0 cqe=63 dev=d0
-qp q0 type=RC pd=p0 send_cq=c0 recv_cq=c0 max_send_wr=15 max_recv_wr=15 max_send_sge=2 max_recv_sge=2
-qp q1 type=RC pd=p0 send_cq=c0 recv_cq=c0 max_send_wr=15 max_recv_wr=15 max_send_sge=2 max_recv_sge=2
-modify q1 state=INIT pkey_index=0 port=1 access=LOCAL_WRITE|REMOTE_WRITE
-modify q1 state=RTR path_mtu=1024 dest=q0 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=17
-modify q1 state=RTS sq_psn=0 timeout=11 retry_cnt=0 rnr_retry=0 max_rd_atomic=1
-modify q0 state=INIT pkey_index=0 port=1 access=LOCAL_WRITE|REMOTE_WRITE
-modify q0 state=RTR path_mtu=1024 dest=q1 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=17
-modify q0 state=RTS sq_psn=0 timeout=11 retry_cnt=1 rnr_retry=7 max_rd_atomic=1
-)";
+  const std::string setup = RxeRcPair({"q0", 1, 7}, {"q1", 0, 0}, nullptr, true);
   for (const int first : {3, 18}) {
     SCOPED_TRACE(first);
     RunResult r = RunText(setup + "post_send q1 wr_id=100 op=SEND count=" + std::to_string(first) +
@@ -373,13 +358,7 @@ modify q0 state=RTS sq_psn=0 timeout=11 retry_cnt=1 rnr_retry=7 max_rd_atomic=1
                           "post_send q1 wr_id=1 op=SEND count=3 sge=m0:0:8\nadvance us=60000\n"
                           "poll c0 n=64 timeout_ms=0\nmodify q1 state=ERR\n"
                           "poll c0 n=64 timeout_ms=0\n");
-    auto wr_ids = [&r](int line) {
-      std::vector<uint64_t> ids;
-      for (const Outcome& o : StepAt(r, line).outcomes) {
-        if (o.kind == Outcome::Kind::kWc) ids.push_back(o.wc.wr_id);
-      }
-      return ids;
-    };
+    auto wr_ids = [&r](int line) { return WrIds(StepAt(r, line)); };
     EXPECT_EQ(wr_ids(15).size(), first == 18 ? 15u : 3u) << "the first post's WRs, all completed";
     const std::vector<uint64_t> three{1, 2, 3};
     EXPECT_EQ(wr_ids(18), first == 18 ? std::vector<uint64_t>{} : three) << "at their post";
