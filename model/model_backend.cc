@@ -98,7 +98,7 @@ class ModelBackend : public Backend {
       : program_slots_(program_slots),
         world_(std::make_shared<engine::World>(profile, static_cast<int>(slots.size()),
                                                std::clamp(opts.loss_rate, 0.0, 1.0),
-                                               opts.seed, std::make_unique<sim::ScClock>())) {
+                                               opts.seed, ClockOn(slots))) {
     world_->SetIpv4(opts.ipv4);
     for (int i = 0; i < world_->nic_count(); ++i) {
       sim::NicSlot* slot = slots[i].slot;
@@ -111,6 +111,15 @@ class ModelBackend : public Backend {
       commands_.push_back(std::make_unique<DriverCommands>(world_, i));
       world_->nic(i)->SetCommandTarget(commands_.back().get());
     }
+  }
+
+  // sim/sc_clock.h contract 9: device k's blocks run as slot k's processes.
+  static std::unique_ptr<sim::ScClock> ClockOn(const std::vector<SlotPorts>& slots) {
+    auto clock = std::make_unique<sim::ScClock>();
+    for (size_t k = 0; k < slots.size(); ++k) {
+      clock->Place(static_cast<int>(k), slots[k].slot->blocks());
+    }
+    return clock;
   }
 
   // Off the kernel's thread the world is deliberately leaked, not freed while that thread

@@ -7,7 +7,9 @@
 
 #include <systemc>
 
+#include "model/engine/event_queue.h"
 #include "model/model_backend.h"
+#include "model/sim/platform.h"
 #include "tests/support/support.h"
 
 namespace qptwin::model::testing {
@@ -73,6 +75,36 @@ TEST_F(DmaTest, EveryPayloadByteIsATransactionOfItsDevicesSlot) {
   EXPECT_EQ(b2.bytes_read - b1.bytes_read, 512u);
   EXPECT_EQ(a2.bytes_read - a1.bytes_read, 128u);  // the READ's WQE
   EXPECT_EQ(a2.bytes_written - a1.bytes_written, 512u + 64u);  // the data, then the CQE
+}
+
+// sim/platform.h contract 15, sim/sc_clock.h contract 9: each block of a slot is a process of
+// its own, a child of the slot's module, and a block's wake-ups notify that process.
+TEST_F(DmaTest, EachBlockOfASlotIsAProcessOfItsOwn) {
+  using Block = engine::EventQueue::Block;
+  for (int b = 1; b < engine::EventQueue::kBlocks; ++b) {
+    for (int slot : {0, 1}) {
+      const std::string name = "qptwin_platform.nic" + std::to_string(slot) + "." +
+                               engine::EventQueue::BlockName(static_cast<Block>(b));
+      const sc_core::sc_object* process = sc_core::sc_find_object(name.c_str());
+      ASSERT_NE(process, nullptr) << name;
+      EXPECT_STREQ(process->kind(), "sc_method_process") << name;
+    }
+  }
+  const sim::ScClock::BlockProcesses& a = *sim::Platform::Get()->slot(0).blocks();
+  const sim::ScClock::BlockProcesses& b = *sim::Platform::Get()->slot(1).blocks();
+  const uint64_t a_engine = a.activations(Block::kSendEngine);
+  const uint64_t a_port = a.activations(Block::kPort), b_port = b.activations(Block::kPort);
+  const uint64_t b_engine = b.activations(Block::kSendEngine);
+  size_t bad = 0;
+  ASSERT_EQ(a_.dev->PostSend(a_.qp, {WriteWr(a_, b_, 1, 0, 64)}, &bad), 0);
+  ASSERT_EQ(Wait(a_, a_.scq, 1).at(0).status, WcStatus::kSuccess);
+  // rxe runs the requester inside the post (no wake-up of the send engine); the WRITE
+  // crosses mdev0's link and the ACK mdev1's, each microseconds later (beyond the quantum
+  // a Step may run ahead), so each port's own process runs.
+  EXPECT_EQ(a.activations(Block::kSendEngine), a_engine);
+  EXPECT_GT(a.activations(Block::kPort), a_port);
+  EXPECT_GT(b.activations(Block::kPort), b_port);
+  EXPECT_EQ(b.activations(Block::kSendEngine), b_engine) << "mdev1 sent no WQE";
 }
 
 TEST_F(DmaTest, EachTransactionSaysWhatItIsForWhichQpAndWhen) {

@@ -25,6 +25,10 @@
 //     outlives its sources (the World owns the clock and destroys it last).
 //  7. Single-threaded: one thread uses a clock and its sources (sim::ScClock: the SystemC
 //     kernel's thread, model/sim/kernel.h contract 4).
+//  8. A source may say which block of which NIC it is (Where: the device's index in its
+//     World and the Block). The order is contract 1's whatever a source says; a clock may
+//     use it to give each block a process of its own (sim::ScClock contract 9: a NIC
+//     module's named SystemC processes).
 #pragma once
 
 #include <cstdint>
@@ -42,16 +46,46 @@ class EventQueue {
     bool operator==(const Key& o) const { return time == o.time && seq == o.seq; }
     bool operator<(const Key& o) const { return time != o.time ? time < o.time : seq < o.seq; }
   };
+  // Contract 8: the blocks of a NIC that keep sources (event_source.h), kNone for the
+  // World's own (a CQE's visibility, RoCE's inbound datagrams).
+  enum class Block : uint8_t {
+    kNone,
+    kPort,            // the port's link: messages on their way to the far NIC (World)
+    kSendEngine,      // the send engine's ready list: QPs with WQEs to send (Nic)
+    kCompleter,       // sends that wait for no answer, completed as their last byte leaves
+    kTransportTimer,  // one transport (ACK) timer per QP
+    kRnrTimer,        // RNR NAK waits
+    kRetryLoop,       // the requester's retry skip loops
+    kAnswerWait,      // the requester's wait for an answer before it goes on
+    kRoceOut,         // messages to a RoCE peer outside the World
+  };
+  static constexpr int kBlocks = 9;
+  // A SystemC process's name for the block ("send_engine", ...); "" for kNone.
+  static const char* BlockName(Block b) {
+    static constexpr const char* kNames[kBlocks] = {
+        "",          "port",        "send_engine", "completer", "transport_timer",
+        "rnr_timer", "retry_loop", "answer_wait", "roce_out"};
+    return kNames[static_cast<int>(b)];
+  }
+  struct Where {
+    int device = -1;  // the NIC's index in its World; -1: the World's own
+    Block block = Block::kNone;
+  };
+
   // Something that keeps items of its own (contract 5).
   class Source {
    public:
+    Source() = default;
+    explicit Source(Where where) : where_(where) {}
     virtual ~Source() = default;
     // The wake-up for `key` is due: run the item that has it (if it is still there).
     virtual void RunDue(const Key& key) = 0;
+    const Where& where() const { return where_; }  // contract 8
 
    private:
     friend class EventQueue;
     int clock_index_ = -1;  // the clock's own bookkeeping (ScClock: its table of sources)
+    Where where_;
   };
 
   virtual ~EventQueue() = default;

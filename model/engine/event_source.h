@@ -14,7 +14,8 @@
 //     (out_of_order()) so that tests can show it never happens on the data path.
 //  3. size() is what the source holds; the clock holds 1 wake-up per source at most.
 //  4. Single-threaded, like the clock; a source is Add()ed to its clock when made and
-//     Remove()d when destroyed (event_queue.h contract 6).
+//     Remove()d when destroyed (event_queue.h contract 6), with the block it is
+//     (EventQueue::Where, event_queue.h contract 8) given to its constructor.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +33,8 @@ template <typename T>
 class EventFifo : public EventQueue::Source {
  public:
   using Handler = std::function<void(T&)>;
-  EventFifo(EventQueue* queue, Handler handler) : queue_(queue), handler_(std::move(handler)) {
+  EventFifo(EventQueue* queue, Handler handler, EventQueue::Where where = {})
+      : Source(where), queue_(queue), handler_(std::move(handler)) {
     queue_->Add(this);
   }
   ~EventFifo() override { queue_->Remove(this); }
@@ -87,8 +89,8 @@ template <typename T>
 class EventTimers : public EventQueue::Source {
  public:
   using Handler = std::function<void(T&)>;
-  EventTimers(EventQueue* queue, Handler handler)
-      : queue_(queue), handler_(std::move(handler)) {
+  EventTimers(EventQueue* queue, Handler handler, EventQueue::Where where = {})
+      : Source(where), queue_(queue), handler_(std::move(handler)) {
     queue_->Add(this);
   }
   ~EventTimers() override { queue_->Remove(this); }

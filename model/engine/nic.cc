@@ -9,15 +9,22 @@ namespace qptwin::model::engine {
 Nic::Nic(World* world, int index)
     : world_(world),
       index_(index),
-      ready_(&world->events(), [this](std::weak_ptr<Qp>& qp) { RunReady(qp); }),
-      sent_(&world->events(), [this](SentWqe& s) { RunSent(s); }),
-      timers_(&world->events(), [this](QpTimer& t) { RunTimer(t); }),
-      rnr_waits_(&world->events(), [this](std::weak_ptr<Qp>& qp) { RunRnrWait(qp); }),
-      skip_loops_(&world->events(), [this](std::weak_ptr<Qp>& qp) { EndSkipLoop(qp); }),
-      answer_waits_(&world->events(),
-                    [this](std::weak_ptr<Qp>& qp) {
-                      if (auto q = qp.lock()) Kick(*q);
-                    }),
+      ready_(&world->events(), [this](std::weak_ptr<Qp>& qp) { RunReady(qp); },
+             {index, EventQueue::Block::kSendEngine}),
+      sent_(&world->events(), [this](SentWqe& s) { RunSent(s); },
+            {index, EventQueue::Block::kCompleter}),
+      timers_(&world->events(), [this](QpTimer& t) { RunTimer(t); },
+              {index, EventQueue::Block::kTransportTimer}),
+      rnr_waits_(&world->events(), [this](std::weak_ptr<Qp>& qp) { RunRnrWait(qp); },
+                 {index, EventQueue::Block::kRnrTimer}),
+      skip_loops_(&world->events(), [this](std::weak_ptr<Qp>& qp) { EndSkipLoop(qp); },
+                  {index, EventQueue::Block::kRetryLoop}),
+      answer_waits_(
+          &world->events(),
+          [this](std::weak_ptr<Qp>& qp) {
+            if (auto q = qp.lock()) Kick(*q);
+          },
+          {index, EventQueue::Block::kAnswerWait}),
       cache_(world->profile().timing.cache) {}
 Nic::~Nic() { doorbell_->Detach(this); }
 

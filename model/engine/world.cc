@@ -18,10 +18,14 @@ World::World(const Profile& profile, int devices, double loss_rate, uint64_t see
     nics_.push_back(std::make_unique<Nic>(this, i));
     ports_.push_back(Port{});
     links_.push_back(std::make_unique<EventFifo<Delivery>>(
-        clock_.get(), [this](Delivery& d) { nics_[d.pkt.dst_nic]->Receive(std::move(d.pkt)); }));
-    outgoing_.push_back(std::make_unique<EventFifo<Outgoing>>(clock_.get(), [this](Outgoing& o) {
-      if (external_) external_->Send(o.pkt, ExternalGid(o.pkt.dst_nic), o.mtu);
-    }));
+        clock_.get(), [this](Delivery& d) { nics_[d.pkt.dst_nic]->Receive(std::move(d.pkt)); },
+        EventQueue::Where{i, EventQueue::Block::kPort}));
+    outgoing_.push_back(std::make_unique<EventFifo<Outgoing>>(
+        clock_.get(),
+        [this](Outgoing& o) {
+          if (external_) external_->Send(o.pkt, ExternalGid(o.pkt.dst_nic), o.mtu);
+        },
+        EventQueue::Where{i, EventQueue::Block::kRoceOut}));
   }
 }
 

@@ -153,6 +153,15 @@
 //     delay counted, not in the counters or the observer's records), and a doorbell the
 //     provider rings (8) is handed to the slot's MMIO target directly. No host memory
 //     keeps ranges (12): every address is the program's memory model's.
+// 15. Each slot's blocks are processes of its own (sc_clock.h contract 9): the children
+//     port, send_engine, completer, transport_timer, rnr_timer, retry_loop, answer_wait
+//     and roce_out (SC_METHODs, so "qptwin_platform.nic0.send_engine", or
+//     "nic_a.send_engine" for a program's Nic), each the process its block's wake-ups
+//     notify in the World of the newest Backend on the slot (blocks(), model_backend's
+//     Place). The responder and the completer's handling of an answer run where a message
+//     arrives (the sending slot's port process, through net_out and the far net_in, as a
+//     TLM target runs in its initiator's process); commands and doorbells run in the
+//     process that wrote them (mmio's b_transport).
 #pragma once
 
 #include <systemc>
@@ -175,6 +184,7 @@
 #include "model/engine/net_port.h"
 #include "model/engine/trace_port.h"
 #include "model/sim/kernel.h"
+#include "model/sim/sc_clock.h"
 
 namespace qptwin::model::sim {
 
@@ -389,6 +399,7 @@ class NicSlot : public sc_core::sc_module,
   // Contract 14: the provider's CPU accesses through this slot's own `dma` socket.
   engine::HostBus& own_cpu_path() { return cpu_path_; }
   int index() const { return ext_.slot; }  // as made: its device k (contracts 2, 14)
+  ScClock::BlockProcesses* blocks() { return &blocks_; }  // contract 15
   bool Read(uint64_t addr, uint8_t* dst, uint64_t len) override;
   bool Write(uint64_t addr, const uint8_t* src, uint64_t len) override;
   // engine::DoorbellPort: the host CPU's write through cpu.mmioK (contract 8).
@@ -485,6 +496,7 @@ class NicSlot : public sc_core::sc_module,
   tlm::tlm_generic_payload gp_;  // reused: one transaction at a time (contract 2)
   DmaExtension ext_;             // set on gp_ for good (contract 6)
   DmaCounters counters_;
+  ScClock::BlockProcesses blocks_;  // contract 15: made with the module, its children
 };
 
 class Platform : public sc_core::sc_module {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
 #include <cstdio>
 #include <cstdlib>
 
@@ -20,8 +21,13 @@ ScClock* ScClock::following_ = nullptr;
 ScClock* ScClock::stepping_ = nullptr;
 
 struct ScClock::Slot {
+  Slot() = default;
+  // Contract 9: a block's event, named in its module ("nic0.send_engine_wake").
+  explicit Slot(const std::string& event_name) : event(event_name.c_str()) {}
   sc_core::sc_event event;
   ScClock* clock = nullptr;  // the clock of the source that holds the slot; null: free
+  BlockProcesses* owner = nullptr;  // contract 9: a block's process; null: pooled (4)
+  uint64_t activations = 0;
 };
 
 // Contract 8: a thread waiting in RunInThread.
@@ -38,6 +44,11 @@ namespace {
 std::vector<ScClock::Slot*>& FreeSlots() {  // contract 4; slots are never freed
   static auto* free = new std::vector<ScClock::Slot*>;
   return *free;
+}
+
+size_t& PooledCount() {  // contract 4
+  static size_t count = 0;
+  return count;
 }
 
 std::vector<ScClock*>& AllClocks() {  // every clock alive (contract 8)
@@ -91,23 +102,46 @@ uint64_t ScClock::KernelNs() const {
   return ticks_per_ns_ == 1 ? ticks : ticks / ticks_per_ns_;
 }
 
-void ScClock::Add(Source* source) {
-  Slot* slot = nullptr;
-  if (!FreeSlots().empty()) {
-    slot = FreeSlots().back();
-    FreeSlots().pop_back();
-  } else {
-    slot = new Slot;
-    sc_core::sc_spawn_options opts;
-    opts.spawn_method();
-    opts.dont_initialize();
-    opts.set_sensitivity(&slot->event);
-    sc_core::sc_spawn(
-        [slot] {
-          if (slot->clock) slot->clock->Step();
-        },
-        sc_core::sc_gen_unique_name("qptwin_source"), &opts);
+// A process that runs its slot's clock's Step (contract 1), named `name` in the current
+// hierarchy scope (a module's constructor: its child).
+ScClock::Slot* ScClock::SpawnSlot(const char* name_in, bool named_event) {
+  // A copy first: sc_gen_unique_name's buffer is reused by the event's own name below.
+  const std::string name = name_in;
+  // Never freed: its process may outlive any owner.
+  auto* slot = named_event ? new Slot(name + "_wake") : new Slot;
+  sc_core::sc_spawn_options opts;
+  opts.spawn_method();
+  opts.dont_initialize();
+  opts.set_sensitivity(&slot->event);
+  sc_core::sc_spawn(
+      [slot] {
+        ++slot->activations;
+        if (slot->clock) slot->clock->Step();
+      },
+      name.c_str(), &opts);
+  return slot;
+}
+
+ScClock::Slot* ScClock::TakeSlot(const Source* source) {
+  // Contract 9: the block's own process, when this clock placed the device and it is free.
+  const Where& w = source->where();
+  if (w.device >= 0 && w.block != Block::kNone && static_cast<size_t>(w.device) < places_.size() &&
+      places_[w.device]) {
+    Slot* own = places_[w.device]->slots_[static_cast<int>(w.block)];
+    if (own && !own->clock) return own;
   }
+  // Contract 4: a pooled one.
+  if (!FreeSlots().empty()) {
+    Slot* slot = FreeSlots().back();
+    FreeSlots().pop_back();
+    return slot;
+  }
+  ++PooledCount();
+  return SpawnSlot(sc_core::sc_gen_unique_name("qptwin_source"), false);
+}
+
+void ScClock::Add(Source* source) {
+  Slot* slot = TakeSlot(source);
   slot->clock = this;
   int index;
   if (!free_.empty()) {
@@ -127,13 +161,56 @@ void ScClock::Remove(Source* source) {
   Entry& e = entries_[index];
   e.slot->event.cancel();
   e.slot->clock = nullptr;
-  FreeSlots().push_back(e.slot);
+  if (!e.slot->owner) FreeSlots().push_back(e.slot);  // a block's stays its module's
   if (e.listed) armed_.erase(std::find(armed_.begin(), armed_.end(), index));
   if (e.deferred) deferred_.erase(std::find(deferred_.begin(), deferred_.end(), index));
   e = Entry{};
   free_.push_back(index);
   IndexOf(source) = -1;
 }
+
+void ScClock::Place(int device, BlockProcesses* processes) {
+  if (device < 0) return;
+  if (places_.size() <= static_cast<size_t>(device)) places_.resize(device + 1, nullptr);
+  places_[device] = processes;
+}
+
+void ScClock::Unplace(BlockProcesses* processes) {
+  for (BlockProcesses*& p : places_) {
+    if (p == processes) p = nullptr;
+  }
+  for (Entry& e : entries_) {
+    if (!e.source || e.slot->owner != processes) continue;
+    e.slot->event.cancel();
+    e.slot->clock = nullptr;
+    e.slot = TakeSlot(e.source);  // the device is no longer placed: a pooled one
+    e.slot->clock = this;
+    // A pending wake-up is notified again on its new process (a deferred one is notified
+    // by the Step that deferred it).
+    if (active_ && e.armed && !e.deferred) Notify(e);
+  }
+}
+
+ScClock::BlockProcesses::BlockProcesses() {
+  for (int b = 1; b < engine::EventQueue::kBlocks; ++b) {
+    slots_[b] = SpawnSlot(BlockName(static_cast<Block>(b)), true);
+    slots_[b]->owner = this;
+  }
+}
+
+ScClock::BlockProcesses::~BlockProcesses() {
+  for (ScClock* c : AllClocks()) c->Unplace(this);
+  for (Slot* slot : slots_) {
+    if (slot) slot->owner = nullptr;  // never taken again: no clock places these
+  }
+}
+
+uint64_t ScClock::BlockProcesses::activations(Block block) const {
+  const Slot* slot = slots_[static_cast<int>(block)];
+  return slot ? slot->activations : 0;
+}
+
+size_t ScClock::PooledProcesses() { return PooledCount(); }
 
 void ScClock::Notify(Entry& e) {
   e.slot->event.cancel();  // contract 5 of event_queue.h: the new key is not later

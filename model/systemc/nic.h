@@ -64,6 +64,16 @@
 //     it may outlive the Nics (destroyed after sc_main returns): once the first Nic is
 //     gone, what they would move fails (model_backend.h contract 7), nothing crashes.
 //     examples/systemc/verbs_on_own_nics.cc.
+//  7. Processes: each block of the NIC is an SC_METHOD of the module, its child, named
+//     after the block: port, send_engine, completer, transport_timer, rnr_timer,
+//     retry_loop, answer_wait, roce_out ("nic_a.send_engine"), each woken by its own
+//     event ("nic_a.send_engine_wake") at its block's wake-ups (model/sim/platform.h
+//     contract 15, model/sim/sc_clock.h contract 9: the first process woken at a time
+//     runs every wake-up due then in one order, and one that runs ahead within the
+//     quantum runs the other blocks' wake-ups it reaches, as an LT initiator does). The
+//     responder runs where a message arrives (the sending Nic's port process, through
+//     net_out and this Nic's net_in); commands and doorbells in the process that wrote
+//     mmio.
 #pragma once
 
 #include <systemc>
