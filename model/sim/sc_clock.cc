@@ -12,6 +12,7 @@
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #endif
 #include <systemc>
+#include <tlm>
 
 #include "model/sim/kernel.h"
 
@@ -61,8 +62,9 @@ std::vector<ScClock*>& ActiveClocks() {  // the clocks that follow the kernel (c
   return *active;
 }
 
-uint64_t& Quantum() {  // contract 7
-  static uint64_t quantum_ns = 1000;
+// Contract 7: the process-wide override (SetQuantumNs), if any.
+std::optional<uint64_t>& QuantumOverride() {
+  static std::optional<uint64_t> quantum_ns;
   return quantum_ns;
 }
 
@@ -259,7 +261,7 @@ void ScClock::Step() {
   now_ = std::max(now_, kernel);  // a clock that ran ahead (contract 7) is not behind
   // Contract 7: inside RunUntil the Step may run wake-ups up to a quantum ahead of the
   // kernel's time (never past the deadline); outside it only what is due.
-  const uint64_t q = Quantum();
+  const uint64_t q = QuantumNs();
   uint64_t deadline = done_ ? deadline_ : ~uint64_t{0};  // contract 8: or the waiters'
   for (const Waiter* w : waiters_) deadline = std::min(deadline, w->deadline);
   const bool ahead = (done_ || !waiters_.empty()) && syncing_ == 0;  // contract 8
@@ -347,8 +349,14 @@ size_t ScClock::pending() const {
   return n;
 }
 
-void ScClock::SetQuantumNs(uint64_t ns) { Quantum() = ns; }
-uint64_t ScClock::QuantumNs() { return Quantum(); }
+void ScClock::SetQuantumNs(uint64_t ns) { QuantumOverride() = ns; }
+void ScClock::UseGlobalQuantum() { QuantumOverride().reset(); }
+uint64_t ScClock::QuantumNs() {
+  if (QuantumOverride()) return *QuantumOverride();
+  // TLM-2.0's global quantum, as every LT initiator of the simulation reads it (whole ns).
+  const uint64_t global = tlm::tlm_global_quantum::instance().get().value() / TicksPerNs();
+  return global > 0 ? global : kDefaultQuantumNs;
+}
 
 uint64_t ScClock::AheadNs() {
   const ScClock* c = stepping_ ? stepping_ : following_;

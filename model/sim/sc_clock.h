@@ -54,8 +54,11 @@
 //     SystemC activations a stream of work takes. AheadNs() is how far the active clock is
 //     ahead of the kernel, AheadNsAt(t) the same for a transfer of the engine at its time t
 //     (0 unless that is the active clock's time): the offset a TLM transaction issued then
-//     carries as its delay (platform.h contract 2). The quantum is process-wide, 1 us by default
-//     (TLM-2.0's usual global quantum); SetQuantumNs(0): no decoupling.
+//     carries as its delay (platform.h contract 2). The quantum is TLM-2.0's global quantum
+//     (tlm::tlm_global_quantum, in whole ns, read at each Step), as a tlm_quantumkeeper
+//     reads it, or 1 us (kDefaultQuantumNs) while that is zero (its default);
+//     SetQuantumNs(q) overrides it for the process (0: no decoupling), UseGlobalQuantum()
+//     drops the override.
 //  8. Inside a simulation that a program runs itself (its sc_main called sc_start, and one of
 //     its thread processes, SC_THREAD or SC_CTHREAD, makes the model calls): RunUntil
 //     cannot call sc_start, so the calling thread waits instead (sc_core::wait) until
@@ -138,7 +141,9 @@ class ScClock : public engine::EventQueue {
   // clock is ahead of the kernel (0 with no active clock); AheadNsAt(t): the same when the
   // active clock's time is t (a transfer of that World), else 0.
   static void SetQuantumNs(uint64_t ns);
+  static void UseGlobalQuantum();
   static uint64_t QuantumNs();
+  static constexpr uint64_t kDefaultQuantumNs = 1000;
   static uint64_t AheadNs();
   // A clock's Step runs (an engine wake-up is on the stack).
   static bool Stepping() { return stepping_ != nullptr; }

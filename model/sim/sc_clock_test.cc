@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <systemc>
+#include <tlm>
 
 #include "model/engine/event_queue.h"
 #include "model/engine/event_source.h"
@@ -217,6 +218,38 @@ TEST(ScClock, RunsAheadOfTheKernelByAtMostTheQuantum) {
     EXPECT_EQ(seen.back(), "g@1060+0");
     EXPECT_EQ(c.Now(), 1060u);
   }
+  ScClock::SetQuantumNs(saved);
+}
+
+// Contract 7: without an override the quantum is TLM-2.0's global quantum (1 us while that
+// is zero), so a platform that sets it for its LT initiators sets it for the NICs too.
+TEST(ScClock, TheQuantumIsTlmsGlobalQuantum) {
+  const uint64_t saved = ScClock::QuantumNs();
+  const sc_core::sc_time saved_global = tlm::tlm_global_quantum::instance().get();
+  ScClock::UseGlobalQuantum();
+  tlm::tlm_global_quantum::instance().set(sc_core::SC_ZERO_TIME);
+  EXPECT_EQ(ScClock::QuantumNs(), ScClock::kDefaultQuantumNs);
+  tlm::tlm_global_quantum::instance().set(sc_core::sc_time(100, sc_core::SC_NS));
+  EXPECT_EQ(ScClock::QuantumNs(), 100u);
+  {
+    ScClock c;
+    std::vector<std::string> seen;
+    EventFifo<char> f(&c, [&](char& v) {
+      seen.push_back(std::string(1, v) + "@" + std::to_string(c.Now()) + "+" +
+                     std::to_string(ScClock::AheadNs()));
+    });
+    const uint64_t t0 = c.Now();
+    f.Push(t0 + 10, 'a');
+    f.Push(t0 + 110, 'b');  // 100 ns ahead of the Step that runs 'a': within the quantum
+    f.Push(t0 + 300, 'c');  // beyond it: its own activation
+    EXPECT_FALSE(c.RunUntil([] { return false; }, t0 + 1000));
+    EXPECT_EQ(seen, (std::vector<std::string>{"a@" + std::to_string(t0 + 10) + "+0",
+                                              "b@" + std::to_string(t0 + 110) + "+100",
+                                              "c@" + std::to_string(t0 + 300) + "+0"}));
+  }
+  ScClock::SetQuantumNs(5);
+  EXPECT_EQ(ScClock::QuantumNs(), 5u) << "the override wins";
+  tlm::tlm_global_quantum::instance().set(saved_global);
   ScClock::SetQuantumNs(saved);
 }
 

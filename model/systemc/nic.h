@@ -38,7 +38,8 @@
 //  3. Every byte the NIC moves (WQE fetches, payloads, CQEs, records, interrupts) is one
 //     tlm_generic_payload through dma, b_transport, labelled by a sim::DmaExtension (what
 //     it is for, the QP, the engine's time), issued at the engine's time (its lead on
-//     SystemC's time, temporal decoupling, as the annotated delay); what the target adds
+//     SystemC's time, temporal decoupling within tlm::tlm_global_quantum, or 1 us while
+//     that is zero: model/sim/sc_clock.h contract 7, as the annotated delay); what the target adds
 //     to the delay is time the NIC waits (model/sim/platform.h contract 2). A failed
 //     response is the verbs' error completion, never a crash. Accesses the driver's CPU
 //     would make for a verb (a queue record zeroed at its create, a resized CQ's entries
