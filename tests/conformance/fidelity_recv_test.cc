@@ -3,6 +3,7 @@
 // as the case's device description says: a receive that cannot take the data, the flush
 // order of a shared CQ, the CQE fields of connected receives, the UD GRH area, and the
 // attribute values a modify takes.
+#include <cstdio>
 #include <cstring>
 
 #include "spec/bring_up.h"
@@ -79,31 +80,44 @@ TEST_P(Conformance, ReceiveTooSmallGivesTheDevicesStatusesPerType) {
 
 // examples/fidelity/05: sends waiting in SQD and receives of the same QP on one CQ; ERR
 // flushes the RC receive queue first where the device does, else the send queue first.
+// On a device the order is its kernel's tasks': rxe_qp_error schedules the responder's
+// task (the receive flush) and then the completer's, and under load they need not run in
+// that order (a tasklet already running elsewhere is put back behind the other). CI saw the other order once in about twenty runs of the whole
+// suite under load, so a device gets three tries at its usual order (each try printed); the
+// model's order is exact and gets one.
 TEST_P(Conformance, SharedCqFlushOrderIsTheDevicesPerType) {
   const Behaviour& b = GetParam().behaviour;
+  const int tries = GetParam().name == "hw" ? 3 : 1;
   for (QpType type : {QpType::kRc, QpType::kUc}) {
     if (type == QpType::kUc && !b.supports_uc) continue;
-    CqHandle cq = Cq(16);
-    auto [qa, qb] = ConnectedPair(type, cq, Cq(16));
-    QpAttr a = FullAttr(qa, qb);
-    ASSERT_EQ(ModifyOnMinimumMask(*dev_, qa, type, QpState::kRts, QpState::kSqd, a), 0);
-    (void)dev_->WaitForAsyncEvent(EventType::kSqDrained, qa, kSecond / 2);
-    Buffer buf = Reg(4096, kAll);
-    size_t bad = 99;
-    ASSERT_EQ(dev_->PostRecv(qa, {Recv(10, {buf.At(0, 64)}), Recv(11, {buf.At(64, 64)})}, &bad),
-              0);
-    ASSERT_EQ(dev_->PostSend(qa, {Send(1, {buf.At(128, 16)}), Send(2, {buf.At(128, 16)})}, &bad),
-              0);
-    ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kErr), attr::kState), 0);
-    auto wcs = WaitWc(cq, 4);
-    std::vector<uint64_t> ids;
-    for (const WorkCompletion& wc : wcs) {
-      EXPECT_EQ(wc.status, WcStatus::kWrFlushErr);
-      ids.push_back(wc.wr_id);
-    }
     const bool rq_first = type == QpType::kRc && b.rc_flushes_rq_first;
     const std::vector<uint64_t> want =
         rq_first ? std::vector<uint64_t>{10, 11, 1, 2} : std::vector<uint64_t>{1, 2, 10, 11};
+    std::vector<uint64_t> ids;
+    for (int attempt = 1; attempt <= tries; ++attempt) {
+      CqHandle cq = Cq(16);
+      auto [qa, qb] = ConnectedPair(type, cq, Cq(16));
+      QpAttr a = FullAttr(qa, qb);
+      ASSERT_EQ(ModifyOnMinimumMask(*dev_, qa, type, QpState::kRts, QpState::kSqd, a), 0);
+      (void)dev_->WaitForAsyncEvent(EventType::kSqDrained, qa, kSecond / 2);
+      Buffer buf = Reg(4096, kAll);
+      size_t bad = 99;
+      ASSERT_EQ(
+          dev_->PostRecv(qa, {Recv(10, {buf.At(0, 64)}), Recv(11, {buf.At(64, 64)})}, &bad), 0);
+      ASSERT_EQ(
+          dev_->PostSend(qa, {Send(1, {buf.At(128, 16)}), Send(2, {buf.At(128, 16)})}, &bad), 0);
+      ASSERT_EQ(dev_->ModifyQp(qa, StateOnly(QpState::kErr), attr::kState), 0);
+      auto wcs = WaitWc(cq, 4);
+      ids.clear();
+      for (const WorkCompletion& wc : wcs) {
+        EXPECT_EQ(wc.status, WcStatus::kWrFlushErr);
+        ids.push_back(wc.wr_id);
+      }
+      if (ids == want) break;
+      std::printf("[ NOTE     ] %s try %d: flush order", ToName(type), attempt);
+      for (uint64_t id : ids) std::printf(" %llu", static_cast<unsigned long long>(id));
+      std::printf(" (%s)\n", attempt < tries ? "trying again" : "last try");
+    }
     EXPECT_EQ(ids, want) << ToName(type);
   }
 }
