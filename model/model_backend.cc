@@ -116,6 +116,7 @@ class ModelBackend : public Backend {
   // sim/sc_clock.h contract 9: device k's blocks run as slot k's processes.
   static std::unique_ptr<sim::ScClock> ClockOn(const std::vector<SlotPorts>& slots) {
     auto clock = std::make_unique<sim::ScClock>();
+    if (!slots.empty()) clock->Place(-1, slots[0].slot->world_blocks());  // the World's own
     for (size_t k = 0; k < slots.size(); ++k) {
       clock->Place(static_cast<int>(k), slots[k].slot->blocks());
     }

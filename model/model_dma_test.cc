@@ -82,12 +82,18 @@ TEST_F(DmaTest, EveryPayloadByteIsATransactionOfItsDevicesSlot) {
 TEST_F(DmaTest, EachBlockOfASlotIsAProcessOfItsOwn) {
   using Block = engine::EventQueue::Block;
   for (int b = 1; b < engine::EventQueue::kBlocks; ++b) {
+    const Block block = static_cast<Block>(b);
     for (int slot : {0, 1}) {
-      const std::string name = "qptwin_platform.nic" + std::to_string(slot) + "." +
-                               engine::EventQueue::BlockName(static_cast<Block>(b));
+      // A NIC's blocks are children of each slot, the World's own of the platform.
+      const std::string name =
+          (engine::EventQueue::IsWorldBlock(block) ? std::string("qptwin_platform.")
+                                                   : "qptwin_platform.nic" +
+                                                         std::to_string(slot) + ".") +
+          engine::EventQueue::BlockName(block);
       const sc_core::sc_object* process = sc_core::sc_find_object(name.c_str());
       ASSERT_NE(process, nullptr) << name;
       EXPECT_STREQ(process->kind(), "sc_method_process") << name;
+      EXPECT_NE(sc_core::sc_find_event((name + "_wake").c_str()), nullptr) << name;
     }
   }
   const sim::ScClock::BlockProcesses& a = *sim::Platform::Get()->slot(0).blocks();
@@ -105,6 +111,28 @@ TEST_F(DmaTest, EachBlockOfASlotIsAProcessOfItsOwn) {
   EXPECT_GT(a.activations(Block::kPort), a_port);
   EXPECT_GT(b.activations(Block::kPort), b_port);
   EXPECT_EQ(b.activations(Block::kSendEngine), b_engine) << "mdev1 sent no WQE";
+}
+
+// sim/sc_clock.h contract 9: the newest Backend on a slot takes its processes; an older one
+// alive goes on with pooled ones.
+TEST_F(DmaTest, TheNewestBackendOnASlotTakesItsProcesses) {
+  using Block = engine::EventQueue::Block;
+  const sim::ScClock::BlockProcesses& b = *sim::Platform::Get()->slot(1).blocks();
+  std::unique_ptr<Backend> newer = RxeModel();
+  Side a2 = MakeSide(*newer, "mdev0"), b2 = MakeSide(*newer, "mdev1");
+  Connect(a2, b2);
+  size_t bad = 0;
+  uint64_t acks = b.activations(Block::kPort);
+  ASSERT_EQ(a2.dev->PostSend(a2.qp, {WriteWr(a2, b2, 1, 0, 64)}, &bad), 0);
+  ASSERT_EQ(Wait(a2, a2.scq, 1).at(0).status, WcStatus::kSuccess);
+  EXPECT_GT(b.activations(Block::kPort), acks) << "the newer Backend's ACK on nic1.port";
+  acks = b.activations(Block::kPort);
+  ASSERT_EQ(a_.dev->PostSend(a_.qp, {WriteWr(a_, b_, 2, 0, 64)}, &bad), 0);
+  ASSERT_EQ(Wait(a_, a_.scq, 1).at(0).status, WcStatus::kSuccess) << "the older goes on";
+  EXPECT_EQ(b.activations(Block::kPort), acks) << "the older Backend's ACK on a pooled process";
+  newer.reset();
+  a2 = Side{};
+  b2 = Side{};
 }
 
 TEST_F(DmaTest, EachTransactionSaysWhatItIsForWhichQpAndWhen) {

@@ -46,8 +46,7 @@ class EventQueue {
     bool operator==(const Key& o) const { return time == o.time && seq == o.seq; }
     bool operator<(const Key& o) const { return time != o.time ? time < o.time : seq < o.seq; }
   };
-  // Contract 8: the blocks of a NIC that keep sources (event_source.h), kNone for the
-  // World's own (a CQE's visibility, RoCE's inbound datagrams).
+  // Contract 8: the blocks that keep sources (event_source.h): a NIC's, then the World's own.
   enum class Block : uint8_t {
     kNone,
     kPort,            // the port's link: messages on their way to the far NIC (World)
@@ -58,13 +57,17 @@ class EventQueue {
     kRetryLoop,       // the requester's retry skip loops
     kAnswerWait,      // the requester's wait for an answer before it goes on
     kRoceOut,         // messages to a RoCE peer outside the World
+    // The World's own (Where::device -1):
+    kCqeVisible,  // the times CQEs become visible (a wait for completions looks then)
+    kRoceIn,      // datagrams from RoCE peers outside the World, on their way in
   };
-  static constexpr int kBlocks = 9;
+  static constexpr int kBlocks = 11;
+  static constexpr bool IsWorldBlock(Block b) { return b >= Block::kCqeVisible; }
   // A SystemC process's name for the block ("send_engine", ...); "" for kNone.
   static const char* BlockName(Block b) {
     static constexpr const char* kNames[kBlocks] = {
-        "",          "port",        "send_engine", "completer", "transport_timer",
-        "rnr_timer", "retry_loop", "answer_wait", "roce_out"};
+        "",          "port",       "send_engine", "completer",   "transport_timer", "rnr_timer",
+        "retry_loop", "answer_wait", "roce_out", "cqe_visible", "roce_in"};
     return kNames[static_cast<int>(b)];
   }
   struct Where {

@@ -10,8 +10,10 @@ World::World(const Profile& profile, int devices, double loss_rate, uint64_t see
              std::unique_ptr<EventQueue> clock)
     : profile_(profile),
       clock_(std::move(clock)),
-      marks_(clock_.get(), [](char&) {}),
-      inbound_(clock_.get(), [this](Delivery& d) { nics_[d.pkt.dst_nic]->Receive(std::move(d.pkt)); }),
+      marks_(clock_.get(), [](char&) {}, EventQueue::Where{-1, EventQueue::Block::kCqeVisible}),
+      inbound_(
+          clock_.get(), [this](Delivery& d) { nics_[d.pkt.dst_nic]->Receive(std::move(d.pkt)); },
+          EventQueue::Where{-1, EventQueue::Block::kRoceIn}),
       loss_rate_(loss_rate),
       seed_(seed) {
   for (int i = 0; i < devices; ++i) {

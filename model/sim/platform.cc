@@ -682,6 +682,7 @@ Platform::Platform(sc_core::sc_module_name name)
     slots_.push_back(
         std::make_unique<NicSlot>(("nic" + std::to_string(k)).c_str(), k, &cpu_.mmio(k)));
     slots_.back()->SetHostMemory(&memory_);  // contract 12
+    slots_.back()->SetWorldBlocks(&world_blocks_);  // contract 15
     if (TheMmioBinder()) {  // contract 8
       TheMmioBinder()(k, cpu_.mmio(k), slots_.back()->mmio);
     } else {

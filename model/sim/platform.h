@@ -155,13 +155,15 @@
 //     keeps ranges (12): every address is the program's memory model's.
 // 15. Each slot's blocks are processes of its own (sc_clock.h contract 9): the children
 //     port, send_engine, completer, transport_timer, rnr_timer, retry_loop, answer_wait
-//     and roce_out (SC_METHODs, so "qptwin_platform.nic0.send_engine", or
-//     "nic_a.send_engine" for a program's Nic), each the process its block's wake-ups
-//     notify in the World of the newest Backend on the slot (blocks(), model_backend's
-//     Place). The responder and the completer's handling of an answer run where a message
-//     arrives (the sending slot's port process, through net_out and the far net_in, as a
-//     TLM target runs in its initiator's process); commands and doorbells run in the
-//     process that wrote them (mmio's b_transport).
+//     and roce_out (SC_METHODs: "qptwin_platform.nic0.send_engine", or "nic_a.send_engine"
+//     for a program's Nic), and the World's own two, cqe_visible and roce_in, children of
+//     the platform module (or of a program's first Nic). The newest model Backend on a
+//     slot takes them (model_backend places its device k on slot k, blocks(), and the
+//     World's own on world_blocks()): each is the process its block's wake-ups notify.
+//     The responder and the completer's handling of an answer run where a message arrives
+//     (the sending slot's port process, through net_out and the far net_in, as a TLM
+//     target runs in its initiator's process); commands and doorbells run in the process
+//     that wrote them (mmio's b_transport).
 #pragma once
 
 #include <systemc>
@@ -400,6 +402,10 @@ class NicSlot : public sc_core::sc_module,
   engine::HostBus& own_cpu_path() { return cpu_path_; }
   int index() const { return ext_.slot; }  // as made: its device k (contracts 2, 14)
   ScClock::BlockProcesses* blocks() { return &blocks_; }  // contract 15
+  // Contract 15: the World's own processes for a Backend whose device 0 is this slot
+  // (the platform's, or a program's first Nic's); nullptr: pooled ones.
+  ScClock::BlockProcesses* world_blocks() const { return world_blocks_; }
+  void SetWorldBlocks(ScClock::BlockProcesses* processes) { world_blocks_ = processes; }
   bool Read(uint64_t addr, uint8_t* dst, uint64_t len) override;
   bool Write(uint64_t addr, const uint8_t* src, uint64_t len) override;
   // engine::DoorbellPort: the host CPU's write through cpu.mmioK (contract 8).
@@ -497,6 +503,7 @@ class NicSlot : public sc_core::sc_module,
   DmaExtension ext_;             // set on gp_ for good (contract 6)
   DmaCounters counters_;
   ScClock::BlockProcesses blocks_;  // contract 15: made with the module, its children
+  ScClock::BlockProcesses* world_blocks_ = nullptr;
 };
 
 class Platform : public sc_core::sc_module {
@@ -539,6 +546,8 @@ class Platform : public sc_core::sc_module {
   HostMemory memory_;
   HostCpu cpu_;
   Fabric fabric_;
+  // Contract 15: the World's own processes (qptwin_platform.cqe_visible, .roce_in).
+  ScClock::BlockProcesses world_blocks_{ScClock::BlockProcesses::Of::kWorld};
   std::vector<std::unique_ptr<NicSlot>> slots_;
 };
 

@@ -125,14 +125,21 @@ ScClock::Slot* ScClock::SpawnSlot(const char* name_in, bool named_event) {
 }
 
 ScClock::Slot* ScClock::TakeSlot(const Source* source) {
-  // Contract 9: the block's own process, when this clock placed the device and it is free.
+  // Contract 9: the block's own process, when this clock placed the device (or the World's
+  // own blocks); an older World's source that holds it gives it up to this newer one.
   const Where& w = source->where();
-  if (w.device >= 0 && w.block != Block::kNone && static_cast<size_t>(w.device) < places_.size() &&
-      places_[w.device]) {
-    Slot* own = places_[w.device]->slots_[static_cast<int>(w.block)];
-    if (own && !own->clock) return own;
+  if (w.block != Block::kNone) {
+    const int place = IsWorldBlock(w.block) ? 0 : w.device + 1;
+    if (w.device >= -1 && static_cast<size_t>(place) < places_.size() && places_[place]) {
+      Slot* own = places_[place]->slots_[static_cast<int>(w.block)];
+      if (own && own->clock && own->clock != this) own->clock->GiveUp(own);
+      if (own && !own->clock) return own;
+    }
   }
-  // Contract 4: a pooled one.
+  return TakePooled();
+}
+
+ScClock::Slot* ScClock::TakePooled() {  // contract 4
   if (!FreeSlots().empty()) {
     Slot* slot = FreeSlots().back();
     FreeSlots().pop_back();
@@ -140,6 +147,22 @@ ScClock::Slot* ScClock::TakeSlot(const Source* source) {
   }
   ++PooledCount();
   return SpawnSlot(sc_core::sc_gen_unique_name("qptwin_source"), false);
+}
+
+void ScClock::MoveToPool(Entry& e) {
+  e.slot->event.cancel();
+  e.slot->clock = nullptr;
+  e.slot = TakePooled();
+  e.slot->clock = this;
+  // A pending wake-up is notified again on its new process (a deferred one is notified by
+  // the Step that deferred it).
+  if (active_ && e.armed && !e.deferred) Notify(e);
+}
+
+void ScClock::GiveUp(Slot* slot) {
+  for (Entry& e : entries_) {
+    if (e.source && e.slot == slot) MoveToPool(e);
+  }
 }
 
 void ScClock::Add(Source* source) {
@@ -172,9 +195,10 @@ void ScClock::Remove(Source* source) {
 }
 
 void ScClock::Place(int device, BlockProcesses* processes) {
-  if (device < 0) return;
-  if (places_.size() <= static_cast<size_t>(device)) places_.resize(device + 1, nullptr);
-  places_[device] = processes;
+  if (device < -1) return;
+  const size_t place = static_cast<size_t>(device + 1);  // 0: the World's own blocks
+  if (places_.size() <= place) places_.resize(place + 1, nullptr);
+  places_[place] = processes;
 }
 
 void ScClock::Unplace(BlockProcesses* processes) {
@@ -182,19 +206,13 @@ void ScClock::Unplace(BlockProcesses* processes) {
     if (p == processes) p = nullptr;
   }
   for (Entry& e : entries_) {
-    if (!e.source || e.slot->owner != processes) continue;
-    e.slot->event.cancel();
-    e.slot->clock = nullptr;
-    e.slot = TakeSlot(e.source);  // the device is no longer placed: a pooled one
-    e.slot->clock = this;
-    // A pending wake-up is notified again on its new process (a deferred one is notified
-    // by the Step that deferred it).
-    if (active_ && e.armed && !e.deferred) Notify(e);
+    if (e.source && e.slot->owner == processes) MoveToPool(e);
   }
 }
 
-ScClock::BlockProcesses::BlockProcesses() {
+ScClock::BlockProcesses::BlockProcesses(Of of) {
   for (int b = 1; b < engine::EventQueue::kBlocks; ++b) {
+    if (IsWorldBlock(static_cast<Block>(b)) != (of == Of::kWorld)) continue;
     slots_[b] = SpawnSlot(BlockName(static_cast<Block>(b)), true);
     slots_[b]->owner = this;
   }

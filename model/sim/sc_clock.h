@@ -27,10 +27,11 @@
 //     again. So each World's time starts at 0 and passes only while it runs
 //     (model_backend.h contract 4), and no source of one World ever runs inside
 //     another's sc_start.
-//  4. Processes are pooled (unless a NIC module's own, contract 9): a source takes a
-//     process (and its event) from a process-wide pool when added and gives it back when removed, so thousands of Worlds per process
-//     spawn only as many SystemC processes as the most sources alive at once (sc_spawn
-//     after the first sc_start is SystemC's rule for processes made during simulation).
+//  4. Processes are pooled (unless a module's own, contract 9): a source takes a process
+//     (and its event) from a process-wide pool when added and gives it back when removed,
+//     so thousands of Worlds per process spawn only as many SystemC processes as the most
+//     sources alive at once (sc_spawn after the first sc_start is SystemC's rule for
+//     processes made during simulation).
 //  5. Threading: SystemC's (model/sim/kernel.h contracts 4 and 5). Make, use and destroy
 //     a clock on the kernel's thread only (whichever thread holds it after a MoveKernel:
 //     the processes are SC_METHODs, bound to no thread); the constructor claims the
@@ -86,20 +87,24 @@
 //     (model_backend.h contract 6).
 //  9. A NIC module's blocks as its own processes. A module (sim::NicSlot, so every slot of
 //     the platform and every qptwin::sc::Nic) makes a BlockProcesses in its constructor:
-//     one SC_METHOD per engine::EventQueue::Block, a child of the module named after the
-//     block ("nic0.send_engine", "nic0.port", "nic0.transport_timer", ...). Place(k, p)
-//     before a World's sources are added (model_backend: device k on its slot) gives each
-//     source that says it is block b of device k (event_queue.h contract 8) p's process
-//     for b, so the block's wake-ups are that process's notifications. A source finds its
-//     block's process taken (another World alive on the same slot, a device beyond the
-//     platform's 16 slots) or says no block (the World's own) takes a pooled process
-//     (contract 4). Contract 1 still holds: the first process woken at a time runs every
-//     wake-up due then in key order, and a Step running ahead (contract 7) runs the
-//     wake-ups of any block in the quantum; a block's process is the one its wake-ups
-//     notify, so it runs at least when its block has work that no other process reached
-//     first. activations(b) counts its runs. A BlockProcesses that goes (its module
-//     destroyed) first moves the sources on its processes to pooled ones, their wake-ups
-//     notified anew, so a World that outlives the module goes on.
+//     one SC_METHOD per block of engine::EventQueue::Block, a child of the module named
+//     after the block ("qptwin_platform.nic0.send_engine", "nic_a.port", ...), woken by an
+//     event of its own ("..._wake"); the World's own two blocks (cqe_visible, roce_in) are
+//     a BlockProcesses(Of::kWorld) of the platform module, or of a program's first Nic.
+//     Place(k, p) before a World's sources are added (model_backend: device k on its slot,
+//     -1 for the World's own) gives each source that says it is block b of device k
+//     (event_queue.h contract 8) p's process for b, so the block's wake-ups are that
+//     process's notifications. The newest World takes them: a source of an older World
+//     that holds the process moves to a pooled one (contract 4) first, its wake-up
+//     notified there. A source whose block's process its own World already holds (a
+//     device beyond the platform's 16 slots shares slot k % 16) or that says no block
+//     takes a pooled process. Contract 1 still holds: the first process woken at a time
+//     runs every wake-up due then in key order, and a Step running ahead (contract 7)
+//     runs the wake-ups of any block in the quantum; a block's process is the one its
+//     wake-ups notify, so it runs at least when its block has work that no other process
+//     reached first. activations(b) counts its runs. A BlockProcesses that goes (its
+//     module destroyed) first moves the sources on its processes to pooled ones, their
+//     wake-ups notified anew, so a World that outlives the module goes on.
 #pragma once
 
 #include <cstdint>
@@ -160,7 +165,9 @@ class ScClock : public engine::EventQueue {
   // Contract 9: a NIC module's processes, one per block.
   class BlockProcesses {
    public:
-    BlockProcesses();  // in a module's constructor (elaboration): its children
+    enum class Of { kNic, kWorld };  // a NIC's eight blocks, or the World's own two
+    // In a module's constructor (elaboration): its children.
+    explicit BlockProcesses(Of of = Of::kNic);
     ~BlockProcesses();
     BlockProcesses(const BlockProcesses&) = delete;
     BlockProcesses& operator=(const BlockProcesses&) = delete;
@@ -170,7 +177,8 @@ class ScClock : public engine::EventQueue {
     friend class ScClock;
     Slot* slots_[engine::EventQueue::kBlocks] = {};  // kNone's is null
   };
-  // Contract 9: the sources of device `device` added from now on take `processes`'.
+  // Contract 9: the sources of device `device` (-1: the World's own) added from now on
+  // take `processes`'.
   void Place(int device, BlockProcesses* processes);
   // Contract 4: the pooled processes spawned so far in this process (tests).
   static size_t PooledProcesses();
@@ -197,9 +205,12 @@ class ScClock : public engine::EventQueue {
   static uint64_t ClampDeadline(uint64_t deadline_ns, uint64_t kernel);
   void KickDue();
   Slot* TakeSlot(const Source* source);  // contracts 4 and 9
+  static Slot* TakePooled();              // contract 4
   static Slot* SpawnSlot(const char* name, bool named_event);
+  void MoveToPool(Entry& e);                // its wake-up notified again there
+  void GiveUp(Slot* slot);                  // contract 9: to a newer World
   void Unplace(BlockProcesses* processes);  // contract 9: its sources to pooled processes
-  std::vector<BlockProcesses*> places_;  // by device (contract 9)
+  std::vector<BlockProcesses*> places_;  // [0] the World's own, [k + 1] device k's (contract 9)
 
   std::vector<Entry> entries_;  // by Source index
   // The entries armed since Step last looked (a superset of the armed ones): Step scans

@@ -33,6 +33,11 @@ Nic::Nic(sc_core::sc_module_name name, const NicConfig& config)
                                         " NICs in a process").c_str());
   }
   board_->nics.push_back(this);
+  if (index() == 0) {  // contract 7: the World's own processes, children of the first Nic
+    world_blocks_ = std::make_unique<model::sim::ScClock::BlockProcesses>(
+        model::sim::ScClock::BlockProcesses::Of::kWorld);
+    SetWorldBlocks(world_blocks_.get());
+  }
 }
 
 Nic::~Nic() {

@@ -74,7 +74,8 @@
 //     quantum runs the other blocks' wake-ups it reaches, as an LT initiator does). The
 //     responder runs where a message arrives (the sending Nic's port process, through
 //     net_out and this Nic's net_in); commands and doorbells in the process that wrote
-//     mmio.
+//     mmio. The first Nic made also has the World's own two (cqe_visible: the times CQEs
+//     become visible; roce_in: datagrams from outside the simulation).
 #pragma once
 
 #include <systemc>
@@ -113,6 +114,8 @@ class Nic : public model::sim::NicSlot {
   void before_end_of_elaboration() override;
   const NicConfig config_;
   std::shared_ptr<Board> board_;
+  // Contract 7: the first Nic's children cqe_visible and roce_in, the World's own.
+  std::unique_ptr<model::sim::ScClock::BlockProcesses> world_blocks_;
 };
 
 }  // namespace qptwin::sc
