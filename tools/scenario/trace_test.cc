@@ -342,6 +342,31 @@ poll c0 n=64 timeout_ms=0
       << "a multi-packet message's last packet";
 }
 
+// docs/differences.md row 154 (campaign 20261283 sequence 343; examples/fidelity/41): a FENCE
+// WRITE_WITH_IMM RNR-NAKed at its last packet, a READ behind it NAKed for its PSN, which
+// acknowledges the WRITE's first two packets; the RNR timer's retry stalls at the fence at
+// comp.psn, so ibv_query_qp's sq_psn reads 2 (rxe 3 of 3), not the WRITE's first PSN, in RTS
+// and after SQD -> SQ_DRAINED.
+TEST(FencedRetry, AStallAtTheFenceReadsThePsnTheSequenceNakAcknowledged) {
+  std::string text = RxeRcPair({"r", 1, 0}, {"s", 1, 7}, "d1") +
+                     "post_send s wr_id=1 op=WRITE_IMM sge=m1:8192:3001 remote=m0:4096 imm=7 "
+                     "flags=SIGNALED|FENCE\n"
+                     "post_send s wr_id=2 op=READ sge=m1:0:8 remote=m0:0 flags=SIGNALED\n"
+                     "advance us=60000\nquery s\nmodify s state=SQD\n"
+                     "events wait=SQ_DRAINED timeout_ms=30\nquery s\n";
+  // RxeRcPair's regions allow LOCAL_WRITE|REMOTE_WRITE: the READ never executes (NAKed).
+  RunResult r = RunText(text);
+  std::vector<std::string> psns;
+  for (const Step& s : r.steps) {
+    for (const Outcome& o : s.outcomes) {
+      if (o.kind != Outcome::Kind::kAttrs || o.text.rfind("qp_attr ", 0) != 0) continue;
+      const size_t at = o.text.find(" sq_psn=");
+      psns.push_back(o.text.substr(at + 1, o.text.find(' ', at + 1) - at - 1));
+    }
+  }
+  EXPECT_EQ(psns, (std::vector<std::string>{"sq_psn=2", "sq_psn=2"}));
+}
+
 // docs/differences.md row 151 (differential seed 20261276 sequence 2852; examples/fidelity/38):
 // a post that fills the send queue and fails inside it (RNR_RETRY_EXC_ERR) leaves rxe's
 // requester index two WQEs on; SENDs posted in ERR that bring the producer one whole ring past
