@@ -175,12 +175,13 @@ Nic::ReqStep Nic::ReqCheckLimits(Qp& qp) {
     // behind this WR holds that a retry went back past: the retry stalls here.
     if (profile().behaviour.fence_counts_sent_rd_atomic) {
       blocking = blocking || qp.rd_atomic_avail != qp.attr.max_rd_atomic;
-      // req_retry had set req.psn back to comp.psn: ibv_query_qp's sq_psn reads that, this
-      // WR's first PSN or past its packets a sequence NAK acknowledged (campaign 20261283
-      // sequence 343: a FENCE WRITE_WITH_IMM RNR-NAKed at its last packet, a READ behind
-      // it NAKed for its PSN, sq_psn 2 in the stall on rxe 3 of 3).
+      // req_retry had set req.psn back to comp.psn: ibv_query_qp's sq_psn reads that when
+      // this WR is the head (its first PSN, or past its packets a sequence NAK acknowledged:
+      // campaign 20261283 sequence 343, a FENCE WRITE_WITH_IMM RNR-NAKed at its last
+      // packet, a READ behind it NAKed for its PSN, sq_psn 2 on rxe 3 of 3); behind a head
+      // the retry resent, req.psn has moved on to this WR's first PSN (update_wqe_psn).
       if (blocking && w.sent) {
-        qp.next_psn = RetryPsn(qp, qp.sq_next);
+        qp.next_psn = qp.sq_next == qp.first_undone() ? RetryPsn(qp, qp.sq_next) : w.psn;
         qp.retry_parked_at_fence = true;
       }
     }

@@ -82,9 +82,10 @@ TEST_P(Conformance, ReceiveTooSmallGivesTheDevicesStatusesPerType) {
 // flushes the RC receive queue first where the device does, else the send queue first.
 // On a device the order is its kernel's tasks': rxe_qp_error schedules the responder's
 // task (the receive flush) and then the completer's, and under load they need not run in
-// that order (a tasklet already running elsewhere is put back behind the other). CI saw the other order once in about twenty runs of the whole
-// suite under load, so a device gets three tries at its usual order (each try printed); the
-// model's order is exact and gets one.
+// that order (a tasklet already running elsewhere is put back behind the other). CI saw
+// the other order once in about twenty runs of the whole suite under load, so a device
+// gets three tries at its usual order (each try printed); the model's order is exact and
+// gets one.
 TEST_P(Conformance, SharedCqFlushOrderIsTheDevicesPerType) {
   const Behaviour& b = GetParam().behaviour;
   const int tries = GetParam().name == "hw" ? 3 : 1;

@@ -365,6 +365,42 @@ TEST(FencedRetry, AStallAtTheFenceReadsThePsnTheSequenceNakAcknowledged) {
     }
   }
   EXPECT_EQ(psns, (std::vector<std::string>{"sq_psn=2", "sq_psn=2"}));
+  // Behind a head the timeout's retry resent (tests/differential/probes/
+  // fence-stall-behind-head, rxe 3 of 3): req.psn has moved on to the stalled WR's first PSN.
+  std::string behind = R"(device d0 profile=rxe
+device d1 profile=rxe
+pd p0 dev=d0
+mr m0 pd=p0 len=65536 access=LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ
+pd p1 dev=d1
+mr m1 pd=p1 len=65536 access=LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ
+cq c0 cqe=63 dev=d0
+cq c1 cqe=63 dev=d1
+qp q0 type=RC pd=p0 send_cq=c0 recv_cq=c0 max_send_wr=15 max_recv_wr=15
+qp q1 type=RC pd=p1 send_cq=c1 recv_cq=c1 max_send_wr=15 max_recv_wr=15
+modify q1 state=INIT pkey_index=0 port=1 access=LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ
+modify q1 state=RTR path_mtu=1024 dest=q0 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=12
+modify q1 state=ERR
+modify q0 state=INIT pkey_index=0 port=1 access=LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ
+modify q0 state=RTR path_mtu=1024 dest=q1 rq_psn=0 max_dest_rd_atomic=1 min_rnr_timer=12
+modify q0 state=RTS sq_psn=0 timeout=14 retry_cnt=7 rnr_retry=0 max_rd_atomic=1
+post_send q0 wr_id=1 op=SEND sge=m0:0:8 flags=SIGNALED
+post_send q0 wr_id=2 op=WRITE sge=m0:64:8 remote=m1:4096 flags=SIGNALED|FENCE
+post_send q0 wr_id=3 op=READ sge=m0:128:8 remote=m1:8192 flags=SIGNALED
+advance us=100000
+query q0
+advance us=100000
+query q0
+)";
+  RunResult b = RunText(behind);
+  psns.clear();
+  for (const Step& s : b.steps) {
+    for (const Outcome& o : s.outcomes) {
+      if (o.kind != Outcome::Kind::kAttrs || o.text.rfind("qp_attr ", 0) != 0) continue;
+      const size_t at = o.text.find(" sq_psn=");
+      psns.push_back(o.text.substr(at + 1, o.text.find(' ', at + 1) - at - 1));
+    }
+  }
+  EXPECT_EQ(psns, (std::vector<std::string>{"sq_psn=1", "sq_psn=1"})) << "behind the head";
 }
 
 // docs/differences.md row 151 (differential seed 20261276 sequence 2852; examples/fidelity/38):
