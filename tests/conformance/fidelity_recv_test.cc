@@ -5,6 +5,7 @@
 // attribute values a modify takes.
 #include <cstdio>
 #include <cstring>
+#include <string>
 
 #include "spec/bring_up.h"
 #include "tests/conformance/fixture.h"
@@ -115,7 +116,8 @@ TEST_P(Conformance, SharedCqFlushOrderIsTheDevicesPerType) {
         ids.push_back(wc.wr_id);
       }
       if (ids == want) break;
-      std::printf("[ NOTE     ] %s try %d: flush order", ToName(type), attempt);
+      const std::string name(ToName(type));
+      std::printf("[ NOTE     ] %s try %d: flush order", name.c_str(), attempt);
       for (uint64_t id : ids) std::printf(" %llu", static_cast<unsigned long long>(id));
       std::printf(" (%s)\n", attempt < tries ? "trying again" : "last try");
     }
