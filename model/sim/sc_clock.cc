@@ -47,11 +47,6 @@ std::vector<ScClock::Slot*>& FreeSlots() {  // contract 4; slots are never freed
   return *free;
 }
 
-size_t& PooledCount() {  // contract 4
-  static size_t count = 0;
-  return count;
-}
-
 std::vector<ScClock*>& AllClocks() {  // every clock alive (contract 8)
   static auto* all = new std::vector<ScClock*>;
   return *all;
@@ -145,7 +140,6 @@ ScClock::Slot* ScClock::TakePooled() {  // contract 4
     FreeSlots().pop_back();
     return slot;
   }
-  ++PooledCount();
   return SpawnSlot(sc_core::sc_gen_unique_name("qptwin_source"), false);
 }
 
@@ -229,8 +223,6 @@ uint64_t ScClock::BlockProcesses::activations(Block block) const {
   const Slot* slot = slots_[static_cast<int>(block)];
   return slot ? slot->activations : 0;
 }
-
-size_t ScClock::PooledProcesses() { return PooledCount(); }
 
 void ScClock::Notify(Entry& e) {
   e.slot->event.cancel();  // contract 5 of event_queue.h: the new key is not later

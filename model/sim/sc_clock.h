@@ -180,8 +180,6 @@ class ScClock : public engine::EventQueue {
   // Contract 9: the sources of device `device` (-1: the World's own) added from now on
   // take `processes`'.
   void Place(int device, BlockProcesses* processes);
-  // Contract 4: the pooled processes spawned so far in this process (tests).
-  static size_t PooledProcesses();
 
  private:
   struct Entry {

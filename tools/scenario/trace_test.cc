@@ -355,15 +355,19 @@ TEST(FencedRetry, AStallAtTheFenceReadsThePsnTheSequenceNakAcknowledged) {
                      "advance us=60000\nquery s\nmodify s state=SQD\n"
                      "events wait=SQ_DRAINED timeout_ms=30\nquery s\n";
   // RxeRcPair's regions allow LOCAL_WRITE|REMOTE_WRITE: the READ never executes (NAKed).
-  RunResult r = RunText(text);
-  std::vector<std::string> psns;
-  for (const Step& s : r.steps) {
-    for (const Outcome& o : s.outcomes) {
-      if (o.kind != Outcome::Kind::kAttrs || o.text.rfind("qp_attr ", 0) != 0) continue;
-      const size_t at = o.text.find(" sq_psn=");
-      psns.push_back(o.text.substr(at + 1, o.text.find(' ', at + 1) - at - 1));
+  // The sq_psn of every query, in order.
+  auto sq_psns = [](const RunResult& run) {
+    std::vector<std::string> psns;
+    for (const Step& s : run.steps) {
+      for (const Outcome& o : s.outcomes) {
+        if (o.kind != Outcome::Kind::kAttrs || o.text.rfind("qp_attr ", 0) != 0) continue;
+        const size_t at = o.text.find(" sq_psn=");
+        psns.push_back(o.text.substr(at + 1, o.text.find(' ', at + 1) - at - 1));
+      }
     }
-  }
+    return psns;
+  };
+  const std::vector<std::string> psns = sq_psns(RunText(text));
   EXPECT_EQ(psns, (std::vector<std::string>{"sq_psn=2", "sq_psn=2"}));
   // Behind a head the timeout's retry resent (tests/differential/probes/
   // fence-stall-behind-head, rxe 3 of 3): req.psn has moved on to the stalled WR's first PSN.
@@ -391,16 +395,8 @@ query q0
 advance us=100000
 query q0
 )";
-  RunResult b = RunText(behind);
-  psns.clear();
-  for (const Step& s : b.steps) {
-    for (const Outcome& o : s.outcomes) {
-      if (o.kind != Outcome::Kind::kAttrs || o.text.rfind("qp_attr ", 0) != 0) continue;
-      const size_t at = o.text.find(" sq_psn=");
-      psns.push_back(o.text.substr(at + 1, o.text.find(' ', at + 1) - at - 1));
-    }
-  }
-  EXPECT_EQ(psns, (std::vector<std::string>{"sq_psn=1", "sq_psn=1"})) << "behind the head";
+  EXPECT_EQ(sq_psns(RunText(behind)), (std::vector<std::string>{"sq_psn=1", "sq_psn=1"}))
+      << "behind the head";
 }
 
 // docs/differences.md row 151 (differential seed 20261276 sequence 2852; examples/fidelity/38):
